@@ -1,0 +1,13 @@
+/** The command table: one register function per command group. */
+import type { Command } from 'commander';
+import { registerInit } from './init.js';
+import { registerSecret } from './secret.js';
+import { registerPasswd } from './passwd.js';
+import { registerDoctor } from './doctor.js';
+
+export function registerCommands(program: Command): void {
+  registerInit(program);
+  registerSecret(program);
+  registerPasswd(program);
+  registerDoctor(program);
+}

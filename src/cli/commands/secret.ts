@@ -1,0 +1,164 @@
+/**
+ * `postern secret add|list|rotate|rm`. Secrets go into the vault and never come
+ * out through the CLI: `list` prints metadata only, and no command reveals or
+ * exports a value.
+ */
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { CredentialKinds, isCredentialKind, type CredentialKind, type CredentialMeta } from '../../vault/types.js';
+import { openVault, withVaultWriter } from '../../vault/index.js';
+import { PosternError } from '../../protocol/errors.js';
+import { contextFor } from '../context.js';
+import { readSecretInput, type SecretSourceOpts } from '../secret-input.js';
+import { canPrompt, confirm } from '../tty.js';
+import { renderTable } from '../table.js';
+
+interface AddOpts extends SecretSourceOpts {
+  kind: string;
+  username?: string;
+  header?: string;
+  param?: string;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+const PARAM_NAME = /^[A-Za-z0-9._~-]{1,128}$/;
+
+/** The public fields each kind needs, taken from the options. */
+function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
+  const need = (v: string | undefined, flag: string): string => {
+    if (v === undefined || v === '') throw new PosternError('USAGE', `--kind ${kind} needs ${flag}`);
+    return v;
+  };
+  switch (kind) {
+    case 'http_basic': {
+      const username = need(o.username, '--username NAME');
+      if (username.includes(':') || /[\r\n\0]/.test(username)) {
+        throw new PosternError('INPUT_INVALID', 'a basic-auth username cannot contain ":", line breaks or NUL');
+      }
+      return { username };
+    }
+    case 'http_header': {
+      const header = need(o.header, '--header NAME');
+      if (!HEADER_NAME.test(header)) throw new PosternError('INPUT_INVALID', `"${header.slice(0, 64)}" is not a valid HTTP header name`);
+      return { header: header.toLowerCase() };
+    }
+    case 'http_query': {
+      const param = need(o.param, '--param NAME');
+      if (!PARAM_NAME.test(param)) throw new PosternError('INPUT_INVALID', 'a query parameter name may use letters, digits and . _ ~ - only');
+      return { param };
+    }
+    case 'http_bearer':
+    case 'ssh_key':
+    case 'ssh_password':
+      return {};
+  }
+}
+
+function addSourceOptions(c: Command): Command {
+  return c
+    .option('--from-file <file>', 'read the value from a file (one trailing newline is dropped; SSH keys are read as is)')
+    .option('--stdin', 'read the value from standard input')
+    .option('--key-passphrase-file <file>', 'ssh_key: file holding the passphrase of an encrypted key');
+}
+
+function metaRow(m: CredentialMeta): string[] {
+  const details = Object.entries(m.fields).map(([k, v]) => `${k}=${v}`).join(' ');
+  return [m.name, m.kind, m.created_at, m.rotated_at ?? '-', m.last_used_at ?? '-', details];
+}
+
+export function registerSecret(program: Command): void {
+  const secret = program.command('secret').description('store and manage credentials in the vault (values are never shown)');
+
+  addSourceOptions(
+    secret
+      .command('add <name>')
+      .description('add a credential; the value is read without echo, from a file, or from stdin')
+      .addOption(new Option('--kind <kind>', 'credential kind').choices(Object.keys(CredentialKinds)).makeOptionMandatory())
+      .option('--username <name>', 'http_basic: the user name (stored as metadata)')
+      .option('--header <name>', 'http_header: the header that carries the value')
+      .option('--param <name>', 'http_query: the query parameter that carries the value'),
+  ).action(async (name: string, o: AddOpts, cmd: Command) => {
+    const ctx = contextFor(cmd);
+    if (!isCredentialKind(o.kind)) throw new PosternError('USAGE', `unknown kind ${o.kind}`);
+    const kind = o.kind;
+    const fields = fieldsFor(kind, o);
+    const input = await readSecretInput(kind, o, fields);
+    const pass = await ctx.unlockPassphrase();
+    try {
+      await withVaultWriter(ctx.paths.vault, pass, (v) => v.add({ name, kind, fields: input.fields, secret: input.secret }));
+    } finally {
+      pass.fill(0);
+      for (const part of Object.values(input.secret)) part.fill(0);
+    }
+    ctx.out(`added ${kind} secret "${name}"`);
+  });
+
+  secret
+    .command('list')
+    .description('list credentials: names, kinds and dates, never values')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const pass = await ctx.unlockPassphrase();
+      let metas: CredentialMeta[];
+      try {
+        const v = await openVault(ctx.paths.vault, pass);
+        metas = v.list();
+        v.lock();
+      } finally {
+        pass.fill(0);
+      }
+      if (o.json === true) {
+        ctx.out(JSON.stringify(metas, null, 2));
+      } else if (metas.length === 0) {
+        ctx.out('no secrets yet: add one with `postern secret add NAME --kind KIND`');
+      } else {
+        ctx.out(renderTable(['NAME', 'KIND', 'CREATED', 'ROTATED', 'LAST USED', 'DETAILS'], metas.map(metaRow)));
+      }
+    });
+
+  addSourceOptions(
+    secret.command('rotate <name>').description('replace the value of a credential, keeping its name and kind'),
+  ).action(async (name: string, o: SecretSourceOpts, cmd: Command) => {
+    const ctx = contextFor(cmd);
+    const pass = await ctx.unlockPassphrase();
+    try {
+      await withVaultWriter(ctx.paths.vault, pass, async (v) => {
+        const meta = v.list().find((m) => m.name === name);
+        if (meta === undefined) throw new PosternError('SECRET_NOT_FOUND', `no secret named "${name}"`);
+        const keep = Object.fromEntries(Object.entries(meta.fields).filter(([k]) => k !== 'key_type' && k !== 'public_fingerprint'));
+        const input = await readSecretInput(meta.kind, o, keep);
+        try {
+          v.rotate(name, input.secret, input.fields);
+        } finally {
+          for (const part of Object.values(input.secret)) part.fill(0);
+        }
+      });
+    } finally {
+      pass.fill(0);
+    }
+    ctx.out(`rotated secret "${name}"`);
+  });
+
+  secret
+    .command('rm <name>')
+    .description('remove a credential from the vault')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (name: string, o: { yes?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      if (o.yes !== true) {
+        if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm the removal: pass --yes');
+        if (!confirm(`Remove secret "${name}"? Tools that use it will fail.`)) {
+          ctx.out('nothing removed');
+          return;
+        }
+      }
+      const pass = await ctx.unlockPassphrase();
+      try {
+        await withVaultWriter(ctx.paths.vault, pass, (v) => v.remove(name));
+      } finally {
+        pass.fill(0);
+      }
+      ctx.out(`removed secret "${name}"`);
+    });
+}

@@ -1,0 +1,69 @@
+/**
+ * Reading secrets from a terminal without echo. Only a real TTY is used for
+ * prompts; piped input never gets a prompt (it would hang an automated run).
+ * The typed bytes are returned as a Uint8Array; the intermediate buffers are
+ * zeroed before returning.
+ */
+import { openSync, closeSync, readSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { PosternError } from '../protocol/errors.js';
+
+/** True when this process can prompt a person on its controlling terminal. */
+export function canPrompt(): boolean {
+  try {
+    const fd = openSync('/dev/tty', 'r+');
+    closeSync(fd);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function setEcho(ttyFd: number, on: boolean): void {
+  // `stty` acts on its stdin, which we point at the controlling terminal.
+  spawnSync('stty', [on ? 'echo' : '-echo'], { stdio: [ttyFd, 'ignore', 'ignore'] });
+}
+
+/**
+ * Prompts on /dev/tty and reads one line with echo off. Ctrl-C or end of input
+ * aborts with USAGE. Lines longer than 4096 bytes are refused.
+ */
+export function promptHidden(prompt: string): Uint8Array {
+  const fd = openSync('/dev/tty', 'r+');
+  const buf = Buffer.alloc(4097);
+  let len = 0;
+  try {
+    writeSync(fd, prompt);
+    setEcho(fd, false);
+    const one = Buffer.alloc(1);
+    for (;;) {
+      const n = readSync(fd, one, 0, 1, null);
+      if (n === 0) throw new PosternError('USAGE', 'input ended before a line was entered');
+      const c = one[0]!;
+      if (c === 0x0a || c === 0x0d) break;
+      if (c === 0x03) throw new PosternError('USAGE', 'cancelled');
+      if (len >= 4096) throw new PosternError('INPUT_INVALID', 'input line is longer than 4096 bytes');
+      buf[len++] = c;
+    }
+    return Uint8Array.from(buf.subarray(0, len));
+  } finally {
+    setEcho(fd, true);
+    writeSync(fd, '\n');
+    closeSync(fd);
+    buf.fill(0);
+  }
+}
+
+/** Asks a yes/no question on the terminal; anything but y/yes is no. */
+export function confirm(question: string): boolean {
+  const fd = openSync('/dev/tty', 'r+');
+  try {
+    writeSync(fd, `${question} [y/N] `);
+    const buf = Buffer.alloc(16);
+    const n = readSync(fd, buf, 0, buf.length, null);
+    const answer = buf.subarray(0, n).toString('utf8').trim().toLowerCase();
+    return answer === 'y' || answer === 'yes';
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Where Postern keeps its files. `POSTERN_HOME` overrides `~/.postern`.
+ * Every process (CLI, daemon, MCP shim) derives paths from here so there is
+ * exactly one layout.
+ */
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface HomePaths {
+  readonly home: string;
+  readonly vault: string;
+  readonly catalog: string;
+  /** The operator-accepted copy of the catalog the daemon actually uses. */
+  readonly acceptedCatalog: string;
+  /** Digest + MAC of the accepted catalog. */
+  readonly acceptedRecord: string;
+  /** Append-only log of catalog acceptances. */
+  readonly catalogHistory: string;
+  readonly journalDir: string;
+  readonly runDir: string;
+}
+
+export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env['POSTERN_HOME'];
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
+  return join(homedir(), '.postern');
+}
+
+export function homePaths(home: string): HomePaths {
+  return {
+    home,
+    vault: join(home, 'vault.pvlt'),
+    catalog: join(home, 'catalog.yaml'),
+    acceptedCatalog: join(home, 'catalog.accepted.yaml'),
+    acceptedRecord: join(home, 'catalog.accepted.json'),
+    catalogHistory: join(home, 'catalog.history.jsonl'),
+    journalDir: join(home, 'journal'),
+    runDir: join(home, 'run'),
+  };
+}

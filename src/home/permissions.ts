@@ -1,0 +1,71 @@
+/**
+ * Ownership and permission checks for the Postern home and its files.
+ * Anything that holds or guards a secret must be owned by the current user and
+ * closed to group and others; a symlink is never followed for these paths.
+ */
+import { lstat, mkdir, chmod } from 'node:fs/promises';
+import { PosternError } from '../protocol/errors.js';
+
+export type PathCheck =
+  | { readonly ok: true; readonly path: string; readonly mode: number }
+  | { readonly ok: false; readonly path: string; readonly problem: string; readonly fix: string };
+
+const octal = (mode: number): string => (mode & 0o777).toString(8).padStart(3, '0');
+
+/** Checks a directory that must be 0700 and ours. Missing → problem. */
+export async function checkPrivateDir(path: string): Promise<PathCheck> {
+  let st;
+  try {
+    st = await lstat(path);
+  } catch {
+    return { ok: false, path, problem: 'does not exist', fix: 'run `postern init`' };
+  }
+  if (st.isSymbolicLink()) return { ok: false, path, problem: 'is a symbolic link', fix: 'replace it with a real directory' };
+  if (!st.isDirectory()) return { ok: false, path, problem: 'is not a directory', fix: 'move it away and run `postern init`' };
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+    return { ok: false, path, problem: `is owned by uid ${st.uid}, not by you`, fix: 'use a home you own (POSTERN_HOME)' };
+  }
+  if ((st.mode & 0o077) !== 0) {
+    return { ok: false, path, problem: `has mode ${octal(st.mode)}, expected 700`, fix: `chmod 700 ${path}` };
+  }
+  return { ok: true, path, mode: st.mode & 0o777 };
+}
+
+/** Checks a file that must be 0600 (or stricter) and ours. Missing → problem. */
+export async function checkPrivateFile(path: string): Promise<PathCheck> {
+  let st;
+  try {
+    st = await lstat(path);
+  } catch {
+    return { ok: false, path, problem: 'does not exist', fix: 'run `postern init`' };
+  }
+  if (st.isSymbolicLink()) return { ok: false, path, problem: 'is a symbolic link', fix: 'replace it with the real file' };
+  if (!st.isFile()) return { ok: false, path, problem: 'is not a regular file', fix: 'move it away' };
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+    return { ok: false, path, problem: `is owned by uid ${st.uid}, not by you`, fix: 'use a home you own (POSTERN_HOME)' };
+  }
+  if ((st.mode & 0o077) !== 0) {
+    return { ok: false, path, problem: `has mode ${octal(st.mode)}, expected 600`, fix: `chmod 600 ${path}` };
+  }
+  return { ok: true, path, mode: st.mode & 0o777 };
+}
+
+/** Creates the home (0700) if missing; refuses an existing unsafe one. */
+export async function ensurePrivateHome(path: string): Promise<void> {
+  try {
+    // mkdir honours the umask, so a directory we create gets its mode set explicitly.
+    const created = await mkdir(path, { recursive: true, mode: 0o700 });
+    if (created !== undefined) await chmod(path, 0o700);
+  } catch (e) {
+    throw new PosternError('HOME_UNSAFE', `cannot create ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
+  }
+  await assertPrivateDir(path);
+}
+
+export async function assertPrivateDir(path: string): Promise<void> {
+  const c = await checkPrivateDir(path);
+  if (!c.ok) {
+    const code = c.problem === 'does not exist' ? 'VAULT_NOT_FOUND' : 'HOME_UNSAFE';
+    throw new PosternError(code, `${path} ${c.problem}; ${c.fix}`, { details: { path } });
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Runs the built `postern` CLI (dist/cli/main.js) as a real child process in a
+ * temporary home, and keeps every byte it printed so tests can search all of
+ * it for canary secrets afterwards.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CliSandbox {
+  readonly dir: string;
+  readonly home: string;
+  /** Everything every run printed, for canary searches. */
+  readonly transcript: string[];
+  run(args: readonly string[], opts?: { input?: string | Buffer; env?: Record<string, string> }): Promise<CliResult>;
+  file(name: string, content: string | Buffer, mode?: number): Promise<string>;
+  cleanup(): Promise<void>;
+}
+
+export async function cliSandbox(): Promise<CliSandbox> {
+  const dir = await mkdtemp(join(tmpdir(), 'postern-cli-'));
+  const home = join(dir, 'home');
+  const transcript: string[] = [];
+  return {
+    dir,
+    home,
+    transcript,
+    run(args, opts = {}) {
+      return new Promise((resolveRun, reject) => {
+        const child = spawn(process.execPath, [CLI, ...args], {
+          env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, ...opts.env },
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: true, // no controlling terminal: prompts must not be attempted
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+        child.on('error', reject);
+        child.on('close', (code) => {
+          transcript.push(stdout, stderr);
+          resolveRun({ code, stdout, stderr });
+        });
+        child.stdin.end(opts.input ?? '');
+      });
+    },
+    async file(name, content, mode = 0o600) {
+      const p = join(dir, name);
+      await writeFile(p, content, { mode });
+      await chmod(p, mode);
+      return p;
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The encodings of a secret that must never appear in output (THREATS #4). */
+export function encodingsOf(secret: string | Buffer): string[] {
+  const b = Buffer.isBuffer(secret) ? secret : Buffer.from(secret, 'utf8');
+  const text = b.toString('utf8');
+  return [
+    text,
+    b.toString('base64'),
+    b.toString('base64url'),
+    b.toString('hex'),
+    encodeURIComponent(text),
+    JSON.stringify(text).slice(1, -1),
+  ];
+}
