@@ -45,7 +45,8 @@ function report(e: unknown): number {
 export async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv, { from: 'user' });
-    return 0;
+    // A command may report a non-error status (doctor --strict) through exitCode.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     return report(e);
   }

@@ -6,7 +6,7 @@
  * SSH private keys must parse (with their passphrase when encrypted).
  */
 import { createHash } from 'node:crypto';
-import ssh2 from 'ssh2';
+import ssh2, { type ParsedKey } from 'ssh2';
 import type { CredentialKind } from '../vault/types.js';
 import { PosternError } from '../protocol/errors.js';
 import { readLineFile } from './context.js';
@@ -85,8 +85,8 @@ export interface ParsedSshKey {
 
 /** Parses an SSH private key; encrypted keys need their passphrase. Never echoes key material. */
 export function parseSshPrivateKey(key: Uint8Array, passphrase: Uint8Array | undefined): ParsedSshKey {
-  const parsed = ssh2.utils.parseKey(Buffer.from(key), passphrase === undefined ? undefined : Buffer.from(passphrase));
-  const first = Array.isArray(parsed) ? parsed[0] : parsed;
+  const parsed: ParsedKey | Error = ssh2.utils.parseKey(Buffer.from(key), passphrase === undefined ? undefined : Buffer.from(passphrase));
+  const first: ParsedKey | Error | undefined = Array.isArray(parsed) ? (parsed as ParsedKey[])[0] : parsed;
   if (first === undefined || first instanceof Error) {
     const msg = first instanceof Error ? first.message : '';
     if (/no passphrase given/i.test(msg)) {
@@ -106,8 +106,8 @@ export function parseSshPrivateKey(key: Uint8Array, passphrase: Uint8Array | und
 }
 
 function isEncryptedKeyError(key: Uint8Array): boolean {
-  const r = ssh2.utils.parseKey(Buffer.from(key));
-  const first = Array.isArray(r) ? r[0] : r;
+  const r: ParsedKey | Error = ssh2.utils.parseKey(Buffer.from(key));
+  const first: ParsedKey | Error | undefined = Array.isArray(r) ? (r as ParsedKey[])[0] : r;
   return first instanceof Error && /no passphrase given/i.test(first.message);
 }
 

@@ -36,6 +36,39 @@ export const ErrorCodes = {
   CATALOG_PENDING: { exit: 1, action: 'run_postern_catalog_accept', summary: 'the catalog file changed and was not accepted' },
   CATALOG_UNAUTHENTICATED: { exit: 1, action: 'run_postern_catalog_accept', summary: 'the accepted-catalog record does not authenticate' },
   RELEASE_GATE_FAILED: { exit: 1, action: 'add_policy_or_rename', summary: 'the catalog change is unsafe for existing clients' },
+
+  // files
+  FILE_IO: { exit: 1, action: 'check_disk', summary: 'a file could not be read or written' },
+
+  // daemon, sessions and the call pipeline (tool errors carry these in structuredContent)
+  DAEMON_UNAVAILABLE: { exit: 1, action: 'start_daemon', summary: 'the Postern daemon is not running' },
+  DAEMON_RUNNING: { exit: 1, action: 'none', summary: 'a daemon is already running for this home' },
+  SHUTTING_DOWN: { exit: 1, action: 'retry_later', summary: 'the daemon is shutting down' },
+  REQUEST_TOO_LARGE: { exit: 1, action: 'reduce_request', summary: 'the request is too large or too deeply nested' },
+  TOOL_NOT_FOUND: { exit: 1, action: 'refresh_tool_list', summary: 'no such tool' },
+  VALIDATION_FAILED: { exit: 1, action: 'fix_arguments', summary: 'the arguments do not match the tool schema' },
+  CONTRACT_STALE: { exit: 1, action: 'refresh_tool_list', summary: 'the tool changed since this session listed it' },
+  REVISION_RETIRED: { exit: 1, action: 'use_replacement_tool', summary: 'this tool revision is retired' },
+  SECRET_IN_ARGUMENTS: { exit: 1, action: 'remove_secret_from_arguments', summary: 'the arguments contain a vault secret' },
+  IDEMPOTENCY_KEY_REQUIRED: { exit: 1, action: 'add_idempotency_key', summary: 'this tool needs an idempotency_key' },
+  IDEMPOTENCY_KEY_CONFLICT: { exit: 1, action: 'use_new_idempotency_key', summary: 'the idempotency key was used with other arguments' },
+  CALL_IN_PROGRESS: { exit: 1, action: 'wait_and_check_status', summary: 'a call with this idempotency key is in progress' },
+  OUTCOME_UNKNOWN: { exit: 1, action: 'ask_operator', summary: 'an earlier call with this key may or may not have run' },
+  CALL_NOT_FOUND: { exit: 1, action: 'none', summary: 'no call with that idempotency key' },
+  APPROVAL_DENIED: { exit: 1, action: 'ask_operator', summary: 'the operator denied the call' },
+  APPROVAL_TIMEOUT: { exit: 1, action: 'retry_when_operator_present', summary: 'nobody approved the call in time' },
+  APPROVAL_MISMATCH: { exit: 1, action: 'request_new_approval', summary: 'the call differs from what was approved' },
+  JOURNAL_UNAVAILABLE: { exit: 1, action: 'check_journal', summary: 'the journal cannot be written, so nothing was run' },
+  CREDENTIAL_MISSING: { exit: 1, action: 'add_secret', summary: 'the credential named by the catalog is not in the vault' },
+  EGRESS_BLOCKED: { exit: 1, action: 'fix_catalog_target', summary: 'the connection was refused by egress policy' },
+  TARGET_TIMEOUT: { exit: 1, action: 'check_call_status', summary: 'the target did not answer in time' },
+  TARGET_ERROR: { exit: 1, action: 'check_target', summary: 'the target could not be reached or failed' },
+  RESPONSE_TOO_LARGE: { exit: 1, action: 'narrow_request', summary: 'the response exceeded the size limit' },
+  HOST_KEY_UNKNOWN: { exit: 1, action: 'run_postern_ssh_trust', summary: 'the SSH host key is not pinned yet' },
+  HOST_KEY_MISMATCH: { exit: 1, action: 'verify_host_key', summary: 'the SSH host key differs from the pinned one' },
+  OPERATOR_AUTH_FAILED: { exit: 1, action: 'check_passphrase', summary: 'the operator could not be authenticated' },
+  APPROVAL_NOT_FOUND: { exit: 1, action: 'list_approvals', summary: 'no pending approval with that id' },
+  INTERNAL: { exit: 1, action: 'report_bug', summary: 'an unexpected internal failure' },
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -2,16 +2,27 @@
  * The vault's public types: credential kinds, their metadata and their secret
  * parts. Secret parts are byte arrays so they can be zeroed when the vault
  * locks; metadata never holds secret material and may be shown to anyone.
+ * For each kind: `secretParts` lists every part name it may hold,
+ * `optionalSecretParts` the ones that may be absent, and `requiredFields` the
+ * public fields the executors need (the vault enforces all three on add/rotate).
  */
 
 export const CredentialKinds = {
-  http_bearer: { label: 'HTTP bearer token', secretParts: ['token'] },
-  http_basic: { label: 'HTTP basic auth (username in metadata)', secretParts: ['password'] },
-  http_header: { label: 'HTTP custom header (header name in metadata)', secretParts: ['value'] },
-  http_query: { label: 'HTTP query parameter (parameter name in metadata)', secretParts: ['value'] },
-  ssh_key: { label: 'SSH private key (ed25519, ecdsa or rsa; optional key passphrase)', secretParts: ['private_key', 'key_passphrase'] },
-  ssh_password: { label: 'SSH password', secretParts: ['password'] },
-} as const;
+  http_bearer: { label: 'HTTP bearer token', secretParts: ['token'], optionalSecretParts: [], requiredFields: [] },
+  http_basic: { label: 'HTTP basic auth (username in metadata)', secretParts: ['password'], optionalSecretParts: [], requiredFields: ['username'] },
+  http_header: { label: 'HTTP custom header (header name in metadata)', secretParts: ['value'], optionalSecretParts: [], requiredFields: ['header'] },
+  http_query: { label: 'HTTP query parameter (parameter name in metadata)', secretParts: ['value'], optionalSecretParts: [], requiredFields: ['param'] },
+  ssh_key: {
+    label: 'SSH private key (ed25519, ecdsa or rsa; optional key passphrase)',
+    secretParts: ['private_key', 'key_passphrase'],
+    optionalSecretParts: ['key_passphrase'],
+    requiredFields: [],
+  },
+  ssh_password: { label: 'SSH password', secretParts: ['password'], optionalSecretParts: [], requiredFields: [] },
+} as const satisfies Record<
+  string,
+  { label: string; secretParts: readonly string[]; optionalSecretParts: readonly string[]; requiredFields: readonly string[] }
+>;
 
 export type CredentialKind = keyof typeof CredentialKinds;
 

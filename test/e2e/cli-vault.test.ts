@@ -203,12 +203,12 @@ describe('postern CLI with the vault', () => {
   it('reports a busy vault and a corrupt one', async () => {
     const vault = join(sb.home, 'vault.pvlt');
     const sleeper = execFileSync('bash', ['-c', 'sleep 30 >/dev/null 2>&1 & echo $!']).toString().trim();
-    await writeFile(`${vault}.lock`, `${sleeper}\n`, { mode: 0o600 });
+    // The lock format of src/vault/writer-lock.ts: "<pid> <32 hex>\n", held by a live process.
+    await writeFile(`${vault}.lock`, `${sleeper} ${'ab'.repeat(16)}\n`, { mode: 0o600 });
     try {
       expectError(await sb.run(['secret', 'rm', 'hdr', '--yes', '--passphrase-file', pf]), 'VAULT_BUSY');
     } finally {
       process.kill(Number(sleeper));
-      await writeFile(`${vault}.lock`, '');
       execFileSync('rm', ['-f', `${vault}.lock`]);
     }
     const size = (await stat(vault)).size;

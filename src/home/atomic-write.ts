@@ -1,0 +1,49 @@
+/**
+ * Atomic replacement of a small private file: a temp file in the same
+ * directory (exclusive create, 0600) → write → fsync → rename over the target
+ * → fsync the directory. A reader sees the old content or the new one, never
+ * a mix, even if the process is killed at any instruction.
+ */
+import { open, rename, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { PosternError } from '../protocol/errors.js';
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function atomicWriteFile(path: string, data: Uint8Array | string, mode = 0o600): Promise<void> {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fh = await open(tmp, 'wx', mode);
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+    await fsyncDir(dir);
+  } catch (e) {
+    await unlink(tmp).catch(() => undefined);
+    throw new PosternError('FILE_IO', `cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
+  }
+}
+
+/** Appends one line and fsyncs it (for small append-only logs). */
+export async function appendLineDurably(path: string, line: string, mode = 0o600): Promise<void> {
+  const fh = await open(path, 'a', mode);
+  try {
+    await fh.appendFile(`${line}\n`);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

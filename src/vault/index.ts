@@ -1,0 +1,14 @@
+/**
+ * The vault's public surface. Everything outside src/vault imports from here.
+ * The disk-free format layer — format.ts (header layout, parseHeader),
+ * seal.ts (wrap/seal/unseal with given keys) and codec.ts (whole files ↔
+ * contents) — is imported directly by tests and tools, not re-exported.
+ */
+export { changePassphrase, createVault, openVault, vaultExists, withVaultWriter } from './vault.js';
+export type { VaultOptions } from './vault.js';
+export { UnlockedVault } from './unlocked-vault.js';
+export type { NewCredential } from './unlocked-vault.js';
+export { MODERATE_KDF, MAXIMUM_KDF } from './format.js';
+export type { KdfRunner } from './kdf.js';
+export { CredentialKinds, isCredentialKind } from './types.js';
+export type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose, KdfParams } from './types.js';

@@ -1,0 +1,177 @@
+/**
+ * The vault's operations on a path: create, open (read-only, no lock), write
+ * under the writer lock, change the passphrase, test for existence.
+ *
+ * Invariants: every entry point checks the directory and file permissions
+ * before reading or writing; writers hold `<vault>.lock` from before the read
+ * until after the rename and always release it; vaults opened here are
+ * locked (zeroed) before a writer returns or throws; each save increments the
+ * generation and re-seals the payload under a fresh nonce without re-running
+ * the KDF; only create and changePassphrase derive a new key wrap.
+ */
+import { resolve } from 'node:path';
+import { PosternError } from '../protocol/errors.js';
+import type { KdfBounds } from './format.js';
+import { ABSOLUTE_MINIMUM_KDF, boundsWithFloor, KEY_BYTES, kdfParamsProblem, MAXIMUM_KDF, MODERATE_KDF } from './format.js';
+import { checkVaultDirectory, pathExists, readVaultFile, removeStaleTemps, writeVaultFile } from './files.js';
+import type { DeriveKek, KdfRunner } from './kdf.js';
+import { kekDeriver } from './kdf.js';
+import { sodium, zero } from './libsodium.js';
+import { openVaultBytes, sealVaultContents } from './codec.js';
+import type { VaultContents } from './payload.js';
+import { createKeyWrap } from './seal.js';
+import type { KdfParams } from './types.js';
+import { UnlockedVault, vaultIsDirty, vaultState } from './unlocked-vault.js';
+import { acquireWriterLock } from './writer-lock.js';
+
+export interface VaultOptions {
+  /** Argon2id cost for createVault / changePassphrase; default MODERATE. */
+  kdf?: KdfParams;
+  /** Lowest cost accepted when reading; default MODERATE. Only tests lower it. */
+  minimumKdf?: KdfParams;
+  /** 'worker' (default) or 'inline' (tests running thousands of cheap derivations). */
+  kdfRunner?: KdfRunner;
+  now?: () => Date;
+}
+
+interface Resolved {
+  readonly kdf: KdfParams;
+  readonly bounds: KdfBounds;
+  readonly deriveKek: DeriveKek;
+  readonly now: () => Date;
+}
+
+function invalid(message: string): PosternError {
+  return new PosternError('INPUT_INVALID', message, { details: { reason: message } });
+}
+
+function resolveOptions(opts: VaultOptions | undefined): Resolved {
+  const o = opts ?? {};
+  if (o.minimumKdf !== undefined) {
+    const problem = kdfParamsProblem(o.minimumKdf, { min: ABSOLUTE_MINIMUM_KDF, max: MAXIMUM_KDF });
+    if (problem !== null) throw invalid(`minimumKdf rejected: ${problem}`);
+  }
+  return {
+    kdf: o.kdf ?? MODERATE_KDF,
+    bounds: boundsWithFloor(o.minimumKdf),
+    deriveKek: kekDeriver(o.kdfRunner ?? 'worker'),
+    now: o.now ?? (() => new Date()),
+  };
+}
+
+/** The cost a new key wrap will use must be one this reader would accept. */
+function assertWritableKdf(r: Resolved): void {
+  const problem = kdfParamsProblem(r.kdf, r.bounds);
+  if (problem !== null) throw invalid(`KDF parameters rejected: ${problem}`);
+}
+
+function assertPassphrase(p: unknown, what = 'passphrase'): asserts p is Uint8Array {
+  if (!(p instanceof Uint8Array)) throw invalid(`the ${what} must be a Uint8Array`);
+}
+
+async function loadVault(path: string, passphrase: Uint8Array, r: Resolved): Promise<UnlockedVault> {
+  const file = await readVaultFile(path);
+  const opened = await openVaultBytes(file, passphrase, { bounds: r.bounds, deriveKek: r.deriveKek, source: path });
+  const { dataKey, keyWrap, contents } = opened;
+  return new UnlockedVault({ dataKey, keyWrap, contents, dirty: false, locked: false, derivedKeys: new Map(), now: r.now });
+}
+
+/** Seal the vault's contents as the next generation and replace the file. Caller holds the lock. */
+async function saveVault(path: string, vault: UnlockedVault): Promise<void> {
+  const s = vaultState(vault);
+  const next: VaultContents = { ...s.contents, generation: s.contents.generation + 1 };
+  const file = sealVaultContents(s.dataKey, s.keyWrap, next);
+  await removeStaleTemps(path);
+  await writeVaultFile(path, file);
+  s.contents.generation = next.generation;
+  s.dirty = false;
+}
+
+/** Create a new, empty vault (generation 1). VAULT_EXISTS if anything is at `path`. */
+export async function createVault(path: string, passphrase: Uint8Array, opts?: VaultOptions): Promise<void> {
+  assertPassphrase(passphrase);
+  const r = resolveOptions(opts);
+  assertWritableKdf(r);
+  const vaultPath = resolve(path);
+  await checkVaultDirectory(vaultPath, true);
+  const lock = await acquireWriterLock(vaultPath);
+  const dataKey = sodium.randombytes_buf(KEY_BYTES);
+  try {
+    if (await pathExists(vaultPath)) {
+      throw new PosternError('VAULT_EXISTS', `a vault already exists at ${vaultPath}`, { details: { path: vaultPath } });
+    }
+    const keyWrap = await createKeyWrap(passphrase, dataKey, r.kdf, r.deriveKek);
+    const file = sealVaultContents(dataKey, keyWrap, { generation: 1, createdAt: r.now().toISOString(), credentials: new Map() });
+    await removeStaleTemps(vaultPath);
+    await writeVaultFile(vaultPath, file);
+  } finally {
+    zero(dataKey);
+    await lock.release();
+  }
+}
+
+/** Open for reading (the daemon). Holds no lock; changes made to the result are never saved. */
+export async function openVault(path: string, passphrase: Uint8Array, opts?: VaultOptions): Promise<UnlockedVault> {
+  assertPassphrase(passphrase);
+  const r = resolveOptions(opts);
+  const vaultPath = resolve(path);
+  await checkVaultDirectory(vaultPath, false);
+  return loadVault(vaultPath, passphrase, r);
+}
+
+/**
+ * Lock, open, run `fn`, save if `fn` changed anything, zero, unlock. If `fn`
+ * throws nothing is saved. The vault passed to `fn` is locked when this
+ * returns, so `fn` must not return secret arrays.
+ */
+export async function withVaultWriter<T>(
+  path: string,
+  passphrase: Uint8Array,
+  fn: (v: UnlockedVault) => T | Promise<T>,
+  opts?: VaultOptions,
+): Promise<T> {
+  assertPassphrase(passphrase);
+  const r = resolveOptions(opts);
+  const vaultPath = resolve(path);
+  await checkVaultDirectory(vaultPath, false);
+  const lock = await acquireWriterLock(vaultPath);
+  let vault: UnlockedVault | undefined;
+  try {
+    vault = await loadVault(vaultPath, passphrase, r);
+    const result = await fn(vault);
+    if (vault.locked && vaultIsDirty(vault)) {
+      throw new PosternError('VAULT_LOCKED', `the vault was locked before its changes were saved; nothing was written to ${vaultPath}`);
+    }
+    if (vaultIsDirty(vault)) await saveVault(vaultPath, vault);
+    return result;
+  } finally {
+    vault?.lock();
+    await lock.release();
+  }
+}
+
+/** Re-wrap the data key under `newPass` (new salt, `opts.kdf`); credentials and derived keys are unchanged. */
+export async function changePassphrase(path: string, oldPass: Uint8Array, newPass: Uint8Array, opts?: VaultOptions): Promise<void> {
+  assertPassphrase(oldPass, 'old passphrase');
+  assertPassphrase(newPass, 'new passphrase');
+  const r = resolveOptions(opts);
+  assertWritableKdf(r);
+  const vaultPath = resolve(path);
+  await checkVaultDirectory(vaultPath, false);
+  const lock = await acquireWriterLock(vaultPath);
+  let vault: UnlockedVault | undefined;
+  try {
+    vault = await loadVault(vaultPath, oldPass, r);
+    const s = vaultState(vault);
+    s.keyWrap = await createKeyWrap(newPass, s.dataKey, r.kdf, r.deriveKek);
+    await saveVault(vaultPath, vault);
+  } finally {
+    vault?.lock();
+    await lock.release();
+  }
+}
+
+/** Is there anything at `path` (a vault, or something openVault will refuse)? */
+export async function vaultExists(path: string): Promise<boolean> {
+  return pathExists(resolve(path));
+}

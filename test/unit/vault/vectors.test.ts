@@ -1,0 +1,88 @@
+// Known-answer vectors (vault/FORMAT.md §7): every Postern must open the
+// committed v1 vault with the default (worker, MODERATE) settings and find
+// exactly the recorded credentials, secrets, timestamps and derived keys.
+import assert from 'node:assert/strict';
+import { copyFileSync, chmodSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { openVault } from '../../../src/vault/index.js';
+import { DEFAULT_KDF_BOUNDS, parseHeader } from '../../../src/vault/format.js';
+import { decodePayload } from '../../../src/vault/payload.js';
+import { unsealVault } from '../../../src/vault/seal.js';
+import { kekDeriver } from '../../../src/vault/kdf.js';
+import { tempHome, utf8 } from './helpers.js';
+
+const vectors = new URL('../../../vault/vectors/', import.meta.url);
+type SecretSpec = { utf8: string } | { hex: string };
+interface Expected {
+  file: string;
+  passphrase_utf8: string;
+  header: { version: number; kdf_id: number; opslimit: number; memlimit: number };
+  generation: number;
+  created_at: string;
+  credentials: Array<{
+    name: string;
+    kind: string;
+    created_at: string;
+    rotated_at: string | null;
+    last_used_at: string | null;
+    fields: Record<string, string>;
+    secret: Record<string, SecretSpec>;
+  }>;
+  derived_keys: Record<'catalog-mac' | 'operator-auth', string>;
+}
+
+const bytesOf = (s: SecretSpec): Uint8Array => ('utf8' in s ? utf8(s.utf8) : Uint8Array.from(Buffer.from(s.hex, 'hex')));
+
+test('v1-basic opens with the current code and matches its expected contents', async (t) => {
+  const expected = JSON.parse(readFileSync(new URL('v1-basic.json', vectors), 'utf8')) as Expected;
+  const { vault } = tempHome(t);
+  // Git does not keep 0600; the copy gets the mode a real vault has.
+  copyFileSync(new URL(expected.file, vectors), vault);
+  chmodSync(vault, 0o600);
+
+  const header = parseHeader(readFileSync(vault));
+  assert.deepEqual(
+    { version: header.version, kdf_id: header.kdfId, opslimit: header.kdf.opslimit, memlimit: header.kdf.memlimit },
+    expected.header,
+  );
+
+  const v = await openVault(vault, utf8(expected.passphrase_utf8)); // defaults: worker runner, MODERATE floor
+  try {
+    assert.equal(v.generation, expected.generation);
+    const kinds = new Set(expected.credentials.map((c) => c.kind));
+    assert.equal(kinds.size, 6, 'the vector holds every credential kind');
+    assert.deepEqual(
+      v.list(),
+      expected.credentials.map(({ secret: _s, ...meta }) => meta),
+    );
+    let parts = 0;
+    for (const c of expected.credentials) {
+      const got = v.get(c.name);
+      assert.ok(got !== undefined, c.name);
+      assert.deepEqual(Object.keys(got.secret).sort(), Object.keys(c.secret).sort(), c.name);
+      for (const [part, spec] of Object.entries(c.secret)) {
+        assert.deepEqual(Buffer.from(got.secret[part]!), Buffer.from(bytesOf(spec)), `${c.name}.${part}`);
+        parts++;
+      }
+    }
+    assert.ok(parts >= 9);
+    assert.equal(Buffer.from(v.deriveKey('catalog-mac')).toString('hex'), expected.derived_keys['catalog-mac']);
+    assert.equal(Buffer.from(v.deriveKey('operator-auth')).toString('hex'), expected.derived_keys['operator-auth']);
+  } finally {
+    v.lock();
+  }
+});
+
+test('v1-basic payload records the vault creation time (pure layer, inline KDF)', async () => {
+  const expected = JSON.parse(readFileSync(new URL('v1-basic.json', vectors), 'utf8')) as Expected;
+  const file = readFileSync(new URL(expected.file, vectors));
+  const { dataKey, plaintext } = await unsealVault(file, utf8(expected.passphrase_utf8), {
+    bounds: DEFAULT_KDF_BOUNDS,
+    deriveKek: kekDeriver('inline'),
+  });
+  const contents = decodePayload(plaintext);
+  dataKey.fill(0);
+  assert.equal(contents.createdAt, expected.created_at);
+  assert.equal(contents.generation, expected.generation);
+  assert.ok(plaintext.every((b) => b === 0), 'decoded plaintext is zeroed');
+});
