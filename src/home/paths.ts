@@ -18,6 +18,12 @@ export interface HomePaths {
   readonly catalogHistory: string;
   readonly journalDir: string;
   readonly runDir: string;
+  /** Daemon settings (optional). */
+  readonly config: string;
+  readonly agentSocket: string;
+  readonly operatorSocket: string;
+  /** One daemon per home. */
+  readonly daemonLock: string;
 }
 
 export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -36,5 +42,9 @@ export function homePaths(home: string): HomePaths {
     catalogHistory: join(home, 'catalog.history.jsonl'),
     journalDir: join(home, 'journal'),
     runDir: join(home, 'run'),
+    config: join(home, 'config.yaml'),
+    agentSocket: join(home, 'run', 'agent.sock'),
+    operatorSocket: join(home, 'run', 'operator.sock'),
+    daemonLock: join(home, 'run', 'daemon.lock'),
   };
 }

@@ -4,10 +4,16 @@ import { registerInit } from './init.js';
 import { registerSecret } from './secret.js';
 import { registerPasswd } from './passwd.js';
 import { registerDoctor } from './doctor.js';
+import { registerCatalog } from './catalog.js';
+import { registerDaemon } from './daemon.js';
+import { registerApprovals } from './approvals.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
   registerSecret(program);
   registerPasswd(program);
   registerDoctor(program);
+  registerCatalog(program);
+  registerDaemon(program);
+  registerApprovals(program);
 }

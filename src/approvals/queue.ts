@@ -1,0 +1,124 @@
+/**
+ * The queue of calls waiting for an operator. Every request resolves exactly
+ * once — approved, denied, timed out, voided (vault locked / shutdown) or
+ * cancelled by the client — and a second request never replaces the first
+ * (each has its own id and its own promise). A verdict names the approval id
+ * and may name the call digest it was shown; a digest that differs from the
+ * pending call's is refused (APPROVAL_MISMATCH). A session-scoped approval is
+ * refused for a card that only allows per-call approval.
+ */
+import { randomUUID } from 'node:crypto';
+import { PosternError } from '../protocol/errors.js';
+import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
+
+export type QueueEvent =
+  | { readonly type: 'added'; readonly card: ApprovalCard }
+  | { readonly type: 'resolved'; readonly id: string; readonly decision: ApprovalDecision };
+
+interface Pending {
+  readonly card: ApprovalCard;
+  readonly settle: (d: ApprovalDecision) => void;
+}
+
+export type CardDraft = Omit<ApprovalCard, 'id' | 'requested_at' | 'expires_at'>;
+
+export class ApprovalQueue {
+  readonly #pending = new Map<string, Pending>();
+  readonly #listeners = new Set<(e: QueueEvent) => void>();
+  readonly #now: () => Date;
+
+  constructor(opts: { now?: () => Date } = {}) {
+    this.#now = opts.now ?? (() => new Date());
+  }
+
+  /**
+   * Waits for a verdict. Resolves (never rejects) with the decision; a timeout
+   * is a decision of its own, distinct from a human denial.
+   */
+  request(draft: CardDraft, opts: { timeoutMs: number; signal?: AbortSignal }): { card: ApprovalCard; decision: Promise<ApprovalDecision> } {
+    const now = this.#now();
+    const card: ApprovalCard = {
+      ...draft,
+      id: randomUUID(),
+      requested_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + opts.timeoutMs).toISOString(),
+    };
+    const decision = new Promise<ApprovalDecision>((resolve) => {
+      let done = false;
+      const finish = (d: ApprovalDecision): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        this.#pending.delete(card.id);
+        resolve(d);
+        this.#emit({ type: 'resolved', id: card.id, decision: d });
+      };
+      const timer = setTimeout(() => finish({ kind: 'timeout', at: this.#now().toISOString() }), opts.timeoutMs);
+      const onAbort = (): void => finish({ kind: 'cancelled', at: this.#now().toISOString() });
+      if (opts.signal?.aborted === true) {
+        queueMicrotask(onAbort);
+      } else {
+        opts.signal?.addEventListener('abort', onAbort, { once: true });
+      }
+      this.#pending.set(card.id, { card, settle: finish });
+    });
+    this.#emit({ type: 'added', card });
+    return { card, decision };
+  }
+
+  list(): ApprovalCard[] {
+    return [...this.#pending.values()].map((p) => p.card).sort((a, b) => a.requested_at.localeCompare(b.requested_at));
+  }
+
+  get(id: string): ApprovalCard | undefined {
+    return this.#pending.get(id)?.card;
+  }
+
+  /** Applies an operator's verdict. Throws APPROVAL_NOT_FOUND / APPROVAL_MISMATCH / USAGE. */
+  decide(id: string, verdict: OperatorVerdict, by: string): ApprovalDecision {
+    const p = this.#pending.get(id);
+    if (p === undefined) throw new PosternError('APPROVAL_NOT_FOUND', `no pending approval ${id.slice(0, 64)}`);
+    const at = this.#now().toISOString();
+    let d: ApprovalDecision;
+    switch (verdict.verdict) {
+      case 'approve':
+        if (verdict.call_digest !== undefined && verdict.call_digest !== p.card.call_digest) {
+          throw new PosternError('APPROVAL_MISMATCH', 'the approval was given for a different call; nothing was approved');
+        }
+        if (verdict.scope === 'session' && p.card.scope_allowed !== 'session') {
+          throw new PosternError('USAGE', 'this call widens authority or needs per-call approval: approve it once, not for the session');
+        }
+        d = { kind: 'approved', scope: verdict.scope, by, at };
+        break;
+      case 'deny':
+        d = { kind: 'denied', reason: verdict.reason, by, at };
+        break;
+    }
+    p.settle(d);
+    return d;
+  }
+
+  /** Resolves every pending request as voided (vault locked, shutdown). */
+  voidAll(reason: string): number {
+    const all = [...this.#pending.values()];
+    const at = this.#now().toISOString();
+    for (const p of all) p.settle({ kind: 'voided', reason, at });
+    return all.length;
+  }
+
+  subscribe(listener: (e: QueueEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(e: QueueEvent): void {
+    for (const l of this.#listeners) {
+      try {
+        l(e);
+      } catch {
+        // A broken listener (a closed operator connection) must not stop the queue.
+      }
+    }
+  }
+}

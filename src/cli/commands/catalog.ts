@@ -1,0 +1,204 @@
+/**
+ * `postern catalog check|show|accept`: the release gate and staged adoption.
+ * `check` needs no passphrase (it can run in a catalog's own CI); `accept`
+ * does, because it authenticates the accepted digest with a key derived from
+ * the vault — so an agent that edits catalog.yaml cannot widen its own reach.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import {
+  acceptanceMac,
+  acceptanceRecord,
+  catalogSummaryJson,
+  gateReportJson,
+  parseCatalog,
+  releaseGate,
+  renderCatalogSummary,
+  renderGateReport,
+  type Catalog,
+  type GateReport,
+  type HistoryRecord,
+} from '../../contracts/index.js';
+import { openVault } from '../../vault/index.js';
+import { openJournals } from '../../journal/index.js';
+import { PosternError } from '../../protocol/errors.js';
+import { currentCatalogState, loadAcceptedCatalog, readAcceptance, readCatalogFile, writeAcceptance } from '../../home/catalog-store.js';
+import { contextFor, type CliContext } from '../context.js';
+import { canPrompt, confirm } from '../tty.js';
+
+async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
+  const f = await readCatalogFile(path);
+  if (f === undefined) throw new PosternError('CATALOG_NOT_FOUND', `no catalog at ${path}`);
+  return { catalog: parseCatalog(f.text, path, creds), text: f.text, digest: f.digest };
+}
+
+/** History records from a JSONL file: one `{tool, revision?, raw_arguments}` per line. */
+async function readHistoryFile(path: string): Promise<HistoryRecord[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new PosternError('INPUT_INVALID', `cannot read ${path}`);
+  }
+  const out: HistoryRecord[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      throw new PosternError('INPUT_INVALID', `${path}:${i + 1}: not JSON`);
+    }
+    const o = v as { tool?: unknown; revision?: unknown; raw_arguments?: unknown };
+    if (typeof o.tool !== 'string' || !('raw_arguments' in o) || (o.revision !== undefined && o.revision !== null && typeof o.revision !== 'number')) {
+      throw new PosternError('INPUT_INVALID', `${path}:${i + 1}: expected {"tool", "revision"?, "raw_arguments"}`);
+    }
+    out.push({ tool: o.tool, revision: typeof o.revision === 'number' ? o.revision : undefined, raw_arguments: o.raw_arguments });
+  });
+  return out;
+}
+
+/** Raw arguments the Activity journal recorded, skipping calls that were never valid. */
+function readHistoryJournal(ctx: CliContext): HistoryRecord[] {
+  if (!existsSync(ctx.paths.journalDir)) return [];
+  const j = openJournals(ctx.paths.journalDir, { readonly: true });
+  try {
+    const out: HistoryRecord[] = [];
+    for (const r of j.activity.rawArgumentsByTool()) {
+      if (r.error_code === 'VALIDATION_FAILED' || r.error_code === 'TOOL_NOT_FOUND') continue;
+      out.push({ tool: r.tool, revision: r.revision ?? undefined, raw_arguments: r.raw_arguments });
+    }
+    return out;
+  } finally {
+    j.close();
+  }
+}
+
+function printReport(ctx: CliContext, report: GateReport, json: boolean): void {
+  ctx.out(json ? JSON.stringify(gateReportJson(report), null, 2) : renderGateReport(report));
+}
+
+function gateError(report: GateReport): PosternError {
+  const n = report.failures.length + report.historicalFailures.length;
+  return new PosternError('RELEASE_GATE_FAILED', `the release gate failed (${n} problem${n === 1 ? '' : 's'}); see the report above`);
+}
+
+interface CheckOpts {
+  against?: string;
+  againstJournal?: string | boolean;
+  json?: boolean;
+}
+
+export function registerCatalog(program: Command): void {
+  const catalog = program.command('catalog').description('check, show and accept the tool catalog');
+
+  catalog
+    .command('check [file]')
+    .description('classify the changes of a catalog against the accepted one (or --against FILE) and run the release gate')
+    .option('--against <file>', 'compare with this catalog file instead of the accepted one')
+    .option('--against-journal [jsonl]', 'revalidate journaled raw arguments (from the Activity journal, or a JSONL file) against the candidate')
+    .option('--json', 'print JSON')
+    .action(async (file: string | undefined, o: CheckOpts, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const cand = await loadCatalogFile(file ?? ctx.paths.catalog);
+      let old: Catalog | undefined;
+      if (o.against !== undefined) {
+        old = (await loadCatalogFile(o.against)).catalog;
+      } else {
+        const accepted = await readCatalogFile(ctx.paths.acceptedCatalog);
+        if (accepted !== undefined) old = parseCatalog(accepted.text, ctx.paths.acceptedCatalog);
+      }
+      let history: HistoryRecord[] | undefined;
+      if (typeof o.againstJournal === 'string') history = await readHistoryFile(o.againstJournal);
+      else if (o.againstJournal === true) history = readHistoryJournal(ctx);
+      const report = releaseGate(old, cand.catalog, history);
+      printReport(ctx, report, o.json === true);
+      if (!report.ok) throw gateError(report);
+    });
+
+  catalog
+    .command('show')
+    .description('list tools, current revisions and authority, and whether catalog.yaml is accepted or pending')
+    .option('--json', 'print JSON')
+    .option('--verify', 'check the acceptance record with the vault key (asks for the passphrase)')
+    .action(async (o: { json?: boolean; verify?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const file = await readCatalogFile(ctx.paths.catalog);
+      const stored = await readAcceptance(ctx.paths);
+      let status: string;
+      if (o.verify === true) {
+        const pass = await ctx.unlockPassphrase();
+        const v = await openVault(ctx.paths.vault, pass).finally(() => pass.fill(0));
+        try {
+          const key = v.deriveKey('catalog-mac');
+          status = (await currentCatalogState(ctx.paths, key)).state.state;
+          // Also proves the stored copy is the accepted bytes (CATALOG_UNAUTHENTICATED otherwise).
+          if (status === 'accepted' || status === 'pending') await loadAcceptedCatalog(ctx.paths, key);
+        } finally {
+          v.lock();
+        }
+      } else if (stored === undefined) {
+        status = file === undefined ? 'no_catalog' : 'unaccepted';
+      } else {
+        status = file === undefined || file.digest === stored.record.digest ? 'accepted (not verified; use --verify)' : 'pending';
+      }
+      const shown = await readCatalogFile(stored === undefined ? ctx.paths.catalog : ctx.paths.acceptedCatalog);
+      if (shown === undefined) {
+        if (o.json === true) ctx.out(JSON.stringify({ status, tools: [] }, null, 2));
+        else ctx.out(`status: ${status}\nno catalog yet: write ${ctx.paths.catalog} (see docs/catalog.md)`);
+        return;
+      }
+      const cat = parseCatalog(shown.text, shown.path);
+      if (o.json === true) {
+        ctx.out(JSON.stringify({ status, file: shown.path, ...catalogSummaryJson(cat, shown.digest) }, null, 2));
+      } else {
+        ctx.out(`status: ${status}\nshowing: ${shown.path} (sha256 ${shown.digest.slice(0, 16)}…)`);
+        ctx.out(renderCatalogSummary(cat));
+      }
+    });
+
+  catalog
+    .command('accept')
+    .description('adopt catalog.yaml after showing the classified diff (needs the passphrase)')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--force', 'accept even when the release gate fails')
+    .option('--json', 'print the report as JSON')
+    .action(async (o: { yes?: boolean; force?: boolean; json?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const pass = await ctx.unlockPassphrase();
+      const vault = await openVault(ctx.paths.vault, pass).finally(() => pass.fill(0));
+      try {
+        const key = vault.deriveKey('catalog-mac');
+        const creds = new Set(vault.list().map((m) => m.name));
+        const cand = await loadCatalogFile(ctx.paths.catalog, creds);
+        const { state, stored } = await currentCatalogState(ctx.paths, key);
+        if (state.state === 'accepted') {
+          ctx.out(`catalog ${cand.digest.slice(0, 16)}… is already accepted`);
+          return;
+        }
+        let old: Catalog | undefined;
+        if (stored !== undefined && state.state === 'pending') old = (await loadAcceptedCatalog(ctx.paths, key))?.catalog;
+        if (state.state === 'unauthenticated') ctx.out('warning: the previous acceptance record does not verify with this vault; judging the file as new');
+        const report = releaseGate(old, cand.catalog);
+        printReport(ctx, report, o.json === true);
+        if (!report.ok && o.force !== true) throw gateError(report);
+        if (o.yes !== true) {
+          if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+          if (!confirm(`Accept catalog ${cand.digest.slice(0, 16)}…?`)) {
+            ctx.out('nothing accepted');
+            return;
+          }
+        }
+        const previous = state.state === 'pending' ? state.acceptedDigest : null;
+        const record = acceptanceRecord(cand.digest, new Date(), previous);
+        await writeAcceptance(ctx.paths, cand.text, { record, mac: acceptanceMac(key, record) }, {
+          forced: !report.ok,
+          changes: report.changes.length,
+        });
+        ctx.out(`accepted catalog ${cand.digest.slice(0, 16)}… (${cand.catalog.tools.size} tools)`);
+      } finally {
+        vault.lock();
+      }
+    });
+}

@@ -1,0 +1,43 @@
+/**
+ * `postern daemon` (the daemon without a TUI, for a terminal or a user
+ * service) and `postern mcp` (the stdio endpoint an agent host launches).
+ * The daemon logs one line per event to stderr; stdout stays unused so it can
+ * never carry a secret by accident. SIGTERM / SIGINT stop it cleanly.
+ */
+import type { Command } from 'commander';
+import { startDaemon } from '../../daemon/run.js';
+import { runShim } from '../../mcp/shim.js';
+import { homePaths, resolveHome } from '../../home/paths.js';
+import { VERSION } from '../../version.js';
+import { contextFor } from '../context.js';
+
+export function registerDaemon(program: Command): void {
+  program
+    .command('daemon')
+    .description('run the daemon without a TUI: unlock the vault, serve agents, wait for approvals from `postern approvals`')
+    .action(async (_o: unknown, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const pass = await ctx.unlockPassphrase();
+      const log = (line: string): void => {
+        process.stderr.write(`postern daemon: ${line}\n`);
+      };
+      const handle = await startDaemon(ctx.paths, pass, log).finally(() => pass.fill(0));
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string): void => {
+          log(`${signal}: stopping`);
+          void handle.close(signal).then(resolve);
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+      log('stopped');
+    });
+
+  program
+    .command('mcp')
+    .description('the MCP server for agent hosts (stdio); relays to the running daemon and holds no secrets')
+    .action(async () => {
+      const paths = homePaths(resolveHome());
+      await runShim({ socketPath: paths.agentSocket, input: process.stdin, output: process.stdout, version: VERSION });
+    });
+}

@@ -1,0 +1,134 @@
+/**
+ * Authority: everything a revision can reach — credentials, origins (scheme,
+ * host, port), methods, path patterns, SSH endpoints (host, port, user),
+ * programs and argv templates — plus its effect class. `widensAuthority(a, b)`
+ * fails closed: it reports "no widening" only when every element of b is
+ * provably inside a (equal, or a path pattern that literally contains it);
+ * otherwise it lists each element that is new, in words. Session grants are
+ * bound to `authorityDigest`, so any change of reach voids them.
+ */
+import { canonicalDigest, canonicalJson } from './canonical.js';
+import { pathShapeWithin } from './path-template.js';
+import { shapeOf } from './string-template.js';
+import { Effects, type ArgvElement, type Catalog, type Effect, type Revision, type Tool } from './types.js';
+
+export interface SshEndpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+}
+
+export interface Authority {
+  readonly effect: Effect;
+  readonly credentials: readonly string[];
+  /** `scheme://host:port`, port always explicit. */
+  readonly origins: readonly string[];
+  readonly methods: readonly string[];
+  /** Path shapes: placeholders as `{}`, a trailing multi-segment wildcard as `{...}`. */
+  readonly paths: readonly string[];
+  readonly privateNetwork: 'allowed' | 'refused';
+  readonly ssh: readonly SshEndpoint[];
+  readonly programs: readonly string[];
+  /** argv shapes: literals (braces doubled), `{}` one argument, `{...}` several. */
+  readonly commands: readonly (readonly string[])[];
+}
+
+export type Widening = { readonly widens: false } | { readonly widens: true; readonly reasons: readonly string[] };
+
+const sortedUnique = (xs: readonly string[]): string[] => [...new Set(xs)].sort();
+
+function argvShape(el: ArgvElement): string {
+  switch (el.kind) {
+    case 'literal':
+      return el.value.replaceAll('{', '{{').replaceAll('}', '}}');
+    case 'param':
+      return '{}';
+    case 'splice':
+      return '{...}';
+    case 'text':
+      return shapeOf(el.template);
+  }
+}
+
+/** The reach of one revision of a tool. `catalog` is accepted for symmetry; revisions carry their resolved target. */
+export function authorityOf(tool: Tool, revision: Revision, _catalog?: Catalog): Authority {
+  const base = { effect: tool.effect, privateNetwork: 'refused' as 'allowed' | 'refused', origins: [] as string[], methods: [] as string[], paths: [] as string[], ssh: [] as SshEndpoint[], programs: [] as string[], commands: [] as string[][] };
+  const a = revision.action;
+  switch (a.kind) {
+    case 'http':
+    case 'http_request': {
+      const t = a.target;
+      return {
+        ...base,
+        credentials: [t.credential],
+        origins: [`${t.scheme}://${t.host}:${t.port}`],
+        methods: a.kind === 'http' ? [a.method] : sortedUnique(a.methods),
+        paths: a.kind === 'http' ? [a.path.shape] : sortedUnique(a.paths.map((p) => p.shape)),
+        privateNetwork: t.privateNetwork,
+      };
+    }
+    case 'ssh': {
+      const t = a.target;
+      return {
+        ...base,
+        credentials: [t.credential],
+        ssh: [{ host: t.host, port: t.port, user: t.user }],
+        programs: sortedUnique(a.programs),
+        commands: [a.argv.map(argvShape)],
+      };
+    }
+  }
+}
+
+/** Stable SHA-256 (hex) of an authority: set order does not matter. */
+export function authorityDigest(a: Authority): string {
+  return canonicalDigest({
+    ...a,
+    credentials: sortedUnique(a.credentials),
+    origins: sortedUnique(a.origins),
+    methods: sortedUnique(a.methods),
+    paths: sortedUnique(a.paths),
+    ssh: sortedUnique(a.ssh.map((e) => canonicalJson(e))),
+    programs: sortedUnique(a.programs),
+    commands: sortedUnique(a.commands.map((c) => canonicalJson(c))),
+  });
+}
+
+function splitOrigin(o: string): { scheme: string; host: string; port: string } {
+  const m = /^([a-z]+):\/\/(.*):(\d+)$/.exec(o);
+  return m === null ? { scheme: '', host: o, port: '' } : { scheme: m[1] ?? '', host: m[2] ?? '', port: m[3] ?? '' };
+}
+
+function originReason(a: readonly string[], o: string): string {
+  const b = splitOrigin(o);
+  const same = a.map(splitOrigin).filter((x) => x.host === b.host);
+  if (same.length === 0) return `new host ${b.host}:${b.port}`;
+  if (!same.some((x) => x.port === b.port)) return `new port ${b.host}:${b.port}`;
+  return `new scheme ${b.scheme} for ${b.host}:${b.port}`;
+}
+
+function sshReason(a: readonly SshEndpoint[], e: SshEndpoint): string {
+  const same = a.filter((x) => x.host === e.host);
+  if (same.length === 0) return `new SSH host ${e.host}:${e.port}`;
+  if (!same.some((x) => x.port === e.port)) return `new SSH port ${e.host}:${e.port}`;
+  return `new SSH user ${e.user}@${e.host}:${e.port}`;
+}
+
+/** Whether b reaches anything a does not. Fails closed. */
+export function widensAuthority(a: Authority, b: Authority): Widening {
+  const reasons: string[] = [];
+  const rank = (e: Effect): number => Effects.indexOf(e);
+  if (rank(b.effect) > rank(a.effect)) reasons.push(`effect ${a.effect} → ${b.effect}`);
+  for (const c of sortedUnique(b.credentials)) if (!a.credentials.includes(c)) reasons.push(`new credential ${c}`);
+  for (const o of sortedUnique(b.origins)) if (!a.origins.includes(o)) reasons.push(originReason(a.origins, o));
+  for (const m of sortedUnique(b.methods)) if (!a.methods.includes(m)) reasons.push(`new method ${m}`);
+  for (const p of sortedUnique(b.paths)) if (!a.paths.some((q) => pathShapeWithin(q, p))) reasons.push(`new path ${p}`);
+  if (b.privateNetwork === 'allowed' && a.privateNetwork !== 'allowed') reasons.push('private and loopback addresses allowed');
+  for (const e of b.ssh) if (!a.ssh.some((x) => x.host === e.host && x.port === e.port && x.user === e.user)) reasons.push(sshReason(a.ssh, e));
+  for (const p of sortedUnique(b.programs)) if (!a.programs.includes(p)) reasons.push(`new program ${p}`);
+  for (const c of b.commands) {
+    const key = canonicalJson(c);
+    if (!a.commands.some((x) => canonicalJson(x) === key)) reasons.push(`new command ${c.join(' ')}`);
+  }
+  return reasons.length === 0 ? { widens: false } : { widens: true, reasons: [...new Set(reasons)] };
+}

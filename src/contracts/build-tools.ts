@@ -1,0 +1,107 @@
+/**
+ * Builds the catalog's tools: names valid for MCP and outside the reserved
+ * `postern_` prefix, revisions strictly increasing, and each `previous` policy
+ * checked against the revision it bridges from. An adapt policy is declarative
+ * and checked statically: renamed fields exist on both sides, mapped and
+ * default values are valid for the schemas they feed. Replacements named by
+ * `retired` must be tools of the same catalog.
+ */
+import { buildRevision } from './build-revision.js';
+import { TOOL_NAME, ToolShape } from './catalog-shape.js';
+import type { DocPath, IssueSink } from './issues.js';
+import { findProperty, type ObjectNode } from './schema-node.js';
+import { zodOf } from './schema-zod.js';
+import { checkShape, isRecord } from './shape-check.js';
+import type { Revision, Target, Tool } from './types.js';
+
+const RESERVED_PREFIX = 'postern_';
+
+function inputOf(r: Revision): ObjectNode | undefined {
+  return r.input.node.kind === 'object' ? r.input.node : undefined;
+}
+
+function checkAdapter(prev: Revision, next: Revision, at: DocPath, sink: IssueSink): void {
+  const policy = next.previous;
+  if (policy?.policy !== 'adapt') return;
+  const oldIn = inputOf(prev);
+  const newIn = inputOf(next);
+  if (oldIn === undefined || newIn === undefined) return;
+  const sourceOf = new Map<string, string>();
+  for (const [from, to] of policy.renames) {
+    const p = [...at, 'renames', from];
+    if (findProperty(oldIn, from) === undefined) sink.add(p, `revision ${prev.revision} has no field "${from}" to rename`);
+    if (findProperty(newIn, to) === undefined) sink.add(p, `revision ${next.revision} has no field "${to}"`);
+    if (from === to) sink.add(p, 'renames a field to itself');
+    if (sourceOf.has(to)) sink.add(p, `two fields are renamed to "${to}"`);
+    sourceOf.set(to, from);
+  }
+  for (const [field, pairs] of policy.mappings) {
+    const p = [...at, 'mappings', field];
+    const target = findProperty(newIn, field);
+    const source = findProperty(oldIn, sourceOf.get(field) ?? field);
+    if (target === undefined || source === undefined) {
+      sink.add(p, `needs field "${field}" in revision ${next.revision} and its source in revision ${prev.revision}`);
+      continue;
+    }
+    const froms = new Set<string>();
+    pairs.forEach(([from, to], i) => {
+      if (!zodOf(source.node).safeParse(from).success) sink.add([...p, i, 'from'], `${JSON.stringify(from)} is not a valid value in revision ${prev.revision}`);
+      if (!zodOf(target.node).safeParse(to).success) sink.add([...p, i, 'to'], `${JSON.stringify(to)} is not a valid value in revision ${next.revision}`);
+      if (froms.has(JSON.stringify(from))) sink.add([...p, i, 'from'], 'is mapped twice');
+      froms.add(JSON.stringify(from));
+    });
+  }
+  for (const [field, value] of policy.defaults) {
+    const p = [...at, 'defaults', field];
+    const target = findProperty(newIn, field);
+    if (target === undefined) sink.add(p, `revision ${next.revision} has no field "${field}"`);
+    else if (!zodOf(target.node).safeParse(value).success) sink.add(p, `${JSON.stringify(value)} is not a valid value for "${field}" in revision ${next.revision}`);
+  }
+}
+
+function buildTool(name: string, raw: unknown, sink: IssueSink, targets: ReadonlyMap<string, Target>): Tool | undefined {
+  const at = ['tools', name];
+  if (!TOOL_NAME.test(name)) sink.add(at, 'tool names are 1-64 letters, digits, "_", "." or "-"');
+  else if (name.toLowerCase().startsWith(RESERVED_PREFIX)) sink.add(at, `the prefix "${RESERVED_PREFIX}" is reserved for Postern's built-in tools`);
+  const t = checkShape(ToolShape, raw, at, sink);
+  const rawRevisions = t?.revisions ?? (isRecord(raw) && Array.isArray(raw['revisions']) ? (raw['revisions'] as unknown[]) : []);
+  const revisions: Revision[] = [];
+  let ok = t !== undefined;
+  rawRevisions.forEach((rawRev, i) => {
+    const rat = [...at, 'revisions', i];
+    const r = buildRevision(name, rawRev, rat, sink, targets);
+    if (r === undefined) {
+      ok = false;
+      return;
+    }
+    const prev = revisions[revisions.length - 1];
+    if (prev === undefined) {
+      if (i === 0 && r.previous !== undefined) sink.add([...rat, 'previous'], 'the first revision has no previous revision');
+      if (i === 0 && r.semanticChange !== undefined) sink.add([...rat, 'semantic_change'], 'the first revision has no previous revision to differ from');
+    } else if (r.revision <= prev.revision) {
+      sink.add([...rat, 'revision'], `must be greater than the previous revision (${prev.revision})`);
+    } else checkAdapter(prev, r, [...rat, 'previous'], sink);
+    revisions.push(r);
+  });
+  const current = revisions[revisions.length - 1];
+  if (!ok || t === undefined || current === undefined) return undefined;
+  return { name, description: t.description, effect: t.effect, approval: t.approval, revisions, current };
+}
+
+export function buildTools(raw: Record<string, unknown>, sink: IssueSink, targets: ReadonlyMap<string, Target>): Map<string, Tool> {
+  const tools = new Map<string, Tool>();
+  for (const [name, value] of Object.entries(raw)) {
+    const tool = buildTool(name, value, sink, targets);
+    if (tool !== undefined) tools.set(name, tool);
+  }
+  for (const tool of tools.values()) {
+    tool.revisions.forEach((r, i) => {
+      const replacement = r.retired?.replacement;
+      if (replacement === undefined) return;
+      const at = ['tools', tool.name, 'revisions', i, 'retired', 'replacement'];
+      if (!tools.has(replacement) && !Object.hasOwn(raw, replacement)) sink.add(at, `names tool "${replacement}", which is not in the catalog`);
+      else if (replacement === tool.name && r === tool.current) sink.add(at, 'a retired tool cannot replace itself');
+    });
+  }
+  return tools;
+}

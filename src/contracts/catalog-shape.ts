@@ -1,0 +1,115 @@
+/**
+ * The shape of `catalog.yaml`, as strict zod schemas: every object rejects
+ * unknown keys so a misspelt field is an error, not a silently ignored one.
+ * Only structure is checked here; meaning (references, templates against the
+ * input schema, origins, adapters) is checked by the builders, which receive
+ * these parsed shapes. Schemas, bodies and adapter values stay `unknown`.
+ */
+import { z } from 'zod';
+import { ApprovalModes, Effects, HttpMethods } from './types.js';
+
+export const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/** MCP tool names; `postern_` is reserved for built-in tools. */
+export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+export const QUERY_NAME = /^[A-Za-z0-9._~-]{1,128}$/;
+export const SSH_USER = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$/;
+export const HOST_KEY = /^SHA256:[A-Za-z0-9+/]{43}=?$/;
+export const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+
+const name = (what: string) => z.string().regex(NAME, `must be a ${what} name: lowercase letters, digits, ".", "_" or "-", at most 64`);
+
+export const HttpAuthShape = z.union([
+  z.enum(['bearer', 'basic']),
+  z.strictObject({ header: z.string().regex(HEADER_NAME, 'must be an HTTP header name') }),
+  z.strictObject({ query: z.string().regex(QUERY_NAME, 'must be a query parameter name') }),
+], { error: 'must be bearer, basic, { header: NAME } or { query: NAME }' });
+
+export const HttpTargetShape = z.strictObject({
+  origin: z.string().max(2048),
+  credential: name('credential'),
+  auth: HttpAuthShape,
+  idempotency_header: z.boolean().optional(),
+  allow_private: z.boolean().optional(),
+});
+
+export const SshTargetShape = z.strictObject({
+  host: z.string().min(1).max(253),
+  port: z.int().min(1).max(65535).optional(),
+  user: z.string().regex(SSH_USER, 'must be a user name: letters, digits, ".", "_" or "-", not starting with "-"'),
+  host_key: z.string().regex(HOST_KEY, 'must be an OpenSSH SHA256 fingerprint: "SHA256:" and 43 base64 characters').optional(),
+  credential: name('credential'),
+});
+
+const method = z.enum(HttpMethods, { error: `must be one of ${HttpMethods.join(', ')}` });
+const stringMap = z.record(z.string(), z.string().max(8192));
+
+export const HttpShape = z.strictObject({
+  target: name('target'),
+  method,
+  path: z.string().max(2048),
+  query: stringMap.optional(),
+  headers: stringMap.optional(),
+  body: z.unknown().optional(),
+});
+
+export const HttpRequestShape = z.strictObject({
+  target: name('target'),
+  methods: z.array(method).min(1).max(HttpMethods.length),
+  paths: z.array(z.string().max(2048)).min(1).max(200),
+  headers: stringMap.optional(),
+});
+
+export const SshShape = z.strictObject({
+  target: name('target'),
+  argv: z.array(z.string().max(8192)).min(1).max(256),
+});
+
+const fieldMap = z.record(z.string(), z.unknown());
+
+export const PreviousShape = z.union([
+  z.enum(['pin', 'reject', 'adapt']).transform((policy) => ({ policy })),
+  z.strictObject({ policy: z.literal('pin') }),
+  z.strictObject({ policy: z.literal('reject') }),
+  z.strictObject({
+    policy: z.literal('adapt'),
+    renames: z.record(z.string(), z.string()).optional(),
+    mappings: z.record(z.string(), z.array(z.strictObject({ from: z.unknown(), to: z.unknown() })).min(1)).optional(),
+    defaults: fieldMap.optional(),
+  }),
+], { error: 'must be pin, reject, adapt, or { policy: adapt, renames?, mappings?, defaults? }' });
+
+export const RevisionShape = z.strictObject({
+  revision: z.int().min(1).max(1_000_000),
+  input: z.unknown().optional(),
+  output: z.unknown().optional(),
+  http: z.unknown().optional(),
+  http_request: z.unknown().optional(),
+  ssh: z.unknown().optional(),
+  previous: z.unknown().optional(),
+  deprecated: z.string().regex(DATE, 'must be a date YYYY-MM-DD').optional(),
+  retired: z.strictObject({ replacement: z.string().regex(TOOL_NAME, 'must be a tool name').optional() }).optional(),
+  semantic_change: z.string().min(1).max(1000).optional(),
+});
+
+export const ToolShape = z.strictObject({
+  description: z.string().min(1).max(4000),
+  effect: z.enum(Effects, { error: `must be one of ${Effects.join(', ')}` }),
+  approval: z.enum(ApprovalModes, { error: `must be one of ${ApprovalModes.join(', ')}` }),
+  revisions: z.array(z.unknown()).min(1).max(1000),
+});
+
+export const CatalogShape = z.strictObject({
+  version: z.literal(1, { error: 'must be 1' }).optional(),
+  targets: z.record(z.string(), z.unknown()).optional(),
+  tools: z.record(z.string(), z.unknown()),
+});
+
+export type HttpTargetInput = z.infer<typeof HttpTargetShape>;
+export type SshTargetInput = z.infer<typeof SshTargetShape>;
+export type HttpInput = z.infer<typeof HttpShape>;
+export type HttpRequestInput = z.infer<typeof HttpRequestShape>;
+export type SshInput = z.infer<typeof SshShape>;
+export type PreviousInput = z.infer<typeof PreviousShape>;
+export type RevisionInput = z.infer<typeof RevisionShape>;
+export type ToolInput = z.infer<typeof ToolShape>;

@@ -1,0 +1,133 @@
+/**
+ * Classifies the change from one whole catalog to another (or, with no old
+ * catalog, the revision history inside one). Revision links that are new, or
+ * whose `previous` policy changed, are classified by classify-revision.ts, with
+ * the `from` side taken from the old catalog when it is there — that is what
+ * live sessions planned against. Published revisions must not change: an
+ * in-place edit, a rewritten history, a removal without retiring first, or an
+ * effect raised without a new revision are reported as their own changes.
+ */
+import { contractFingerprint } from './action-diff.js';
+import { canonicalJson } from './canonical.js';
+import { authorityOf, widensAuthority } from './authority.js';
+import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
+import { classifyRevisionChange } from './classify-revision.js';
+import { Effects, type Catalog, type Revision, type Tool } from './types.js';
+
+const CATALOG = '(catalog)';
+
+function change(tool: string, cls: ChangeClass, aspect: ChangeAspect, reasons: ChangeReason[], rev?: { from?: number; to?: number }): Change {
+  return { tool, from: rev?.from, to: rev?.to, class: cls, aspect, policy: undefined, reasons };
+}
+
+const policyKey = (r: Revision | undefined): string => canonicalJson(r?.previous === undefined ? null : JSON.parse(JSON.stringify(r.previous)));
+
+function fingerprintParts(a: Revision, b: Revision): string[] {
+  const parts: string[] = [];
+  const fa = JSON.parse(contractFingerprint(a)) as Record<string, unknown>;
+  const fb = JSON.parse(contractFingerprint(b)) as Record<string, unknown>;
+  for (const k of ['input', 'output', 'action', 'target', 'semantic_change']) {
+    if (canonicalJson(fa[k] ?? null) !== canonicalJson(fb[k] ?? null)) parts.push(k);
+  }
+  return parts;
+}
+
+function toolLinks(oldTool: Tool | undefined, tool: Tool): Change[] {
+  const out: Change[] = [];
+  const oldRev = (n: number): Revision | undefined => oldTool?.revisions.find((r) => r.revision === n);
+  for (let i = 1; i < tool.revisions.length; i++) {
+    const to = tool.revisions[i] as Revision;
+    const prevNew = tool.revisions[i - 1] as Revision;
+    const published = oldRev(to.revision);
+    if (published !== undefined && policyKey(published) === policyKey(to)) continue;
+    const prevOld = oldRev(prevNew.revision);
+    const fromTool = prevOld !== undefined && oldTool !== undefined ? oldTool : tool;
+    out.push(...classifyRevisionChange(fromTool, prevOld ?? prevNew, tool, to));
+    if (published !== undefined) {
+      const was = published.previous?.policy ?? 'none';
+      out.push(change(tool.name, 'metadata', 'tool', [{ code: 'policy_changed', text: `policy for revision ${prevNew.revision} calls changed ${was} → ${to.previous?.policy ?? 'none'}` }], { from: prevNew.revision, to: to.revision }));
+    }
+  }
+  return out;
+}
+
+function publishedChanges(oldTool: Tool, tool: Tool): Change[] {
+  const out: Change[] = [];
+  const name = tool.name;
+  const lastOld = oldTool.current.revision;
+  for (const r of tool.revisions) {
+    const before = oldTool.revisions.find((o) => o.revision === r.revision);
+    const rev = { from: r.revision, to: r.revision };
+    if (before === undefined) {
+      if (r.revision < lastOld) out.push(change(name, 'breaking', 'tool', [{ code: 'history_rewritten', text: `revision ${r.revision} was inserted before the published revision ${lastOld}` }], rev));
+      continue;
+    }
+    const parts = fingerprintParts(before, r);
+    if (parts.length > 0) out.push(change(name, 'breaking', 'tool', [{ code: 'revision_edited_in_place', text: `revision ${r.revision} changed in place (${parts.join(', ')})` }], rev));
+    const w = widensAuthority({ ...authorityOf(oldTool, before), effect: tool.effect }, authorityOf(tool, r));
+    if (w.widens) out.push(change(name, 'authority_widening', 'authority', w.reasons.map((text) => ({ code: 'widened_in_place', text: `revision ${r.revision}: ${text}` })), rev));
+    if (before.retired === undefined && r.retired !== undefined) {
+      const repl = r.retired.replacement === undefined ? '' : ` (replacement: ${r.retired.replacement})`;
+      const code = r === tool.current ? 'tool_retired' : 'revision_retired';
+      out.push(change(name, 'removal', 'tool', [{ code, text: `${code === 'tool_retired' ? 'tool' : `revision ${r.revision}`} retired${repl}` }], rev));
+    }
+    if (before.deprecated !== r.deprecated) out.push(change(name, 'metadata', 'tool', [{ code: 'deprecation', text: `revision ${r.revision} deprecated: ${before.deprecated ?? 'no'} → ${r.deprecated ?? 'no'}` }], rev));
+  }
+  for (const o of oldTool.revisions) {
+    if (tool.revisions.some((r) => r.revision === o.revision)) continue;
+    const code = o.retired !== undefined ? 'retired_revision_removed' : 'revision_removed';
+    out.push(change(name, 'removal', 'tool', [{ code, text: `revision ${o.revision} removed${o.retired !== undefined ? ' (it was retired)' : ' without being retired first'}` }], { from: o.revision }));
+  }
+  return out;
+}
+
+function toolLevel(oldTool: Tool, tool: Tool, hasNewLink: boolean): Change[] {
+  const out: Change[] = [];
+  const name = tool.name;
+  const rank = (e: string): number => Effects.indexOf(e as (typeof Effects)[number]);
+  if (rank(tool.effect) > rank(oldTool.effect) && !hasNewLink) {
+    out.push(change(name, 'authority_widening', 'tool', [{ code: 'effect_raised_in_place', text: `effect ${oldTool.effect} → ${tool.effect} without a new revision` }]));
+  } else if (tool.effect !== oldTool.effect) {
+    out.push(change(name, 'metadata', 'tool', [{ code: 'effect_changed', text: `effect ${oldTool.effect} → ${tool.effect}` }]));
+  }
+  if (tool.approval !== oldTool.approval) {
+    const order = ['none', 'session', 'per-call'];
+    const looser = order.indexOf(tool.approval) < order.indexOf(oldTool.approval);
+    out.push(change(name, 'metadata', 'tool', [{ code: looser ? 'approval_loosened' : 'approval_tightened', text: `approval ${oldTool.approval} → ${tool.approval}${looser ? ' (less oversight)' : ''}` }]));
+  }
+  if (tool.description !== oldTool.description) out.push(change(name, 'metadata', 'tool', [{ code: 'description_changed', text: 'description changed' }]));
+  return out;
+}
+
+function targetChanges(old: Catalog, candidate: Catalog): Change[] {
+  const reasons: ChangeReason[] = [];
+  const view = (t: unknown): string => canonicalJson(JSON.parse(JSON.stringify(t)));
+  for (const [name, t] of candidate.targets) {
+    const o = old.targets.get(name);
+    if (o === undefined) reasons.push({ code: 'target_added', text: `target ${name} added` });
+    else if (view(o) !== view(t)) reasons.push({ code: 'target_changed', text: `target ${name} changed` });
+  }
+  for (const name of old.targets.keys()) if (!candidate.targets.has(name)) reasons.push({ code: 'target_removed', text: `target ${name} removed` });
+  return reasons.length === 0 ? [] : [change(CATALOG, 'metadata', 'catalog', reasons)];
+}
+
+/** All changes from `old` to `candidate`; with `old` undefined, the candidate's own revision links. */
+export function classifyCatalogChange(old: Catalog | undefined, candidate: Catalog): Change[] {
+  const out: Change[] = [];
+  if (old !== undefined) out.push(...targetChanges(old, candidate));
+  for (const tool of candidate.tools.values()) {
+    const oldTool = old?.tools.get(tool.name);
+    if (old !== undefined && oldTool === undefined) out.push(change(tool.name, 'additive', 'catalog', [{ code: 'tool_added', text: `new tool ${tool.name}` }]));
+    const links = toolLinks(oldTool, tool);
+    out.push(...links);
+    if (oldTool !== undefined) {
+      out.push(...publishedChanges(oldTool, tool), ...toolLevel(oldTool, tool, links.some((c) => c.from !== undefined && c.to !== undefined && c.from !== c.to)));
+    }
+  }
+  for (const oldTool of old?.tools.values() ?? []) {
+    if (candidate.tools.has(oldTool.name)) continue;
+    const retired = oldTool.current.retired !== undefined;
+    out.push(change(oldTool.name, 'removal', 'catalog', [{ code: retired ? 'retired_tool_removed' : 'tool_removed', text: retired ? 'retired tool removed' : 'tool removed without being retired first' }]));
+  }
+  return out;
+}

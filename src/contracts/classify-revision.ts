@@ -1,0 +1,103 @@
+/**
+ * Classifies one revision link (from → to): what happens to calls and readers
+ * planned against `from` once `to` is current. Each applicable class comes back
+ * as its own Change with readable reasons. An adapt policy turns a breaking
+ * input change into a bounded migration only when it is proved to cover every
+ * old call: the old schema, passed through the adapter's renames, mappings and
+ * defaults, must be contained in the new schema.
+ */
+import { diffActions } from './action-diff.js';
+import { authorityOf, widensAuthority } from './authority.js';
+import { harmlessOutputReason, inputAddReason, inputBreakReason, outputAddReason, outputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
+import type { ObjectNode, PropertyDef, SchemaNode } from './schema-node.js';
+import { within } from './schema-within.js';
+import type { JsonValue, PreviousPolicy, Revision, Tool } from './types.js';
+
+/** A schema that accepts exactly one JSON value. */
+export function constNode(v: JsonValue): SchemaNode {
+  if (Array.isArray(v)) {
+    const items: SchemaNode = v.length === 0 ? { kind: 'enum', values: [null] } : { kind: 'union', options: v.map(constNode) };
+    return { kind: 'array', items, minItems: v.length, maxItems: v.length, uniqueItems: 'not_required' };
+  }
+  if (typeof v === 'object' && v !== null) {
+    return {
+      kind: 'object',
+      additional: { kind: 'none' },
+      properties: Object.entries(v).map(([name, x]) => ({ name, node: constNode(x), presence: 'required', default: undefined, description: undefined })),
+    };
+  }
+  return { kind: 'enum', values: [v] };
+}
+
+const orConst = (node: SchemaNode, v: JsonValue): SchemaNode => ({ kind: 'union', options: [node, constNode(v)] });
+
+/** What old arguments look like after validation (defaults applied) and the adapter. */
+export function adaptedSchema(old: ObjectNode, policy: Extract<PreviousPolicy, { policy: 'adapt' }>): ObjectNode {
+  let props: PropertyDef[] = old.properties.map((p) => (p.default !== undefined ? { ...p, presence: 'required' } : p));
+  for (const [from, to] of policy.renames) props = props.map((p) => (p.name === from ? { ...p, name: to } : p));
+  for (const [field, pairs] of policy.mappings) {
+    props = props.map((p) => {
+      if (p.name !== field) return p;
+      if (p.node.kind === 'enum') {
+        const values = p.node.values.map((v) => pairs.find(([f]) => f === v)?.[1] ?? v);
+        return { ...p, node: { kind: 'enum', values: [...new Set(values)] } };
+      }
+      return { ...p, node: pairs.reduce<SchemaNode>((n, [, to]) => orConst(n, to), p.node) };
+    });
+  }
+  for (const [field, value] of policy.defaults) {
+    const existing = props.find((p) => p.name === field);
+    props = existing === undefined
+      ? [...props, { name: field, node: constNode(value), presence: 'required', default: undefined, description: undefined }]
+      : props.map((p) => (p.name === field ? { ...p, presence: 'required', node: p.presence === 'required' ? p.node : orConst(p.node, value) } : p));
+  }
+  return { ...old, properties: props };
+}
+
+function describeAdapter(policy: Extract<PreviousPolicy, { policy: 'adapt' }>): ChangeReason {
+  const parts = [
+    ...policy.renames.map(([a, b]) => `rename ${a} → ${b}`),
+    ...policy.mappings.map(([f, pairs]) => `map ${f} ${pairs.map(([a, b]) => `${JSON.stringify(a)}→${JSON.stringify(b)}`).join(', ')}`),
+    ...policy.defaults.map(([f, v]) => `default ${f} = ${JSON.stringify(v)}`),
+  ];
+  return { code: 'adapter', text: `adapter: ${parts.length === 0 ? 'no transformation' : parts.join('; ')}` };
+}
+
+export function classifyRevisionChange(fromTool: Tool, from: Revision, toTool: Tool, to: Revision): Change[] {
+  const policy = to.previous?.policy ?? 'none';
+  const out: Change[] = [];
+  const add = (cls: ChangeClass, aspect: ChangeAspect, reasons: readonly ChangeReason[]): void => {
+    if (reasons.length > 0) out.push({ tool: toTool.name, from: from.revision, to: to.revision, class: cls, aspect, policy, reasons });
+  };
+  if (to.semanticChange !== undefined) add('semantic_change', 'tool', [{ code: 'semantic_change_declared', text: to.semanticChange }]);
+
+  const oldIn = from.input.node;
+  const newIn = to.input.node;
+  const breaks = within(oldIn, newIn).map(inputBreakReason);
+  if (breaks.length > 0 && to.previous?.policy === 'adapt' && oldIn.kind === 'object') {
+    const gaps = within(adaptedSchema(oldIn, to.previous), newIn).map(inputBreakReason);
+    if (gaps.length === 0) add('bounded_migration', 'input', [...breaks, describeAdapter(to.previous)]);
+    else add('breaking', 'input', [...breaks, describeAdapter(to.previous), ...gaps.map((g) => ({ code: 'adapter_gap', text: `adapter does not cover: ${g.text}` }))]);
+  } else add('breaking', 'input', breaks);
+  const additions: ChangeReason[] = within(newIn, oldIn).map(inputAddReason).filter((x) => x !== undefined);
+
+  if (from.output !== undefined && to.output === undefined) add('breaking', 'output', [{ code: 'output_schema_removed', text: 'the output schema was removed' }]);
+  if (from.output === undefined && to.output !== undefined) additions.push({ code: 'output_schema_added', text: 'an output schema was declared' });
+  if (from.output !== undefined && to.output !== undefined) {
+    const diffs = within(to.output.node, from.output.node);
+    const harmless = diffs.map(harmlessOutputReason);
+    additions.push(...harmless.filter((r) => r !== undefined));
+    add('breaking', 'output', diffs.filter((_, i) => harmless[i] === undefined).map(outputBreakReason));
+    additions.push(...within(from.output.node, to.output.node).filter((d) => d.code !== 'enum_value').map(outputAddReason));
+  }
+  add('additive', 'input', additions);
+
+  const actions = diffActions(from, to);
+  add('breaking', 'action', actions.removed.map((text) => ({ code: 'reach_removed', text })));
+  add('behavior_change', 'action', actions.changed.map((text) => ({ code: 'action_changed', text })));
+
+  const widening = widensAuthority(authorityOf(fromTool, from), authorityOf(toTool, to));
+  if (widening.widens) add('authority_widening', 'authority', widening.reasons.map((text) => ({ code: 'authority_widened', text })));
+  if (out.length === 0) add('metadata', 'tool', [{ code: 'no_contract_change', text: 'new revision with the same contract' }]);
+  return out;
+}

@@ -1,0 +1,43 @@
+/**
+ * The contracts core: catalog parsing, contract revisions, authority, change
+ * classification and the release gate. Everything here is pure — no files, no
+ * sockets, no clock unless passed in — so the CLI, the daemon and the TUI can
+ * share one implementation of every decision. Typical uses:
+ *
+ *   catalog check   parseCatalog(text, file, creds) → releaseGate(old, cand, journal)
+ *                   → renderGateReport(report) | gateReportJson(report); exit 1 unless report.ok
+ *   catalog show    renderCatalogSummary(catalog) | catalogSummaryJson(catalog, catalogDigest(text))
+ *   catalog accept  catalogDigest → acceptanceRecord → acceptanceMac(key, record); catalogState(…)
+ *   tools/list      advertiseCatalog(catalog)
+ *   tools/call      splitIdempotencyKey → resolveContract(tool, seenRevision) → prepareCall(decision, raw)
+ *                   → resolveAction(prepared.revision, prepared.normalized) → actionDigest(action)
+ *   approvals       authorityOf → authorityDigest / widensAuthority(granted, current)
+ */
+export type {
+  Action, ApprovalMode, Catalog, CompiledSchema, Effect, HttpAction, HttpAuth, HttpMethod, HttpRequestAction, HttpTarget,
+  JsonObject, JsonPrimitive, JsonValue, PolicyName, PreviousPolicy, Revision, SshAction, SshTarget, Target, Tool, HostKey,
+} from './types.js';
+export { ApprovalModes, Effects, HttpMethods } from './types.js';
+
+export { canonicalJson, canonicalDigest, sha256Hex } from './canonical.js';
+export { parseCatalog } from './parse-catalog.js';
+export { MAX_CATALOG_BYTES } from './parse-yaml.js';
+export { SchemaLimits } from './schema-node.js';
+export { normalizeOrigin, normalizeSshHost, classifyHost, type NormalizedOrigin, type HostClass } from './origin.js';
+
+export { validateArguments, describeIssues, type FieldIssue, type Validation } from './validate.js';
+export { adaptArguments, type AdaptResult } from './adapt.js';
+export { resolveContract, prepareCall, RejectReasons, type ContractDecision, type PreparedCall, type Rejection, type RejectReason, type Link } from './contract.js';
+export { resolveAction, actionDigest, type ResolveOptions } from './resolve-action.js';
+export { shellQuote, type ResolvedAction, type ResolvedHttp, type ResolvedSsh, type ResolveResult } from './resolved.js';
+
+export { authorityOf, authorityDigest, widensAuthority, type Authority, type SshEndpoint, type Widening } from './authority.js';
+
+export { ChangeClasses, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
+export { classifyRevisionChange } from './classify-revision.js';
+export { classifyCatalogChange } from './classify-catalog.js';
+export { releaseGate, gateRuleFor, GateRules, type GateFailure, type GateReport, type GateRule, type HistoryRecord, type HistoricalFailure } from './release-gate.js';
+export { renderGateReport, gateReportJson, renderCatalogSummary, catalogSummaryJson, summarizeCatalog, GATE_JSON_FORMAT, CATALOG_JSON_FORMAT, type ToolSummary } from './render.js';
+
+export { catalogDigest, acceptanceRecord, acceptanceMac, verifyAcceptance, catalogState, type AcceptanceRecord, type AcceptanceCheck, type CatalogState } from './acceptance.js';
+export { advertiseTool, advertiseCatalog, splitIdempotencyKey, needsIdempotencyKey, IDEMPOTENCY_KEY, type AdvertisedTool, type KeySplit } from './advertise.js';

@@ -1,0 +1,164 @@
+/**
+ * The release gate: may this candidate catalog replace the old one without
+ * surprising a session that planned against the old one? It fails when a
+ * breaking, behaviour-changing or widening change has no `previous` policy (or
+ * one that cannot cover it), when a semantic change keeps the tool's name,
+ * when a published revision was edited or removed without being retired, and
+ * when a journaled call that was valid would now fail (the seeds' historical
+ * log test). Pure: the caller supplies both catalogs and the journal records.
+ */
+import type { Change } from './changes.js';
+import { classifyCatalogChange } from './classify-catalog.js';
+import { prepareCall, resolveContract } from './contract.js';
+import { resolveAction } from './resolve-action.js';
+import type { Catalog } from './types.js';
+import { describeIssues, type FieldIssue } from './validate.js';
+
+export const GateRules = {
+  breaking_without_policy: 'a breaking change needs a previous policy: pin, adapt (if it can carry every old call) or reject',
+  adapter_incomplete: 'the adapt policy does not carry every old call over to the new revision',
+  output_breaking_with_adapt: 'an adapter translates arguments, not results: a breaking output change needs pin or reject',
+  behavior_change_without_policy: 'old calls would silently run a different action: declare a previous policy',
+  widening_without_policy: 'a revision that widens authority needs a previous policy',
+  semantic_change_keeps_name: 'a change of meaning needs a new tool name: add a new tool and retire this one with retired: { replacement }',
+  tool_removed_without_retiring: 'retire a tool (retired: { replacement }) and let sessions drain before removing it',
+  revision_removed_without_retiring: 'retire a revision before removing it',
+  revision_edited_in_place: 'a published revision cannot change: add a new revision instead',
+  history_rewritten: 'new revisions must come after the last published one',
+  widened_in_place: 'a published revision cannot gain authority (check edited targets): add a new revision',
+  effect_raised_in_place: "raising a tool's effect needs a new revision",
+  historical_call_fails: 'a journaled call that was valid would now fail',
+} as const;
+export type GateRule = keyof typeof GateRules;
+
+export interface GateFailure {
+  readonly rule: GateRule;
+  readonly tool: string;
+  readonly from: number | undefined;
+  readonly to: number | undefined;
+  readonly reasons: readonly string[];
+  readonly message: string;
+}
+
+export interface HistoryRecord {
+  readonly tool: string;
+  /** The revision the call was planned against; absent = the old catalog's current one. */
+  readonly revision?: number | undefined;
+  readonly raw_arguments: unknown;
+}
+
+export interface HistoricalFailure {
+  readonly index: number;
+  readonly tool: string;
+  readonly revision: number | undefined;
+  readonly problem: string;
+  readonly issues: readonly FieldIssue[];
+}
+
+export interface GateReport {
+  readonly ok: boolean;
+  readonly changes: readonly Change[];
+  readonly failures: readonly GateFailure[];
+  readonly historical: { readonly checked: number; readonly passed: number; readonly rejectedByPolicy: number; readonly skippedInvalid: number };
+  readonly historicalFailures: readonly HistoricalFailure[];
+}
+
+/** The gate rule a change breaks, if any. */
+export function gateRuleFor(c: Change): GateRule | undefined {
+  const codes = new Set(c.reasons.map((r) => r.code));
+  const link = c.policy !== undefined;
+  switch (c.class) {
+    case 'breaking':
+      if (codes.has('revision_edited_in_place')) return 'revision_edited_in_place';
+      if (codes.has('history_rewritten')) return 'history_rewritten';
+      if (!link || c.policy === 'none') return 'breaking_without_policy';
+      if (c.policy !== 'adapt') return undefined;
+      return c.aspect === 'output' ? 'output_breaking_with_adapt' : 'adapter_incomplete';
+    case 'behavior_change':
+      return c.policy === 'none' ? 'behavior_change_without_policy' : undefined;
+    case 'authority_widening':
+      if (codes.has('widened_in_place')) return 'widened_in_place';
+      if (codes.has('effect_raised_in_place')) return 'effect_raised_in_place';
+      return c.policy === 'none' || !link ? 'widening_without_policy' : undefined;
+    case 'semantic_change':
+      return 'semantic_change_keeps_name';
+    case 'removal':
+      if (codes.has('tool_removed')) return 'tool_removed_without_retiring';
+      if (codes.has('revision_removed')) return 'revision_removed_without_retiring';
+      return undefined;
+    case 'additive':
+    case 'bounded_migration':
+    case 'metadata':
+      return undefined;
+  }
+}
+
+function failureOf(c: Change, rule: GateRule): GateFailure {
+  const link = c.from !== undefined && c.to !== undefined && c.from !== c.to ? ` r${c.from} → r${c.to}` : '';
+  return {
+    rule,
+    tool: c.tool,
+    from: c.from,
+    to: c.to,
+    reasons: c.reasons.map((r) => r.text),
+    message: `${c.tool}${link}: ${GateRules[rule]}`,
+  };
+}
+
+function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Iterable<HistoryRecord>) {
+  let checked = 0, passed = 0, rejectedByPolicy = 0, skippedInvalid = 0;
+  const failures: HistoricalFailure[] = [];
+  let index = -1;
+  for (const rec of history) {
+    index++;
+    checked++;
+    const oldTool = old?.tools.get(rec.tool);
+    const tool = candidate.tools.get(rec.tool);
+    const seen = rec.revision ?? oldTool?.current.revision ?? tool?.current.revision;
+    const fail = (problem: string, issues: readonly FieldIssue[] = []): void => {
+      failures.push({ index, tool: rec.tool, revision: seen, problem, issues });
+    };
+    if (oldTool !== undefined && prepareCall(resolveContract(oldTool, seen), rec.raw_arguments).kind !== 'ready') {
+      skippedInvalid++; // it did not pass under the old catalog either: not a regression
+      continue;
+    }
+    if (tool === undefined) {
+      if (oldTool?.current.retired !== undefined) rejectedByPolicy++;
+      else fail(`tool ${rec.tool} is not in the candidate catalog`);
+      continue;
+    }
+    const decision = resolveContract(tool, seen);
+    if (decision.kind === 'reject') {
+      if (decision.reason === 'unknown_revision') fail(decision.message);
+      else rejectedByPolicy++;
+      continue;
+    }
+    const prepared = prepareCall(decision, rec.raw_arguments);
+    if (prepared.kind === 'invalid') {
+      fail(`invalid for revision ${prepared.revision}: ${describeIssues(prepared.issues)}`, prepared.issues);
+      continue;
+    }
+    if (prepared.kind === 'reject') {
+      rejectedByPolicy++;
+      continue;
+    }
+    const action = resolveAction(prepared.revision, prepared.normalized);
+    if (action.kind === 'refused') fail(`refused by revision ${prepared.revision.revision}: ${action.field}: ${action.problem}`, [{ field: action.field, problem: action.problem }]);
+    else passed++;
+  }
+  return { summary: { checked, passed, rejectedByPolicy, skippedInvalid }, failures };
+}
+
+export function releaseGate(old: Catalog | undefined, candidate: Catalog, history?: Iterable<HistoryRecord>): GateReport {
+  const changes = classifyCatalogChange(old, candidate);
+  const failures: GateFailure[] = [];
+  for (const c of changes) {
+    const rule = gateRuleFor(c);
+    if (rule !== undefined) failures.push(failureOf(c, rule));
+  }
+  const h = checkHistory(old, candidate, history ?? []);
+  for (const f of h.failures.slice(0, 1)) {
+    failures.push({ rule: 'historical_call_fails', tool: f.tool, from: f.revision, to: undefined, reasons: [f.problem], message: `${h.failures.length} journaled call(s) would now fail (first: ${f.tool} #${f.index})` });
+  }
+  return { ok: failures.length === 0, changes, failures, historical: h.summary, historicalFailures: h.failures };
+}

@@ -1,0 +1,140 @@
+/**
+ * Renders gate reports and catalog summaries for people (plain-text tables)
+ * and for programs (JSON with a fixed, versioned shape and snake_case keys).
+ * Text output escapes control, bidi and zero-width characters (journaled
+ * arguments come from agents); JSON output keeps values exact.
+ */
+import { authorityDigest, authorityOf, type Authority } from './authority.js';
+import type { Change } from './changes.js';
+import { gateRuleFor, type GateReport } from './release-gate.js';
+import { printable } from './text.js';
+import type { Catalog, JsonObject } from './types.js';
+
+export const GATE_JSON_FORMAT = 'postern.release-gate/1';
+export const CATALOG_JSON_FORMAT = 'postern.catalog-summary/1';
+
+function table(header: readonly string[], rawRows: readonly (readonly string[])[]): string {
+  const rows = rawRows.map((r) => r.map(printable));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => Math.min((r[i] ?? '').length, 60))));
+  const line = (cells: readonly string[]): string =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const revText = (c: Change): string =>
+  c.from === undefined && c.to === undefined ? '-' : c.from === c.to || c.to === undefined ? `r${c.from ?? '?'}` : `r${c.from ?? '?'}→r${c.to}`;
+
+export function renderGateReport(report: GateReport): string {
+  const rows = report.changes.map((c) => [
+    c.tool,
+    revText(c),
+    c.class,
+    c.policy ?? '-',
+    gateRuleFor(c) === undefined ? 'ok' : 'FAIL',
+    c.reasons.map((r) => r.text).join('; '),
+  ]);
+  const parts = [rows.length === 0 ? 'No changes.' : table(['TOOL', 'REV', 'CLASS', 'POLICY', 'GATE', 'REASONS'], rows)];
+  const h = report.historical;
+  if (h.checked > 0) {
+    parts.push(`Journal: ${h.checked} call(s) checked, ${h.passed} still valid, ${h.rejectedByPolicy} rejected by policy, ${h.skippedInvalid} were already invalid, ${report.historicalFailures.length} would now fail.`);
+    for (const f of report.historicalFailures.slice(0, 20)) parts.push(printable(`  #${f.index} ${f.tool} r${f.revision ?? '?'}: ${f.problem}`));
+    if (report.historicalFailures.length > 20) parts.push(`  … and ${report.historicalFailures.length - 20} more`);
+  }
+  if (report.failures.length > 0) {
+    parts.push(`Release gate FAILED (${report.failures.length}):`);
+    for (const f of report.failures) parts.push(printable(`  - ${f.message}${f.reasons.length > 0 ? ` [${f.reasons.join('; ')}]` : ''}`));
+  } else parts.push('Release gate passed.');
+  return parts.join('\n');
+}
+
+export function gateReportJson(report: GateReport): JsonObject {
+  return {
+    format: GATE_JSON_FORMAT,
+    ok: report.ok,
+    changes: report.changes.map((c) => ({
+      tool: c.tool,
+      from: c.from ?? null,
+      to: c.to ?? null,
+      class: c.class,
+      aspect: c.aspect,
+      policy: c.policy ?? null,
+      reasons: c.reasons.map((r) => ({ code: r.code, text: r.text })),
+    })),
+    failures: report.failures.map((f) => ({ rule: f.rule, tool: f.tool, from: f.from ?? null, to: f.to ?? null, message: f.message, reasons: [...f.reasons] })),
+    historical: {
+      checked: report.historical.checked,
+      passed: report.historical.passed,
+      rejected_by_policy: report.historical.rejectedByPolicy,
+      skipped_invalid: report.historical.skippedInvalid,
+    },
+    historical_failures: report.historicalFailures.map((f) => ({
+      index: f.index,
+      tool: f.tool,
+      revision: f.revision ?? null,
+      problem: f.problem,
+      issues: f.issues.map((i) => ({ field: i.field, problem: i.problem })),
+    })),
+  };
+}
+
+export interface ToolSummary {
+  readonly tool: string;
+  readonly revision: number;
+  readonly revisions: readonly number[];
+  readonly status: 'active' | 'retired';
+  readonly effect: string;
+  readonly approval: string;
+  readonly authority: Authority;
+  readonly authorityDigest: string;
+}
+
+export function summarizeCatalog(catalog: Catalog): ToolSummary[] {
+  return [...catalog.tools.values()]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((t) => {
+      const authority = authorityOf(t, t.current, catalog);
+      return {
+        tool: t.name,
+        revision: t.current.revision,
+        revisions: t.revisions.map((r) => r.revision),
+        status: t.current.retired === undefined ? 'active' : 'retired',
+        effect: t.effect,
+        approval: t.approval,
+        authority,
+        authorityDigest: authorityDigest(authority),
+      };
+    });
+}
+
+function reach(a: Authority): string {
+  const parts: string[] = [];
+  if (a.origins.length > 0) parts.push(`${a.methods.join(',')} ${a.origins.join(' ')} ${a.paths.join(' ')}`);
+  if (a.privateNetwork === 'allowed') parts.push('(private network allowed)');
+  for (const e of a.ssh) parts.push(`ssh ${e.user}@${e.host}:${e.port}`);
+  for (const c of a.commands) parts.push(`argv ${c.join(' ')}`);
+  if (a.programs.length > 1) parts.push(`programs ${a.programs.join(', ')}`);
+  parts.push(`credential ${a.credentials.join(', ')}`);
+  return parts.join('; ');
+}
+
+export function renderCatalogSummary(catalog: Catalog): string {
+  const rows = summarizeCatalog(catalog).map((s) => [s.tool, `r${s.revision}`, s.status, s.effect, s.approval, reach(s.authority)]);
+  return rows.length === 0 ? 'No tools.' : table(['TOOL', 'REV', 'STATUS', 'EFFECT', 'APPROVAL', 'AUTHORITY'], rows);
+}
+
+export function catalogSummaryJson(catalog: Catalog, digest: string): JsonObject {
+  return {
+    format: CATALOG_JSON_FORMAT,
+    digest,
+    tools: summarizeCatalog(catalog).map((s) => ({
+      tool: s.tool,
+      revision: s.revision,
+      revisions: [...s.revisions],
+      status: s.status,
+      effect: s.effect,
+      approval: s.approval,
+      authority_digest: s.authorityDigest,
+      authority: JSON.parse(JSON.stringify(s.authority)) as JsonObject,
+    })),
+  };
+}

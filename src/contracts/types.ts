@@ -1,0 +1,170 @@
+/**
+ * The contract model: what a parsed, validated catalog looks like in memory.
+ * Everything here is immutable data produced by `parseCatalog`; no other code
+ * builds these objects, so every `Catalog` a caller holds has passed every
+ * check (origins normalized, templates reference declared parameters, schemas
+ * bounded, revisions strictly increasing, targets and replacements resolved).
+ */
+import type { z } from 'zod';
+import type { SchemaNode } from './schema-node.js';
+import type { StringTemplate } from './string-template.js';
+import type { PathTemplate, PathPattern } from './path-template.js';
+
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | readonly JsonValue[] | JsonObject;
+export interface JsonObject {
+  readonly [key: string]: JsonValue;
+}
+
+/** What a tool does to the world; ordered from least to most dangerous. */
+export const Effects = ['read', 'write', 'destructive'] as const;
+export type Effect = (typeof Effects)[number];
+
+export const ApprovalModes = ['none', 'session', 'per-call'] as const;
+export type ApprovalMode = (typeof ApprovalModes)[number];
+
+export const HttpMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+export type HttpMethod = (typeof HttpMethods)[number];
+
+/** Where the executor puts the HTTP credential. The name is part of the contract so templates cannot collide with it. */
+export type HttpAuth =
+  | { readonly kind: 'bearer' }
+  | { readonly kind: 'basic' }
+  | { readonly kind: 'header'; readonly name: string }
+  | { readonly kind: 'query'; readonly name: string };
+
+export interface HttpTarget {
+  readonly kind: 'http';
+  readonly name: string;
+  /** Normalized: lowercase scheme and host, punycode, no default port, no path. */
+  readonly origin: string;
+  readonly scheme: 'https' | 'http';
+  readonly host: string;
+  readonly port: number;
+  readonly credential: string;
+  readonly auth: HttpAuth;
+  readonly idempotencyHeader: 'send' | 'omit';
+  readonly privateNetwork: 'allowed' | 'refused';
+}
+
+export type HostKey = { readonly state: 'pinned'; readonly fingerprint: string } | { readonly state: 'untrusted' };
+
+export interface SshTarget {
+  readonly kind: 'ssh';
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly hostKey: HostKey;
+  readonly credential: string;
+}
+
+export type Target = HttpTarget | SshTarget;
+
+/** A JSON Schema input or output, in three forms that always agree. */
+export interface CompiledSchema {
+  /** The bounded intermediate form used for validation and comparison. */
+  readonly node: SchemaNode;
+  /** The normalized JSON Schema (explicit bounds, additionalProperties: false), as advertised over MCP. */
+  readonly json: JsonObject;
+  readonly zod: z.ZodType;
+}
+
+/** `{{`/`}}` escapes, `{param}` placeholders; a body template is JSON with string templates at the leaves. */
+export type BodyTemplate =
+  | { readonly kind: 'literal'; readonly value: JsonPrimitive }
+  | { readonly kind: 'param'; readonly param: string }
+  | { readonly kind: 'text'; readonly template: StringTemplate }
+  | { readonly kind: 'array'; readonly items: readonly BodyTemplate[] }
+  | { readonly kind: 'object'; readonly entries: readonly (readonly [string, BodyTemplate])[] };
+
+export interface NamedTemplate {
+  readonly name: string;
+  readonly value: StringTemplate;
+}
+
+/** A fixed HTTP request with typed holes. */
+export interface HttpAction {
+  readonly kind: 'http';
+  readonly target: HttpTarget;
+  readonly method: HttpMethod;
+  readonly path: PathTemplate;
+  readonly query: readonly NamedTemplate[];
+  /** Names lowercased. */
+  readonly headers: readonly NamedTemplate[];
+  readonly body: BodyTemplate | undefined;
+}
+
+/** A broad HTTP tool: the agent picks method, path (among patterns), query and JSON body. */
+export interface HttpRequestAction {
+  readonly kind: 'http_request';
+  readonly target: HttpTarget;
+  readonly methods: readonly HttpMethod[];
+  readonly paths: readonly PathPattern[];
+  /** Operator-fixed headers, names lowercased. */
+  readonly headers: readonly (readonly [string, string])[];
+}
+
+export type ArgvElement =
+  | { readonly kind: 'literal'; readonly value: string }
+  | { readonly kind: 'param'; readonly param: string }
+  | { readonly kind: 'splice'; readonly param: string }
+  | { readonly kind: 'text'; readonly template: StringTemplate };
+
+export interface SshAction {
+  readonly kind: 'ssh';
+  readonly target: SshTarget;
+  /** argv[0] is a literal or a `{param}` whose schema is a closed string enum. */
+  readonly argv: readonly ArgvElement[];
+  readonly programs: readonly string[];
+}
+
+export type Action = HttpAction | HttpRequestAction | SshAction;
+
+/** How calls planned against the previous revision are treated once this one is current. */
+export type PreviousPolicy =
+  | { readonly policy: 'pin' }
+  | { readonly policy: 'reject' }
+  | {
+      readonly policy: 'adapt';
+      /** old name → new name, applied first. */
+      readonly renames: readonly (readonly [string, string])[];
+      /** field (new name) → old value → new value, applied second. */
+      readonly mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[];
+      /** field → constant, set when absent, applied last. */
+      readonly defaults: readonly (readonly [string, JsonValue])[];
+    };
+
+export type PolicyName = PreviousPolicy['policy'];
+
+export interface Revision {
+  readonly tool: string;
+  readonly revision: number;
+  readonly input: CompiledSchema;
+  readonly output: CompiledSchema | undefined;
+  readonly action: Action;
+  /** Absent: calls from the previous revision are validated against this one as they are. */
+  readonly previous: PreviousPolicy | undefined;
+  /** ISO date (YYYY-MM-DD) announced as the end of this revision; informational. */
+  readonly deprecated: string | undefined;
+  readonly retired: { readonly replacement: string | undefined } | undefined;
+  /** Declared change of meaning relative to the previous revision. */
+  readonly semanticChange: string | undefined;
+}
+
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly effect: Effect;
+  readonly approval: ApprovalMode;
+  /** Strictly increasing revision numbers; never empty. */
+  readonly revisions: readonly Revision[];
+  /** The last revision. */
+  readonly current: Revision;
+}
+
+export interface Catalog {
+  readonly fileName: string;
+  readonly targets: ReadonlyMap<string, Target>;
+  readonly tools: ReadonlyMap<string, Tool>;
+}

@@ -1,0 +1,47 @@
+/**
+ * What a call stage can see: the daemon's services and the calling session.
+ * Plain data and service handles, no behaviour.
+ */
+import type { ApprovalQueue } from '../../approvals/queue.js';
+import type { GrantStore } from '../../approvals/grants.js';
+import type { Journals } from '../../journal/index.js';
+import type { DaemonConfig } from '../config.js';
+import type { DaemonState } from '../state.js';
+import type { KeyReservations } from './idempotency.js';
+
+export interface Services {
+  readonly state: DaemonState;
+  readonly journals: Journals;
+  readonly queue: ApprovalQueue;
+  readonly grants: GrantStore;
+  readonly reservations: KeyReservations;
+  readonly config: DaemonConfig;
+  readonly now: () => Date;
+}
+
+export interface SessionInfo {
+  readonly id: string;
+  clientName: string | null;
+  clientVersion: string | null;
+  protocolVersion: string | null;
+  /** As declared by the `postern mcp` shim (not authenticated). */
+  pid: number | null;
+  runId: string | null;
+  /** The revision of each tool this session was last shown. */
+  readonly seen: Map<string, number>;
+}
+
+export interface CallRequest {
+  readonly name: string;
+  readonly arguments: unknown;
+  readonly meta: Readonly<Record<string, unknown>>;
+  readonly signal: AbortSignal;
+  /** Sends an MCP progress notification, when the client asked for progress. */
+  readonly progress: (message: string) => void;
+}
+
+/** Our reverse-DNS prefix for `_meta` keys. */
+export const META_PREFIX = 'dev.postern';
+export const META_REVISION = `${META_PREFIX}/revision`;
+export const META_TOOLSET = `${META_PREFIX}/toolset`;
+export const META_RUN_ID = `${META_PREFIX}/run_id`;

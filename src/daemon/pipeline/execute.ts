@@ -1,0 +1,70 @@
+/**
+ * Execution: hands the resolved action to its executor with the vault
+ * credential. The credential is looked up by the name the catalog gave and
+ * must be of a kind that fits the target's auth; nothing here decides policy.
+ */
+import type { ResolvedAction, ResolvedHttp } from '../../contracts/index.js';
+import { executeHttp, type HttpResult } from '../../executors/http/index.js';
+import type { Credential } from '../../vault/index.js';
+import type { DaemonConfig } from '../config.js';
+import { PosternError } from '../../protocol/errors.js';
+
+export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult };
+
+const AUTH_KIND = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query' } as const;
+
+export function checkCredential(action: ResolvedAction, cred: Credential | undefined): Credential {
+  if (cred === undefined) {
+    throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is not in the vault: add it with \`postern secret add ${action.credential}\``);
+  }
+  if (action.kind === 'http' && AUTH_KIND[action.auth.kind] !== cred.meta.kind) {
+    throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is a ${cred.meta.kind}, but the target expects ${AUTH_KIND[action.auth.kind]}`);
+  }
+  return cred;
+}
+
+/** Headers the executor sets itself; the resolved action lists them so the approval card shows them. */
+const EXECUTOR_SET = new Set(['idempotency-key', 'content-type']);
+
+function httpSpec(a: ResolvedHttp) {
+  const contentType = a.headers.find(([n]) => n === 'content-type')?.[1] ?? 'application/json';
+  return {
+    origin: a.origin,
+    method: a.method,
+    path: a.path,
+    query: a.query,
+    headers: a.headers.filter(([n]) => !EXECUTOR_SET.has(n)),
+    ...(a.bodyText === undefined ? {} : { body: { contentType, bytes: Buffer.from(a.bodyText, 'utf8') } }),
+  };
+}
+
+export interface ExecOptions {
+  readonly config: DaemonConfig;
+  readonly allowPrivate: boolean;
+  readonly signal: AbortSignal;
+  readonly onRequestSent: () => void;
+}
+
+export async function executeAction(action: ResolvedAction, cred: Credential, opts: ExecOptions): Promise<ExecResult> {
+  switch (action.kind) {
+    case 'http': {
+      const key = action.headers.find(([n]) => n === 'idempotency-key')?.[1];
+      const result = await executeHttp(httpSpec(action), {
+        credential: cred,
+        allowPrivate: opts.allowPrivate,
+        ...(key === undefined ? {} : { idempotencyKey: { header: 'Idempotency-Key', value: key } }),
+        timeouts: {
+          connectMs: opts.config.http.connect_timeout_ms,
+          headersMs: opts.config.http.headers_timeout_ms,
+          bodyMs: opts.config.http.body_timeout_ms,
+        },
+        maxResponseBytes: opts.config.http.max_response_bytes,
+        signal: opts.signal,
+        onRequestSent: opts.onRequestSent,
+      });
+      return { kind: 'http', result };
+    }
+    case 'ssh':
+      throw new PosternError('TARGET_ERROR', 'SSH actions are not available in this build yet; nothing was run', { sideEffectStarted: false });
+  }
+}

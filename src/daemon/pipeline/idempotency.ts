@@ -1,0 +1,68 @@
+/**
+ * The idempotency decision (DESIGN §6.5), pure. Inputs: the key's durable
+ * holder in the Activity journal (if any), whether a call with this key is in
+ * flight in this daemon, and the digest of this call's normalized arguments.
+ *
+ *   no holder, not in flight        → proceed (the key is reserved in memory;
+ *                                      it is claimed durably with the intent)
+ *   in flight                       → CALL_IN_PROGRESS
+ *   holder, other arguments         → IDEMPOTENCY_KEY_CONFLICT
+ *   holder in progress              → CALL_IN_PROGRESS
+ *   holder outcome unknown          → OUTCOME_UNKNOWN (never re-run)
+ *   holder completed, same args     → replay the stored result
+ *
+ * Keys are scoped per tool and shared across sessions, so an agent that
+ * reconnects after a crash cannot run the same action twice.
+ */
+import type { IdempotencyRecord } from '../../journal/index.js';
+
+export type IdempotencyDecision =
+  | { readonly kind: 'proceed' }
+  | { readonly kind: 'replay'; readonly holder: IdempotencyRecord }
+  | { readonly kind: 'conflict'; readonly holder: IdempotencyRecord }
+  | { readonly kind: 'in_progress'; readonly holder: IdempotencyRecord | undefined }
+  | { readonly kind: 'outcome_unknown'; readonly holder: IdempotencyRecord };
+
+export function decideIdempotency(holder: IdempotencyRecord | undefined, inFlight: boolean, argsDigest: string): IdempotencyDecision {
+  if (holder === undefined) return inFlight ? { kind: 'in_progress', holder: undefined } : { kind: 'proceed' };
+  if (holder.args_digest !== argsDigest) return { kind: 'conflict', holder };
+  switch (holder.state) {
+    case 'in_progress':
+      return { kind: 'in_progress', holder };
+    case 'outcome_unknown':
+      return { kind: 'outcome_unknown', holder };
+    case 'completed':
+      return { kind: 'replay', holder };
+  }
+}
+
+/**
+ * In-memory reservations of keys between the idempotency stage and the
+ * durable claim, so 20 parallel calls with one key produce one approval
+ * request and one execution. A reservation is released when the call ends,
+ * whatever the outcome.
+ */
+export class KeyReservations {
+  readonly #held = new Map<string, string>();
+
+  static id(tool: string, key: string): string {
+    return `${tool}\u0000${key}`;
+  }
+
+  isHeld(tool: string, key: string): boolean {
+    return this.#held.has(KeyReservations.id(tool, key));
+  }
+
+  /** True if reserved for this call; false if another call holds it. */
+  reserve(tool: string, key: string, callId: string): boolean {
+    const id = KeyReservations.id(tool, key);
+    if (this.#held.has(id)) return false;
+    this.#held.set(id, callId);
+    return true;
+  }
+
+  release(tool: string, key: string, callId: string): void {
+    const id = KeyReservations.id(tool, key);
+    if (this.#held.get(id) === callId) this.#held.delete(id);
+  }
+}

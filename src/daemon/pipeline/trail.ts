@@ -1,0 +1,183 @@
+/**
+ * The trail of one call: everything the Activity journal records about it,
+ * filled in stage by stage, and the three ways a call ends in the journal —
+ * rejected (no intent), intent + outcome, or replay. Invariants: the intent is
+ * committed before `effectStarted` can ever be called; a call that recorded an
+ * intent always gets an outcome entry (unless the daemon dies, which recovery
+ * turns into outcome_unknown); stored values are already redacted.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { ResolvedAction } from '../../contracts/index.js';
+import type { ApprovalRecord, CallRecord, IdempotencyRecord, TargetDetails } from '../../journal/index.js';
+import { PosternError, isPosternError } from '../../protocol/errors.js';
+import { errorResult } from './respond.js';
+import type { Services, SessionInfo } from './context.js';
+import type { ShapedResult } from './result.js';
+import type { ExecResult } from './execute.js';
+
+export type JournalApproval = ApprovalRecord | null;
+
+function targetDetails(a: ResolvedAction): TargetDetails {
+  switch (a.kind) {
+    case 'http':
+      return { kind: 'http', method: a.method, url: a.url };
+    case 'ssh':
+      return { kind: 'ssh', host: a.host, port: a.port, user: a.user, argv: [...a.argv], host_key_fingerprint: a.hostKey.state === 'pinned' ? a.hostKey.fingerprint : 'untrusted' };
+  }
+}
+
+export class Trail {
+  currentRevision: number | null = null;
+  revisionSeen: number | null = null;
+  rawArguments: unknown = null;
+  #normalized: unknown = null;
+  #revisionExecuted: number | null = null;
+  #adapter: string | null = null;
+  #key: string | null = null;
+  #argsDigest: string | null = null;
+  #approval: JournalApproval = null;
+  #path: string[] = [];
+  #effect = false;
+  #intent = false;
+  #outcome = false;
+  readonly #at: string;
+
+  constructor(
+    private readonly svc: Services,
+    private readonly session: SessionInfo,
+    private readonly tool: string,
+    private readonly handlerRevision: string,
+    readonly callId: string,
+  ) {
+    this.#at = svc.now().toISOString();
+  }
+
+  step(s: string): void {
+    this.#path.push(s);
+  }
+  raw(v: unknown): void {
+    this.rawArguments = v;
+  }
+  key(k: string | undefined): void {
+    this.#key = k ?? null;
+  }
+  normalized(v: unknown, revision: number, adapted: readonly string[]): void {
+    this.#normalized = this.svc.state.redactor().redactValue(v);
+    this.#revisionExecuted = revision;
+    this.#adapter = adapted.length === 0 ? null : adapted.join('; ');
+  }
+  digest(d: string): void {
+    this.#argsDigest = d;
+  }
+  approval(a: JournalApproval): void {
+    this.#approval = a;
+  }
+  effectStarted(): void {
+    this.#effect = true;
+  }
+
+  #record(): CallRecord {
+    return {
+      call_id: this.callId,
+      session_id: this.session.id,
+      run_id: this.session.runId,
+      tool: this.tool.slice(0, 128),
+      revision_seen: this.revisionSeen,
+      revision_executed: this.#revisionExecuted,
+      handler_revision: this.handlerRevision,
+      raw_arguments: this.rawArguments,
+      normalized_arguments: this.#normalized,
+      adapter_applied: this.#adapter,
+      idempotency_key: this.#key,
+      args_digest: this.#argsDigest,
+      approval: this.#approval,
+      decision_path: [...this.#path],
+      side_effect_started: this.#effect,
+      at: this.#at,
+    };
+  }
+
+  /** Commits the intent (and claims the key). Throws JOURNAL_UNAVAILABLE or CALL_IN_PROGRESS; nothing has left the machine. */
+  intent(action: ResolvedAction): void {
+    const r = this.svc.journals.activity.recordIntent({ ...this.#record(), target: targetDetails(action) });
+    if (!r.claimed) throw new PosternError('CALL_IN_PROGRESS', 'another call holds this idempotency_key; check it with postern_call_status');
+    this.#intent = true;
+  }
+
+  /** An executor failure: journal the outcome and return the error to throw. */
+  failedExecution(e: unknown, ms: number): PosternError {
+    const err = isPosternError(e) ? e : new PosternError('TARGET_ERROR', 'the action failed', { sideEffectStarted: this.#effect, cause: e });
+    const started = err.sideEffectStarted || this.#effect;
+    const final = started === err.sideEffectStarted ? err : new PosternError(err.code, err.message, { details: err.details, sideEffectStarted: started });
+    const result = this.#errorResult(final);
+    this.#writeOutcome({ status: started && final.code === 'TARGET_TIMEOUT' ? 'outcome_unknown' : 'error', side_effect_started: started, error_code: final.code, duration_ms: ms, result });
+    return final;
+  }
+
+  outcome(shaped: ShapedResult, ms: number, exec: ExecResult): void {
+    this.#writeOutcome({
+      status: shaped.status,
+      side_effect_started: true,
+      ...(shaped.errorCode === undefined ? {} : { error_code: shaped.errorCode }),
+      response_status: exec.result.status,
+      connected_ip: exec.result.connected_ip,
+      duration_ms: ms,
+      result: shaped.result,
+      result_digest: shaped.digest,
+    });
+  }
+
+  #writeOutcome(o: Parameters<Services['journals']['activity']['recordOutcome']>[1]): void {
+    this.#outcome = true;
+    try {
+      this.svc.journals.activity.recordOutcome(this.callId, o);
+    } catch {
+      // The intent stays open: after a restart it becomes outcome_unknown, never a re-run.
+    }
+  }
+
+  /** Same key, same arguments, completed: the stored result, no new effect. */
+  replay(holder: IdempotencyRecord): CallToolResult {
+    this.step('idempotency:replay');
+    try {
+      this.svc.journals.activity.recordReplay({ ...this.#record(), replay_of: holder.call_id });
+    } catch {
+      // A replay has no effect; failing to journal it does not change what happened.
+    }
+    const stored = holder.result as CallToolResult | undefined;
+    const sc = (stored?.structuredContent ?? {}) as Record<string, unknown>;
+    return {
+      ...(stored ?? { content: [] }),
+      content: [...(stored?.content ?? []), { type: 'text', text: `(replayed result of call ${holder.call_id}; nothing was run again)` }],
+      structuredContent: { ...sc, replayed: true, replay_of: holder.call_id },
+    };
+  }
+
+  #errorResult(err: PosternError): CallToolResult {
+    let redact: (s: string) => string = (s) => s;
+    try {
+      const r = this.svc.state.redactor();
+      redact = (s) => r.redactText(s);
+    } catch {
+      // locked: nothing to redact with, and nothing secret was handled
+    }
+    const safe = new PosternError(err.code, redact(err.message), { details: err.details, sideEffectStarted: err.sideEffectStarted });
+    return errorResult(safe, { tool: this.tool.slice(0, 128), current_revision: this.currentRevision, call_id: this.callId });
+  }
+
+  /** Any failure: journal it where it belongs and answer with a typed error. */
+  fail(e: unknown): CallToolResult {
+    const err = isPosternError(e) ? e : new PosternError('INTERNAL', 'an unexpected internal failure; nothing further was run', { sideEffectStarted: this.#effect, cause: e });
+    const result = this.#errorResult(err);
+    if (this.#intent) {
+      if (!this.#outcome) this.#writeOutcome({ status: 'error', side_effect_started: err.sideEffectStarted || this.#effect, error_code: err.code, duration_ms: 0, result });
+    } else {
+      try {
+        this.svc.journals.activity.recordRejected({ ...this.#record(), error_code: err.code, message: result.content[0]?.type === 'text' ? result.content[0].text : err.code });
+      } catch {
+        // Nothing ran; the agent still gets the error.
+      }
+    }
+    return result;
+  }
+}

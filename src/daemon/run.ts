@@ -1,0 +1,170 @@
+/**
+ * The daemon's composition root: unlock the vault, load the accepted catalog,
+ * open the journals (recovering interrupted calls as outcome_unknown), listen
+ * on the agent socket and the operator socket, adopt newly accepted catalogs
+ * (then tell sessions `tools/list_changed`), lock on idle, and shut down
+ * cleanly. One daemon per home (a lock file in the 0700 run directory).
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, join } from 'node:path';
+import { ApprovalQueue } from '../approvals/queue.js';
+import { GrantStore } from '../approvals/grants.js';
+import type { Catalog } from '../contracts/index.js';
+import { sha256Hex } from '../contracts/index.js';
+import { loadAcceptedCatalog } from '../home/catalog-store.js';
+import type { HomePaths } from '../home/paths.js';
+import { assertPrivateDir } from '../home/permissions.js';
+import { openJournals, type Journals } from '../journal/index.js';
+import { PosternError, isPosternError } from '../protocol/errors.js';
+import { openVault, type UnlockedVault } from '../vault/index.js';
+import { acquireWriterLock, type WriterLock } from '../vault/writer-lock.js';
+import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
+import { loadConfig } from './config.js';
+import { KeyReservations } from './pipeline/idempotency.js';
+import type { Services } from './pipeline/context.js';
+import { ensureRunDir } from './socket-files.js';
+import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
+import { startOperatorServer } from './operator/index.js';
+
+export interface DaemonHandle {
+  readonly services: Services;
+  readonly agent: AgentEndpoint;
+  /** Re-reads the accepted catalog; returns true when a new one was adopted. */
+  reloadCatalog(): Promise<boolean>;
+  lock(reason: string): void;
+  close(reason: string): Promise<void>;
+}
+
+const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map() };
+
+async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<CatalogSnapshot> {
+  const creds = new Set(vault.list().map((m) => m.name));
+  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), creds);
+  if (accepted === undefined) return snapshotOf(EMPTY, sha256Hex(''), null);
+  return snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt);
+}
+
+async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
+  try {
+    return await acquireWriterLock(join(paths.runDir, 'daemon'));
+  } catch (e) {
+    if (isPosternError(e, 'VAULT_BUSY')) throw new PosternError('DAEMON_RUNNING', `a daemon is already running for ${paths.home}`);
+    throw e;
+  }
+}
+
+export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log: (line: string) => void): Promise<DaemonHandle> {
+  await assertPrivateDir(paths.home);
+  await ensureRunDir(paths.runDir);
+  const lockFile = await takeDaemonLock(paths);
+  let journals: Journals | undefined;
+  let vault: UnlockedVault | undefined;
+  try {
+    const config = await loadConfig(paths.config);
+    vault = await openVault(paths.vault, passphrase);
+    const snapshot = await loadSnapshot(paths, vault);
+    journals = openJournals(paths.journalDir);
+    for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
+    const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
+    const state = new DaemonState(vault, snapshot);
+    const svc: Services = { state, journals, queue: new ApprovalQueue(), grants: new GrantStore(), reservations: new KeyReservations(), config, now: () => new Date() };
+    const j = journals;
+    const journalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>): void => {
+      try {
+        j.sessions.event(session, type, data);
+      } catch (e) {
+        log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
+      }
+    };
+    state.onLock((reason) => {
+      const voided = svc.queue.voidAll(`vault locked: ${reason}`);
+      const revoked = svc.grants.revokeAll();
+      journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
+      log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked`);
+    });
+
+    let lastActivity = Date.now();
+    const agent = await startAgentSocket(paths.agentSocket, svc, {
+      sessionStarted: (s) => {
+        lastActivity = Date.now();
+        try {
+          j.sessions.startSession({ session_id: s.id, transport: 'stdio-socket', client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: null });
+        } catch (e) {
+          log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
+        }
+      },
+      sessionEnded: (s) => {
+        const revoked = svc.grants.revokeSession(s.id);
+        for (const g of revoked) journalEvent(s.id, 'grant_revoked', { tool: g.tool, reason: 'session ended' });
+        try {
+          j.sessions.endSession(s.id, 'disconnected');
+        } catch {
+          // already logged by the journal's own failure path
+        }
+      },
+    });
+    const operator = await startOperatorServer({
+      socketPath: paths.operatorSocket,
+      key: () => (state.locked ? null : operatorKey),
+      queue: svc.queue,
+      status: () => ({ locked: state.locked, catalog: state.snapshot().digest, tools: state.snapshot().catalog.tools.size, sessions: agent.sessions.size, pending: svc.queue.list().length }),
+      onLock: () => state.lock('operator request'),
+    });
+
+    const reloadCatalog = async (): Promise<boolean> => {
+      if (state.locked) return false;
+      const next = await loadSnapshot(paths, state.vault());
+      if (next.digest === state.snapshot().digest) return false;
+      // Build the new tool list first, then tell sessions (in-flight calls keep their snapshot).
+      state.setSnapshot(next);
+      journalEvent(null, 'catalog_accepted', { digest: next.digest, accepted_at: next.acceptedAt, tools: next.catalog.tools.size });
+      const n = await agent.broadcastListChanged();
+      journalEvent(null, 'list_changed_sent', { digest: next.digest, sessions: n });
+      log(`adopted catalog ${next.digest.slice(0, 16)}…; told ${n} sessions`);
+      return true;
+    };
+    let reloading = Promise.resolve();
+    const watcher: FSWatcher = watch(paths.home, (_event, file) => {
+      if (file !== basename(paths.acceptedRecord)) return;
+      reloading = reloading.then(() => reloadCatalog().then(() => undefined)).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
+    });
+    const idle = config.idle_lock_minutes > 0
+      ? setInterval(() => {
+          if (!state.locked && svc.queue.list().length === 0 && Date.now() - lastActivity > config.idle_lock_minutes * 60_000) state.lock('idle');
+        }, 5_000)
+      : undefined;
+    idle?.unref();
+    svc.queue.subscribe(() => (lastActivity = Date.now()));
+
+    journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
+    log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}`);
+
+    let closing: Promise<void> | undefined;
+    return {
+      services: svc,
+      agent,
+      reloadCatalog,
+      lock: (reason) => state.lock(reason),
+      close(reason: string) {
+        closing ??= (async () => {
+          watcher.close();
+          if (idle !== undefined) clearInterval(idle);
+          svc.queue.voidAll(`daemon stopping: ${reason}`);
+          await agent.close();
+          await operator.close();
+          journalEvent(null, 'daemon_stopped', { reason });
+          j.close();
+          state.lock(reason);
+          operatorKey.fill(0);
+          await lockFile.release();
+        })();
+        return closing;
+      },
+    };
+  } catch (e) {
+    journals?.close();
+    vault?.lock();
+    await lockFile.release();
+    throw e;
+  }
+}

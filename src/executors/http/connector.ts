@@ -1,0 +1,68 @@
+/**
+ * The undici connector for one call: it ignores the host undici asks for and
+ * connects to the single address that was resolved and checked beforehand
+ * (no second DNS lookup, so no rebinding window), with TLS verification on
+ * and SNI / certificate checks against the origin's host name. After the
+ * connection is up it checks the socket's actual remote address again and
+ * destroys the socket, before a byte of the request is written, if that
+ * address is not the pinned one or is not allowed.
+ *
+ * Invariants:
+ * - `rejectUnauthorized: true` is explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0
+ *   in the environment cannot turn verification off.
+ * - `onConnected` runs only for a socket that passed the check, and right
+ *   before undici may write the request on it.
+ */
+import { isIP } from 'node:net';
+import { buildConnector } from 'undici';
+import { PosternError } from '../../protocol/errors.js';
+import { egressVerdict, sameAddress } from './ip-policy.js';
+import { egressBlocked } from './target.js';
+
+export interface PinnedConnectorOptions {
+  readonly protocol: 'http:' | 'https:';
+  /** The origin's host: used for SNI, the certificate check and messages. */
+  readonly host: string;
+  /** The checked address to connect to. */
+  readonly address: string;
+  readonly port: number;
+  readonly allowPrivate: boolean;
+  /** TCP connect plus TLS handshake. */
+  readonly connectTimeoutMs: number;
+  readonly onConnected?: (remoteAddress: string) => void;
+}
+
+export function pinnedConnector(opts: PinnedConnectorOptions): buildConnector.connector {
+  const base = buildConnector({ timeout: opts.connectTimeoutMs, rejectUnauthorized: true, maxCachedSessions: 0 });
+  // SNI carries names only (RFC 6066), without a trailing dot.
+  const servername = isIP(opts.host) === 0 ? opts.host.replace(/\.$/, '') : undefined;
+  return (_requested, callback) => {
+    const target = { hostname: opts.address, host: opts.address, protocol: opts.protocol, port: String(opts.port), servername };
+    base(target, (err, socket) => {
+      if (err !== null) {
+        callback(err, null);
+        return;
+      }
+      const remote = socket.remoteAddress ?? '';
+      const verdict = egressVerdict(remote, opts.allowPrivate);
+      if (!verdict.allowed) {
+        socket.destroy();
+        callback(egressBlocked(opts.host, remote === '' ? 'unknown' : remote, verdict.reason), null);
+        return;
+      }
+      if (!sameAddress(remote, opts.address)) {
+        socket.destroy();
+        callback(
+          new PosternError('EGRESS_BLOCKED', `connection to ${opts.host} refused: connected to ${remote}, not the checked ${opts.address}`, {
+            details: { host: opts.host, address: remote, reason: 'address-changed' },
+            sideEffectStarted: false,
+          }),
+          null,
+        );
+        return;
+      }
+      opts.onConnected?.(remote);
+      callback(null, socket);
+    });
+  };
+}

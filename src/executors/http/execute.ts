@@ -1,0 +1,122 @@
+/**
+ * executeHttp: one HTTP call on a fixed origin with an injected credential.
+ *
+ *   prepare (pure checks, nothing sent) → resolve once and check every
+ *   address → connect to the pinned address, re-check the connected address
+ *   → send → read the response up to the cap → shape the result.
+ *
+ * Invariants:
+ * - A private undici Client per call: never the global dispatcher, so proxy
+ *   environment variables and a replaced global dispatcher have no effect;
+ *   redirects are never followed (a 3xx comes back with its `location`).
+ * - Every failure is a PosternError whose `sideEffectStarted` says whether
+ *   the request may have been written; messages never carry header values.
+ * - The result's `url` never contains a query credential. The result is not
+ *   redacted here: the daemon runs it through src/redaction, like everything
+ *   else that leaves the pipeline.
+ */
+import { Client } from 'undici';
+import { PosternError } from '../../protocol/errors.js';
+import { pinnedConnector } from './connector.js';
+import { targetFailure } from './failures.js';
+import { prepareRequest } from './prepare-request.js';
+import { decodeBody, readCapped, safeHeaders } from './response.js';
+import { parseOrigin, pinAddress, systemResolver } from './target.js';
+import type { HttpExecOptions, HttpRequestSpec, HttpResult, HttpTimeouts } from './types.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUTS } from './types.js';
+
+export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions): Promise<HttpResult> {
+  const timeouts = checkedTimeouts(opts.timeouts);
+  const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw invalid('maxResponseBytes must be a positive integer');
+  const origin = parseOrigin(spec.origin);
+  const prepared = prepareRequest(spec, opts, origin.href);
+  if (isAborted(opts.signal)) {
+    throw new PosternError('TARGET_ERROR', 'the request was aborted', { details: { host: origin.host, reason: 'aborted' }, sideEffectStarted: false });
+  }
+  const address = await pinAddress(origin, {
+    allowPrivate: opts.allowPrivate,
+    resolve: opts.resolve ?? systemResolver,
+    timeoutMs: timeouts.connectMs,
+    signal: opts.signal,
+  });
+
+  let connectedIp: string | null = null;
+  const client = new Client(origin.href, {
+    connect: pinnedConnector({
+      protocol: origin.protocol,
+      host: origin.host,
+      address,
+      port: origin.port,
+      allowPrivate: opts.allowPrivate,
+      connectTimeoutMs: timeouts.connectMs,
+      onConnected: (ip) => {
+        if (connectedIp !== null) return;
+        connectedIp = ip;
+        notify(opts.onRequestSent);
+      },
+    }),
+    pipelining: 1,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+  });
+  try {
+    const res = await client.request({
+      method: prepared.method,
+      path: prepared.target,
+      headers: [...prepared.headers],
+      body: prepared.body,
+      signal: opts.signal,
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.bodyMs,
+      reset: true,
+    });
+    const { bytes, truncated } = await readCapped(res.body, maxBytes);
+    const contentType = res.headers['content-type'];
+    return {
+      status: res.statusCode,
+      headers: safeHeaders(res.headers),
+      body: decodeBody(bytes, Array.isArray(contentType) ? contentType[0] : contentType, truncated),
+      truncated,
+      connected_ip: connectedIp ?? address,
+      url: prepared.displayUrl,
+      side_effect_started: true,
+    };
+  } catch (e) {
+    throw targetFailure(e, {
+      host: origin.host,
+      port: origin.port,
+      sent: connectedIp !== null,
+      aborted: isAborted(opts.signal),
+      timeouts,
+    });
+  } finally {
+    await client.destroy();
+  }
+}
+
+// A function, not an inline test: the signal changes between the two places it is read.
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function invalid(message: string): PosternError {
+  return new PosternError('INPUT_INVALID', message, { sideEffectStarted: false });
+}
+
+function checkedTimeouts(given: Partial<HttpTimeouts> | undefined): HttpTimeouts {
+  const t = { ...DEFAULT_TIMEOUTS, ...given };
+  for (const [name, ms] of Object.entries(t)) {
+    if (!Number.isSafeInteger(ms) || ms < 1) throw invalid(`the ${name} timeout must be a positive integer`);
+  }
+  return t;
+}
+
+/** The daemon's hook must not break the connection it is told about. */
+function notify(hook: (() => void) | undefined): void {
+  try {
+    hook?.();
+  } catch {
+    // ignored: the call proceeds; the daemon learns the outcome from the result
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Turns a request spec and a credential into exactly what goes on the wire
+ * (method, request target, header list, body) and the URL that may be shown
+ * and journaled. Pure: no I/O, so every refusal happens before a socket opens.
+ *
+ * Invariants:
+ * - The path is sent verbatim (it was approved verbatim); no URL re-parsing.
+ * - The credential appears only in `headers` / `target`, never in `displayUrl`
+ *   (a query credential shows as `[REDACTED:<name>]`).
+ * - The spec cannot set a reserved header, the credential's header, the
+ *   idempotency header, or (with a body) content-type; nor the query
+ *   credential's parameter, in any letter case.
+ */
+import { PosternError } from '../../protocol/errors.js';
+import { redactionMarker } from '../../redaction/index.js';
+import { VERSION } from '../../version.js';
+import { credentialInjection } from './credential-injection.js';
+import { checkHeaders, checkMethod, checkPath, encodeQuery, isFieldValue, isToken, RESERVED_HEADERS } from './request-rules.js';
+import type { HttpExecOptions, HttpRequestSpec } from './types.js';
+
+export interface PreparedRequest {
+  readonly method: string;
+  /** Path plus query, as written on the request line. */
+  readonly target: string;
+  /** Flat [name, value, name, value, …] list, in sending order. */
+  readonly headers: readonly string[];
+  readonly body: Uint8Array | null;
+  /** origin + path + query, with any query credential replaced by a marker. */
+  readonly displayUrl: string;
+}
+
+function invalid(message: string, details: Record<string, string | number> = {}): PosternError {
+  return new PosternError('INPUT_INVALID', message, { details, sideEffectStarted: false });
+}
+
+export function prepareRequest(
+  spec: HttpRequestSpec,
+  opts: Pick<HttpExecOptions, 'credential' | 'idempotencyKey'>,
+  origin: string,
+): PreparedRequest {
+  checkMethod(spec.method);
+  checkPath(spec.path);
+  const injection = credentialInjection(opts.credential);
+
+  const idem = opts.idempotencyKey;
+  const idemName = idem?.header.toLowerCase();
+  if (idem !== undefined && idemName !== undefined) {
+    if (!isToken(idem.header) || (RESERVED_HEADERS.has(idemName) && idemName !== 'idempotency-key')) {
+      throw invalid('the idempotency header name is not allowed');
+    }
+    if (!isFieldValue(idem.value) || idem.value === '') throw invalid('the idempotency key is not a valid header value');
+  }
+
+  const owned = [...injection.ownedHeaders, ...(idemName === undefined ? [] : [idemName])];
+  if (spec.body !== undefined) {
+    owned.push('content-type');
+    if (!isFieldValue(spec.body.contentType) || spec.body.contentType === '') throw invalid('the body content type is not a valid header value');
+  }
+  checkHeaders(spec.headers, owned);
+
+  const param = injection.queryParam;
+  if (param !== null && spec.query.some(([name]) => name.toLowerCase() === param.name.toLowerCase())) {
+    throw invalid(`the query parameter ${param.name} carries the credential and may not be supplied`, { query: param.name });
+  }
+  const query = encodeQuery(spec.query);
+  const sentQuery = param === null ? query : [...query, param.encoded];
+  const shownQuery = param === null ? query : [...query, `${param.encoded.split('=')[0] ?? ''}=${redactionMarker(opts.credential?.meta.name)}`];
+  const withQuery = (q: readonly string[]): string => (q.length === 0 ? spec.path : `${spec.path}?${q.join('&')}`);
+
+  const headers: string[] = [];
+  for (const [name, value] of spec.headers) headers.push(name, value);
+  if (spec.body !== undefined) headers.push('content-type', spec.body.contentType);
+  for (const [name, value] of injection.headers) headers.push(name, value);
+  if (idem !== undefined) headers.push(idem.header, idem.value);
+  headers.push('accept-encoding', 'identity');
+  if (!spec.headers.some(([name]) => name.toLowerCase() === 'user-agent')) headers.push('user-agent', `postern/${VERSION}`);
+
+  return {
+    method: spec.method,
+    target: withQuery(sentQuery),
+    headers,
+    body: spec.body?.bytes ?? null,
+    displayUrl: origin + withQuery(shownQuery),
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * What a request spec may contain: method, path, query and header syntax,
+ * and the headers only the executor may set. Every check runs before any
+ * network activity, so a refused request leaves nothing on the wire.
+ *
+ * Invariants:
+ * - No CR, LF, NUL or other control byte reaches a header name or value.
+ * - Reserved headers (credentials, framing, connection management, the
+ *   idempotency key, the credential's own header) cannot be supplied in any
+ *   letter case; the error names the reserved header as Postern spells it
+ *   and never quotes an agent-supplied value.
+ */
+import { PosternError } from '../../protocol/errors.js';
+
+/** Headers the executor owns; a spec may not carry them. */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'expect',
+  'idempotency-key',
+  // Always "identity": a compressed body could hide an echoed secret from redaction.
+  'accept-encoding',
+  'proxy-connection',
+]);
+
+/** RFC 9110 token. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** RFC 9110 field-value bytes: HTAB, visible ASCII, space, obs-text; nothing else. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** RFC 3986 path: segments of pchar, percent-escapes well-formed. */
+const PATH = /^(?:\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)+$/;
+/** Methods that reflect the request (and so the credential) or tunnel. */
+const REFUSED_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'TRACE', 'TRACK']);
+const MAX_METHOD_CHARS = 32;
+
+function invalid(message: string, details: Record<string, string | number> = {}): PosternError {
+  return new PosternError('INPUT_INVALID', message, { details, sideEffectStarted: false });
+}
+
+export function isToken(s: string): boolean {
+  return TOKEN.test(s);
+}
+
+export function isFieldValue(s: string): boolean {
+  return FIELD_VALUE.test(s);
+}
+
+export function checkMethod(method: string): void {
+  if (method.length > MAX_METHOD_CHARS || !TOKEN.test(method)) throw invalid('the HTTP method is not a valid token');
+  if (REFUSED_METHODS.has(method.toUpperCase())) {
+    throw invalid(`the HTTP method ${method.toUpperCase()} is not allowed`, { method: method.toUpperCase() });
+  }
+}
+
+export function checkPath(path: string): void {
+  if (!PATH.test(path)) throw invalid('the request path must start with / and be percent-encoded, without query or fragment');
+  if (path.startsWith('//')) throw invalid('the request path may not start with //');
+  for (const segment of path.split('/')) {
+    const decoded = segment.replace(/%2e/gi, '.');
+    if (decoded === '.' || decoded === '..') throw invalid('the request path may not contain . or .. segments');
+  }
+}
+
+/**
+ * Checks the spec's headers. `alsoReserved` adds names owned by this call
+ * (the credential's header, the idempotency header, content-type when the
+ * executor sets it from the body); all compared in lower case.
+ */
+export function checkHeaders(headers: readonly (readonly [string, string])[], alsoReserved: readonly string[]): void {
+  const reserved = new Set([...RESERVED_HEADERS, ...alsoReserved.map((h) => h.toLowerCase())]);
+  headers.forEach(([name, value], index) => {
+    if (!TOKEN.test(name)) {
+      throw invalid(`request header #${index + 1} has an invalid name (control characters or separators)`, { header_index: index });
+    }
+    if (!FIELD_VALUE.test(value)) {
+      throw invalid(`request header #${index + 1} has a value with control or non-Latin-1 characters`, { header_index: index });
+    }
+    const lower = name.toLowerCase();
+    if (reserved.has(lower)) {
+      throw invalid(`the ${lower} header is set by Postern and may not be supplied`, { header: lower });
+    }
+  });
+}
+
+/** Serializes query pairs with encodeURIComponent; refuses malformed Unicode. */
+export function encodeQuery(pairs: readonly (readonly [string, string])[]): string[] {
+  return pairs.map(([name, value], index) => {
+    if (name === '') throw invalid(`query parameter #${index + 1} has an empty name`, { query_index: index });
+    try {
+      return `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+    } catch {
+      throw invalid(`query parameter #${index + 1} is not well-formed Unicode`, { query_index: index });
+    }
+  });
+}

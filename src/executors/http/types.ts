@@ -1,0 +1,79 @@
+/**
+ * The HTTP executor's public shapes: what the daemon hands in (a fully
+ * resolved request on a fixed origin, plus the credential to inject) and what
+ * comes back. Nothing here carries a secret except `HttpCredential.secret`,
+ * which goes in and never comes out: `HttpResult.url` shows a query
+ * credential as a redaction marker, and errors never quote header values.
+ */
+import type { CredentialKind } from '../../vault/types.js';
+
+export interface HttpRequestSpec {
+  /** Normalized origin, e.g. `https://api.example.com:8443`; no path, query or userinfo. */
+  readonly origin: string;
+  readonly method: string;
+  /** Already percent-encoded; starts with `/`; no query, fragment or dot segments. */
+  readonly path: string;
+  /** Unencoded name/value pairs, encoded here (encodeURIComponent). */
+  readonly query: readonly (readonly [string, string])[];
+  /** Agent/catalog headers, without the credential. */
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body?: { readonly contentType: string; readonly bytes: Uint8Array };
+}
+
+/** The parts of a vault Credential the executor needs (a vault Credential fits). */
+export interface HttpCredential {
+  readonly meta: { readonly name: string; readonly kind: CredentialKind; readonly fields: Readonly<Record<string, string>> };
+  readonly secret: Readonly<Record<string, Uint8Array>>;
+}
+
+/** Enforced with undici's timers: above a second they fire within about a second of the limit. */
+export interface HttpTimeouts {
+  /** Applies to DNS resolution, then again to TCP connect plus TLS handshake. */
+  readonly connectMs: number;
+  /** From the request being written to the end of the response headers. */
+  readonly headersMs: number;
+  /** Longest pause between two chunks of the response body. */
+  readonly bodyMs: number;
+}
+
+/** Resolves a host name to IP addresses (injectable for tests). */
+export type ResolveHost = (host: string) => Promise<readonly string[]>;
+
+export interface HttpExecOptions {
+  /** The credential to inject; `null` for a target that takes none. */
+  readonly credential: HttpCredential | null;
+  /** The catalog marks the target as local: loopback/private/link-local addresses are allowed. */
+  readonly allowPrivate: boolean;
+  readonly idempotencyKey?: { readonly header: string; readonly value: string };
+  readonly timeouts?: Partial<HttpTimeouts>;
+  /** Response body cap in bytes (default 1 MiB); the body is truncated there. */
+  readonly maxResponseBytes?: number;
+  readonly signal?: AbortSignal;
+  readonly resolve?: ResolveHost;
+  /**
+   * Called once, when a connection to a checked address is up and the
+   * request is about to be written: from here on `side_effect_started` is true.
+   */
+  readonly onRequestSent?: () => void;
+}
+
+export type HttpBody =
+  | { readonly kind: 'json'; readonly value: unknown }
+  | { readonly kind: 'text'; readonly value: string }
+  | { readonly kind: 'base64'; readonly value: string };
+
+export interface HttpResult {
+  readonly status: number;
+  /** A safe subset of the response headers, lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: HttpBody;
+  /** The body was cut at the response cap. */
+  readonly truncated: boolean;
+  readonly connected_ip: string;
+  /** The request URL with any query credential replaced by a redaction marker. */
+  readonly url: string;
+  readonly side_effect_started: true;
+}
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;

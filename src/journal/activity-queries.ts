@@ -1,0 +1,45 @@
+/**
+ * The audit's read queries over the activity journal, built as plain SQL so a
+ * test can ask SQLite for their query plans (every filter must be answered
+ * from an index, not a table scan, on 100k+ calls).
+ *
+ * Invariants: every query selects head entries through `HEAD`, the exact
+ * predicate of the partial indexes, so the planner can use them; values are
+ * always bound as parameters, never spliced into SQL.
+ */
+import { CALL_SELECT, HEAD } from './activity-schema.js';
+import { clampLimit, isoBound } from './filters.js';
+import type { CallFilter } from './types.js';
+
+export interface Query {
+  readonly sql: string;
+  readonly params: readonly (string | number)[];
+}
+
+/** Newest first. Filters combine with AND. */
+export function listCallsQuery(filter: CallFilter = {}): Query {
+  const where = [`h.${HEAD}`];
+  const params: (string | number)[] = [];
+  const add = (clause: string, value: string): void => {
+    where.push(clause);
+    params.push(value);
+  };
+  if (filter.tool !== undefined) add('h.tool = ?', filter.tool);
+  if (filter.session_id !== undefined) add('h.session_id = ?', filter.session_id);
+  if (filter.idempotency_key !== undefined) add('h.idempotency_key = ?', filter.idempotency_key);
+  if (filter.since !== undefined) add('h.at >= ?', isoBound('since', filter.since, ''));
+  if (filter.until !== undefined) add('h.at < ?', isoBound('until', filter.until, ''));
+  if (filter.error_code !== undefined) add('h.call_id IN (SELECT call_id FROM entries WHERE error_code = ?)', filter.error_code);
+  params.push(clampLimit(filter.limit));
+  return { sql: `${CALL_SELECT} WHERE ${where.join(' AND ')} ORDER BY h.at DESC, h.seq DESC LIMIT ?`, params };
+}
+
+export const GET_CALL_SQL = `${CALL_SELECT} WHERE h.call_id = ? AND h.${HEAD}`;
+
+/** A page of head entries after `seq`, for the release gate's historical arguments. */
+export const HEADS_PAGE_SQL = `SELECT seq, kind, error_code, body FROM entries WHERE ${HEAD} AND seq > ? ORDER BY seq LIMIT ?`;
+
+/** Intents without an outcome: the calls a crash left open. */
+export const OPEN_INTENTS_SQL = `
+  SELECT i.call_id AS call_id FROM entries i
+  WHERE i.kind = 'intent' AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.call_id = i.call_id AND o.kind = 'outcome')`;

@@ -1,0 +1,206 @@
+/**
+ * The activity journal (`activity.db`): one chained history of every call —
+ * its intent (before anything leaves the machine), its rejection, or its
+ * replay — and every outcome, plus the idempotency claims those entries imply.
+ *
+ * Invariants:
+ * - each write is one BEGIN IMMEDIATE transaction committed with WAL +
+ *   synchronous=FULL before the method returns; on any failure it throws
+ *   JOURNAL_UNAVAILABLE and nothing of it is recorded (fail closed);
+ * - `recordIntent` claims (tool, key) in the same transaction as the intent
+ *   entry, so across processes exactly one call holds a key;
+ * - an error outcome with no side effect releases the claim; every other
+ *   outcome keeps it (completed / outcome_unknown) forever;
+ * - values are stored exactly as given — raw arguments keep the key order
+ *   they were received in; the caller has already redacted secrets.
+ */
+import type Database from 'better-sqlite3';
+import { PosternError } from '../protocol/errors.js';
+import { callRecordOf, toCallView } from './activity-schema.js';
+import type { CallRow, HeadBody, HeadKind } from './activity-schema.js';
+import { GET_CALL_SQL, HEADS_PAGE_SQL, listCallsQuery } from './activity-queries.js';
+import type { ActivityStore } from './activity-store.js';
+import { firstClaimMismatch } from './claims-check.js';
+import { guard } from './database.js';
+import { toJsonText } from './json.js';
+import type { CallFilter, CallRecord, CallView, ChainReport, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
+
+export type IntentResult = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
+
+/** One journaled raw argument set, for `postern catalog check --against-journal`. */
+export interface HistoricalArguments {
+  readonly tool: string;
+  /** The revision the session saw (the schema the agent shaped the arguments for). */
+  readonly revision: number | null;
+  readonly raw_arguments: unknown;
+  readonly call_id: string;
+  /** Set when the call was rejected — e.g. VALIDATION_FAILED means it never was valid. */
+  readonly error_code: string | null;
+}
+
+export interface ActivityJournal {
+  /** A call refused before any effect (validation, stale contract, denial, timeout, conflict…). One entry, no intent. */
+  recordRejected(r: CallRecord & { error_code: string; message: string }): void;
+  /** The durable intent, committed before execution; for a keyed call it also claims (tool, key) atomically. */
+  recordIntent(r: CallRecord & { target: TargetDetails }): IntentResult;
+  /** Extension: a call answered from the stored result of `replay_of` (same key, same arguments); no effect. */
+  recordReplay(r: CallRecord & { replay_of: string }): void;
+  /** The outcome of a call whose intent was recorded; see the header for what it does to the claim. */
+  recordOutcome(call_id: string, o: OutcomeInput): void;
+  findByKey(tool: string, key: string): IdempotencyRecord | undefined;
+  getCall(call_id: string): CallView | undefined;
+  /** Newest first; default limit 100, at most 10,000. */
+  listCalls(filter?: CallFilter): CallView[];
+  /** Every journaled call's raw arguments, in journal order. */
+  rawArgumentsByTool(): Iterable<HistoricalArguments>;
+  verify(): ChainReport;
+  /** One JSON line per entry in seq order; `data` is the parsed body (JSON.stringify(data) re-creates it). */
+  exportJsonl(write: (line: string) => void): void;
+}
+
+const PAGE = 500;
+
+export function createActivityJournal(store: ActivityStore): ActivityJournal {
+  const db = store.db;
+  const getStmt = db.prepare<[string], CallRow>(GET_CALL_SQL);
+  const headsPage = db.prepare<[number, number], { seq: number; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
+  const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
+
+  const write = <T>(action: string, fn: () => T): T => guard('activity', action, () => db.transaction(fn).immediate());
+  const read = <T>(action: string, fn: () => T): T => guard('activity', action, fn);
+
+  const appendHead = (kind: HeadKind, r: CallRecord, body: Omit<HeadBody, 'call'>, error_code: string | null): void => {
+    const call = callRecordOf(r);
+    const text = toJsonText({ call, ...body });
+    write(`record a ${kind} call`, () => store.appendHead(kind, call, text, error_code, false));
+  };
+
+  return {
+    recordRejected(r) {
+      appendHead('rejected', r, { error_code: r.error_code, message: r.message }, r.error_code);
+    },
+
+    recordReplay(r) {
+      appendHead('replay', r, { replay_of: r.replay_of }, null);
+    },
+
+    recordIntent(r) {
+      const call = callRecordOf(r);
+      const key = call.idempotency_key;
+      if (key !== null && call.args_digest === null) {
+        throw new PosternError('INTERNAL', 'an idempotency key needs an args_digest', { details: { call_id: call.call_id } });
+      }
+      const text = toJsonText({ call, target: r.target } satisfies HeadBody);
+      return write('record the intent', (): IntentResult => {
+        if (key !== null) {
+          const held = store.claimOf(call.tool, key);
+          if (held !== undefined) return { claimed: false, existing: store.idempotencyRecord(held) };
+        }
+        store.appendHead('intent', call, text, null, key !== null);
+        return { claimed: true };
+      });
+    },
+
+    recordOutcome(call_id, o) {
+      const body = {
+        status: o.status,
+        side_effect_started: o.side_effect_started,
+        error_code: o.error_code ?? null,
+        response_status: o.response_status ?? null,
+        exit_code: o.exit_code ?? null,
+        connected_ip: o.connected_ip ?? null,
+        duration_ms: o.duration_ms,
+        ...(o.result === undefined ? {} : { result: o.result }),
+        result_digest: o.result_digest ?? null,
+        target_extra: o.target_extra ?? null,
+        recovered: false,
+      };
+      toJsonText(body); // refuse a non-JSON result before taking the write lock
+      write('record the outcome', () =>
+        store.appendOutcome(call_id, body, () => {
+          switch (o.status) {
+            case 'success':
+              return 'completed';
+            case 'error':
+              return o.side_effect_started ? 'completed' : 'released';
+            case 'outcome_unknown':
+              return 'outcome_unknown';
+          }
+        }),
+      );
+    },
+
+    findByKey(tool, key) {
+      return read('look up an idempotency key', () => {
+        const held = store.claimOf(tool, key);
+        return held === undefined ? undefined : store.idempotencyRecord(held);
+      });
+    },
+
+    getCall(call_id) {
+      return read('read a call', () => {
+        const row = getStmt.get(call_id);
+        return row === undefined ? undefined : toCallView(row);
+      });
+    },
+
+    listCalls(filter = {}) {
+      const q = listCallsQuery(filter);
+      return read('list calls', () => {
+        let stmt = listStmts.get(q.sql);
+        if (stmt === undefined) {
+          stmt = db.prepare<(string | number)[], CallRow>(q.sql);
+          listStmts.set(q.sql, stmt);
+        }
+        return stmt.all(...q.params).map(toCallView);
+      });
+    },
+
+    *rawArgumentsByTool() {
+      let after = 0;
+      for (;;) {
+        const rows = read('read historical arguments', () => headsPage.all(after, PAGE));
+        for (const row of rows) {
+          const { call } = JSON.parse(row.body) as HeadBody;
+          yield {
+            tool: call.tool,
+            revision: call.revision_seen,
+            raw_arguments: call.raw_arguments,
+            call_id: call.call_id,
+            error_code: row.kind === 'rejected' ? row.error_code : null,
+          };
+        }
+        const tail = rows.at(-1);
+        if (tail === undefined || rows.length < PAGE) return;
+        after = tail.seq;
+      }
+    },
+
+    verify() {
+      return read('verify the chain', () =>
+        db
+          .transaction((): ChainReport => {
+            const report = store.chain.verify();
+            if (!report.ok) return report;
+            const bad = firstClaimMismatch(db);
+            if (bad === undefined) return report;
+            return { ok: false, entries_checked: report.entries, first_bad_seq: bad, reason: 'claim_mismatch' };
+          })
+          .deferred(),
+      );
+    },
+
+    exportJsonl(writeLine) {
+      read('export', () =>
+        db
+          .transaction(() =>
+            store.chain.forEach((r) => {
+              const { body, ...rest } = r;
+              writeLine(JSON.stringify({ journal: 'activity', ...rest, data: JSON.parse(String(body)) as unknown }));
+            }),
+          )
+          .deferred(),
+      );
+    },
+  };
+}

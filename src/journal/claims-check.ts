@@ -1,0 +1,41 @@
+/**
+ * Cross-checks the idempotency claims (state) against the chained history.
+ *
+ * The chain proves the entries were not edited; this proves the claims table
+ * is exactly what those entries imply. Deleting an `outcome_unknown` claim,
+ * for example, would let a retry run again — verify must flag it.
+ *
+ * A claim row is consistent when its intent entry exists, claimed that very
+ * (tool, key, call, digest), and the call's outcome (if any) left it in the
+ * state the row shows. Every claimed intent whose outcome did not release it
+ * must still have its row. Returns the first inconsistent intent seq, if any.
+ */
+import type Database from 'better-sqlite3';
+
+const BAD_CLAIM_ROWS = `
+  SELECT c.intent_seq AS seq FROM idempotency c
+  LEFT JOIN entries i ON i.seq = c.intent_seq
+  LEFT JOIN entries o ON o.call_id = c.call_id AND o.kind = 'outcome'
+  WHERE i.seq IS NULL OR i.kind <> 'intent' OR i.claim IS NOT 'claimed'
+     OR i.call_id <> c.call_id OR i.tool <> c.tool OR i.idempotency_key IS NOT c.key
+     OR i.session_id IS NOT c.session_id
+     OR json_extract(i.body, '$.call.args_digest') IS NOT c.args_digest
+     OR (o.seq IS NULL AND (c.state <> 'in_progress' OR c.outcome_seq IS NOT NULL))
+     OR (o.seq IS NOT NULL AND (o.claim IS NOT c.state OR c.outcome_seq IS NOT o.seq))
+  ORDER BY seq LIMIT 1`;
+
+const MISSING_CLAIMS = `
+  SELECT i.seq AS seq FROM entries i
+  LEFT JOIN entries o ON o.call_id = i.call_id AND o.kind = 'outcome'
+  WHERE i.kind = 'intent' AND i.claim = 'claimed' AND o.claim IS NOT 'released'
+    AND NOT EXISTS (SELECT 1 FROM idempotency c WHERE c.call_id = i.call_id)
+  ORDER BY i.seq LIMIT 1`;
+
+/** The first intent seq whose claim disagrees with the chain, or undefined. */
+export function firstClaimMismatch(db: Database.Database): number | undefined {
+  const a = db.prepare<[], number>(BAD_CLAIM_ROWS).pluck().get();
+  const b = db.prepare<[], number>(MISSING_CLAIMS).pluck().get();
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}

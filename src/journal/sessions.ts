@@ -1,0 +1,167 @@
+/**
+ * The sessions journal (`sessions.db`): one chained entry per agent session
+ * start, per session event (tool lists served, list_changed sent, grants,
+ * lock/unlock, catalog acceptance, close) and per daemon start/stop.
+ *
+ * Invariants:
+ * - every write is one BEGIN IMMEDIATE transaction, committed (WAL fsync)
+ *   before the method returns; any failure throws JOURNAL_UNAVAILABLE and
+ *   leaves nothing behind;
+ * - entries are append-only (triggers refuse UPDATE/DELETE) and hash-chained;
+ * - a session id is started at most once (INTERNAL otherwise);
+ * - values are stored as given: the caller redacts secrets first.
+ */
+import type Database from 'better-sqlite3';
+import { PosternError } from '../protocol/errors.js';
+import { Chain } from './chain.js';
+import type { Cell, EntryRow } from './chain.js';
+import { guard } from './database.js';
+import type { SchemaSpec } from './database.js';
+import { clampLimit, isoBound, MAX_LIMIT } from './filters.js';
+import { toJsonText } from './json.js';
+import { SESSION_EVENT_TYPES } from './types.js';
+import type { ChainReport, SessionEventRow, SessionEventType, SessionRow, SessionStart } from './types.js';
+
+export const SESSIONS_SCHEMA: SchemaSpec = {
+  name: 'sessions',
+  file: 'sessions.db',
+  applicationId: 0x50535331, // 'PSS1'
+  version: 1,
+  ddl: `
+    CREATE TABLE entries (
+      seq INTEGER PRIMARY KEY,
+      at TEXT NOT NULL,
+      session_id TEXT,
+      type TEXT NOT NULL,
+      body TEXT NOT NULL,
+      prev_hash TEXT NOT NULL,
+      hash TEXT NOT NULL
+    ) STRICT;
+    CREATE UNIQUE INDEX entries_session_started ON entries(session_id) WHERE type = 'session_started';
+    CREATE INDEX entries_started_at ON entries(at) WHERE type = 'session_started';
+    CREATE INDEX entries_session_closed ON entries(session_id, seq) WHERE type = 'session_closed';
+    CREATE INDEX entries_by_session ON entries(session_id, seq);
+    CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
+    CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
+  `,
+};
+
+const CONTENT_COLUMNS = ['seq', 'at', 'session_id', 'type', 'body'] as const;
+
+export interface SessionsJournal {
+  startSession(s: SessionStart): void;
+  event(session_id: string | null, type: SessionEventType, data: Record<string, unknown>): void;
+  endSession(session_id: string, reason: string): void;
+  /** Newest first; `since` is an inclusive ISO lower bound on the start time. */
+  listSessions(filter?: { since?: string; limit?: number }): SessionRow[];
+  /** A session's entries in order (its start, its events, its close); `null` → daemon-wide events. */
+  events(session_id: string | null, opts?: { limit?: number }): SessionEventRow[];
+  verify(): ChainReport;
+  exportJsonl(write: (line: string) => void): void;
+}
+
+interface StartedRow {
+  seq: number;
+  at: string;
+  body: string;
+  ended_at: string | null;
+  end_body: string | null;
+}
+
+export function createSessionsJournal(db: Database.Database, now: () => Date): SessionsJournal {
+  const chain = new Chain(db, CONTENT_COLUMNS);
+  const startedStmt = db.prepare<[string], { seq: number }>(`SELECT seq FROM entries WHERE type = 'session_started' AND session_id = ?`);
+  const listStmt = db.prepare<[string, number], StartedRow>(`
+    SELECT s.seq, s.at, s.body, c.at AS ended_at, c.body AS end_body
+    FROM entries s
+    LEFT JOIN entries c ON c.seq = (
+      SELECT min(seq) FROM entries WHERE type = 'session_closed' AND session_id = s.session_id)
+    WHERE s.type = 'session_started' AND s.at >= ?
+    ORDER BY s.at DESC, s.seq DESC LIMIT ?`);
+  const eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
+
+  const write = (action: string, fn: () => void): void =>
+    guard('sessions', action, () => db.transaction(fn).immediate());
+  const append = (session_id: string | null, type: string, data: unknown): void => {
+    const row: Record<string, Cell> = { at: now().toISOString(), session_id, type, body: toJsonText(data) };
+    chain.append(row);
+  };
+
+  return {
+    startSession(s) {
+      const start: SessionStart = {
+        session_id: s.session_id,
+        transport: s.transport,
+        client_name: s.client_name,
+        client_version: s.client_version,
+        protocol_version: s.protocol_version,
+        peer_pid: s.peer_pid,
+        peer_uid: s.peer_uid,
+        run_id: s.run_id,
+        agent_release: s.agent_release,
+      };
+      write('record a session start', () => {
+        if (startedStmt.get(s.session_id) !== undefined) {
+          throw new PosternError('INTERNAL', 'session id already journaled', { details: { session_id: s.session_id } });
+        }
+        append(s.session_id, 'session_started', start);
+      });
+    },
+
+    event(session_id, type, data) {
+      if (!(SESSION_EVENT_TYPES as readonly string[]).includes(type)) {
+        throw new PosternError('INTERNAL', `unknown session event type ${JSON.stringify(type)}`);
+      }
+      write(`record ${type}`, () => append(session_id, type, data));
+    },
+
+    endSession(session_id, reason) {
+      write('record a session end', () => append(session_id, 'session_closed', { reason }));
+    },
+
+    listSessions(filter = {}) {
+      const since = isoBound('since', filter.since, '');
+      const limit = clampLimit(filter.limit);
+      return guard('sessions', 'list sessions', () =>
+        listStmt.all(since, limit).map((r) => {
+          const end = r.end_body === null ? null : (JSON.parse(r.end_body) as { reason?: unknown });
+          return {
+            ...(JSON.parse(r.body) as SessionStart),
+            seq: r.seq,
+            started_at: r.at,
+            ended_at: r.ended_at,
+            end_reason: typeof end?.reason === 'string' ? end.reason : null,
+          };
+        }),
+      );
+    },
+
+    events(session_id, opts = {}) {
+      const limit = clampLimit(opts.limit, MAX_LIMIT);
+      return guard('sessions', 'read session events', () =>
+        eventsStmt.all(session_id, limit).map((r) => ({
+          seq: r.seq,
+          at: String(r['at']),
+          session_id: r['session_id'] === null ? null : String(r['session_id']),
+          type: String(r['type']) as SessionEventRow['type'],
+          data: JSON.parse(String(r['body'])) as Record<string, unknown>,
+        })),
+      );
+    },
+
+    verify() {
+      return guard('sessions', 'verify the chain', () => db.transaction(() => chain.verify()).deferred());
+    },
+
+    exportJsonl(writeLine) {
+      guard('sessions', 'export', () =>
+        db.transaction(() =>
+          chain.forEach((r) => {
+            const { body, ...rest } = r;
+            writeLine(JSON.stringify({ journal: 'sessions', ...rest, data: JSON.parse(String(body)) as unknown }));
+          }),
+        ).deferred(),
+      );
+    },
+  };
+}

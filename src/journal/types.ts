@@ -1,0 +1,204 @@
+/**
+ * The journals' public data shapes: what the pipeline hands in, what the audit
+ * reads back. Data only — no I/O here.
+ *
+ * Contract with callers: every value given to a journal is stored exactly as
+ * given. The journal does not redact; the caller replaces any secret value with
+ * a redaction marker *before* it reaches these types (DESIGN §8). Values must
+ * be plain JSON data (objects, arrays, strings, finite numbers, booleans,
+ * null); anything else is refused with INTERNAL.
+ */
+
+/** An approval as the pipeline decided it; `null` on a CallRecord when none was asked. */
+export interface ApprovalRecord {
+  readonly mode: 'none' | 'session' | 'per-call';
+  /** The approval or session-grant id, when there is one. */
+  readonly id: string | null;
+  /** Who decided: an operator label, or e.g. 'policy' for mode 'none'. */
+  readonly decided_by: string | null;
+  readonly decided_at: string | null;
+  readonly outcome: 'approved' | 'denied' | 'timeout' | 'voided';
+}
+
+/** Everything DESIGN §8 lists for one call, known before execution. */
+export interface CallRecord {
+  readonly call_id: string;
+  readonly session_id: string | null;
+  readonly run_id: string | null;
+  readonly tool: string;
+  readonly revision_seen: number | null;
+  readonly revision_executed: number | null;
+  /** Build version + catalog digest. */
+  readonly handler_revision: string;
+  /** Exactly as received from the agent (after redaction of secret values). */
+  readonly raw_arguments: unknown;
+  /** `null` when the call stopped before normalization. */
+  readonly normalized_arguments: unknown;
+  readonly adapter_applied: string | null;
+  readonly idempotency_key: string | null;
+  /** Digest of the canonical normalized arguments; required when a key is given. */
+  readonly args_digest: string | null;
+  readonly approval: ApprovalRecord | null;
+  /** e.g. ['admit', 'resolve:current', 'validate', 'approve:per-call']. */
+  readonly decision_path: readonly string[];
+  readonly side_effect_started: boolean;
+  /** ISO time the call was admitted. */
+  readonly at: string;
+}
+
+export type TargetDetails =
+  | { readonly kind: 'http'; readonly method: string; readonly url: string; readonly connected_ip?: string }
+  | {
+      readonly kind: 'ssh';
+      readonly host: string;
+      readonly port: number;
+      readonly user: string;
+      readonly argv: readonly string[];
+      readonly host_key_fingerprint: string;
+      readonly offered_fingerprint?: string;
+    };
+
+export interface OutcomeInput {
+  /** 'outcome_unknown' (extension): the effect may or may not have happened, e.g. a timeout after sending. */
+  readonly status: 'success' | 'error' | 'outcome_unknown';
+  readonly side_effect_started: boolean;
+  readonly error_code?: string;
+  readonly response_status?: number;
+  readonly exit_code?: number | null;
+  readonly connected_ip?: string;
+  readonly duration_ms: number;
+  /** The already-redacted result, replayed to a retry with the same key. */
+  readonly result?: unknown;
+  readonly result_digest?: string;
+  readonly target_extra?: Record<string, unknown>;
+}
+
+/** What an outcome did to the call's idempotency claim; `null` for calls without a key. */
+export type ClaimEffect = 'completed' | 'released' | 'outcome_unknown' | null;
+
+export interface CallOutcome {
+  readonly at: string;
+  readonly status: 'success' | 'error' | 'outcome_unknown';
+  /** `null` when unknown (a call recovered after a crash). */
+  readonly side_effect_started: boolean | null;
+  readonly error_code: string | null;
+  readonly response_status: number | null;
+  readonly exit_code: number | null;
+  readonly connected_ip: string | null;
+  readonly duration_ms: number | null;
+  readonly result?: unknown;
+  readonly result_digest: string | null;
+  readonly target_extra: Record<string, unknown> | null;
+  readonly claim: ClaimEffect;
+  /** True when written by crash recovery at open, not by the pipeline. */
+  readonly recovered: boolean;
+}
+
+export type CallStatus = 'rejected' | 'replayed' | 'in_progress' | 'success' | 'error' | 'outcome_unknown';
+
+/** One call as the audit sees it: the first entry (intent, rejection or replay) merged with its outcome. */
+export interface CallView {
+  /** Sequence number of the call's first entry. */
+  readonly seq: number;
+  /** Journal time of the first entry. */
+  readonly journaled_at: string;
+  readonly status: CallStatus;
+  readonly call: CallRecord;
+  /** The intent's target, with `connected_ip` filled from the outcome; `null` when nothing was to run. */
+  readonly target: TargetDetails | null;
+  readonly rejection: { readonly error_code: string; readonly message: string } | null;
+  /** For a replay: the call whose stored result was returned. */
+  readonly replay_of: string | null;
+  readonly outcome: CallOutcome | null;
+}
+
+export type ClaimState = 'in_progress' | 'completed' | 'outcome_unknown';
+
+export interface IdempotencyRecord {
+  readonly call_id: string;
+  readonly tool: string;
+  readonly key: string;
+  readonly args_digest: string;
+  readonly state: ClaimState;
+  readonly session_id: string | null;
+  /** For a completed claim: how the call ended, and the stored result. */
+  readonly status?: 'success' | 'error';
+  readonly error_code?: string | null;
+  readonly result?: unknown;
+}
+
+export interface CallFilter {
+  readonly tool?: string;
+  readonly session_id?: string;
+  readonly idempotency_key?: string;
+  /** Inclusive lower bound on journal time (ISO). */
+  readonly since?: string;
+  /** Exclusive upper bound on journal time (ISO). */
+  readonly until?: string;
+  /** Matches a rejection's code or an outcome's code. */
+  readonly error_code?: string;
+  /** Default 100, at most 10,000. Newest first. */
+  readonly limit?: number;
+}
+
+export const SESSION_EVENT_TYPES = [
+  'tools_listed',
+  'list_changed_sent',
+  'grant_given',
+  'grant_revoked',
+  'lock',
+  'unlock',
+  'catalog_accepted',
+  'session_closed',
+  'daemon_started',
+  'daemon_stopped',
+] as const;
+export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+
+export interface SessionStart {
+  readonly session_id: string;
+  readonly transport: string;
+  readonly client_name: string | null;
+  readonly client_version: string | null;
+  readonly protocol_version: string | null;
+  readonly peer_pid: number | null;
+  readonly peer_uid: number | null;
+  readonly run_id: string | null;
+  readonly agent_release: string | null;
+}
+
+export interface SessionRow extends SessionStart {
+  readonly seq: number;
+  readonly started_at: string;
+  readonly ended_at: string | null;
+  readonly end_reason: string | null;
+}
+
+export interface SessionEventRow {
+  readonly seq: number;
+  readonly at: string;
+  readonly session_id: string | null;
+  /** 'session_started' is the entry written by startSession. */
+  readonly type: SessionEventType | 'session_started';
+  readonly data: Record<string, unknown>;
+}
+
+export type ChainReport =
+  | { readonly ok: true; readonly entries: number; readonly head: { readonly seq: number; readonly hash: string } | null }
+  | {
+      readonly ok: false;
+      readonly entries_checked: number;
+      /** The first sequence number at which the journal is not what was written. */
+      readonly first_bad_seq: number;
+      readonly reason: ChainBreak;
+    };
+
+export type ChainBreak =
+  /** The row's content does not hash to its stored hash: it was edited. */
+  | 'hash_mismatch'
+  /** The row does not link to the row before it: a row was replaced or inserted. */
+  | 'prev_hash_mismatch'
+  /** A sequence number is missing: a row was deleted. */
+  | 'missing_entry'
+  /** Activity only: the idempotency claims disagree with the chained history. */
+  | 'claim_mismatch';

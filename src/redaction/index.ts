@@ -1,0 +1,13 @@
+/**
+ * Secret redaction: recognizes vault secrets in their common encodings and
+ * replaces them with `[REDACTED:<credential name>]`. Pure logic, no I/O; the
+ * daemon builds one redactor per call from `injectedForms()` of the
+ * credentials it used and runs every result, error and journal record
+ * through it.
+ */
+export { createRedactor, redactionMarker } from './redactor.js';
+export type { NamedSecret, Redactor, SecretInput } from './redactor.js';
+export { injectedForms } from './injected-forms.js';
+export type { RedactableCredential } from './injected-forms.js';
+export { MIN_SUBSTRING_BYTES, percentEncodeComponent, secretForms } from './encodings.js';
+export type { SecretForms } from './encodings.js';

@@ -1,0 +1,61 @@
+/**
+ * The secrets a credential contributes to redaction: each secret part as
+ * stored, plus every derived string the executors put on the wire for it
+ * (`Bearer <token>`, `<user>:<password>` and its `Basic` header value,
+ * `<header>: <value>`, `<param>=<encoded value>`). Derived forms matter most
+ * for short secrets, which are otherwise only matched as whole values, and
+ * for basic auth, whose base64 does not contain the password's base64.
+ *
+ * Invariants: pure; every form is labelled with the credential's name so
+ * markers say which credential was redacted, never anything about its value.
+ * Keep in step with src/executors/http/credential-injection.ts (a test
+ * injects each kind and redacts what the server echoed).
+ */
+import type { CredentialKind } from '../vault/types.js';
+import { percentEncodeComponent } from './encodings.js';
+import type { NamedSecret } from './redactor.js';
+
+/** The parts of a vault Credential that redaction needs (a vault Credential fits). */
+export interface RedactableCredential {
+  readonly meta: { readonly name: string; readonly kind: CredentialKind; readonly fields: Readonly<Record<string, string>> };
+  readonly secret: Readonly<Record<string, Uint8Array>>;
+}
+
+const utf8 = (s: string): Uint8Array => Buffer.from(s, 'utf8');
+
+export function injectedForms(credential: RedactableCredential): NamedSecret[] {
+  const { name, kind, fields } = credential.meta;
+  const parts = Object.values(credential.secret);
+  const forms: Uint8Array[] = [...parts];
+  const part = (p: string): Uint8Array | undefined => credential.secret[p];
+  switch (kind) {
+    case 'http_bearer': {
+      const token = part('token');
+      if (token) forms.push(Buffer.concat([utf8('Bearer '), token]));
+      break;
+    }
+    case 'http_basic': {
+      const password = part('password');
+      if (password) {
+        const pair = Buffer.concat([utf8(`${fields['username'] ?? ''}:`), password]);
+        forms.push(pair, utf8(`Basic ${pair.toString('base64')}`));
+      }
+      break;
+    }
+    case 'http_header': {
+      const value = part('value');
+      if (value) forms.push(Buffer.concat([utf8(`${fields['header'] ?? ''}: `), value]));
+      break;
+    }
+    case 'http_query': {
+      const value = part('value');
+      const param = fields['param'] ?? '';
+      if (value) forms.push(utf8(`${percentEncodeComponent(utf8(param))}=${percentEncodeComponent(value)}`), utf8(`${param}=${percentEncodeComponent(value)}`));
+      break;
+    }
+    case 'ssh_key':
+    case 'ssh_password':
+      break;
+  }
+  return forms.filter((bytes) => bytes.length > 0).map((bytes) => ({ name, bytes }));
+}

@@ -1,0 +1,153 @@
+/**
+ * Replaces every recognizable form of a set of secrets with a stable marker,
+ * `[REDACTED:<credential name>]`, in text and in JSON-like values (keys too).
+ * The marker names the credential, never its length or any of its bytes.
+ *
+ * Invariants:
+ * - One combined scan per text (an Aho–Corasick automaton over every form of
+ *   every secret), so cost does not grow with the number of secrets.
+ * - After `redactText`, no form of any secret (of at least
+ *   MIN_SUBSTRING_BYTES) occurs outside a marker, even where a marker's own
+ *   characters combined with neighbouring text to form one: redaction repeats
+ *   until nothing changes, and existing markers are recognized and kept.
+ *   Hence it is idempotent.
+ * - Text and values that hold no secret come back unchanged (same string,
+ *   equal structure).
+ * - Pure: no I/O; the secret forms live only inside the returned closure.
+ */
+import { MIN_SUBSTRING_BYTES, secretForms } from './encodings.js';
+import type { Interval, Pattern } from './matcher.js';
+import { LiteralMatcher } from './matcher.js';
+
+export interface NamedSecret {
+  /** Credential name shown in the marker; anything not a credential name shows as "secret". */
+  readonly name: string;
+  readonly bytes: Uint8Array;
+}
+
+export type SecretInput = Uint8Array | NamedSecret;
+
+export interface Redactor {
+  /** `s` with every secret form replaced by a marker. */
+  redactText(s: string): string;
+  /** A deep copy of `v` with secrets in strings, numbers and object keys replaced. */
+  redactValue(v: unknown): unknown;
+  /** True when `v` holds any secret form anywhere (strings, numbers, keys, bytes). */
+  findSecret(v: unknown): boolean;
+}
+
+const DEFAULT_NAME = 'secret';
+const MARKER_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/** Each changing round shortens the text after the first; this only bounds pathological inputs. */
+const MAX_ROUNDS = 32;
+
+export function redactionMarker(name: string = DEFAULT_NAME): string {
+  return `[REDACTED:${MARKER_NAME.test(name) ? name : DEFAULT_NAME}]`;
+}
+
+export function createRedactor(secrets: readonly SecretInput[]): Redactor {
+  const named = secrets.map((s) => (s instanceof Uint8Array ? { name: DEFAULT_NAME, bytes: s } : s));
+  const markers = [...new Set(named.map((s) => redactionMarker(s.name)))];
+  const markerSet = new Set(markers);
+  const patterns: Pattern[] = [];
+  const whole = new Map<string, string>();
+  const rawBytes: { bytes: Uint8Array; marker: string }[] = [];
+  for (const s of named) {
+    const marker = redactionMarker(s.name);
+    const forms = secretForms(s.bytes);
+    const label = markers.indexOf(marker);
+    for (const text of forms.substrings) patterns.push({ text, label });
+    for (const text of forms.wholeValues) if (!whole.has(text)) whole.set(text, marker);
+    if (s.bytes.length > 0) rawBytes.push({ bytes: s.bytes, marker });
+  }
+  // Markers are patterns too, so a marker in the input is recognized as one.
+  markers.forEach((text, label) => patterns.push({ text, label }));
+  const matcher = new LiteralMatcher(patterns);
+  const markerOf = (label: number): string => markers[label] ?? redactionMarker();
+
+  /** The marker for a value that is a short secret's form, as it is or trimmed. */
+  const wholeMatch = (s: string): string | undefined => (whole.size === 0 ? undefined : (whole.get(s) ?? whole.get(s.trim())));
+
+  /** The interval holds no secret form except inside one existing marker. */
+  const isBareMarker = (s: string, iv: Interval): boolean => markerSet.has(s.slice(iv.start, iv.end));
+
+  function redactOnce(s: string): string {
+    const wholeMarker = wholeMatch(s);
+    if (wholeMarker !== undefined) return wholeMarker;
+    const intervals = matcher.cover(s);
+    if (intervals.every((iv) => isBareMarker(s, iv))) return s;
+    let out = '';
+    let at = 0;
+    for (const iv of intervals) {
+      out += s.slice(at, iv.start) + (isBareMarker(s, iv) ? s.slice(iv.start, iv.end) : markerOf(iv.label));
+      at = iv.end;
+    }
+    return out + s.slice(at);
+  }
+
+  function redactText(s: string): string {
+    let current = s;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const next = redactOnce(current);
+      if (next === current) return current;
+      current = next;
+    }
+    return redactionMarker(); // fail closed: never reached by real inputs
+  }
+
+  function textHasSecret(s: string): boolean {
+    return wholeMatch(s) !== undefined || matcher.cover(s).some((iv) => !isBareMarker(s, iv));
+  }
+
+  function bytesHaveSecret(b: Uint8Array): string | null {
+    const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    for (const { bytes, marker } of rawBytes) {
+      const found = bytes.length < MIN_SUBSTRING_BYTES ? buf.equals(bytes) : buf.indexOf(bytes) !== -1;
+      if (found) return marker;
+    }
+    return null;
+  }
+
+  function redactValue(v: unknown, seen = new WeakMap<object, unknown>()): unknown {
+    if (typeof v === 'string') return redactText(v);
+    if (typeof v === 'number' || typeof v === 'bigint') {
+      const text = String(v);
+      const redacted = redactText(text);
+      return redacted === text ? v : redacted;
+    }
+    if (typeof v !== 'object' || v === null) return v;
+    if (v instanceof Uint8Array) return bytesHaveSecret(v) ?? v;
+    const done = seen.get(v);
+    if (done !== undefined) return done;
+    if (Array.isArray(v)) {
+      const out: unknown[] = [];
+      seen.set(v, out);
+      for (const item of v as unknown[]) out.push(redactValue(item, seen));
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    seen.set(v, out);
+    for (const [key, value] of Object.entries(v)) {
+      // defineProperty: a key named "__proto__" stays a plain own property.
+      Object.defineProperty(out, redactText(key), { value: redactValue(value, seen), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+
+  function findSecret(v: unknown, seen = new WeakSet<object>()): boolean {
+    if (typeof v === 'string') return textHasSecret(v);
+    if (typeof v === 'number' || typeof v === 'bigint') return textHasSecret(String(v));
+    if (typeof v !== 'object' || v === null) return false;
+    if (v instanceof Uint8Array) return bytesHaveSecret(v) !== null;
+    if (seen.has(v)) return false;
+    seen.add(v);
+    if (Array.isArray(v)) return (v as unknown[]).some((item) => findSecret(item, seen));
+    return Object.entries(v).some(([key, value]) => textHasSecret(key) || findSecret(value, seen));
+  }
+
+  return {
+    redactText,
+    redactValue: (v) => redactValue(v),
+    findSecret: (v) => findSecret(v),
+  };
+}

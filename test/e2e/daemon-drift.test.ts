@@ -1,0 +1,151 @@
+/**
+ * Tool-schema drift with a long-running agent (the seeds' scenario): the
+ * operator accepts new revisions while the daemon runs; sessions are told
+ * `tools/list_changed`; a client still planning against an older revision is
+ * adapted (and the request shows the adapted arguments) or rejected before
+ * any effect; a revision that widens authority needs a fresh per-call
+ * approval although the session holds a grant.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/client';
+import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import { install, type Installation } from '../helpers/daemon.js';
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
+const key = (): string => `key-${randomBytes(8).toString('hex')}`;
+const obj = (props: Record<string, unknown>, required: string[]) => ({ type: 'object', properties: props, required });
+const title = { type: 'string', maxLength: 100 };
+
+describe('daemon: contract drift while sessions run', () => {
+  let inst: Installation;
+  let http: FakeHttpServer;
+  let planner: Client; // never re-lists: it keeps planning against what it saw first
+  let watcher: Client; // re-lists when told the list changed
+  const changed: unknown[] = [];
+  let targets: Record<string, unknown>;
+  const r1 = { revision: 1, input: obj({ title }, ['title']), http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } };
+  const r2 = {
+    revision: 2,
+    input: obj({ title, region: { enum: ['eu', 'us'] } }, ['title', 'region']),
+    http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}', region: '{region}' } },
+    previous: { policy: 'adapt', defaults: { region: 'eu' } },
+  };
+  const r3 = { ...r2, revision: 3, previous: { policy: 'reject' } };
+  const r4 = { ...r2, revision: 4, http: { ...r2.http, method: 'PUT' }, previous: { policy: 'adapt' } };
+  const catalog = (revisions: unknown[]) => ({
+    targets,
+    tools: { create_issue: { description: 'Create an issue.', effect: 'write', approval: 'session', revisions } },
+  });
+
+  before(async () => {
+    http = await startFakeHttp();
+    targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
+    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }] });
+    await inst.acceptCatalog(catalog([r1]));
+    await inst.startDaemon();
+    planner = await inst.client({ name: 'planner' });
+    watcher = await inst.client({ name: 'watcher', listChanged: (tools) => changed.push(tools) });
+    await planner.listTools();
+    await watcher.listTools();
+  });
+  after(async () => {
+    await inst.cleanup();
+    await http.close();
+  });
+
+  const call = async (c: Client, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<Result> =>
+    (await c.callTool({ name: 'create_issue', arguments: args, ...(meta === undefined ? {} : { _meta: meta }) })) as Result;
+
+  async function nextCard() {
+    const op = await inst.operator();
+    try {
+      for (let i = 0; i < 100; i++) {
+        const cards = (await op.request('approvals.list', {})) as { id: string; scope_allowed: string; widening: string[]; call_digest: string; revision: number; revision_seen: number | null }[];
+        if (cards[0] !== undefined) return { card: cards[0], op };
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } catch (e) {
+      op.close();
+      throw e;
+    }
+    op.close();
+    throw new Error('no pending approval');
+  }
+
+  async function waitFor(cond: () => boolean, what: string): Promise<void> {
+    for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(cond(), what);
+  }
+
+  it('r1: the planner gets a session grant', async () => {
+    const pending = call(planner, { title: 'first', idempotency_key: key() });
+    const { card, op } = await nextCard();
+    assert.equal(card.scope_allowed, 'session');
+    await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'session' } });
+    op.close();
+    assert.equal((await pending).isError, undefined);
+  });
+
+  it('r2 accepted while running: list_changed is sent, a stale call is adapted under the same grant', async () => {
+    const before = http.requests.length;
+    await inst.acceptCatalog(catalog([r1, r2]));
+    await waitFor(() => changed.length > 0, 'the watcher was told tools/list_changed');
+    await waitFor(() => inst.daemonLog.includes('adopted catalog'), 'the daemon adopted the catalog');
+    const r = await call(planner, { title: 'old shape', idempotency_key: key() });
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    assert.equal(r.structuredContent?.['result_revision'], 2);
+    assert.equal(http.requests.length, before + 1);
+    assert.deepEqual(JSON.parse(http.requests[before]!.body.toString('utf8')), { title: 'old shape', region: 'eu' });
+    const { tools } = await watcher.listTools();
+    assert.equal(tools.find((t) => t.name === 'create_issue')?._meta?.['dev.postern/revision'], 2);
+  });
+
+  it('r3 rejects calls planned against r2: refused before any effect', async () => {
+    await inst.acceptCatalog(catalog([r1, r2, r3]));
+    await waitFor(() => (inst.daemonLog.match(/adopted catalog/g) ?? []).length >= 2, 'adopted r3');
+    const before = http.requests.length;
+    const r = await call(planner, { title: 'stale', region: 'us', idempotency_key: key() }, { 'dev.postern/revision': 2 });
+    assert.equal(r.structuredContent?.['error_code'], 'CONTRACT_STALE');
+    assert.equal(r.structuredContent?.['current_revision'], 3);
+    assert.equal(r.structuredContent?.['side_effect_started'], false);
+    assert.equal(http.requests.length, before);
+  });
+
+  it('r4 widens authority (new method): the session grant no longer applies; per-call only', async () => {
+    await inst.acceptCatalog(catalog([r1, r2, r3, r4]));
+    await waitFor(() => (inst.daemonLog.match(/adopted catalog/g) ?? []).length >= 3, 'adopted r4');
+    await planner.listTools();
+    const before = http.requests.length;
+    const pending = call(planner, { title: 'wider', region: 'us', idempotency_key: key() });
+    const { card, op } = await nextCard();
+    try {
+      assert.equal(card.scope_allowed, 'per-call');
+      assert.match(card.widening.join(' '), /PUT/);
+      await assert.rejects(op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'session' } }));
+      await assert.rejects(op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'once', call_digest: 'f'.repeat(64) } }), /APPROVAL_MISMATCH|different call/);
+      assert.equal(http.requests.length, before, 'nothing ran on a refused verdict');
+      await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'once', call_digest: card.call_digest } });
+    } finally {
+      op.close();
+    }
+    assert.equal((await pending).isError, undefined);
+    assert.equal(http.requests[before]?.method, 'PUT');
+    // The approval was single use: the next call asks again.
+    const again = await call(planner, { title: 'wider again', region: 'us', idempotency_key: key() });
+    assert.equal(again.structuredContent?.['error_code'], 'APPROVAL_TIMEOUT');
+    assert.equal(http.requests.length, before + 1);
+  });
+
+  it('an edited but unaccepted catalog.yaml changes nothing', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { stringify } = await import('yaml');
+    const wider = catalog([r1, r2, r3, r4, { ...r4, revision: 5, http: { ...r4.http, method: 'DELETE' } }]);
+    await writeFile(join(inst.sb.home, 'catalog.yaml'), stringify(wider));
+    await new Promise((r) => setTimeout(r, 500));
+    const { tools } = await watcher.listTools();
+    assert.equal(tools.find((t) => t.name === 'create_issue')?._meta?.['dev.postern/revision'], 4);
+  });
+});

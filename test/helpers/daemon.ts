@@ -1,0 +1,120 @@
+/**
+ * A whole Postern installation for end-to-end tests: a temporary home with a
+ * vault, secrets and an accepted catalog; the real daemon (`postern daemon`)
+ * as a child process; official MCP clients talking to it through the real
+ * `postern mcp` shim over stdio; and an operator connection (the same
+ * authenticated channel `postern approvals` uses) to approve or deny.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { stringify } from 'yaml';
+import { openVault } from '../../src/vault/index.js';
+import { connectOperator } from '../../src/cli/operator-client.js';
+import { CLI, cliSandbox, type CliSandbox } from './cli.js';
+
+export const PASSPHRASE = 'e2e-daemon-passphrase';
+
+export interface Installation {
+  readonly sb: CliSandbox;
+  readonly passFile: string;
+  daemon: ChildProcess | null;
+  daemonLog: string;
+  startDaemon(): Promise<void>;
+  stopDaemon(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Writes catalog.yaml and accepts it with the CLI. */
+  acceptCatalog(catalog: unknown): Promise<void>;
+  client(opts?: { name?: string; listChanged?: (tools: unknown) => void }): Promise<Client>;
+  operator(): Promise<Awaited<ReturnType<typeof connectOperator>>>;
+  cleanup(): Promise<void>;
+}
+
+export async function install(opts: { secrets: { name: string; kind: string; value: string; flags?: string[] }[]; config?: Record<string, unknown> }): Promise<Installation> {
+  const sb = await cliSandbox();
+  const passFile = await sb.file('pass', `${PASSPHRASE}\n`);
+  const g = ['--passphrase-file', passFile];
+  const init = await sb.run(['init', ...g]);
+  if (init.code !== 0) throw new Error(init.stderr);
+  for (const s of opts.secrets) {
+    const r = await sb.run(['secret', 'add', s.name, '--kind', s.kind, '--stdin', ...(s.flags ?? []), ...g], { input: s.value });
+    if (r.code !== 0) throw new Error(r.stderr);
+  }
+  await writeFile(join(sb.home, 'config.yaml'), stringify({ approval_timeout_seconds: 5, progress_interval_seconds: 1, ...opts.config }), { mode: 0o600 });
+  const clients: Client[] = [];
+  // Derived once up front: a KDF run takes seconds, longer than a short approval timeout.
+  const v = await openVault(join(sb.home, 'vault.pvlt'), Buffer.from(PASSPHRASE));
+  const operatorKey = Uint8Array.from(v.deriveKey('operator-auth'));
+  v.lock();
+
+  const inst: Installation = {
+    sb,
+    passFile,
+    daemon: null,
+    daemonLog: '',
+    async startDaemon() {
+      const child = spawn(process.execPath, [CLI, 'daemon', ...g], {
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: sb.home },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      inst.daemon = child;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`daemon did not start: ${inst.daemonLog}`)), 30_000);
+        const onData = (d: Buffer): void => {
+          inst.daemonLog += d.toString('utf8');
+          sb.transcript.push(d.toString('utf8'));
+          if (inst.daemonLog.includes('daemon ready')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stderr.on('data', onData);
+        child.stdout.on('data', (d: Buffer) => sb.transcript.push(d.toString('utf8')));
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`daemon exited ${code}: ${inst.daemonLog}`));
+        });
+      });
+    },
+    async stopDaemon(signal = 'SIGTERM') {
+      const child = inst.daemon;
+      if (child === null || child.exitCode !== null) return child?.exitCode ?? null;
+      const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill(signal);
+      const code = await done;
+      inst.daemon = null;
+      return code;
+    },
+    async acceptCatalog(catalog) {
+      await writeFile(join(sb.home, 'catalog.yaml'), typeof catalog === 'string' ? catalog : stringify(catalog));
+      const r = await sb.run(['catalog', 'accept', '--yes', '--force', ...g]);
+      if (r.code !== 0) throw new Error(`${r.stdout}\n${r.stderr}`);
+    },
+    async client(o = {}) {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp'],
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: sb.home },
+        stderr: 'pipe',
+      });
+      const client = new Client(
+        { name: o.name ?? 'e2e-agent', version: '1.0.0' },
+        o.listChanged === undefined ? {} : { listChanged: { tools: { debounceMs: 0, onChanged: (_err, tools) => o.listChanged?.(tools) } } },
+      );
+      await client.connect(transport);
+      clients.push(client);
+      return client;
+    },
+    async operator() {
+      return connectOperator(join(sb.home, 'run', 'operator.sock'), operatorKey);
+    },
+    async cleanup() {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await inst.stopDaemon('SIGKILL');
+      await sb.cleanup();
+    },
+  };
+  return inst;
+}

@@ -1,0 +1,77 @@
+/** The approval queue: one promise per request, every request settles exactly once. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApprovalQueue, type CardDraft } from '../../../src/approvals/queue.js';
+import { isPosternError } from '../../../src/protocol/errors.js';
+
+const draft = (over: Partial<CardDraft> = {}): CardDraft => ({
+  session: { id: 's1', client_name: 'agent', client_version: '1', pid: 42 },
+  tool: 'create_issue',
+  effect: 'write',
+  revision: 2,
+  revision_seen: 2,
+  scope_allowed: 'session',
+  reasons: ['test'],
+  widening: [],
+  target: { kind: 'http', method: 'POST', origin: 'https://api.example.com', host: 'api.example.com', port: 443, path: '/x', query: [], headers: [], body: null },
+  credential: 'gh',
+  raw_arguments: { a: 1 },
+  normalized_arguments: { a: 1 },
+  adapter: null,
+  idempotency_key: 'k1',
+  call_digest: 'd1',
+  ...over,
+});
+
+describe('ApprovalQueue', () => {
+  it('a second request does not replace the first: both settle independently', async () => {
+    const q = new ApprovalQueue();
+    const a = q.request(draft(), { timeoutMs: 5_000 });
+    const b = q.request(draft({ call_digest: 'd2' }), { timeoutMs: 5_000 });
+    assert.deepEqual(q.list().map((c) => c.id).sort(), [a.card.id, b.card.id].sort());
+    q.decide(b.card.id, { verdict: 'deny', reason: 'no' }, 'op');
+    q.decide(a.card.id, { verdict: 'approve', scope: 'once' }, 'op');
+    assert.equal((await a.decision).kind, 'approved');
+    const db = await b.decision;
+    assert.equal(db.kind, 'denied');
+    if (db.kind === 'denied') assert.equal(db.reason, 'no');
+    assert.equal(q.list().length, 0);
+  });
+
+  it('times out as a timeout, not a denial', async () => {
+    const q = new ApprovalQueue();
+    const a = q.request(draft(), { timeoutMs: 30 });
+    assert.equal((await a.decision).kind, 'timeout');
+    assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'once' }, 'op'), (e) => isPosternError(e, 'APPROVAL_NOT_FOUND'));
+  });
+
+  it('refuses a verdict for another call digest and a session grant on a per-call card', async () => {
+    const q = new ApprovalQueue();
+    const a = q.request(draft({ scope_allowed: 'per-call' }), { timeoutMs: 5_000 });
+    assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'once', call_digest: 'other' }, 'op'), (e) => isPosternError(e, 'APPROVAL_MISMATCH'));
+    assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'session' }, 'op'), (e) => isPosternError(e, 'USAGE'));
+    q.decide(a.card.id, { verdict: 'approve', scope: 'once', call_digest: 'd1' }, 'op');
+    assert.equal((await a.decision).kind, 'approved');
+  });
+
+  it('voids everything on lock and honours client cancellation', async () => {
+    const q = new ApprovalQueue();
+    const ac = new AbortController();
+    const a = q.request(draft(), { timeoutMs: 5_000, signal: ac.signal });
+    const b = q.request(draft(), { timeoutMs: 5_000 });
+    ac.abort();
+    assert.equal((await a.decision).kind, 'cancelled');
+    assert.equal(q.voidAll('vault locked'), 1);
+    assert.equal((await b.decision).kind, 'voided');
+  });
+
+  it('emits added and resolved events', async () => {
+    const q = new ApprovalQueue();
+    const events: string[] = [];
+    q.subscribe((e) => events.push(e.type));
+    const a = q.request(draft(), { timeoutMs: 5_000 });
+    q.decide(a.card.id, { verdict: 'deny', reason: null }, 'op');
+    await a.decision;
+    assert.deepEqual(events, ['added', 'resolved']);
+  });
+});
