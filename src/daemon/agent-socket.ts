@@ -14,7 +14,12 @@ import { listenPrivate } from './socket-files.js';
 import { createSessionServer } from './mcp/session-server.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/**
+ * The longest message a connection may buffer. The shim forwards lines up to
+ * 4 MiB (and answers longer ones itself); the margin covers the start of the
+ * next line arriving in the same read.
+ */
+const MAX_MESSAGE_BYTES = 5 * 1024 * 1024;
 const HELLO_MAX = 512;
 
 class SocketTransport extends StdioServerTransport {
@@ -69,6 +74,8 @@ export interface AgentEndpoint {
   readonly sessions: ReadonlySet<Server>;
   /** Sends tools/list_changed to every live session. */
   broadcastListChanged(): Promise<number>;
+  /** Stops admitting new connections; live sessions go on. */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -109,6 +116,9 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
       const all = [...servers];
       await Promise.all(all.map((s) => s.sendToolListChanged().catch(() => undefined)));
       return all.length;
+    },
+    stopAccepting() {
+      net.close();
     },
     async close() {
       await new Promise<void>((resolve) => {

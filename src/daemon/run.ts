@@ -35,6 +35,8 @@ export interface DaemonHandle {
   close(reason: string): Promise<void>;
 }
 
+const SHUTDOWN_GRACE_MS = 10_000;
+
 const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map() };
 
 async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<CatalogSnapshot> {
@@ -67,7 +69,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
     const state = new DaemonState(vault, snapshot);
-    const svc: Services = { state, journals, queue: new ApprovalQueue(), grants: new GrantStore(), reservations: new KeyReservations(), config, now: () => new Date() };
+    const svc: Services = { state, journals, queue: new ApprovalQueue(), grants: new GrantStore(), reservations: new KeyReservations(), config, now: () => new Date(), inflight: new Set() };
     const j = journals;
     const journalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>): void => {
       try {
@@ -149,7 +151,13 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
         closing ??= (async () => {
           watcher.close();
           if (idle !== undefined) clearInterval(idle);
+          // Stop admitting, end waiting approvals, let running actions finish (bounded), then close.
+          agent.stopAccepting();
           svc.queue.voidAll(`daemon stopping: ${reason}`);
+          const drained = Promise.allSettled([...svc.inflight]);
+          const grace = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref());
+          await Promise.race([drained, grace]);
+          if (svc.inflight.size > 0) log(`${svc.inflight.size} calls still running at shutdown: they will show as outcome_unknown`);
           await agent.close();
           await operator.close();
           journalEvent(null, 'daemon_stopped', { reason });

@@ -6,11 +6,27 @@
  * gets an `isError` result saying what the human must run — and reconnects on
  * the next request, replaying the client's `initialize` so the session
  * continues. It imports nothing from the vault, executors or journals.
+ *
+ * Invariants:
+ * - every client request gets exactly one answer, never a hang: the shim
+ *   remembers which requests the daemon has not answered yet, and when the
+ *   daemon connection drops it answers them itself — a `tools/call` that was
+ *   in flight is reported as possibly started (the daemon journals it and a
+ *   retry with the same idempotency key never runs twice);
+ * - lines are split on bytes and decoded whole, so a multi-byte character
+ *   that straddles two reads arrives intact;
+ * - a client line longer than the daemon accepts is not forwarded; it is
+ *   answered (when its id can be found) and discarded, with bounded memory.
  */
 import { connect, type Socket } from 'node:net';
 import { ErrorCodes } from '../protocol/errors.js';
 
-const MAX_LINE = 8 * 1024 * 1024;
+/** The longest client line forwarded; the agent socket accepts a little more (it may buffer part of the next line). */
+export const MAX_CLIENT_LINE_BYTES = 4 * 1024 * 1024;
+/** Daemon lines are relayed as they come; longer ones than this are not parsed (their id is read from the edges). */
+const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
+/** How much of an oversized line is kept to find its id and method. */
+const EDGE_BYTES = 512;
 const FALLBACK_PROTOCOL = '2025-11-25';
 
 type Json = Record<string, unknown>;
@@ -22,18 +38,70 @@ export interface ShimOptions {
   readonly version: string;
 }
 
-function lineSplitter(onLine: (line: string) => void): (chunk: Buffer) => void {
-  let buf = '';
+interface Oversized {
+  readonly head: string;
+  readonly tail: string;
+}
+
+/**
+ * Splits a byte stream into lines of at most `maxBytes`. Whole lines are
+ * decoded as UTF-8 (so no character is cut between two chunks); a longer line
+ * is dropped and reported by its first and last few hundred bytes.
+ */
+export function lineSplitter(maxBytes: number, onLine: (line: string) => void, onOversized: (o: Oversized) => void = () => undefined): (chunk: Buffer) => void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let discarding = false;
+  let head = Buffer.alloc(0);
+  let tail = Buffer.alloc(0);
   return (chunk) => {
-    buf += chunk.toString('utf8');
-    if (buf.length > MAX_LINE && !buf.includes('\n')) buf = ''; // an unbounded line is dropped, not buffered
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      if (line.trim() !== '') onLine(line);
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+      if (discarding) {
+        tail = Buffer.from(Buffer.concat([tail, piece]).subarray(-EDGE_BYTES));
+      } else if (size + piece.length > maxBytes) {
+        const all = Buffer.concat([...parts, piece]);
+        head = Buffer.from(all.subarray(0, EDGE_BYTES));
+        tail = Buffer.from(all.subarray(-EDGE_BYTES));
+        parts = [];
+        size = 0;
+        discarding = true;
+      } else if (piece.length > 0) {
+        parts.push(Buffer.from(piece));
+        size += piece.length;
+      }
+      if (nl === -1) return;
+      if (discarding) {
+        discarding = false;
+        const o = { head: head.toString('utf8'), tail: tail.toString('utf8') };
+        head = tail = Buffer.alloc(0);
+        onOversized(o);
+      } else {
+        const text = (parts.length === 1 ? (parts[0] ?? Buffer.alloc(0)) : Buffer.concat(parts)).toString('utf8');
+        parts = [];
+        size = 0;
+        if (text.trim() !== '') onLine(text);
+      }
+      start = nl + 1;
     }
   };
+}
+
+/** The id of a JSON-RPC message we could only see the edges of (the SDKs put `id` first or last). */
+function idFromEdges(o: Oversized): string | number | undefined {
+  const pick = (m: RegExpExecArray | null): string | number | undefined => {
+    const raw = m?.[1];
+    if (raw === undefined) return undefined;
+    try {
+      const v: unknown = JSON.parse(raw);
+      return typeof v === 'string' || typeof v === 'number' ? v : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return pick(/"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")\s*\}\s*$/.exec(o.tail)) ?? pick(/^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")/.exec(o.head));
 }
 
 function tryConnect(path: string): Promise<Socket | null> {
@@ -53,21 +121,75 @@ export function unavailableResult(): Json {
   };
 }
 
+/** A `tools/call` the daemon had accepted when the connection dropped: it may have run. */
+export function lostCallResult(): Json {
+  const message =
+    'the connection to the Postern daemon was lost while this call was in progress: it may or may not have taken effect. ' +
+    'A retry with the same idempotency_key never runs it twice, and postern_call_status reports its outcome once the daemon is back';
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `DAEMON_UNAVAILABLE: ${message} (side effect started: unknown)` }],
+    structuredContent: { error_code: 'DAEMON_UNAVAILABLE', message, side_effect_started: true, outcome: 'unknown', required_action: ErrorCodes.TARGET_TIMEOUT.action },
+  };
+}
+
+function tooLargeResult(): Json {
+  const message = `the request is larger than ${MAX_CLIENT_LINE_BYTES} bytes and was not sent to the daemon`;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `REQUEST_TOO_LARGE: ${message} (side effect started: no)` }],
+    structuredContent: { error_code: 'REQUEST_TOO_LARGE', message, side_effect_started: false, required_action: ErrorCodes.REQUEST_TOO_LARGE.action },
+  };
+}
+
+const isRequest = (m: Json | null): m is Json => m !== null && 'id' in m && typeof m['method'] === 'string';
+const isResponse = (m: Json | null): m is Json => m !== null && 'id' in m && m['method'] === undefined && ('result' in m || 'error' in m);
+const idKey = (id: unknown): string => JSON.stringify(id ?? null);
+
+function parseObject(line: string): Json | null {
+  try {
+    const v: unknown = JSON.parse(line);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null;
+  } catch {
+    return null;
+  }
+}
+
 export async function runShim(opts: ShimOptions): Promise<void> {
+  // The daemon's bytes are relayed as they come, so the client's stream may stand in the middle of a
+  // line; the shim's own answers wait for the line to end (or, if the daemon went away, end it).
+  let midLine = false;
+  const deferred: string[] = [];
+  const flush = (): void => {
+    if (deferred.length > 0) opts.output.write(deferred.splice(0).join(''));
+  };
+  const emit = (chunk: Buffer): void => {
+    if (chunk.length === 0) return;
+    opts.output.write(chunk);
+    midLine = chunk[chunk.length - 1] !== 0x0a;
+    if (!midLine) flush();
+  };
+  const endBrokenLine = (): void => {
+    if (midLine) opts.output.write('\n'); // the client drops the cut-off line as unparseable
+    midLine = false;
+    flush();
+  };
   const write = (msg: Json): void => {
-    opts.output.write(`${JSON.stringify(msg)}\n`);
+    const line = `${JSON.stringify(msg)}\n`;
+    if (midLine) deferred.push(line);
+    else opts.output.write(line);
   };
   let socket: Socket | null = null;
   let initialize: string | null = null;
   let initialized = false;
+  /** Client requests sent to the daemon and not answered yet: id → method. */
+  const pending = new Map<string, { id: unknown; method: string }>();
 
-  /** Answers a client message while no daemon is reachable. */
-  const answerAlone = (msg: Json): void => {
-    if (!('id' in msg) || typeof msg['method'] !== 'string') return; // notifications and stray responses
-    const id = msg['id'];
-    switch (msg['method']) {
+  /** Answers a client request while no daemon is reachable. */
+  const answerAlone = (id: unknown, method: string, params: unknown): void => {
+    switch (method) {
       case 'initialize': {
-        const asked = (msg['params'] as Json | undefined)?.['protocolVersion'];
+        const asked = (params as Json | undefined)?.['protocolVersion'];
         write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: opts.version }, instructions: 'The Postern daemon is not running: tools are unavailable until the operator starts it (`postern up`).' } });
         return;
       }
@@ -85,81 +207,148 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     }
   };
 
-  const attach = (s: Socket): void => {
+  /** The daemon connection dropped: every request it still owed an answer gets one now. */
+  const answerPending = (): void => {
+    const owed = [...pending.values()];
+    pending.clear();
+    for (const { id, method } of owed) {
+      if (method === 'tools/call') write({ jsonrpc: '2.0', id, result: lostCallResult() });
+      else if (method === 'initialize' || method === 'ping' || method === 'tools/list') answerAlone(id, method, undefined);
+      else write({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the connection to the Postern daemon was lost' } });
+    }
+  };
+
+  /** A relay for one daemon connection: bytes go to the client as they come; a splitter notes which requests they answer. */
+  const forwarder = (): ((chunk: Buffer) => void) => {
+    const track = lineSplitter(
+      MAX_TRACKED_LINE_BYTES,
+      (line) => {
+        if (pending.size === 0) return;
+        const m = parseObject(line);
+        if (isResponse(m)) pending.delete(idKey(m['id']));
+      },
+      (o) => {
+        const id = idFromEdges(o);
+        if (id !== undefined) pending.delete(idKey(id));
+      },
+    );
+    return (chunk) => {
+      track(chunk);
+      emit(chunk);
+    };
+  };
+
+  /** Makes `s` the daemon connection; when it closes, every request it still owed is answered here. */
+  const adopt = (s: Socket): void => {
     socket = s;
-    s.on('data', (d: Buffer) => opts.output.write(d));
-    s.on('error', () => undefined);
     s.on('close', () => {
-      if (socket === s) socket = null;
+      if (socket !== s) return;
+      socket = null;
+      endBrokenLine();
+      answerPending();
     });
-    s.write(`${JSON.stringify({ postern_shim: 1, pid: process.pid })}\n`);
+  };
+
+  const hello = (): string => `${JSON.stringify({ postern_shim: 1, pid: process.pid })}\n`;
+
+  const attach = (s: Socket): void => {
+    s.on('data', forwarder());
+    s.on('error', () => undefined);
+    adopt(s);
+    s.write(hello());
   };
 
   /** Reconnects and replays the session's initialize, swallowing the daemon's answer to it. */
-  const reconnect = async (): Promise<boolean> => {
+  const reconnect = async (): Promise<void> => {
     const s = await tryConnect(opts.socketPath);
-    if (s === null) return false;
-    if (initialize !== null) {
-      const id = (JSON.parse(initialize) as Json)['id'];
-      await new Promise<void>((resolve) => {
-        const onLine = lineSplitter((line) => {
-          try {
-            if ((JSON.parse(line) as Json)['id'] === id) {
-              s.off('data', feed);
-              resolve();
-            }
-          } catch {
-            // keep waiting for the initialize answer
-          }
-        });
-        const feed = (d: Buffer): void => onLine(d);
-        s.on('data', feed);
-        s.once('close', () => resolve());
-        s.write(`${JSON.stringify({ postern_shim: 1, pid: process.pid })}\n${initialize}\n`);
-        if (initialized) s.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-      });
-      if (s.destroyed) return false;
-      socket = s;
-      s.on('data', (d: Buffer) => opts.output.write(d));
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        if (socket === s) socket = null;
-      });
-      return true;
+    if (s === null) return;
+    if (initialize === null) {
+      attach(s);
+      return;
     }
-    attach(s);
-    return true;
+    const initId = idKey(parseObject(initialize)?.['id']);
+    const forward = forwarder();
+    let ready = false;
+    let answered: (ok: boolean) => void = () => undefined;
+    const replayed = new Promise<boolean>((resolve) => (answered = resolve));
+    const replayLines = lineSplitter(MAX_TRACKED_LINE_BYTES, (line) => {
+      const m = parseObject(line);
+      if (!ready && isResponse(m) && idKey(m['id']) === initId) {
+        ready = true;
+        answered(!('error' in m));
+      }
+    });
+    // Up to the answer to the replayed initialize, lines are the shim's own; the bytes after it are the client's.
+    s.on('data', (d: Buffer) => {
+      let start = 0;
+      while (!ready && start < d.length) {
+        const nl = d.indexOf(0x0a, start);
+        const stop = nl === -1 ? d.length : nl + 1;
+        replayLines(d.subarray(start, stop));
+        start = stop;
+      }
+      if (ready && start < d.length) forward(d.subarray(start));
+    });
+    s.on('error', () => undefined);
+    s.once('close', () => answered(false));
+    const notice = initialized ? `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n` : '';
+    s.write(`${hello()}${initialize}\n${notice}`);
+    if (!(await replayed) || s.destroyed) {
+      s.destroy();
+      return;
+    }
+    adopt(s);
   };
 
   const first = await tryConnect(opts.socketPath);
   if (first !== null) attach(first);
 
-  let queue = Promise.resolve();
   const handleLine = async (line: string): Promise<void> => {
-    let msg: Json | null = null;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (typeof v === 'object' && v !== null && !Array.isArray(v)) msg = v as Json;
-    } catch {
-      msg = null;
-    }
+    const msg = parseObject(line);
     if (msg?.['method'] === 'initialize') initialize = line;
     if (msg?.['method'] === 'notifications/initialized') initialized = true;
-    if (socket === null && msg !== null && 'id' in msg && msg['method'] !== 'initialize') await reconnect();
-    if (socket === null && msg?.['method'] === 'initialize') {
-      const s = await tryConnect(opts.socketPath);
-      if (s !== null) attach(s);
+    if (msg?.['method'] === 'notifications/cancelled') {
+      const rid = (msg['params'] as Json | undefined)?.['requestId'];
+      if (rid !== undefined) pending.delete(idKey(rid));
+    }
+    if (socket === null && isRequest(msg)) {
+      if (msg['method'] === 'initialize') {
+        const s = await tryConnect(opts.socketPath);
+        if (s !== null) attach(s);
+      } else {
+        await reconnect();
+      }
     }
     const s: Socket | null = socket;
-    if (s !== null) {
+    if (s !== null && !s.destroyed) {
+      if (isRequest(msg)) pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']) });
       s.write(`${line}\n`);
-    } else if (msg !== null) {
-      answerAlone(msg);
+    } else if (isRequest(msg)) {
+      answerAlone(msg['id'], String(msg['method']), msg['params']);
     }
   };
-  opts.input.on('data', lineSplitter((line) => {
-    queue = queue.then(() => handleLine(line));
-  }));
+
+  /** A client line too long to forward: answer it if we can tell which request it was. */
+  const refuseOversized = (o: Oversized): void => {
+    const id = idFromEdges(o);
+    if (id === undefined) return;
+    if (/"method"\s*:\s*"tools\/call"/.test(o.head) || /"method"\s*:\s*"tools\/call"/.test(o.tail)) write({ jsonrpc: '2.0', id, result: tooLargeResult() });
+    else write({ jsonrpc: '2.0', id, error: { code: -32600, message: `request larger than ${MAX_CLIENT_LINE_BYTES} bytes` } });
+  };
+
+  let queue = Promise.resolve();
+  opts.input.on(
+    'data',
+    lineSplitter(
+      MAX_CLIENT_LINE_BYTES,
+      (line) => {
+        queue = queue.then(() => handleLine(line)).catch(() => undefined);
+      },
+      (o) => {
+        queue = queue.then(() => refuseOversized(o));
+      },
+    ),
+  );
   await new Promise<void>((resolve) => {
     opts.input.on('end', () => {
       void queue.then(() => {

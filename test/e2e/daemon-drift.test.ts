@@ -9,6 +9,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
@@ -139,9 +142,6 @@ describe('daemon: contract drift while sessions run', () => {
   });
 
   it('an edited but unaccepted catalog.yaml changes nothing', async () => {
-    const { writeFile } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    const { stringify } = await import('yaml');
     const wider = catalog([r1, r2, r3, r4, { ...r4, revision: 5, http: { ...r4.http, method: 'DELETE' } }]);
     await writeFile(join(inst.sb.home, 'catalog.yaml'), stringify(wider));
     await new Promise((r) => setTimeout(r, 500));

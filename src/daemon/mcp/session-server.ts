@@ -67,7 +67,7 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
     const meta = (ctx.mcpReq._meta ?? {}) as Record<string, unknown>;
     const token = meta['progressToken'];
     let n = 0;
-    const result = await handleCall(svc, session, {
+    const running = handleCall(svc, session, {
       name: req.params.name,
       arguments: req.params.arguments,
       meta,
@@ -78,6 +78,8 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
         ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: n, message } }).catch(() => undefined);
       },
     });
+    svc.inflight.add(running);
+    const result = await running.finally(() => svc.inflight.delete(running));
     return server.projectCallToolResult(result, undefined);
   });
   return server;

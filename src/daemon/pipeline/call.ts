@@ -104,8 +104,15 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       const holder = svc.journals.activity.findByKey(tool.name, key);
       const idem = decideIdempotency(holder, svc.reservations.isHeld(tool.name, key), argsDigest);
       switch (idem.kind) {
-        case 'replay':
+        case 'replay': {
+          const done = svc.journals.activity.getCall(idem.holder.call_id)?.outcome?.at;
+          const ageDays = done === undefined ? 0 : (svc.now().getTime() - Date.parse(done)) / 86_400_000;
+          if (ageDays > svc.config.idempotency_retention_days) {
+            // Past the window the stored result is no longer served, and the key never runs again.
+            throw new PosternError('IDEMPOTENCY_KEY_EXPIRED', `this idempotency_key completed more than ${svc.config.idempotency_retention_days} days ago; use a new key for a new action`);
+          }
           return trail.replay(idem.holder);
+        }
         case 'conflict':
           throw new PosternError('IDEMPOTENCY_KEY_CONFLICT', 'this idempotency_key was already used with other arguments; use a new key for a new action');
         case 'in_progress':

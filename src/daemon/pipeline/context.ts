@@ -17,6 +17,8 @@ export interface Services {
   readonly reservations: KeyReservations;
   readonly config: DaemonConfig;
   readonly now: () => Date;
+  /** Calls being handled, so shutdown can let them finish. */
+  readonly inflight: Set<Promise<unknown>>;
 }
 
 export interface SessionInfo {

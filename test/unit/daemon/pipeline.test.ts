@@ -1,0 +1,120 @@
+/**
+ * The call pipeline in-process: real vault (cheap KDF), real journals, real
+ * loopback HTTP service, the pipeline's own approval queue — no sockets, no
+ * MCP — so the rules of DESIGN §6 can be checked quickly and precisely.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { parseCatalog } from '../../../src/contracts/index.js';
+import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
+import { openJournals, type Journals } from '../../../src/journal/index.js';
+import { ApprovalQueue } from '../../../src/approvals/queue.js';
+import { GrantStore } from '../../../src/approvals/grants.js';
+import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
+import { parseConfig } from '../../../src/daemon/config.js';
+import { KeyReservations } from '../../../src/daemon/pipeline/idempotency.js';
+import { handleCall } from '../../../src/daemon/pipeline/call.js';
+import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
+import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
+import { CHEAP } from '../vault/helpers.js';
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
+const TOKEN = 'pipeline-canary-token-0123456789';
+
+describe('call pipeline', () => {
+  let dir: string;
+  let http: FakeHttpServer;
+  let journals: Journals;
+  let svc: Services;
+  let clock = Date.parse('2026-11-30T00:00:00Z');
+  const session: SessionInfo = { id: 's-1', clientName: 'unit', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, seen: new Map() };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'postern-pipeline-'));
+    http = await startFakeHttp();
+    const pass = Buffer.from('pipeline-passphrase');
+    await createVault(join(dir, 'vault.pvlt'), pass, CHEAP);
+    await withVaultWriter(join(dir, 'vault.pvlt'), pass, (v) => v.add({ name: 'api-token', kind: 'http_bearer', fields: {}, secret: { token: Buffer.from(TOKEN) } }), CHEAP);
+    const vault = await openVault(join(dir, 'vault.pvlt'), pass, CHEAP);
+    const obj = (props: Record<string, unknown>, required: string[]) => ({ type: 'object', properties: props, required });
+    const text = stringify({
+      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+      tools: {
+        note: { description: 'Write a note.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: obj({ t: { type: 'string', maxLength: 50 } }, ['t']), http: { target: 'local', method: 'POST', path: '/echo', body: { t: '{t}' } } }] },
+      },
+    });
+    const catalog = parseCatalog(text, 'catalog.yaml');
+    journals = openJournals(join(dir, 'journal'));
+    svc = {
+      state: new DaemonState(vault, snapshotOf(catalog, 'a'.repeat(64), null)),
+      journals,
+      queue: new ApprovalQueue(),
+      grants: new GrantStore(),
+      reservations: new KeyReservations(),
+      config: parseConfig('idempotency_retention_days: 1\napproval_timeout_seconds: 1', 'config.yaml'),
+      now: () => new Date(clock),
+      inflight: new Set(),
+    };
+  });
+  after(async () => {
+    journals.close();
+    await http.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const call = async (args: Record<string, unknown>, name = 'note'): Promise<Result> =>
+    (await handleCall(svc, session, { name, arguments: args, meta: {}, signal: new AbortController().signal, progress: () => undefined })) as Result;
+
+  it('runs once per key; replays within the retention window; refuses the key after it', async () => {
+    const before = http.requests.length;
+    const first = await call({ t: 'hello', idempotency_key: 'retention-key-1' });
+    assert.equal(first.isError, undefined, JSON.stringify(first));
+    const replay = await call({ t: 'hello', idempotency_key: 'retention-key-1' });
+    assert.equal(replay.structuredContent?.['replayed'], true);
+    clock += 2 * 86_400_000;
+    const late = await call({ t: 'hello', idempotency_key: 'retention-key-1' });
+    assert.equal(late.structuredContent?.['error_code'], 'IDEMPOTENCY_KEY_EXPIRED');
+    assert.equal(http.requests.length, before + 1, 'one effect in all');
+  });
+
+  it('20 parallel calls with one key: one request, the rest replay or see it in progress', async () => {
+    const before = http.requests.length;
+    const results = await Promise.all(Array.from({ length: 20 }, () => call({ t: 'parallel', idempotency_key: 'parallel-key-1' })));
+    assert.equal(http.requests.length, before + 1);
+    const kinds = results.map((r) => (r.isError === true ? String(r.structuredContent?.['error_code']) : r.structuredContent?.['replayed'] === true ? 'replay' : 'ran'));
+    assert.equal(kinds.filter((k) => k === 'ran').length, 1);
+    assert.ok(kinds.every((k) => k === 'ran' || k === 'replay' || k === 'CALL_IN_PROGRESS'), kinds.join(','));
+  });
+
+  it('journals raw and normalized arguments, revisions and the handler revision; the secret never', async () => {
+    const r = await call({ t: 'journaled', idempotency_key: 'journal-key-1' });
+    const id = String(r.structuredContent?.['call_id']);
+    const c = journals.activity.getCall(id);
+    assert.ok(c);
+    assert.deepEqual(c.call.raw_arguments, { t: 'journaled', idempotency_key: 'journal-key-1' });
+    assert.deepEqual(c.call.normalized_arguments, { t: 'journaled' });
+    assert.equal(c.call.revision_executed, 1);
+    assert.match(c.call.handler_revision, /^postern\/\d+\.\d+\.\d+\+catalog\.a{16}$/);
+    assert.deepEqual(c.call.decision_path.slice(0, 3), ['admit', 'resolve', 'resolve:current']);
+    assert.equal(c.status, 'success');
+    const rejected = await call({ t: `x${TOKEN}`, idempotency_key: 'journal-key-2' });
+    assert.equal(rejected.structuredContent?.['error_code'], 'SECRET_IN_ARGUMENTS');
+    let dump = '';
+    journals.activity.exportJsonl((line) => (dump += line));
+    assert.ok(!dump.includes(TOKEN), 'no secret in the journal');
+    assert.ok(dump.includes('[REDACTED:api-token]'));
+    assert.equal(journals.activity.verify().ok, true);
+  });
+
+  it('a locked vault refuses calls and voids pending approvals', async () => {
+    svc.state.onLock(() => svc.queue.voidAll('locked'));
+    svc.state.lock('test');
+    const r = await call({ t: 'after lock', idempotency_key: 'locked-key-1' });
+    assert.equal(r.structuredContent?.['error_code'], 'VAULT_LOCKED');
+    assert.equal(r.structuredContent?.['side_effect_started'], false);
+  });
+});
