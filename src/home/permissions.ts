@@ -12,43 +12,34 @@ export type PathCheck =
 
 const octal = (mode: number): string => (mode & 0o777).toString(8).padStart(3, '0');
 
-/** Checks a directory that must be 0700 and ours. Missing → problem. */
-export async function checkPrivateDir(path: string): Promise<PathCheck> {
+/** Checks a path that must be ours, not a link, and closed to group and others. Missing → problem. */
+async function checkPrivate(path: string, kind: 'directory' | 'file'): Promise<PathCheck> {
   let st;
   try {
     st = await lstat(path);
   } catch {
     return { ok: false, path, problem: 'does not exist', fix: 'run `postern init`' };
   }
-  if (st.isSymbolicLink()) return { ok: false, path, problem: 'is a symbolic link', fix: 'replace it with a real directory' };
-  if (!st.isDirectory()) return { ok: false, path, problem: 'is not a directory', fix: 'move it away and run `postern init`' };
+  const dir = kind === 'directory';
+  if (st.isSymbolicLink()) return { ok: false, path, problem: 'is a symbolic link', fix: dir ? 'replace it with a real directory' : 'replace it with the real file' };
+  if (dir ? !st.isDirectory() : !st.isFile()) {
+    return { ok: false, path, problem: dir ? 'is not a directory' : 'is not a regular file', fix: dir ? 'move it away and run `postern init`' : 'move it away' };
+  }
   if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
     return { ok: false, path, problem: `is owned by uid ${st.uid}, not by you`, fix: 'use a home you own (POSTERN_HOME)' };
   }
   if ((st.mode & 0o077) !== 0) {
-    return { ok: false, path, problem: `has mode ${octal(st.mode)}, expected 700`, fix: `chmod 700 ${path}` };
+    const want = dir ? '700' : '600';
+    return { ok: false, path, problem: `has mode ${octal(st.mode)}, expected ${want}`, fix: `chmod ${want} ${path}` };
   }
   return { ok: true, path, mode: st.mode & 0o777 };
 }
 
-/** Checks a file that must be 0600 (or stricter) and ours. Missing → problem. */
-export async function checkPrivateFile(path: string): Promise<PathCheck> {
-  let st;
-  try {
-    st = await lstat(path);
-  } catch {
-    return { ok: false, path, problem: 'does not exist', fix: 'run `postern init`' };
-  }
-  if (st.isSymbolicLink()) return { ok: false, path, problem: 'is a symbolic link', fix: 'replace it with the real file' };
-  if (!st.isFile()) return { ok: false, path, problem: 'is not a regular file', fix: 'move it away' };
-  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
-    return { ok: false, path, problem: `is owned by uid ${st.uid}, not by you`, fix: 'use a home you own (POSTERN_HOME)' };
-  }
-  if ((st.mode & 0o077) !== 0) {
-    return { ok: false, path, problem: `has mode ${octal(st.mode)}, expected 600`, fix: `chmod 600 ${path}` };
-  }
-  return { ok: true, path, mode: st.mode & 0o777 };
-}
+/** A directory that must be 0700 and ours. */
+export const checkPrivateDir = (path: string): Promise<PathCheck> => checkPrivate(path, 'directory');
+
+/** A file that must be 0600 (or stricter) and ours. */
+export const checkPrivateFile = (path: string): Promise<PathCheck> => checkPrivate(path, 'file');
 
 /** Creates the home (0700) if missing; refuses an existing unsafe one. */
 export async function ensurePrivateHome(path: string): Promise<void> {
