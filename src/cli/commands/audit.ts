@@ -23,7 +23,7 @@ import type { Command } from 'commander';
 import { openJournals } from '../../journal/index.js';
 import type { CallView, ChainBreak, ChainReport, Journals, SessionEventRow, SessionRow, SessionStart, TargetDetails } from '../../journal/index.js';
 import { ACTIVITY_SCHEMA } from '../../journal/activity-schema.js';
-import { MAX_LIMIT } from '../../journal/filters.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
 import { SESSIONS_SCHEMA } from '../../journal/sessions.js';
 import { PosternError } from '../../protocol/errors.js';
 import { contextFor, type CliContext } from '../context.js';
@@ -36,6 +36,12 @@ const SHOW_MAX = 20_000;
 const LABEL = 22;
 /** Calls listed under `audit session`. */
 const SESSION_CALLS = 100;
+/**
+ * How many of the newest calls a `show` prefix is looked up among. The journal
+ * API finds calls by full id only, and listing loads each call's stored
+ * result, so the window is kept small; older calls are shown by full id.
+ */
+const PREFIX_WINDOW = 1_000;
 
 // ---------------------------------------------------------------------------
 // Opening
@@ -57,6 +63,13 @@ function openAudit(ctx: CliContext): Journals | null {
 
 function noJournal(ctx: CliContext): string {
   return `no journal yet in ${clean(ctx.paths.journalDir, 300)}: the daemon creates it when it first starts`;
+}
+
+/** No journal for a list command: a message, or for --json an empty list (the message then goes to stderr). */
+function emptyList(ctx: CliContext, json: boolean): void {
+  if (!json) return ctx.out(noJournal(ctx));
+  ctx.out('[]');
+  process.stderr.write(`${noJournal(ctx)}\n`);
 }
 
 function withJournals<T>(j: Journals, fn: (j: Journals) => T): T {
@@ -91,11 +104,15 @@ function parseLimit(v: string | undefined): number | undefined {
   return n;
 }
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 const RELATIVE = /^(\d{1,6})([smhd])$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** An ISO 8601 date or time (no zone → local time), or an age such as 90m, 2h, 7d; returned as an ISO string. */
+/**
+ * An ISO 8601 date or time, or an age such as 90m, 2h, 7d; returned as an ISO
+ * string. Without a zone it is UTC, like every time the journals store and the
+ * audit prints (JavaScript would read a zoneless date-time as local time).
+ */
 function parseTime(flag: string, v: string | undefined, now: Date): string | undefined {
   if (v === undefined) return undefined;
   const rel = RELATIVE.exec(v);
@@ -103,7 +120,12 @@ function parseTime(flag: string, v: string | undefined, now: Date): string | und
     const unit = rel[2] as keyof typeof UNIT_MS;
     return new Date(now.getTime() - Number(rel[1]) * UNIT_MS[unit]).toISOString();
   }
-  const t = ISO_TIME.test(v) ? new Date(v.replace(' ', 'T')) : new Date(NaN);
+  const m = ISO_TIME.exec(v);
+  const zoned = m === null || m[1] !== undefined || !/[T ]/i.test(v) ? v : `${v}Z`;
+  let t = m === null ? new Date(NaN) : new Date(zoned.replace(' ', 'T'));
+  // JavaScript rolls 2026-02-30 over to March 2; an audit bound must mean what was typed.
+  const [y, mo, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) t = new Date(NaN);
   if (Number.isNaN(t.getTime())) {
     throw new PosternError('USAGE', `${flag} takes an ISO 8601 time (e.g. 2026-03-01T12:00:00Z) or an age (90m, 2h, 7d), got ${clean(JSON.stringify(v), 60)}`);
   }
@@ -120,7 +142,7 @@ function resolvePrefix(given: string, candidates: Iterable<string>, what: string
 
 /** A session id given in full or as a unique prefix of a journaled session; unknown ids are kept as given. */
 function resolveSessionId(j: Journals, given: string): string {
-  if (j.sessions.events(given, { limit: 1 }).length > 0) return given;
+  if (given === '' || j.sessions.events(given, { limit: 1 }).length > 0) return given;
   return resolvePrefix(given, j.sessions.listSessions({ limit: MAX_LIMIT }).map((s) => s.session_id), 'session') ?? given;
 }
 
@@ -411,26 +433,20 @@ export function registerAudit(program: Command): void {
     .command('sessions')
     .description('list agent sessions, newest first')
     .option('--since <time>', 'sessions started at or after this ISO 8601 time or age (2h, 7d)')
-    .option('--limit <n>', `at most this many (default 100, at most ${MAX_LIMIT})`)
+    .option('--limit <n>', `at most this many (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`)
     .option('--json', 'print JSON')
     .action((o: ListOpts, cmd: Command) => {
       const ctx = contextFor(cmd);
       const limit = parseLimit(o.limit);
       const since = parseTime('--since', o.since, new Date());
       const j = openAudit(ctx);
-      if (j === null) {
-        if (o.json === true) {
-          ctx.out('[]');
-          process.stderr.write(`${noJournal(ctx)}\n`);
-        } else ctx.out(noJournal(ctx));
-        return;
-      }
+      if (j === null) return emptyList(ctx, o.json === true);
       const rows = withJournals(j, (jj) => jj.sessions.listSessions({ ...(since === undefined ? {} : { since }), ...(limit === undefined ? {} : { limit }) }));
       if (o.json === true) ctx.out(jsonForTerminal(rows));
       else if (rows.length === 0) ctx.out(since === undefined ? 'no sessions journaled yet' : 'no sessions started in that time');
       else {
         ctx.out(renderTable(SESSION_HEADER, rows.map(sessionRow)));
-        const hint = moreHint(rows.length, limit ?? 100, 'use --since or --limit to see others');
+        const hint = moreHint(rows.length, limit ?? DEFAULT_LIMIT, 'use --since or --limit to see others');
         if (hint !== null) ctx.out(hint);
       }
     });
@@ -444,7 +460,7 @@ export function registerAudit(program: Command): void {
     .option('--error <code>', 'calls that failed or were refused with this error code')
     .option('--since <time>', 'journaled at or after this ISO 8601 time or age (2h, 7d)')
     .option('--until <time>', 'journaled before this ISO 8601 time or age')
-    .option('--limit <n>', `at most this many (default 100, at most ${MAX_LIMIT})`)
+    .option('--limit <n>', `at most this many (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`)
     .option('--json', 'print JSON')
     .action((o: ActivityOpts, cmd: Command) => {
       const ctx = contextFor(cmd);
@@ -453,13 +469,7 @@ export function registerAudit(program: Command): void {
       const since = parseTime('--since', o.since, now);
       const until = parseTime('--until', o.until, now);
       const j = openAudit(ctx);
-      if (j === null) {
-        if (o.json === true) {
-          ctx.out('[]');
-          process.stderr.write(`${noJournal(ctx)}\n`);
-        } else ctx.out(noJournal(ctx));
-        return;
-      }
+      if (j === null) return emptyList(ctx, o.json === true);
       const calls = withJournals(j, (jj) =>
         jj.activity.listCalls({
           ...(o.tool === undefined ? {} : { tool: o.tool }),
@@ -475,14 +485,14 @@ export function registerAudit(program: Command): void {
       else if (calls.length === 0) ctx.out('no calls match');
       else {
         ctx.out(renderTable(CALL_HEADER, calls.map(callRow)));
-        const hint = moreHint(calls.length, limit ?? 100, 'narrow with --since/--until or raise --limit');
+        const hint = moreHint(calls.length, limit ?? DEFAULT_LIMIT, 'narrow with --since/--until or raise --limit');
         if (hint !== null) ctx.out(hint);
       }
     });
 
   audit
     .command('show <call-id>')
-    .description('every journaled field of one call (full id or unique prefix of a recent call)')
+    .description(`every journaled field of one call (full id, or a unique prefix among the newest ${PREFIX_WINDOW})`)
     .option('--json', 'print JSON')
     .action((given: string, o: { json?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
@@ -491,12 +501,13 @@ export function registerAudit(program: Command): void {
       const view = withJournals(j, (jj) => {
         const exact = jj.activity.getCall(given);
         if (exact !== undefined) return exact;
-        const recent = jj.activity.listCalls({ limit: MAX_LIMIT });
-        const id = given === '' ? undefined : resolvePrefix(given, recent.map((c) => c.call.call_id), 'call');
+        if (given === '') return undefined;
+        const recent = jj.activity.listCalls({ limit: PREFIX_WINDOW });
+        const id = resolvePrefix(given, recent.map((c) => c.call.call_id), 'call');
         return recent.find((c) => c.call.call_id === id);
       });
       if (view === undefined) {
-        throw new PosternError('CALL_NOT_FOUND', `no call ${clean(given, 64)} in the journal (a prefix is looked up among the newest ${MAX_LIMIT} calls)`);
+        throw new PosternError('CALL_NOT_FOUND', `no call ${clean(given, 64)} in the journal (a prefix is looked up among the newest ${PREFIX_WINDOW} calls; give the full id from \`postern audit activity --json\` for older ones)`);
       }
       if (o.json === true) ctx.out(jsonForTerminal(view));
       else for (const line of callDetails(view)) ctx.out(line);
@@ -515,8 +526,7 @@ export function registerAudit(program: Command): void {
       const j = openAudit(ctx);
       if (j === null) {
         if (given !== undefined) throw new PosternError('INPUT_INVALID', `no session ${clean(given, 64)}: ${noJournal(ctx)}`);
-        ctx.out(o.json === true ? '[]' : noJournal(ctx));
-        return;
+        return emptyList(ctx, o.json === true);
       }
       if (given === undefined) {
         const events = withJournals(j, (jj) => jj.sessions.events(null, { limit }));
@@ -526,7 +536,10 @@ export function registerAudit(program: Command): void {
         return;
       }
       const found = withJournals(j, (jj) => {
-        const id = jj.sessions.events(given, { limit: 1 }).length > 0 ? given : resolvePrefix(given, jj.sessions.listSessions({ limit: MAX_LIMIT }).map((s) => s.session_id), 'session');
+        if (given === '') return undefined;
+        let id = jj.sessions.events(given, { limit: 1 }).length > 0 ? given : resolvePrefix(given, jj.sessions.listSessions({ limit: MAX_LIMIT }).map((s) => s.session_id), 'session');
+        // Calls of a session whose start could not be journaled are still shown.
+        if (id === undefined && jj.activity.listCalls({ session_id: given, limit: 1 }).length > 0) id = given;
         if (id === undefined) return undefined;
         return { id, events: jj.sessions.events(id, { limit }), calls: jj.activity.listCalls({ session_id: id, limit: SESSION_CALLS }) };
       });

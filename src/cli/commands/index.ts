@@ -7,6 +7,7 @@ import { registerDoctor } from './doctor.js';
 import { registerCatalog } from './catalog.js';
 import { registerDaemon } from './daemon.js';
 import { registerApprovals } from './approvals.js';
+import { registerAudit } from './audit.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -16,4 +17,5 @@ export function registerCommands(program: Command): void {
   registerCatalog(program);
   registerDaemon(program);
   registerApprovals(program);
+  registerAudit(program);
 }
