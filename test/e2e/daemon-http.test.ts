@@ -8,6 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { encodingsOf } from '../helpers/cli.js';
@@ -186,6 +189,17 @@ describe('daemon: HTTP tools over MCP', () => {
     const again = call('delete_note', { id: 'n4', idempotency_key: k });
     await decideNext('delete_note', { verdict: 'approve', scope: 'once' });
     assert.equal((await again).isError, undefined);
+  });
+
+  it('another OS user cannot connect to the agent or operator socket', { skip: process.getuid?.() !== 0 ? 'needs root to act as another user' : false }, () => {
+    for (const sock of ['agent.sock', 'operator.sock']) {
+      const path = join(inst.sb.home, 'run', sock);
+      const r = spawnSync(process.execPath, ['-e', `require('net').connect(${JSON.stringify(path)}).on('connect',()=>{console.log('connected');process.exit(0)}).on('error',e=>{console.log(e.code);process.exit(1)})`], { uid: 65534, gid: 65534, encoding: 'utf8' });
+      assert.notEqual(r.stdout.trim(), 'connected', `${sock} accepted another user`);
+      assert.match(r.stdout.trim(), /EACCES|EPERM|ENOENT/);
+    }
+    assert.equal((statSync(join(inst.sb.home, 'run')).mode & 0o777), 0o700);
+    assert.equal((statSync(join(inst.sb.home, 'run', 'agent.sock')).mode & 0o777), 0o600);
   });
 
   it('refuses a name that resolves to loopback for a target that is not marked local', async () => {
