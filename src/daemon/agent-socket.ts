@@ -3,23 +3,36 @@
  * (`serveStdio` picks the 2025 `initialize` era or the 2026-07-28 era per
  * connection). The `postern mcp` shim may open with one hello line carrying
  * its pid; that line is read and removed before the MCP stream starts.
- * A malformed or oversized stream closes only its own connection.
+ *
+ * Before the SDK sees a line, a screen answers what the SDK would drop
+ * silently or change (protocol errors stay JSON-RPC errors, DESIGN §6):
+ * - a line that is not JSON, or not UTF-8 → -32700 Parse error (with the
+ *   request's id when one can be read), never "repaired" into U+FFFD and run;
+ * - a line longer than the limit → -32600, discarded with bounded memory;
+ * - a `tools/call` whose arguments carry an own `__proto__` key → the SDK's
+ *   schema copy would drop that key (and re-parent the object), so the call is
+ *   refused here as VALIDATION_FAILED (-32602, the tool error in `data`) and
+ *   journaled as a rejection like any other.
+ * A peer that does not read its answers is disconnected; one connection's
+ * trouble never reaches another.
  */
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { PosternError } from '../protocol/errors.js';
+import { idFromEdges, lineSplitter } from '../mcp/shim.js';
 import { listenPrivate } from './socket-files.js';
 import { createSessionServer } from './mcp/session-server.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
+import { Trail } from './pipeline/trail.js';
 
-/**
- * The longest message a connection may buffer. The shim forwards lines up to
- * 4 MiB (and answers longer ones itself); the margin covers the start of the
- * next line arriving in the same read.
- */
+/** The longest JSON-RPC line a connection may send (the shim refuses longer ones itself, at 4 MiB). */
 const MAX_MESSAGE_BYTES = 5 * 1024 * 1024;
+/** Answers queued for a peer that does not read them, before it is disconnected. */
+const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 const HELLO_MAX = 512;
 
 class SocketTransport extends StdioServerTransport {
@@ -27,7 +40,8 @@ class SocketTransport extends StdioServerTransport {
     input: Readable,
     private readonly socket: Socket,
   ) {
-    super(input, socket, { maxBufferSize: MAX_MESSAGE_BYTES });
+    // Lines reach the transport one at a time, already bounded by the screen.
+    super(input, socket, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
   }
   override async close(): Promise<void> {
     await super.close();
@@ -39,15 +53,13 @@ class SocketTransport extends StdioServerTransport {
 }
 
 /**
- * Reads an optional `{"postern_shim":1,"pid":N}` first line and returns a
- * stream of everything after it (or of everything, when there is no hello).
+ * Reads an optional `{"postern_shim":1,"pid":N}` first line and returns the
+ * pid and the bytes after it (or all of the first chunk, when there is no hello).
  */
-function readHello(socket: Socket): Promise<{ pid: number | null; input: Readable }> {
+function readHello(socket: Socket): Promise<{ pid: number | null; rest: Buffer }> {
   return new Promise((resolve) => {
     const onData = (chunk: Buffer): void => {
       socket.off('data', onData);
-      socket.pause();
-      const input = new PassThrough();
       let pid: number | null = null;
       let rest = chunk;
       const nl = chunk.indexOf(0x0a);
@@ -62,12 +74,83 @@ function readHello(socket: Socket): Promise<{ pid: number | null; input: Readabl
           // not a hello: an MCP message, passed on as it is
         }
       }
-      if (rest.length > 0) input.write(rest);
-      socket.pipe(input);
-      resolve({ pid, input });
+      resolve({ pid, rest });
     };
     socket.on('data', onData);
   });
+}
+
+type Json = Record<string, unknown>;
+type RpcId = string | number | null;
+
+function asId(v: unknown): RpcId {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? v : null;
+}
+
+/** The id of a line that cannot be accepted, if a lenient reading finds one. */
+function lenientId(line: Buffer): RpcId {
+  try {
+    const v: unknown = JSON.parse(line.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? asId((v as Json)['id']) : null;
+  } catch {
+    return null;
+  }
+}
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/**
+ * Screens one connection's lines; returns the chunk handler. Accepted lines
+ * go to `pass` (with their newline); everything else is answered on `socket`.
+ */
+function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line: Buffer) => void): (chunk: Buffer) => void {
+  const answer = (msg: Json): void => {
+    if (socket.destroyed) return;
+    socket.write(`${JSON.stringify(msg)}\n`);
+    if (socket.writableLength > MAX_UNREAD_BYTES) socket.destroy();
+  };
+  const parseError = (id: RpcId, why: string): void => answer({ jsonrpc: '2.0', id, error: { code: -32700, message: `Parse error: ${why}` } });
+
+  /** Journals the refusal through the call pipeline's own trail and answers with its tool error. */
+  const refuseProtoKey = (id: RpcId, name: unknown, args: unknown): void => {
+    const tool = typeof name === 'string' ? name : '';
+    const trail = new Trail(svc, session, tool, svc.state.snapshot().handlerRevision, randomUUID());
+    trail.step('admit');
+    trail.step('screen:proto_key');
+    try {
+      trail.raw(svc.state.redactor().redactValue(args));
+    } catch {
+      // locked: the rejection is journaled without its arguments
+    }
+    const err = new PosternError('VALIDATION_FAILED', 'the key "__proto__" is not allowed in arguments', { details: { field: '__proto__' } });
+    const result = trail.fail(err);
+    answer({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } });
+  };
+
+  return lineSplitter(
+    MAX_MESSAGE_BYTES,
+    (line) => {
+      if (!isUtf8(line)) return parseError(lenientId(line), 'the message is not valid UTF-8');
+      let msg: unknown;
+      try {
+        msg = JSON.parse(line.toString('utf8'));
+      } catch {
+        return parseError(null, 'the message is not valid JSON');
+      }
+      if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
+        const m = msg as Json;
+        const params = m['params'];
+        if (m['method'] === 'tools/call' && typeof params === 'object' && params !== null) {
+          const args = (params as Json)['arguments'];
+          if (typeof args === 'object' && args !== null && !Array.isArray(args) && hasOwn(args, '__proto__')) {
+            return refuseProtoKey(asId(m['id']), (params as Json)['name'], args);
+          }
+        }
+      }
+      pass(line);
+    },
+    (o) => answer({ jsonrpc: '2.0', id: idFromEdges(o) ?? null, error: { code: -32600, message: `Invalid Request: the message is larger than ${MAX_MESSAGE_BYTES} bytes` } }),
+  );
 }
 
 export interface AgentEndpoint {
@@ -86,8 +169,24 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
-    void readHello(socket).then(({ pid, input }) => {
+    void readHello(socket).then(({ pid, rest }) => {
       const session: SessionInfo = { id: randomUUID(), clientName: null, clientVersion: null, protocolVersion: null, pid, runId: null, seen: new Map() };
+      const input = new PassThrough();
+      const newline = Buffer.from('\n');
+      const onChunk = screen(socket, svc, session, (line) => {
+        input.write(line);
+        input.write(newline);
+      });
+      const feed = (chunk: Buffer): void => {
+        try {
+          onChunk(chunk);
+        } catch {
+          socket.destroy(); // never let one connection's surprise reach the daemon's event loop
+        }
+      };
+      if (rest.length > 0) feed(rest);
+      socket.on('data', feed);
+      socket.on('end', () => input.end());
       let begun = false;
       const handle = serveStdio(
         () => {

@@ -13,8 +13,13 @@
  *   daemon connection drops it answers them itself — a `tools/call` that was
  *   in flight is reported as possibly started (the daemon journals it and a
  *   retry with the same idempotency key never runs twice);
- * - lines are split on bytes and decoded whole, so a multi-byte character
- *   that straddles two reads arrives intact;
+ * - client lines are split on bytes and forwarded byte for byte, so a
+ *   multi-byte character that straddles two reads arrives intact and invalid
+ *   UTF-8 is not "repaired" into U+FFFD (the daemon refuses it, with its id);
+ * - the daemon's bytes are relayed as they come; the shim's own answers never
+ *   land inside one of its lines;
+ * - answers the shim makes itself fit the request's protocol era (2026-07-28
+ *   results carry `resultType`, and a stand-in listing is not cacheable);
  * - a client line longer than the daemon accepts is not forwarded; it is
  *   answered (when its id can be found) and discarded, with bounded memory.
  */
@@ -28,6 +33,12 @@ const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
 /** How much of an oversized line is kept to find its id and method. */
 const EDGE_BYTES = 512;
 const FALLBACK_PROTOCOL = '2025-11-25';
+/** The modern era the daemon serves (its SDK's `serveStdio`). */
+const MODERN_PROTOCOL = '2026-07-28';
+const DOWN_INSTRUCTIONS = 'The Postern daemon is not running: tools are unavailable until the operator starts it (`postern up`).';
+/** A request carrying this `_meta` key speaks the 2026-07-28 era (no `initialize`; per-request envelope). */
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
 
 type Json = Record<string, unknown>;
 
@@ -44,11 +55,12 @@ interface Oversized {
 }
 
 /**
- * Splits a byte stream into lines of at most `maxBytes`. Whole lines are
- * decoded as UTF-8 (so no character is cut between two chunks); a longer line
- * is dropped and reported by its first and last few hundred bytes.
+ * Splits a byte stream into lines of at most `maxBytes` (without the newline;
+ * blank lines are skipped). Lines are whole byte strings, so no UTF-8
+ * character is ever cut between two reads; a longer line is dropped and
+ * reported by its first and last few hundred bytes.
  */
-export function lineSplitter(maxBytes: number, onLine: (line: string) => void, onOversized: (o: Oversized) => void = () => undefined): (chunk: Buffer) => void {
+export function lineSplitter(maxBytes: number, onLine: (line: Buffer) => void, onOversized: (o: Oversized) => void = () => undefined): (chunk: Buffer) => void {
   let parts: Buffer[] = [];
   let size = 0;
   let discarding = false;
@@ -79,10 +91,10 @@ export function lineSplitter(maxBytes: number, onLine: (line: string) => void, o
         head = tail = Buffer.alloc(0);
         onOversized(o);
       } else {
-        const text = (parts.length === 1 ? (parts[0] ?? Buffer.alloc(0)) : Buffer.concat(parts)).toString('utf8');
+        const line = parts.length === 1 ? (parts[0] ?? Buffer.alloc(0)) : Buffer.concat(parts);
         parts = [];
         size = 0;
-        if (text.trim() !== '') onLine(text);
+        if (line.toString('latin1').trim() !== '') onLine(line);
       }
       start = nl + 1;
     }
@@ -90,7 +102,7 @@ export function lineSplitter(maxBytes: number, onLine: (line: string) => void, o
 }
 
 /** The id of a JSON-RPC message we could only see the edges of (the SDKs put `id` first or last). */
-function idFromEdges(o: Oversized): string | number | undefined {
+export function idFromEdges(o: Oversized): string | number | undefined {
   const pick = (m: RegExpExecArray | null): string | number | undefined => {
     const raw = m?.[1];
     if (raw === undefined) return undefined;
@@ -142,13 +154,19 @@ function tooLargeResult(): Json {
   };
 }
 
+/** Whether a request's params carry the 2026-07-28 per-request envelope. */
+function isModern(params: unknown): boolean {
+  const meta = typeof params === 'object' && params !== null ? (params as Json)['_meta'] : undefined;
+  return typeof meta === 'object' && meta !== null && typeof (meta as Json)[PROTOCOL_VERSION_META_KEY] === 'string';
+}
+
 const isRequest = (m: Json | null): m is Json => m !== null && 'id' in m && typeof m['method'] === 'string';
 const isResponse = (m: Json | null): m is Json => m !== null && 'id' in m && m['method'] === undefined && ('result' in m || 'error' in m);
 const idKey = (id: unknown): string => JSON.stringify(id ?? null);
 
-function parseObject(line: string): Json | null {
+function parseObject(line: string | Buffer): Json | null {
   try {
-    const v: unknown = JSON.parse(line);
+    const v: unknown = JSON.parse(typeof line === 'string' ? line : line.toString('utf8'));
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null;
   } catch {
     return null;
@@ -180,28 +198,39 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     else opts.output.write(line);
   };
   let socket: Socket | null = null;
-  let initialize: string | null = null;
+  let initialize: Buffer | null = null;
   let initialized = false;
-  /** Client requests sent to the daemon and not answered yet: id → method. */
-  const pending = new Map<string, { id: unknown; method: string }>();
+  /** Client requests sent to the daemon and not answered yet: id → method and era. */
+  const pending = new Map<string, { id: unknown; method: string; modern: boolean }>();
+
+  /**
+   * A result the shim makes itself, in the request's era: 2026-07-28 results
+   * must say `resultType: 'complete'`, and a listing must say how long it may
+   * be cached (not at all: it is a stand-in while the daemon is away).
+   */
+  const result = (id: unknown, method: string, modern: boolean, body: Json): void => {
+    if (!modern) return write({ jsonrpc: '2.0', id, result: body });
+    const cache = method === 'tools/list' ? { ttlMs: 0, cacheScope: 'private' } : {};
+    write({ jsonrpc: '2.0', id, result: { ...body, ...cache, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: { name: 'postern', version: opts.version } } } });
+  };
 
   /** Answers a client request while no daemon is reachable. */
-  const answerAlone = (id: unknown, method: string, params: unknown): void => {
+  const answerAlone = (id: unknown, method: string, params: unknown, modern = isModern(params)): void => {
     switch (method) {
       case 'initialize': {
         const asked = (params as Json | undefined)?.['protocolVersion'];
-        write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: opts.version }, instructions: 'The Postern daemon is not running: tools are unavailable until the operator starts it (`postern up`).' } });
+        write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: opts.version }, instructions: DOWN_INSTRUCTIONS } });
         return;
       }
+      case 'server/discover':
+        // The 2026-07-28 era's opening (in place of initialize): the era the daemon speaks, nothing cacheable.
+        return result(id, 'server/discover', true, { supportedVersions: [MODERN_PROTOCOL], capabilities: { tools: { listChanged: true } }, instructions: DOWN_INSTRUCTIONS, ttlMs: 0, cacheScope: 'private' });
       case 'ping':
-        write({ jsonrpc: '2.0', id, result: {} });
-        return;
+        return result(id, method, modern, {});
       case 'tools/list':
-        write({ jsonrpc: '2.0', id, result: { tools: [] } });
-        return;
+        return result(id, method, modern, { tools: [] });
       case 'tools/call':
-        write({ jsonrpc: '2.0', id, result: unavailableResult() });
-        return;
+        return result(id, method, modern, unavailableResult());
       default:
         write({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } });
     }
@@ -211,9 +240,9 @@ export async function runShim(opts: ShimOptions): Promise<void> {
   const answerPending = (): void => {
     const owed = [...pending.values()];
     pending.clear();
-    for (const { id, method } of owed) {
-      if (method === 'tools/call') write({ jsonrpc: '2.0', id, result: lostCallResult() });
-      else if (method === 'initialize' || method === 'ping' || method === 'tools/list') answerAlone(id, method, undefined);
+    for (const { id, method, modern } of owed) {
+      if (method === 'tools/call') result(id, method, modern, lostCallResult());
+      else if (method === 'initialize' || method === 'server/discover' || method === 'ping' || method === 'tools/list') answerAlone(id, method, undefined, modern);
       else write({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the connection to the Postern daemon was lost' } });
     }
   };
@@ -266,6 +295,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
       attach(s);
       return;
     }
+    const init = initialize;
     const initId = idKey(parseObject(initialize)?.['id']);
     const forward = forwarder();
     let ready = false;
@@ -292,7 +322,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     s.on('error', () => undefined);
     s.once('close', () => answered(false));
     const notice = initialized ? `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n` : '';
-    s.write(`${hello()}${initialize}\n${notice}`);
+    s.write(Buffer.concat([Buffer.from(hello()), init, Buffer.from(`\n${notice}`)]));
     if (!(await replayed) || s.destroyed) {
       s.destroy();
       return;
@@ -303,7 +333,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
   const first = await tryConnect(opts.socketPath);
   if (first !== null) attach(first);
 
-  const handleLine = async (line: string): Promise<void> => {
+  // Client lines are forwarded byte for byte (invalid UTF-8 included: the daemon refuses it with its id).
+  const handleLine = async (line: Buffer): Promise<void> => {
     const msg = parseObject(line);
     if (msg?.['method'] === 'initialize') initialize = line;
     if (msg?.['method'] === 'notifications/initialized') initialized = true;
@@ -321,8 +352,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     }
     const s: Socket | null = socket;
     if (s !== null && !s.destroyed) {
-      if (isRequest(msg)) pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']) });
-      s.write(`${line}\n`);
+      if (isRequest(msg)) pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']) });
+      s.write(Buffer.concat([line, Buffer.from('\n')]));
     } else if (isRequest(msg)) {
       answerAlone(msg['id'], String(msg['method']), msg['params']);
     }
@@ -345,7 +376,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
         queue = queue.then(() => handleLine(line)).catch(() => undefined);
       },
       (o) => {
-        queue = queue.then(() => refuseOversized(o));
+        queue = queue.then(() => refuseOversized(o)).catch(() => undefined);
       },
     ),
   );

@@ -60,6 +60,7 @@ export async function install(opts: { secrets: { name: string; kind: string; val
         detached: true,
       });
       inst.daemon = child;
+      inst.daemonLog = ''; // this child's log only, so a restart waits for its own "ready"
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`daemon did not start: ${inst.daemonLog}`)), 30_000);
         const onData = (d: Buffer): void => {

@@ -33,6 +33,11 @@ export function admitArguments(raw: unknown, limits: AdmitLimits): Record<string
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     throw new PosternError('VALIDATION_FAILED', 'the arguments must be a JSON object');
   }
+  // A `__proto__` key that a parser turned into a prototype would slip past the key walk.
+  const proto: unknown = Object.getPrototypeOf(args);
+  if (proto !== Object.prototype && proto !== null) {
+    throw new PosternError('VALIDATION_FAILED', 'the arguments must be a plain JSON object');
+  }
   walk(args, 1, limits);
   const size = Buffer.byteLength(JSON.stringify(args), 'utf8');
   if (size > limits.maxBytes) {

@@ -102,7 +102,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
     if (key !== undefined) {
       trail.step('idempotency');
       const holder = svc.journals.activity.findByKey(tool.name, key);
-      const idem = decideIdempotency(holder, svc.reservations.isHeld(tool.name, key), argsDigest);
+      const idem = decideIdempotency(holder, svc.reservations.held(tool.name, key), argsDigest);
       switch (idem.kind) {
         case 'replay': {
           const done = svc.journals.activity.getCall(idem.holder.call_id)?.outcome?.at;
@@ -120,7 +120,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
         case 'outcome_unknown':
           throw new PosternError('OUTCOME_UNKNOWN', 'an earlier call with this idempotency_key may or may not have run (the daemon stopped mid-call); it will not be run again — ask the operator to check the target');
         case 'proceed':
-          if (!svc.reservations.reserve(tool.name, key, trail.callId)) {
+          if (!svc.reservations.reserve(tool.name, key, trail.callId, argsDigest)) {
             throw new PosternError('CALL_IN_PROGRESS', 'a call with this idempotency_key is still running; check it later with postern_call_status');
           }
           reserved = true;

@@ -5,6 +5,7 @@
  *
  *   no holder, not in flight        → proceed (the key is reserved in memory;
  *                                      it is claimed durably with the intent)
+ *   in flight with other arguments  → IDEMPOTENCY_KEY_CONFLICT
  *   in flight                       → CALL_IN_PROGRESS
  *   holder, other arguments         → IDEMPOTENCY_KEY_CONFLICT
  *   holder in progress              → CALL_IN_PROGRESS
@@ -19,12 +20,20 @@ import type { IdempotencyRecord } from '../../journal/index.js';
 export type IdempotencyDecision =
   | { readonly kind: 'proceed' }
   | { readonly kind: 'replay'; readonly holder: IdempotencyRecord }
-  | { readonly kind: 'conflict'; readonly holder: IdempotencyRecord }
+  | { readonly kind: 'conflict'; readonly holder: IdempotencyRecord | undefined }
   | { readonly kind: 'in_progress'; readonly holder: IdempotencyRecord | undefined }
   | { readonly kind: 'outcome_unknown'; readonly holder: IdempotencyRecord };
 
-export function decideIdempotency(holder: IdempotencyRecord | undefined, inFlight: boolean, argsDigest: string): IdempotencyDecision {
-  if (holder === undefined) return inFlight ? { kind: 'in_progress', holder: undefined } : { kind: 'proceed' };
+/**
+ * `inFlight` is this daemon's reservation of the key, if a call holds one; its
+ * arguments' digest tells a retry of the running call from a conflicting one.
+ */
+export function decideIdempotency(holder: IdempotencyRecord | undefined, inFlight: Reservation | undefined, argsDigest: string): IdempotencyDecision {
+  if (holder === undefined) {
+    if (inFlight === undefined) return { kind: 'proceed' };
+    if (inFlight.argsDigest !== argsDigest) return { kind: 'conflict', holder: undefined };
+    return { kind: 'in_progress', holder: undefined };
+  }
   if (holder.args_digest !== argsDigest) return { kind: 'conflict', holder };
   switch (holder.state) {
     case 'in_progress':
@@ -42,27 +51,34 @@ export function decideIdempotency(holder: IdempotencyRecord | undefined, inFligh
  * request and one execution. A reservation is released when the call ends,
  * whatever the outcome.
  */
+export interface Reservation {
+  readonly callId: string;
+  /** The digest of the reserving call's normalized arguments. */
+  readonly argsDigest: string;
+}
+
 export class KeyReservations {
-  readonly #held = new Map<string, string>();
+  readonly #held = new Map<string, Reservation>();
 
   static id(tool: string, key: string): string {
     return `${tool}\u0000${key}`;
   }
 
-  isHeld(tool: string, key: string): boolean {
-    return this.#held.has(KeyReservations.id(tool, key));
+  /** The reservation of (tool, key), if a call holds it. */
+  held(tool: string, key: string): Reservation | undefined {
+    return this.#held.get(KeyReservations.id(tool, key));
   }
 
   /** True if reserved for this call; false if another call holds it. */
-  reserve(tool: string, key: string, callId: string): boolean {
+  reserve(tool: string, key: string, callId: string, argsDigest: string): boolean {
     const id = KeyReservations.id(tool, key);
     if (this.#held.has(id)) return false;
-    this.#held.set(id, callId);
+    this.#held.set(id, { callId, argsDigest });
     return true;
   }
 
   release(tool: string, key: string, callId: string): void {
     const id = KeyReservations.id(tool, key);
-    if (this.#held.get(id) === callId) this.#held.delete(id);
+    if (this.#held.get(id)?.callId === callId) this.#held.delete(id);
   }
 }

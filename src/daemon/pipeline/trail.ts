@@ -104,13 +104,22 @@ export class Trail {
     this.#intent = true;
   }
 
-  /** An executor failure: journal the outcome and return the error to throw. */
+  /**
+   * An executor failure: journal the outcome and return the error to throw.
+   * Once the request may have been written, a failure that came before any
+   * answer (a timeout, a reset or closed connection, an abort) leaves the
+   * effect unknown: it is journaled as outcome_unknown, so a retry with the key
+   * is told so instead of being replayed a failure that may have succeeded.
+   * A failure that proves nothing was delivered (the TLS handshake failed) or
+   * that came with an answer (a response too large) stays an error.
+   */
   failedExecution(e: unknown, ms: number): PosternError {
     const err = isPosternError(e) ? e : new PosternError('TARGET_ERROR', 'the action failed', { sideEffectStarted: this.#effect, cause: e });
     const started = err.sideEffectStarted || this.#effect;
     const final = started === err.sideEffectStarted ? err : new PosternError(err.code, err.message, { details: err.details, sideEffectStarted: started });
     const result = this.#errorResult(final);
-    this.#writeOutcome({ status: started && final.code === 'TARGET_TIMEOUT' ? 'outcome_unknown' : 'error', side_effect_started: started, error_code: final.code, duration_ms: ms, result });
+    const unknown = started && (final.code === 'TARGET_TIMEOUT' || (final.code === 'TARGET_ERROR' && final.details['phase'] !== 'tls'));
+    this.#writeOutcome({ status: unknown ? 'outcome_unknown' : 'error', side_effect_started: started, error_code: final.code, duration_ms: ms, result });
     return final;
   }
 
