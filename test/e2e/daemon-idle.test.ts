@@ -1,0 +1,48 @@
+/**
+ * The idle lock: after `idle_lock_minutes` without calls or approvals the
+ * daemon zeroes the vault, voids grants, journals the lock, and answers every
+ * call with VAULT_LOCKED saying what the human must do — without sending
+ * anything to the target.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import { install, type Installation } from '../helpers/daemon.js';
+import { openJournals } from '../../src/journal/index.js';
+
+describe('daemon: idle lock', () => {
+  let inst: Installation;
+  let http: FakeHttpServer;
+
+  before(async () => {
+    http = await startFakeHttp();
+    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: 'idle-test-token-123' }], config: { idle_lock_minutes: 0.02 } });
+    await inst.acceptCatalog({
+      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+      tools: { get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }] } },
+    });
+    await inst.startDaemon();
+  });
+  after(async () => {
+    await inst.cleanup();
+    await http.close();
+  });
+
+  it('locks when idle and refuses calls with what to do', async () => {
+    const agent = await inst.client();
+    for (let i = 0; i < 100 && !inst.daemonLog.includes('vault locked (idle)'); i++) await new Promise((r) => setTimeout(r, 200));
+    assert.match(inst.daemonLog, /vault locked \(idle\)/);
+    const before = http.requests.length;
+    const r = (await agent.callTool({ name: 'get_json', arguments: {} })) as { structuredContent?: Record<string, unknown> };
+    assert.equal(r.structuredContent?.['error_code'], 'VAULT_LOCKED');
+    assert.match(String(r.structuredContent?.['message']), /restart the daemon/);
+    assert.equal(http.requests.length, before);
+    const j = openJournals(join(inst.sb.home, 'journal'), { readonly: true });
+    try {
+      assert.ok(j.sessions.events(null).some((e) => e.type === 'lock' && e.data['reason'] === 'idle'));
+    } finally {
+      j.close();
+    }
+  });
+});
