@@ -109,16 +109,15 @@ describe('redactor', () => {
     assert.equal(rr.findSecret({ h: header }), true);
   });
 
-  it('scans 1 MiB against 48 secrets in one pass (regression guard, generous bound)', () => {
+  // Speed is measured by `npm run bench` (scripts/bench/redaction.ts), not here.
+  it('finds a secret in 1 MiB of text among 48 secrets', () => {
     const secrets = Array.from({ length: 48 }, (_, i) => named(`c${i}`, `${randomBytes(18).toString('base64')}/+é"`));
     const rr = createRedactor(secrets);
     const filler = randomBytes(800 * 1024).toString('base64').slice(0, 1024 * 1024);
     const hit = secrets[7]?.bytes ?? Buffer.alloc(0);
     const text = `${filler.slice(0, 1000)}${Buffer.from(hit).toString('hex')}${filler.slice(1000)}`;
-    const start = performance.now();
     const out = rr.redactText(text);
-    const ms = performance.now() - start;
     assert.ok(out.includes('[REDACTED:c7]'));
-    assert.ok(ms < 3000, `took ${ms.toFixed(0)} ms`);
+    assert.ok(!out.includes(Buffer.from(hit).toString('hex')));
   });
 });

@@ -85,7 +85,9 @@ for (const row of rows) {
     const before = process.memoryUsage().arrayBuffers;
     const started = performance.now();
     const err = await rejectsWith(openVaultBytes(row.bytes, pass, { bounds: row.bounds ?? DEFAULT_KDF_BOUNDS, deriveKek: spy.derive }), 'VAULT_CORRUPT', row.reason);
-    assert.ok(performance.now() - started < 250, 'rejected in bounded time');
+    // The guarantees are structural (no KDF, no big allocation); the time bound is generous so a
+    // loaded machine never fails it, yet far below what an Argon2id run or a large read would cost.
+    assert.ok(performance.now() - started < 5000, 'rejected in bounded time');
     assert.ok(process.memoryUsage().arrayBuffers - before < 16 * 1024 * 1024, 'no large allocation');
     assert.equal(spy.calls(), 0, 'no key derivation');
     assert.match(String(err.details.reason), row.reason);
@@ -104,7 +106,7 @@ test('on disk: an empty file, a header-only file and a sparse 5 GiB file are VAU
   const before = process.memoryUsage().arrayBuffers;
   const started = performance.now();
   const err = await rejectsWith(openVault(vault, pass, CHEAP), 'VAULT_CORRUPT', /larger than any version 1 vault/);
-  assert.ok(performance.now() - started < 250);
+  assert.ok(performance.now() - started < 5000, 'a 5 GiB file is refused without reading it');
   assert.ok(process.memoryUsage().arrayBuffers - before < 16 * 1024 * 1024);
   assert.ok(err.message.includes(vault));
   assert.ok(MAX_FILE_BYTES < 5 * 1024 ** 3);
