@@ -30,7 +30,7 @@ import {
 import { FrameCodec, LineReader, clientProof, decodeB64u, encodeB64u, newNonce, sameBytes, serverProof, sessionKey } from '../daemon/operator/channel.js';
 import { sanitizeForTerminal } from './sanitize.js';
 
-export const NO_DAEMON_MESSAGE = 'no daemon is running for this home: start it with `postern daemon` or `postern up`';
+export const NO_DAEMON_MESSAGE = 'no daemon is running for this home: start it with `postern daemon`';
 
 export interface OperatorClientOptions {
   readonly handshakeTimeoutMs?: number;
@@ -58,7 +58,7 @@ function fromWire(e: WireError): PosternError {
 function fromPlainError(e: WireError): PosternError {
   switch (e.code) {
     case 'VAULT_LOCKED':
-      return new PosternError('VAULT_LOCKED', 'the daemon is locked: unlock it in the terminal running `postern up`');
+      return new PosternError('VAULT_LOCKED', 'the daemon is locked: restart it (`postern daemon`) to unlock the vault');
     case 'REQUEST_TOO_LARGE':
       return new PosternError('REQUEST_TOO_LARGE', 'the daemon refused an oversized handshake line');
     default:

@@ -47,7 +47,7 @@ export class DaemonState {
   /** The vault, or VAULT_LOCKED with what the human must do. */
   vault(): UnlockedVault {
     if (this.#vault === null || this.#vault.locked) {
-      throw new PosternError('VAULT_LOCKED', 'the vault is locked: restart the daemon (`postern daemon` / `postern up`) to unlock it');
+      throw new PosternError('VAULT_LOCKED', 'the vault is locked: restart the daemon (`postern daemon`) to unlock it');
     }
     return this.#vault;
   }

@@ -35,7 +35,7 @@ const EDGE_BYTES = 512;
 const FALLBACK_PROTOCOL = '2025-11-25';
 /** The modern era the daemon serves (its SDK's `serveStdio`). */
 const MODERN_PROTOCOL = '2026-07-28';
-const DOWN_INSTRUCTIONS = 'The Postern daemon is not running: tools are unavailable until the operator starts it (`postern up`).';
+const DOWN_INSTRUCTIONS = 'The Postern daemon is not running: tools are unavailable until the operator starts it (`postern daemon`).';
 /** A request carrying this `_meta` key speaks the 2026-07-28 era (no `initialize`; per-request envelope). */
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
@@ -125,7 +125,7 @@ function tryConnect(path: string): Promise<Socket | null> {
 }
 
 export function unavailableResult(): Json {
-  const message = 'the Postern daemon is not running or not reachable: ask the operator to run `postern up` (or `postern daemon`)';
+  const message = 'the Postern daemon is not running or not reachable: ask the operator to run `postern daemon`';
   return {
     isError: true,
     content: [{ type: 'text', text: `DAEMON_UNAVAILABLE: ${message} (side effect started: no)` }],

@@ -122,7 +122,7 @@ describe('postern approvals', () => {
   it('without a daemon it says so before asking for the passphrase', async (t) => {
     const { cli } = await cliFor(t, false);
     const e = await rejectsWith(cli.run(['approvals', 'list']), 'DAEMON_UNAVAILABLE');
-    assert.match(e.message, /postern daemon.*postern up/);
+    assert.match(e.message, /start it with `postern daemon`/);
     assert.equal(cli.keyRequests, 0);
   });
 
