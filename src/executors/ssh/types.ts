@@ -1,0 +1,48 @@
+/**
+ * The SSH executor's public shapes: the credential that goes in (a vault
+ * Credential fits), the options, and the result that comes back.
+ *
+ * Invariants: nothing that comes out (result, error message, details) carries
+ * secret material; `SshCredential.secret` goes in and never comes out. The
+ * result is not redacted here — the remote may print anything, and the daemon
+ * runs every result through src/redaction.
+ */
+import type { CredentialKind } from '../../vault/types.js';
+
+/** The parts of a vault Credential the executor needs (kinds `ssh_key` and `ssh_password`). */
+export interface SshCredential {
+  readonly meta: { readonly name: string; readonly kind: CredentialKind; readonly fields: Readonly<Record<string, string>> };
+  readonly secret: Readonly<Record<string, Uint8Array>>;
+}
+
+export interface SshExecOptions {
+  /** Whole-call deadline in ms, from the start of the call (default 60 s). */
+  readonly timeoutMs?: number;
+  /** Limit for TCP connect + SSH handshake + authentication (default 10 s, never above timeoutMs). */
+  readonly connectTimeoutMs?: number;
+  /** Cap in bytes for stdout and for stderr, each (default 1 MiB). */
+  readonly maxOutputBytes?: number;
+  /**
+   * Called once, just before the exec request is sent: from here on
+   * `side_effect_started` is true.
+   */
+  readonly onExecSent?: () => void;
+}
+
+export interface SshResult {
+  /** The remote exit status; null when the command died by a signal or was cut off. */
+  readonly exit_code: number | null;
+  /** Signal name as the server reports it (e.g. `TERM`), or null. */
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdout_truncated: boolean;
+  readonly stderr_truncated: boolean;
+  /** `SHA256:…` of the host key the server presented (equal to the pinned one). */
+  readonly host_key_fingerprint: string;
+  readonly side_effect_started: true;
+}
+
+export const DEFAULT_SSH_TIMEOUT_MS = 60_000;
+export const DEFAULT_SSH_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;

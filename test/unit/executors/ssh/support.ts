@@ -1,0 +1,174 @@
+/**
+ * Test support: an in-process ssh2 server on 127.0.0.1 that accepts one
+ * client key and one password, runs every exec with `/bin/sh -c` (so quoting
+ * round-trips are real) and records what it saw: execs, signals, auth tries.
+ * Children run in their own process group and are killed when the channel
+ * closes, so a timed-out `sleep 30` does not outlive the test.
+ */
+import { spawn } from 'node:child_process';
+import { timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import ssh2 from 'ssh2';
+import type { Connection, ParsedKey } from 'ssh2';
+import type { ResolvedSsh } from '../../../../src/contracts/index.js';
+import { shellQuote } from '../../../../src/contracts/index.js';
+import type { SshCredential } from '../../../../src/executors/ssh/index.js';
+import { sshFingerprint } from '../../../../src/executors/ssh/index.js';
+
+export const PASSWORD = 'pw-CANARY-7f3a9c';
+
+export interface KeyPair {
+  readonly private: string;
+  readonly public: string;
+  /** Independent fingerprint: sha256 of the base64 blob in the public line. */
+  readonly fingerprint: string;
+}
+
+export function keyPair(): KeyPair {
+  const kp = ssh2.utils.generateKeyPairSync('ed25519');
+  const blob = Buffer.from(kp.public.split(' ')[1] ?? '', 'base64');
+  return { private: kp.private, public: kp.public, fingerprint: sshFingerprint(blob) };
+}
+
+export const CLIENT_KEY = keyPair();
+
+export interface TestSshServer {
+  readonly port: number;
+  readonly hostKey: KeyPair;
+  readonly execs: string[];
+  readonly signals: string[];
+  readonly authFailures: number;
+  /** Ends every client connection (as a server going away would), leaving commands running. */
+  dropConnections(): void;
+  close(): Promise<void>;
+}
+
+export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<TestSshServer> {
+  const clientPub = ssh2.utils.parseKey(CLIENT_KEY.public) as ParsedKey;
+  const execs: string[] = [];
+  const signals: string[] = [];
+  const conns = new Set<Connection>();
+  const kills = new Set<(sig: NodeJS.Signals) => void>();
+  let authFailures = 0;
+  const server = new ssh2.Server({ hostKeys: [hostKey.private] }, (conn) => {
+    conns.add(conn);
+    conn.on('close', () => conns.delete(conn));
+    conn.on('error', () => undefined);
+    conn.on('authentication', (ctx) => {
+      if (ctx.method === 'password' && ctx.password === PASSWORD) return ctx.accept();
+      if (ctx.method === 'publickey' && ctx.key.algo === clientPub.type && sameBytes(ctx.key.data, clientPub.getPublicSSH())) {
+        if (ctx.signature === undefined || ctx.blob === undefined) return ctx.accept();
+        if (clientPub.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true) return ctx.accept();
+      }
+      if (ctx.method !== 'none') authFailures += 1;
+      ctx.reject(['publickey', 'password']);
+    });
+    conn.on('ready', () => {
+      conn.on('session', (acceptSession) => {
+        const session = acceptSession();
+        let kill: (sig: NodeJS.Signals) => void = () => undefined;
+        session.on('signal', (accept, _reject, info) => {
+          signals.push(info.name);
+          accept?.();
+          kill(`SIG${info.name}` as NodeJS.Signals);
+        });
+        session.on('exec', (accept, _reject, info) => {
+          execs.push(info.command);
+          const stream = accept();
+          const child = spawn('/bin/sh', ['-c', info.command], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+          kill = (sig) => {
+            try {
+              if (child.pid !== undefined) process.kill(-child.pid, sig);
+            } catch {
+              // already gone
+            }
+          };
+          child.stdout.pipe(stream, { end: false });
+          child.stderr.pipe(stream.stderr, { end: false });
+          kills.add(kill);
+          // The client's channel close ends the readable side; it only ends once read.
+          stream.resume();
+          const stop = (): void => {
+            child.stdout.unpipe(stream);
+            child.stderr.unpipe(stream.stderr);
+            child.stdout.resume();
+            child.stderr.resume();
+            kill('SIGKILL');
+          };
+          stream.on('end', stop);
+          stream.on('close', stop);
+          stream.on('error', () => undefined);
+          stream.stderr.on('error', () => undefined);
+          child.on('close', (code, sig) => {
+            try {
+              if (code !== null) stream.exit(code);
+              else if (sig !== null) stream.exit(sig.replace(/^SIG/, ''), false, '');
+              stream.end();
+            } catch {
+              // the client closed the channel first
+            }
+          });
+        });
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    hostKey,
+    execs,
+    signals,
+    get authFailures() {
+      return authFailures;
+    },
+    dropConnections: () => {
+      for (const c of conns) c.end();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const k of kills) k('SIGKILL');
+        for (const c of conns) c.end();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sameBytes(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function keyCredential(privateKey: string = CLIENT_KEY.private): SshCredential {
+  return { meta: { name: 'deploy-key', kind: 'ssh_key', fields: {} }, secret: { private_key: new TextEncoder().encode(privateKey) } };
+}
+
+export function passwordCredential(password: string = PASSWORD): SshCredential {
+  return { meta: { name: 'deploy-pw', kind: 'ssh_password', fields: {} }, secret: { password: new TextEncoder().encode(password) } };
+}
+
+/** A resolved action for the test server; `command` is built exactly as the resolver builds it. */
+export function action(srv: TestSshServer, argv: readonly string[], pin: string | null = srv.hostKey.fingerprint): ResolvedSsh {
+  return {
+    kind: 'ssh',
+    tool: 'test_tool',
+    revision: 1,
+    target: 'test',
+    credential: 'deploy-key',
+    host: '127.0.0.1',
+    port: srv.port,
+    user: 'deploy',
+    hostKey: pin === null ? { state: 'untrusted' } : { state: 'pinned', fingerprint: pin },
+    argv,
+    command: argv.map(shellQuote).join(' '),
+  };
+}
+
+/** Runs an async function expected to reject; returns the rejection. */
+export async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
+}
