@@ -133,12 +133,13 @@ function run(
   client.on('ready', () => {
     execSent = true;
     notify(onExecSent);
-    client.exec(action.command, {}, (err, stream) => {
+    client.exec(action.command, {}, (err, stream: ClientChannel | undefined) => {
       if (settled) {
-        stream.close();
+        // The connection may already be gone: then there is an error and no channel.
+        stream?.close();
         return;
       }
-      if (err) {
+      if (err || stream === undefined) {
         finish({
           error: new PosternError('TARGET_ERROR', `the SSH server on ${host}:${port} refused the command channel`, {
             details: { ...where, reason: 'exec_refused' },
