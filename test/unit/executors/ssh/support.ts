@@ -95,7 +95,8 @@ export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<Test
             child.stderr.resume();
             kill('SIGKILL');
           };
-          stream.on('end', stop);
+          // Only the channel's close stops the command: the client's EOF on stdin must not
+          // cut a command that is still writing (e.g. `echo done >&2` after a capped stdout).
           stream.on('close', stop);
           stream.on('error', () => undefined);
           stream.stderr.on('error', () => undefined);
