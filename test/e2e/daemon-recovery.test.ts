@@ -149,14 +149,8 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
     await silent.close();
   });
 
-  /**
-   * Starts the daemon again on the same home. The helper waits for "daemon ready" anywhere in
-   * `daemonLog`, which keeps the earlier run's lines: clear it, or it returns before this daemon listens.
-   */
-  const restart = async (): Promise<void> => {
-    inst.daemonLog = '';
-    await inst.startDaemon();
-  };
+  /** Starts the daemon again on the same home (startDaemon waits for this child's own "ready"). */
+  const restart = (): Promise<void> => inst.startDaemon();
 
   const call = async (name: string, args: Record<string, unknown>, c: Client = agent): Promise<Result> => (await c.callTool({ name, arguments: args })) as Result;
   const hits = (k: string): number => http.requests.filter((r) => r.headers.some(([n, v]) => n.toLowerCase() === 'idempotency-key' && v === k)).length;
