@@ -5,7 +5,10 @@
  * Children run in their own process group and are killed when the channel
  * closes, so a timed-out `sleep 30` does not outlive the test.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
@@ -24,8 +27,19 @@ export interface KeyPair {
   readonly fingerprint: string;
 }
 
+/** Keys come from ssh-keygen: ssh2's own generator now and then yields an ed25519 key its parser rejects. */
 export function keyPair(): KeyPair {
-  const kp = ssh2.utils.generateKeyPairSync('ed25519');
+  const dir = mkdtempSync(join(tmpdir(), 'postern-sshkey-'));
+  try {
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'k')]);
+    const kp = { private: readFileSync(join(dir, 'k'), 'utf8'), public: readFileSync(join(dir, 'k.pub'), 'utf8').trim() };
+    return withFingerprint(kp);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function withFingerprint(kp: { private: string; public: string }): KeyPair {
   const blob = Buffer.from(kp.public.split(' ')[1] ?? '', 'base64');
   return { private: kp.private, public: kp.public, fingerprint: sshFingerprint(blob) };
 }
