@@ -114,7 +114,11 @@ export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<Test
           stream.on('close', stop);
           stream.on('error', () => undefined);
           stream.stderr.on('error', () => undefined);
-          child.on('close', (code, sig) => {
+          // ssh2's server channel sends EOF and CLOSE as soon as its stdout side finishes, even
+          // when stderr still waits for window space: end only once stderr has flushed too.
+          // (ssh2's server also never resumes a stderr write queued behind a stdout write that
+          // waited for window, so tests write stderr before flooding stdout.)
+          const endChannel = (code: number | null, sig: NodeJS.Signals | null): void => {
             try {
               if (code !== null) stream.exit(code);
               else if (sig !== null) stream.exit(sig.replace(/^SIG/, ''), false, '');
@@ -122,6 +126,10 @@ export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<Test
             } catch {
               // the client closed the channel first
             }
+          };
+          child.on('close', (code, sig) => {
+            stream.stderr.once('finish', () => endChannel(code, sig));
+            stream.stderr.end();
           });
         });
       });
