@@ -12,7 +12,7 @@ import { canonicalJson } from './canonical.js';
 import { authorityOf, widensAuthority } from './authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';
-import { Effects, type Catalog, type Revision, type Tool } from './types.js';
+import { Effects, type Catalog, type HostKey, type Revision, type Target, type Tool } from './types.js';
 
 const CATALOG = '(catalog)';
 
@@ -99,13 +99,24 @@ function toolLevel(oldTool: Tool, tool: Tool, hasNewLink: boolean): Change[] {
   return out;
 }
 
+/** A changed target; an SSH target whose only change is its host key says exactly how the pin moved. */
+function targetChange(name: string, o: Target, t: Target, view: (t: unknown) => string): ChangeReason {
+  if (o.kind === 'ssh' && t.kind === 'ssh' && view({ ...o, hostKey: null }) === view({ ...t, hostKey: null })) {
+    const pin = (k: HostKey): string => (k.state === 'pinned' ? k.fingerprint : 'none');
+    if (o.hostKey.state !== 'pinned') return { code: 'host_key_pinned', text: `target ${name}: host key pinned to ${pin(t.hostKey)}` };
+    if (t.hostKey.state !== 'pinned') return { code: 'host_key_unpinned', text: `target ${name}: host key pin ${pin(o.hostKey)} removed (its tools stop running)` };
+    return { code: 'host_key_changed', text: `target ${name}: host key changed ${pin(o.hostKey)} → ${pin(t.hostKey)}` };
+  }
+  return { code: 'target_changed', text: `target ${name} changed` };
+}
+
 function targetChanges(old: Catalog, candidate: Catalog): Change[] {
   const reasons: ChangeReason[] = [];
   const view = (t: unknown): string => canonicalJson(JSON.parse(JSON.stringify(t)));
   for (const [name, t] of candidate.targets) {
     const o = old.targets.get(name);
     if (o === undefined) reasons.push({ code: 'target_added', text: `target ${name} added` });
-    else if (view(o) !== view(t)) reasons.push({ code: 'target_changed', text: `target ${name} changed` });
+    else if (view(o) !== view(t)) reasons.push(targetChange(name, o, t, view));
   }
   for (const name of old.targets.keys()) if (!candidate.targets.has(name)) reasons.push({ code: 'target_removed', text: `target ${name} removed` });
   return reasons.length === 0 ? [] : [change(CATALOG, 'metadata', 'catalog', reasons)];

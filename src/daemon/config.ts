@@ -27,6 +27,19 @@ const ConfigSchema = z
       })
       .strict()
       .default({ connect_timeout_ms: 10_000, headers_timeout_ms: 30_000, body_timeout_ms: 30_000, max_response_bytes: 1024 * 1024 }),
+    ssh: z
+      .object({
+        /** Whole call: waiting for a channel, connecting, and the command. */
+        timeout_ms: z.number().int().positive().max(86_400_000).default(60_000),
+        connect_timeout_ms: z.number().int().positive().max(600_000).default(10_000),
+        /** Cap for stdout and for stderr, each. */
+        max_output_bytes: z.number().int().positive().max(64 * 1024 * 1024).default(1024 * 1024),
+        /** A pooled connection with no open channel is closed after this long. */
+        idle_close_seconds: z.number().positive().max(86_400).default(60),
+        max_channels_per_connection: z.number().int().min(1).max(64).default(4),
+      })
+      .strict()
+      .default({ timeout_ms: 60_000, connect_timeout_ms: 10_000, max_output_bytes: 1024 * 1024, idle_close_seconds: 60, max_channels_per_connection: 4 }),
   })
   .strict();
 

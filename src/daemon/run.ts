@@ -16,6 +16,7 @@ import type { HomePaths } from '../home/paths.js';
 import { assertPrivateDir } from '../home/permissions.js';
 import { openJournals, type Journals } from '../journal/index.js';
 import { PosternError, isPosternError } from '../protocol/errors.js';
+import { SshPool } from '../executors/ssh/index.js';
 import { openVault, type UnlockedVault } from '../vault/index.js';
 import { acquireWriterLock, type WriterLock } from '../vault/writer-lock.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
@@ -69,7 +70,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
     const state = new DaemonState(vault, snapshot);
-    const svc: Services = { state, journals, queue: new ApprovalQueue(), grants: new GrantStore(), reservations: new KeyReservations(), config, now: () => new Date(), inflight: new Set() };
+    const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
+    const svc: Services = { state, journals, queue: new ApprovalQueue(), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, now: () => new Date(), inflight: new Set() };
     const j = journals;
     const journalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>): void => {
       try {
@@ -81,6 +83,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
     state.onLock((reason) => {
       const voided = svc.queue.voidAll(`vault locked: ${reason}`);
       const revoked = svc.grants.revokeAll();
+      // Authenticated SSH connections are closed with the keys that opened them.
+      void ssh.close();
       journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
       log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked`);
     });
@@ -160,6 +164,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
           if (svc.inflight.size > 0) log(`${svc.inflight.size} calls still running at shutdown: they will show as outcome_unknown`);
           await agent.close();
           await operator.close();
+          await ssh.close();
           journalEvent(null, 'daemon_stopped', { reason });
           j.close();
           state.lock(reason);

@@ -2,7 +2,8 @@
  * The secrets a credential contributes to redaction: each secret part as
  * stored, plus every derived string the executors put on the wire for it
  * (`Bearer <token>`, `<user>:<password>` and its `Basic` header value,
- * `<header>: <value>`, `<param>=<encoded value>`). Derived forms matter most
+ * `<header>: <value>`, `<param>=<encoded value>`), and for SSH keys each
+ * base64 line of the key file's body and the body joined. Derived forms matter most
  * for short secrets, which are otherwise only matched as whole values, and
  * for basic auth, whose base64 does not contain the password's base64.
  *
@@ -22,6 +23,19 @@ export interface RedactableCredential {
 }
 
 const utf8 = (s: string): Uint8Array => Buffer.from(s, 'utf8');
+
+/** Lines shorter than this are not matched on their own (the last line of a body can be a few characters). */
+const MIN_KEY_LINE = 16;
+
+function armouredBodyForms(pem: string): Uint8Array[] {
+  const body = pem
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('-----') && !l.includes(':'));
+  const out = body.filter((l) => l.length >= MIN_KEY_LINE).map(utf8);
+  if (body.length > 1) out.push(utf8(body.join('')));
+  return out;
+}
 
 export function injectedForms(credential: RedactableCredential): NamedSecret[] {
   const { name, kind, fields } = credential.meta;
@@ -53,7 +67,13 @@ export function injectedForms(credential: RedactableCredential): NamedSecret[] {
       if (value) forms.push(utf8(`${percentEncodeComponent(utf8(param))}=${percentEncodeComponent(value)}`), utf8(`${param}=${percentEncodeComponent(value)}`));
       break;
     }
-    case 'ssh_key':
+    case 'ssh_key': {
+      // A remote command may print part of a key file (`grep -v BEGIN`, `tr -d '\n'`): each
+      // base64 line of the armoured body and the body joined without line breaks are secrets too.
+      const key = part('private_key');
+      if (key) forms.push(...armouredBodyForms(Buffer.from(key).toString('utf8')));
+      break;
+    }
     case 'ssh_password':
       break;
   }

@@ -164,41 +164,60 @@ export function registerCatalog(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--force', 'accept even when the release gate fails')
     .option('--json', 'print the report as JSON')
-    .action(async (o: { yes?: boolean; force?: boolean; json?: boolean }, cmd: Command) => {
-      const ctx = contextFor(cmd);
-      const pass = await ctx.unlockPassphrase();
-      const vault = await openVault(ctx.paths.vault, pass).finally(() => pass.fill(0));
-      try {
-        const key = vault.deriveKey('catalog-mac');
-        const creds = new Set(vault.list().map((m) => m.name));
-        const cand = await loadCatalogFile(ctx.paths.catalog, creds);
-        const { state, stored } = await currentCatalogState(ctx.paths, key);
-        if (state.state === 'accepted') {
-          ctx.out(`catalog ${cand.digest.slice(0, 16)}… is already accepted`);
-          return;
-        }
-        let old: Catalog | undefined;
-        if (stored !== undefined && state.state === 'pending') old = (await loadAcceptedCatalog(ctx.paths, key))?.catalog;
-        if (state.state === 'unauthenticated') ctx.out('warning: the previous acceptance record does not verify with this vault; judging the file as new');
-        const report = releaseGate(old, cand.catalog);
-        printReport(ctx, report, o.json === true);
-        if (!report.ok && o.force !== true) throw gateError(report);
-        if (o.yes !== true) {
-          if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
-          if (!confirm(`Accept catalog ${cand.digest.slice(0, 16)}…?`)) {
-            ctx.out('nothing accepted');
-            return;
-          }
-        }
-        const previous = state.state === 'pending' ? state.acceptedDigest : null;
-        const record = acceptanceRecord(cand.digest, new Date(), previous);
-        await writeAcceptance(ctx.paths, cand.text, { record, mac: acceptanceMac(key, record) }, {
-          forced: !report.ok,
-          changes: report.changes.length,
-        });
-        ctx.out(`accepted catalog ${cand.digest.slice(0, 16)}… (${cand.catalog.tools.size} tools)`);
-      } finally {
-        vault.lock();
-      }
+    .action(async (o: AcceptOpts, cmd: Command) => {
+      await acceptCatalog(contextFor(cmd), o);
     });
+}
+
+export interface AcceptOpts {
+  yes?: boolean;
+  force?: boolean;
+  json?: boolean;
+  /** Accept only this exact file (sha256); anything else is left pending. */
+  expectDigest?: string;
+}
+
+/**
+ * Adopts catalog.yaml: shows the classified diff against the accepted catalog,
+ * runs the release gate, asks (unless `yes`), then writes the authenticated
+ * acceptance record. Also used by `postern ssh trust` after it pins a key.
+ */
+export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<void> {
+  const pass = await ctx.unlockPassphrase();
+  const vault = await openVault(ctx.paths.vault, pass).finally(() => pass.fill(0));
+  try {
+    const key = vault.deriveKey('catalog-mac');
+    const creds = new Set(vault.list().map((m) => m.name));
+    const cand = await loadCatalogFile(ctx.paths.catalog, creds);
+    if (o.expectDigest !== undefined && cand.digest !== o.expectDigest) {
+      throw new PosternError('CATALOG_PENDING', `${ctx.paths.catalog} changed meanwhile; review it with \`postern catalog accept\``);
+    }
+    const { state, stored } = await currentCatalogState(ctx.paths, key);
+    if (state.state === 'accepted') {
+      ctx.out(`catalog ${cand.digest.slice(0, 16)}… is already accepted`);
+      return;
+    }
+    let old: Catalog | undefined;
+    if (stored !== undefined && state.state === 'pending') old = (await loadAcceptedCatalog(ctx.paths, key))?.catalog;
+    if (state.state === 'unauthenticated') ctx.out('warning: the previous acceptance record does not verify with this vault; judging the file as new');
+    const report = releaseGate(old, cand.catalog);
+    printReport(ctx, report, o.json === true);
+    if (!report.ok && o.force !== true) throw gateError(report);
+    if (o.yes !== true) {
+      if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+      if (!confirm(`Accept catalog ${cand.digest.slice(0, 16)}…?`)) {
+        ctx.out('nothing accepted');
+        return;
+      }
+    }
+    const previous = state.state === 'pending' ? state.acceptedDigest : null;
+    const record = acceptanceRecord(cand.digest, new Date(), previous);
+    await writeAcceptance(ctx.paths, cand.text, { record, mac: acceptanceMac(key, record) }, {
+      forced: !report.ok,
+      changes: report.changes.length,
+    });
+    ctx.out(`accepted catalog ${cand.digest.slice(0, 16)}… (${cand.catalog.tools.size} tools)`);
+  } finally {
+    vault.lock();
+  }
 }

@@ -8,6 +8,7 @@ import { registerCatalog } from './catalog.js';
 import { registerDaemon } from './daemon.js';
 import { registerApprovals } from './approvals.js';
 import { registerAudit } from './audit.js';
+import { registerSsh } from './ssh.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -18,4 +19,5 @@ export function registerCommands(program: Command): void {
   registerDaemon(program);
   registerApprovals(program);
   registerAudit(program);
+  registerSsh(program);
 }

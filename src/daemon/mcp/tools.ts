@@ -9,7 +9,7 @@ import type { Tool as McpTool } from '@modelcontextprotocol/server';
 import { advertiseCatalog } from '../../contracts/index.js';
 import { callStatusTool } from '../pipeline/call-status.js';
 import { META_REVISION, META_TOOLSET } from '../pipeline/context.js';
-import { httpOutputSchema } from '../pipeline/result.js';
+import { httpOutputSchema, sshOutputSchema } from '../pipeline/result.js';
 import type { CatalogSnapshot } from '../state.js';
 
 export function toolList(snapshot: CatalogSnapshot): { tools: McpTool[]; revisions: Map<string, number> } {
@@ -21,7 +21,7 @@ export function toolList(snapshot: CatalogSnapshot): { tools: McpTool[]; revisio
       name: t.name,
       description: t.description,
       inputSchema: t.inputSchema as McpTool['inputSchema'],
-      ...(isHttp ? { outputSchema: httpOutputSchema(t.outputSchema) } : {}),
+      outputSchema: isHttp ? httpOutputSchema(t.outputSchema) : sshOutputSchema(t.outputSchema),
       annotations: { ...t.annotations },
       _meta: { [META_REVISION]: t.revision, [META_TOOLSET]: snapshot.toolset },
     };

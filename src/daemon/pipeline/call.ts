@@ -161,6 +161,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       const exec = await executeAction(action, cred, {
         config: svc.config,
         allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
+        ssh: svc.ssh,
         signal: req.signal,
         onRequestSent: () => trail.effectStarted(),
       }).catch((e: unknown) => {

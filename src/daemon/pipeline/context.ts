@@ -8,6 +8,7 @@ import type { Journals } from '../../journal/index.js';
 import type { DaemonConfig } from '../config.js';
 import type { DaemonState } from '../state.js';
 import type { KeyReservations } from './idempotency.js';
+import type { SshRunner } from './execute.js';
 
 export interface Services {
   readonly state: DaemonState;
@@ -16,6 +17,8 @@ export interface Services {
   readonly grants: GrantStore;
   readonly reservations: KeyReservations;
   readonly config: DaemonConfig;
+  /** The SSH connection pool. */
+  readonly ssh: SshRunner;
   readonly now: () => Date;
   /** Calls being handled, so shutdown can let them finish. */
   readonly inflight: Set<Promise<unknown>>;

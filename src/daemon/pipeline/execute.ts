@@ -3,13 +3,21 @@
  * credential. The credential is looked up by the name the catalog gave and
  * must be of a kind that fits the target's auth; nothing here decides policy.
  */
-import type { ResolvedAction, ResolvedHttp } from '../../contracts/index.js';
+import type { ResolvedAction, ResolvedHttp, ResolvedSsh } from '../../contracts/index.js';
 import { executeHttp, type HttpResult } from '../../executors/http/index.js';
+import type { SshCredential, SshExecOptions, SshResult } from '../../executors/ssh/index.js';
 import type { Credential } from '../../vault/index.js';
 import type { DaemonConfig } from '../config.js';
 import { PosternError } from '../../protocol/errors.js';
 
-export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult };
+export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult } | { readonly kind: 'ssh'; readonly result: SshResult };
+
+/** Runs SSH commands; the daemon passes its connection pool. */
+export interface SshRunner {
+  exec(action: ResolvedSsh, credential: SshCredential | null, opts?: SshExecOptions & { readonly signal?: AbortSignal }): Promise<SshResult>;
+}
+
+const SSH_KINDS: ReadonlySet<string> = new Set(['ssh_key', 'ssh_password']);
 
 const AUTH_KIND = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query' } as const;
 
@@ -19,6 +27,9 @@ export function checkCredential(action: ResolvedAction, cred: Credential | undef
   }
   if (action.kind === 'http' && AUTH_KIND[action.auth.kind] !== cred.meta.kind) {
     throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is a ${cred.meta.kind}, but the target expects ${AUTH_KIND[action.auth.kind]}`);
+  }
+  if (action.kind === 'ssh' && !SSH_KINDS.has(cred.meta.kind)) {
+    throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is a ${cred.meta.kind}, but an SSH target needs an ssh_key or ssh_password`);
   }
   return cred;
 }
@@ -41,6 +52,7 @@ function httpSpec(a: ResolvedHttp) {
 export interface ExecOptions {
   readonly config: DaemonConfig;
   readonly allowPrivate: boolean;
+  readonly ssh: SshRunner;
   readonly signal: AbortSignal;
   readonly onRequestSent: () => void;
 }
@@ -64,7 +76,15 @@ export async function executeAction(action: ResolvedAction, cred: Credential, op
       });
       return { kind: 'http', result };
     }
-    case 'ssh':
-      throw new PosternError('TARGET_ERROR', 'SSH actions are not available in this build yet; nothing was run', { sideEffectStarted: false });
+    case 'ssh': {
+      const result = await opts.ssh.exec(action, cred, {
+        timeoutMs: opts.config.ssh.timeout_ms,
+        connectTimeoutMs: opts.config.ssh.connect_timeout_ms,
+        maxOutputBytes: opts.config.ssh.max_output_bytes,
+        signal: opts.signal,
+        onExecSent: opts.onRequestSent,
+      });
+      return { kind: 'ssh', result };
+    }
   }
 }

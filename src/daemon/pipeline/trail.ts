@@ -119,17 +119,29 @@ export class Trail {
     const final = started === err.sideEffectStarted ? err : new PosternError(err.code, err.message, { details: err.details, sideEffectStarted: started });
     const result = this.#errorResult(final);
     const unknown = started && (final.code === 'TARGET_TIMEOUT' || (final.code === 'TARGET_ERROR' && final.details['phase'] !== 'tls'));
-    this.#writeOutcome({ status: unknown ? 'outcome_unknown' : 'error', side_effect_started: started, error_code: final.code, duration_ms: ms, result });
+    // A refused SSH host key: the journal keeps the offered fingerprint beside the pinned one of the intent.
+    const offered = final.details['offered_fingerprint'];
+    this.#writeOutcome({
+      status: unknown ? 'outcome_unknown' : 'error',
+      side_effect_started: started,
+      error_code: final.code,
+      duration_ms: ms,
+      result,
+      ...(typeof offered === 'string' ? { target_extra: { offered_fingerprint: offered, pinned_fingerprint: final.details['pinned_fingerprint'] ?? null } } : {}),
+    });
     return final;
   }
 
   outcome(shaped: ShapedResult, ms: number, exec: ExecResult): void {
+    const target =
+      exec.kind === 'http'
+        ? { response_status: exec.result.status, connected_ip: exec.result.connected_ip }
+        : { exit_code: exec.result.exit_code, target_extra: { signal: exec.result.signal, offered_fingerprint: exec.result.host_key_fingerprint } };
     this.#writeOutcome({
       status: shaped.status,
       side_effect_started: true,
       ...(shaped.errorCode === undefined ? {} : { error_code: shaped.errorCode }),
-      response_status: exec.result.status,
-      connected_ip: exec.result.connected_ip,
+      ...target,
       duration_ms: ms,
       result: shaped.result,
       result_digest: shaped.digest,

@@ -29,6 +29,18 @@ export interface SshExecOptions {
   readonly onExecSent?: () => void;
 }
 
+export interface SshPoolOptions {
+  /** Close a connection after this long without an open channel (default 60 s). */
+  readonly idleMs?: number;
+  /** Concurrent exec channels per connection (default 4); further calls wait their turn, on their own deadline. */
+  readonly maxChannelsPerConnection?: number;
+}
+
+export type SshPoolExecOptions = SshExecOptions & {
+  /** Cancels the call: nothing is sent if it has not been yet, else the command gets TERM (CALL_CANCELLED). */
+  readonly signal?: AbortSignal;
+};
+
 export interface SshResult {
   /** The remote exit status; null when the command died by a signal or was cut off. */
   readonly exit_code: number | null;
@@ -46,3 +58,5 @@ export interface SshResult {
 export const DEFAULT_SSH_TIMEOUT_MS = 60_000;
 export const DEFAULT_SSH_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+export const DEFAULT_SSH_IDLE_MS = 60_000;
+export const DEFAULT_SSH_CHANNELS_PER_CONNECTION = 4;

@@ -21,6 +21,7 @@ import { handleCall } from '../../../src/daemon/pipeline/call.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
+import { SshPool } from '../../../src/executors/ssh/index.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const TOKEN = 'pipeline-canary-token-0123456789';
@@ -56,6 +57,7 @@ describe('call pipeline', () => {
       grants: new GrantStore(),
       reservations: new KeyReservations(),
       config: parseConfig('idempotency_retention_days: 1\napproval_timeout_seconds: 1', 'config.yaml'),
+      ssh: new SshPool(),
       now: () => new Date(clock),
       inflight: new Set(),
     };

@@ -30,3 +30,32 @@ describe('injectedForms', () => {
     assert.equal(r.redactText('got Authorization: Bearer tk'), 'got Authorization: [REDACTED:c1]');
   });
 });
+
+describe('injectedForms: SSH key fragments', () => {
+  const pem = [
+    '-----BEGIN OPENSSH PRIVATE KEY-----',
+    'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW',
+    'QyNTUxOQAAACBzZWNyZXQtY2FuYXJ5LWtleS1ib2R5LWxpbmUtdHdvAAAAAAAAAAAAAAAA',
+    'AAAE',
+    '-----END OPENSSH PRIVATE KEY-----',
+    '',
+  ].join('\n');
+  const c = cred('ssh_key', {}, { private_key: pem });
+  const r = createRedactor(injectedForms(c));
+
+  it('a printed body line is redacted on its own', () => {
+    const line = pem.split('\n')[2]!;
+    assert.equal(r.redactText(`remote said ${line} and more`), 'remote said [REDACTED:c1] and more');
+  });
+
+  it('the body printed without line breaks is redacted', () => {
+    const joined = pem.split('\n').slice(1, 4).join('');
+    assert.ok(!r.redactText(`x${joined}y`).includes('c2VjcmV0'));
+  });
+
+  it('the armour lines and a short last line are not secrets by themselves', () => {
+    const texts = injectedForms(c).map((f) => Buffer.from(f.bytes).toString());
+    assert.ok(!texts.includes('-----END OPENSSH PRIVATE KEY-----'));
+    assert.ok(!texts.includes('AAAE'));
+  });
+});

@@ -1,7 +1,10 @@
 /**
  * Test support: an in-process ssh2 server on 127.0.0.1 that accepts one
  * client key and one password, runs every exec with `/bin/sh -c` (so quoting
- * round-trips are real) and records what it saw: execs, signals, auth tries.
+ * round-trips are real) and records what it saw: execs, signals, auth tries,
+ * connections accepted and the peak of concurrent exec channels on one
+ * connection. It can refuse session channels beyond a per-connection limit
+ * and drop a connection at its next session request (for the pool tests).
  * Children run in their own process group and are killed when the channel
  * closes, so a timed-out `sleep 30` does not outlive the test.
  */
@@ -14,9 +17,9 @@ import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Connection, ParsedKey } from 'ssh2';
 import type { ResolvedSsh } from '../../../../src/contracts/index.js';
-import { shellQuote } from '../../../../src/contracts/index.js';
 import type { SshCredential } from '../../../../src/executors/ssh/index.js';
 import { sshFingerprint } from '../../../../src/executors/ssh/index.js';
+import { sshAction, sshKeyCredential, sshPasswordCredential } from '../../../helpers/ssh-fixtures.js';
 
 export const PASSWORD = 'pw-CANARY-7f3a9c';
 
@@ -52,20 +55,41 @@ export interface TestSshServer {
   readonly execs: string[];
   readonly signals: string[];
   readonly authFailures: number;
+  /** Connections that reached the SSH handshake, ever. */
+  readonly accepted: number;
+  /** Connections open now. */
+  readonly openConnections: number;
+  /** The most exec channels ever open at once on a single connection. */
+  readonly peakExecsPerConnection: number;
   /** Ends every client connection (as a server going away would), leaving commands running. */
   dropConnections(): void;
+  /** The next `n` session channel requests end their connection instead of opening (nothing runs). */
+  dropAtNextSessions(n?: number): void;
   close(): Promise<void>;
 }
 
-export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<TestSshServer> {
+export interface TestSshServerOptions {
+  /** Session channels open at once per connection beyond which the server refuses more. */
+  readonly maxSessions?: number;
+  /** Disable Nagle on the server's sockets (as for benchmarks; otherwise small replies can wait for a delayed ACK). */
+  readonly noDelay?: boolean;
+}
+
+export async function startSshServer(hostKey: KeyPair = keyPair(), opts: TestSshServerOptions = {}): Promise<TestSshServer> {
   const clientPub = ssh2.utils.parseKey(CLIENT_KEY.public) as ParsedKey;
   const execs: string[] = [];
   const signals: string[] = [];
   const conns = new Set<Connection>();
   const kills = new Set<(sig: NodeJS.Signals) => void>();
   let authFailures = 0;
+  let accepted = 0;
+  let peak = 0;
+  let dropSessions = 0;
   const server = new ssh2.Server({ hostKeys: [hostKey.private] }, (conn) => {
+    accepted += 1;
     conns.add(conn);
+    // ssh2's server Connection has setNoDelay; @types/ssh2 does not declare it.
+    if (opts.noDelay === true) (conn as Connection & { setNoDelay(on: boolean): void }).setNoDelay(true);
     conn.on('close', () => conns.delete(conn));
     conn.on('error', () => undefined);
     conn.on('authentication', (ctx) => {
@@ -78,7 +102,19 @@ export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<Test
       ctx.reject(['publickey', 'password']);
     });
     conn.on('ready', () => {
-      conn.on('session', (acceptSession) => {
+      let sessions = 0;
+      let running = 0;
+      conn.on('session', (acceptSession, rejectSession) => {
+        if (dropSessions > 0) {
+          dropSessions -= 1;
+          conn.end();
+          return;
+        }
+        if (opts.maxSessions !== undefined && sessions >= opts.maxSessions) {
+          rejectSession();
+          return;
+        }
+        sessions += 1;
         const session = acceptSession();
         let kill: (sig: NodeJS.Signals) => void = () => undefined;
         session.on('signal', (accept, _reject, info) => {
@@ -89,6 +125,12 @@ export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<Test
         session.on('exec', (accept, _reject, info) => {
           execs.push(info.command);
           const stream = accept();
+          running += 1;
+          peak = Math.max(peak, running);
+          stream.once('close', () => {
+            running -= 1;
+            sessions -= 1;
+          });
           const child = spawn('/bin/sh', ['-c', info.command], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
           kill = (sig) => {
             try {
@@ -145,6 +187,18 @@ export async function startSshServer(hostKey: KeyPair = keyPair()): Promise<Test
     get authFailures() {
       return authFailures;
     },
+    get accepted() {
+      return accepted;
+    },
+    get openConnections() {
+      return conns.size;
+    },
+    get peakExecsPerConnection() {
+      return peak;
+    },
+    dropAtNextSessions: (n = 1) => {
+      dropSessions += n;
+    },
     dropConnections: () => {
       for (const c of conns) c.end();
     },
@@ -162,28 +216,16 @@ function sameBytes(a: Buffer, b: Buffer): boolean {
 }
 
 export function keyCredential(privateKey: string = CLIENT_KEY.private): SshCredential {
-  return { meta: { name: 'deploy-key', kind: 'ssh_key', fields: {} }, secret: { private_key: new TextEncoder().encode(privateKey) } };
+  return sshKeyCredential(privateKey);
 }
 
 export function passwordCredential(password: string = PASSWORD): SshCredential {
-  return { meta: { name: 'deploy-pw', kind: 'ssh_password', fields: {} }, secret: { password: new TextEncoder().encode(password) } };
+  return sshPasswordCredential(password);
 }
 
-/** A resolved action for the test server; `command` is built exactly as the resolver builds it. */
+/** A resolved action for the test server. */
 export function action(srv: TestSshServer, argv: readonly string[], pin: string | null = srv.hostKey.fingerprint): ResolvedSsh {
-  return {
-    kind: 'ssh',
-    tool: 'test_tool',
-    revision: 1,
-    target: 'test',
-    credential: 'deploy-key',
-    host: '127.0.0.1',
-    port: srv.port,
-    user: 'deploy',
-    hostKey: pin === null ? { state: 'untrusted' } : { state: 'pinned', fingerprint: pin },
-    argv,
-    command: argv.map(shellQuote).join(' '),
-  };
+  return sshAction({ host: '127.0.0.1', port: srv.port, user: 'deploy' }, argv, pin);
 }
 
 /** Runs an async function expected to reject; returns the rejection. */
