@@ -5,48 +5,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { CLI, cliSandbox, type CliSandbox } from '../helpers/cli.js';
-
-interface Step {
-  readonly waitFor: RegExp;
-  readonly send: string;
-}
-
-/** Runs the CLI under a pty, answering each prompt only once it is on screen. */
-function runInPty(home: string, args: string[], steps: Step[]): Promise<{ code: number | null; screen: string }> {
-  return new Promise((resolve, reject) => {
-    const cmd = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-    const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, TERM: 'dumb' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let screen = '';
-    let next = 0;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`pty run timed out; screen so far: ${JSON.stringify(screen)}`));
-    }, 60_000);
-    const onData = (d: Buffer): void => {
-      screen += d.toString('utf8');
-      const step = steps[next];
-      if (step !== undefined && step.waitFor.test(screen)) {
-        next++;
-        // Give the program a moment to switch echo off after printing the prompt.
-        setTimeout(() => child.stdin.write(step.send), 150);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, screen });
-    });
-  });
-}
+import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
+import { runInPty } from '../helpers/pty.js';
 
 describe('postern CLI in a terminal', () => {
   let sb: CliSandbox;

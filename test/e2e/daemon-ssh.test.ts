@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { encodingsOf } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
+import { runInPty } from '../helpers/pty.js';
 import { sshdSkip, startSshd, type RealSshd } from '../helpers/sshd.js';
 
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -129,7 +130,7 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     assert.equal(facts(r)['offered_fingerprint'], main.hostKeyFingerprint);
   });
 
-  it('`postern ssh trust` refuses without a check, refuses a wrong fingerprint, then pins and accepts', async () => {
+  it('`postern ssh trust` refuses without a check, refuses a wrong fingerprint, records nothing on "n", then pins and accepts', async () => {
     const catalogPath = join(inst.sb.home, 'catalog.yaml');
     const before = readFileSync(catalogPath, 'utf8');
     let r = await inst.sb.run(['ssh', 'trust', 'box', '--yes', ...g()]);
@@ -139,6 +140,12 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, /HOST_KEY_MISMATCH/);
     assert.match(r.stdout, new RegExp(main.hostKeyFingerprint.replace(/[+/]/g, '\\$&')));
+    assert.equal(readFileSync(catalogPath, 'utf8'), before, 'nothing recorded');
+    // On a terminal the operator sees the fingerprint and answers; "n" records nothing.
+    const pty = await runInPty(inst.sb.home, ['ssh', 'trust', 'box', ...g()], [{ waitFor: /Trust SHA256:\S+\? \[y\/N\]/, send: 'n\r' }]);
+    assert.equal(pty.code, 0, pty.screen);
+    assert.ok(pty.screen.includes(`offers host key ${main.hostKeyFingerprint}`), pty.screen);
+    assert.match(pty.screen, /nothing recorded/);
     assert.equal(readFileSync(catalogPath, 'utf8'), before, 'nothing recorded');
     r = await inst.sb.run(['ssh', 'trust', 'box', '--fingerprint', main.hostKeyFingerprint, ...g()]);
     assert.equal(r.code, 0, r.stderr);
