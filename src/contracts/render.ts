@@ -117,9 +117,18 @@ function reach(a: Authority): string {
   return parts.join('; ');
 }
 
+/** SSH targets and their host-key pins: an untrusted target runs nothing until `postern ssh trust`. */
+function sshTargets(catalog: Catalog): { target: string; endpoint: string; host_key: string | null }[] {
+  return [...catalog.targets.entries()].flatMap(([name, t]) =>
+    t.kind === 'ssh' ? [{ target: name, endpoint: `${t.user}@${t.host}:${t.port}`, host_key: t.hostKey.state === 'pinned' ? t.hostKey.fingerprint : null }] : [],
+  );
+}
+
 export function renderCatalogSummary(catalog: Catalog): string {
   const rows = summarizeCatalog(catalog).map((s) => [s.tool, `r${s.revision}`, s.status, s.effect, s.approval, reach(s.authority)]);
-  return rows.length === 0 ? 'No tools.' : table(['TOOL', 'REV', 'STATUS', 'EFFECT', 'APPROVAL', 'AUTHORITY'], rows);
+  const tools = rows.length === 0 ? 'No tools.' : table(['TOOL', 'REV', 'STATUS', 'EFFECT', 'APPROVAL', 'AUTHORITY'], rows);
+  const ssh = sshTargets(catalog).map((t) => [t.target, t.endpoint, t.host_key ?? `untrusted: run \`postern ssh trust ${t.target}\``]);
+  return ssh.length === 0 ? tools : `${tools}\n\n${table(['SSH TARGET', 'ENDPOINT', 'HOST KEY'], ssh)}`;
 }
 
 export function catalogSummaryJson(catalog: Catalog, digest: string): JsonObject {
@@ -136,5 +145,6 @@ export function catalogSummaryJson(catalog: Catalog, digest: string): JsonObject
       authority_digest: s.authorityDigest,
       authority: JSON.parse(JSON.stringify(s.authority)) as JsonObject,
     })),
+    ssh_targets: sshTargets(catalog),
   };
 }

@@ -133,6 +133,7 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
   it('`postern ssh trust` refuses without a check, refuses a wrong fingerprint, records nothing on "n", then pins and accepts', async () => {
     const catalogPath = join(inst.sb.home, 'catalog.yaml');
     const before = readFileSync(catalogPath, 'utf8');
+    assert.match((await inst.sb.run(['catalog', 'show'])).stdout, new RegExp(`^box +${main.user}@127\\.0\\.0\\.1:${main.port} +untrusted: run \`postern ssh trust box\`$`, 'm'));
     let r = await inst.sb.run(['ssh', 'trust', 'box', '--yes', ...g()]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /--fingerprint/);
@@ -152,6 +153,8 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     assert.match(r.stdout, /host key pinned to/);
     assert.match(r.stdout, /accepted catalog/);
     await waitFor(() => inst.daemonLog.includes('adopted catalog'), 'the daemon adopted the pin');
+    const shown = JSON.parse((await inst.sb.run(['catalog', 'show', '--json'])).stdout) as { ssh_targets: { target: string; host_key: string | null }[] };
+    assert.equal(shown.ssh_targets.find((t) => t.target === 'box')?.host_key, main.hostKeyFingerprint);
     r = await inst.sb.run(['ssh', 'trust', 'box', '--fingerprint', main.hostKeyFingerprint, ...g()]);
     assert.match(r.stdout, /already pinned/);
   });
