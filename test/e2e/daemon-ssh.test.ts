@@ -130,6 +130,24 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     assert.equal(facts(r)['offered_fingerprint'], main.hostKeyFingerprint);
   });
 
+  it('`postern ssh trust` on a changed key warns; with other pending edits it writes the pin and accepts nothing', async () => {
+    const catalogPath = join(inst.sb.home, 'catalog.yaml');
+    const accepted = readFileSync(catalogPath, 'utf8');
+    const acceptedRecord = readFileSync(join(inst.sb.home, 'catalog.accepted.json'), 'utf8');
+    writeFileSync(catalogPath, `${accepted}# an unreviewed edit\n`);
+    try {
+      const r = await inst.sb.run(['ssh', 'trust', 'impostor', '--fingerprint', other.hostKeyFingerprint, ...g()]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /WARNING: this differs from the pinned/);
+      assert.match(r.stdout, /other unaccepted edits/);
+      const written = readFileSync(catalogPath, 'utf8');
+      assert.ok(written.includes(other.hostKeyFingerprint) && written.includes('# an unreviewed edit'), 'pin written, the edit kept');
+      assert.equal(readFileSync(join(inst.sb.home, 'catalog.accepted.json'), 'utf8'), acceptedRecord, 'nothing accepted');
+    } finally {
+      writeFileSync(catalogPath, accepted);
+    }
+  });
+
   it('`postern ssh trust` refuses without a check, refuses a wrong fingerprint, records nothing on "n", then pins and accepts', async () => {
     const catalogPath = join(inst.sb.home, 'catalog.yaml');
     const before = readFileSync(catalogPath, 'utf8');

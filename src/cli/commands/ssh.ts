@@ -96,6 +96,8 @@ export function registerSsh(program: Command): void {
         ctx.out('nothing recorded');
         return;
       }
+      const now = await readCatalogFile(ctx.paths.catalog);
+      if (now?.digest !== catalogDigest(text)) throw new PosternError('CATALOG_PENDING', `${ctx.paths.catalog} changed while the host was asked; nothing was recorded, run the command again`);
       const stored = await readAcceptance(ctx.paths);
       const hadPending = stored !== undefined && stored.record.digest !== catalogDigest(text);
       const next = withPin(text, name, offered);
