@@ -44,6 +44,12 @@ function catalogFor(main: RealSshd, other: RealSshd, pins: { main?: string; impo
         approval: 'per-call',
         revisions: [{ revision: 1, input: obj({ file: str }, ['file']), ssh: ssh('box', ['sh', '-c', 'echo deployed >> "$1"', 'deploy', '{file}']) }],
       },
+      slow_box: {
+        description: 'A long write the client will cancel.',
+        effect: 'write',
+        approval: 'none',
+        revisions: [{ revision: 1, input: obj({ file: str }, ['file']), ssh: ssh('box', ['sh', '-c', 'echo started >> "$1"; exec sleep 20.4343', 'slow', '{file}']) }],
+      },
       impostor_read: { description: 'A host whose key is not the pinned one.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj({ file: str }, ['file']), ssh: ssh('impostor', ['touch', '--', '{file}']) }] },
       slow_write: {
         description: 'A long write on a host that will die.',
@@ -286,6 +292,26 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     assert.equal(r.isError, undefined, JSON.stringify(r));
     assert.equal(facts(r)['result_revision'], 2);
     assert.equal(readFileSync(file, 'utf8'), 'three\n');
+  });
+
+  it('a client cancelling a running command: TERM and channel closed, journaled outcome_unknown, never re-run', async () => {
+    const file = join(main.dir, 'cancelled.txt');
+    const k = key();
+    const ctl = new AbortController();
+    const pending = agent.callTool({ name: 'slow_box', arguments: { file, idempotency_key: k } }, { signal: ctl.signal });
+    await waitFor(() => existsSync(file), 'the command started');
+    ctl.abort();
+    await assert.rejects(pending);
+    let calls: { status: string; call: { idempotency_key: string | null } }[] = [];
+    for (let i = 0; i < 100; i++) {
+      calls = JSON.parse((await inst.sb.run(['audit', 'activity', '--tool', 'slow_box', '--json'])).stdout) as typeof calls;
+      if (calls[0]?.status !== 'in_progress') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(calls[0]?.status, 'outcome_unknown', JSON.stringify(calls));
+    const retry = await call('slow_box', { file, idempotency_key: k });
+    assert.equal(facts(retry)['error_code'], 'OUTCOME_UNKNOWN');
+    assert.equal(readFileSync(file, 'utf8'), 'started\n', 'not run again');
   });
 
   it('a changed host key: HOST_KEY_MISMATCH, nothing runs, the journal has both fingerprints', async () => {

@@ -107,7 +107,7 @@ export class Trail {
   /**
    * An executor failure: journal the outcome and return the error to throw.
    * Once the request may have been written, a failure that came before any
-   * answer (a timeout, a reset or closed connection, an abort) leaves the
+   * answer (a timeout, a reset or closed connection, a cancellation) leaves the
    * effect unknown: it is journaled as outcome_unknown, so a retry with the key
    * is told so instead of being replayed a failure that may have succeeded.
    * A failure that proves nothing was delivered (the TLS handshake failed) or
@@ -118,7 +118,7 @@ export class Trail {
     const started = err.sideEffectStarted || this.#effect;
     const final = started === err.sideEffectStarted ? err : new PosternError(err.code, err.message, { details: err.details, sideEffectStarted: started });
     const result = this.#errorResult(final);
-    const unknown = started && (final.code === 'TARGET_TIMEOUT' || (final.code === 'TARGET_ERROR' && final.details['phase'] !== 'tls'));
+    const unknown = started && (final.code === 'TARGET_TIMEOUT' || final.code === 'CALL_CANCELLED' || (final.code === 'TARGET_ERROR' && final.details['phase'] !== 'tls'));
     // A refused SSH host key: the journal keeps the offered fingerprint beside the pinned one of the intent.
     const offered = final.details['offered_fingerprint'];
     this.#writeOutcome({
