@@ -128,12 +128,16 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     assert.ok((tools.find((t) => t.name === 'append_line')?.inputSchema.required ?? []).includes('idempotency_key'));
   });
 
-  it('an unpinned host key: HOST_KEY_UNKNOWN, nothing runs', async () => {
-    const marker = join(main.dir, 'never');
-    const r = await call('show_file', { path: marker });
+  it('an unpinned host key: HOST_KEY_UNKNOWN before approval, the host is not contacted', async () => {
+    const before = main.log().length;
+    const r = await call('show_file', { path: join(main.dir, 'never') });
     assert.equal(facts(r)['error_code'], 'HOST_KEY_UNKNOWN', JSON.stringify(r));
     assert.equal(facts(r)['side_effect_started'], false);
-    assert.equal(facts(r)['offered_fingerprint'], main.hostKeyFingerprint);
+    assert.equal(facts(r)['required_action'], 'run_postern_ssh_trust');
+    assert.match(String(facts(r)['message']), /postern ssh trust box/);
+    const row = await auditShow(facts(r)['call_id']);
+    assert.equal(row['status'], 'rejected');
+    assert.ok(!main.log().slice(before).includes('Connection from'), 'sshd saw no connection');
   });
 
   it('`postern ssh trust` on a changed key warns; with other pending edits it writes the pin and accepts nothing', async () => {

@@ -94,6 +94,12 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       throw new PosternError('VALIDATION_FAILED', `${resolved.field}: ${resolved.problem}`, { details: { field: resolved.field } });
     }
     const action = resolved.action;
+    if (action.kind === 'ssh' && action.hostKey.state !== 'pinned') {
+      // Nothing could run: no approval is asked for and the host is not contacted.
+      throw new PosternError('HOST_KEY_UNKNOWN', `the SSH target "${action.target}" has no pinned host key; the operator must run \`postern ssh trust ${action.target}\``, {
+        details: { target: action.target, host: action.host, port: action.port },
+      });
+    }
     const argsDigest = canonicalDigest({ tool: tool.name, revision: revision.revision, arguments: prepared.normalized });
     const callDigest = canonicalDigest({ tool: tool.name, revision: revision.revision, credential: action.credential, arguments: prepared.normalized, action: actionDigest(action) });
     trail.digest(argsDigest);
