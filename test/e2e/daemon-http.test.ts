@@ -63,8 +63,7 @@ describe('daemon: HTTP tools over MCP', () => {
   });
 
   after(async () => {
-    const all = inst.sb.transcript.join('\n');
-    for (const form of encodingsOf(TOKEN)) assert.ok(!all.includes(form), 'the token leaked into daemon or CLI output');
+    inst.sb.assertNeverPrinted(TOKEN, 'the token');
     await inst.cleanup();
     await http.close();
   });

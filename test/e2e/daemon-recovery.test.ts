@@ -29,6 +29,14 @@ type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; 
 const obj = (props: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties: props, required });
 const note = obj({ title: { type: 'string', maxLength: 100 } }, ['title']);
 
+/** A write tool that POSTs the title to `path` on `target`. */
+const write = (description: string, approval: 'none' | 'per-call', target: string, path: string) => ({
+  description,
+  effect: 'write',
+  approval,
+  revisions: [{ revision: 1, input: note, http: { target, method: 'POST', path, body: { title: '{title}' } } }],
+});
+
 function catalogFor(origin: string, tlsOrigin: string) {
   return {
     targets: {
@@ -37,36 +45,11 @@ function catalogFor(origin: string, tlsOrigin: string) {
       stalled_tls: { http: { origin: tlsOrigin, credential: 'api-token', auth: 'bearer', allow_private: true } },
     },
     tools: {
-      quick_write: {
-        description: 'A write that needs no approval.',
-        effect: 'write',
-        approval: 'none',
-        revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
-      },
-      approved_write: {
-        description: 'A write that needs a per-call approval.',
-        effect: 'write',
-        approval: 'per-call',
-        revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
-      },
-      hanging_write: {
-        description: 'A write whose target may not answer.',
-        effect: 'write',
-        approval: 'none',
-        revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path: '/hang', body: { title: '{title}' } } }],
-      },
-      reset_write: {
-        description: 'A write whose target drops the connection after reading the request.',
-        effect: 'write',
-        approval: 'none',
-        revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path: '/reset', body: { title: '{title}' } } }],
-      },
-      stalled_write: {
-        description: 'A write whose TLS handshake never completes.',
-        effect: 'write',
-        approval: 'none',
-        revisions: [{ revision: 1, input: note, http: { target: 'stalled_tls', method: 'POST', path: '/never', body: { title: '{title}' } } }],
-      },
+      quick_write: write('A write that needs no approval.', 'none', 'local', '/echo'),
+      approved_write: write('A write that needs a per-call approval.', 'per-call', 'local', '/echo'),
+      hanging_write: write('A write whose target may not answer.', 'none', 'local', '/hang'),
+      reset_write: write('A write whose target drops the connection after reading the request.', 'none', 'local', '/reset'),
+      stalled_write: write('A write whose TLS handshake never completes.', 'none', 'stalled_tls', '/never'),
     },
   };
 }
@@ -142,8 +125,7 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
   });
 
   after(async () => {
-    const all = inst.sb.transcript.join('\n');
-    for (const form of encodingsOf(TOKEN)) assert.ok(!all.includes(form), 'the token leaked into daemon or CLI output');
+    inst.sb.assertNeverPrinted(TOKEN, 'the token');
     await inst.cleanup();
     await http.close();
     await silent.close();

@@ -12,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { encodingsOf } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { runInPty } from '../helpers/pty.js';
 import { sshdSkip, startSshd, type RealSshd } from '../helpers/sshd.js';
@@ -81,8 +80,7 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
   });
 
   after(async () => {
-    const all = inst.sb.transcript.join('\n');
-    for (const form of encodingsOf(main.clientKey.private.trim())) assert.ok(!all.includes(form), 'the private key leaked into daemon or CLI output');
+    inst.sb.assertNeverPrinted(main.clientKey.private.trim(), 'the private key');
     await inst.cleanup();
     await main.stop();
     await other.stop();

@@ -3,6 +3,7 @@
  * temporary home, and keeps every byte it printed so tests can search all of
  * it for canary secrets afterwards.
  */
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,8 @@ export interface CliSandbox {
   readonly transcript: string[];
   run(args: readonly string[], opts?: { input?: string | Buffer; env?: Record<string, string> }): Promise<CliResult>;
   file(name: string, content: string | Buffer, mode?: number): Promise<string>;
+  /** Fails when the transcript holds `secret` in any of its encodings. */
+  assertNeverPrinted(secret: string | Buffer, what: string): void;
   cleanup(): Promise<void>;
 }
 
@@ -58,6 +61,10 @@ export async function cliSandbox(): Promise<CliSandbox> {
       await writeFile(p, content, { mode });
       await chmod(p, mode);
       return p;
+    },
+    assertNeverPrinted(secret, what) {
+      const all = transcript.join('\n');
+      for (const form of encodingsOf(secret)) assert.ok(!all.includes(form), `${what} leaked into the output`);
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };

@@ -35,12 +35,12 @@ interface TrustOpts {
 
 const unpadded = (f: string): string => f.trim().replace(/=+$/, '');
 
-async function sshTarget(ctx: CliContext, name: string): Promise<{ target: SshTarget; text: string }> {
+async function sshTarget(ctx: CliContext, name: string): Promise<{ target: SshTarget; text: string; digest: string }> {
   const file = await readCatalogFile(ctx.paths.catalog);
   if (file === undefined) throw new PosternError('CATALOG_NOT_FOUND', `no catalog at ${ctx.paths.catalog}`);
   const target = parseCatalog(file.text, ctx.paths.catalog).targets.get(name);
   if (target?.kind !== 'ssh') throw new PosternError('INPUT_INVALID', `catalog.yaml has no SSH target named "${clean(name.slice(0, 64))}"`);
-  return { target, text: file.text };
+  return { target, text: file.text, digest: file.digest };
 }
 
 /** The operator's confirmation: an expected fingerprint, or a "y" typed on the terminal. */
@@ -79,7 +79,7 @@ export function registerSsh(program: Command): void {
       const ctx = contextFor(cmd);
       const timeoutMs = Number(o.timeout);
       if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw new PosternError('USAGE', '--timeout must be a positive number of milliseconds');
-      const { target, text } = await sshTarget(ctx, name);
+      const { target, text, digest } = await sshTarget(ctx, name);
       const where = `${target.user}@${target.host}:${target.port}`;
       const offered = await probeHostKey(target.host, target.port, timeoutMs);
       ctx.out(`${name} (${where}) offers host key ${offered}`);
@@ -97,9 +97,9 @@ export function registerSsh(program: Command): void {
         return;
       }
       const now = await readCatalogFile(ctx.paths.catalog);
-      if (now?.digest !== catalogDigest(text)) throw new PosternError('CATALOG_PENDING', `${ctx.paths.catalog} changed while the host was asked; nothing was recorded, run the command again`);
+      if (now?.digest !== digest) throw new PosternError('CATALOG_PENDING', `${ctx.paths.catalog} changed while the host was asked; nothing was recorded, run the command again`);
       const stored = await readAcceptance(ctx.paths);
-      const hadPending = stored !== undefined && stored.record.digest !== catalogDigest(text);
+      const hadPending = stored !== undefined && stored.record.digest !== digest;
       const next = withPin(text, name, offered);
       await atomicWriteFile(ctx.paths.catalog, next);
       ctx.out(`pinned ${offered} for ${name} in ${ctx.paths.catalog}`);

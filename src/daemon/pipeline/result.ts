@@ -24,6 +24,14 @@ export interface ShapedResult {
   readonly digest: string;
 }
 
+/** Fields every result carries (`replayed` / `replay_of` only on a replay). */
+const ENVELOPE = {
+  result_revision: { type: 'integer' },
+  call_id: { type: 'string' },
+  replayed: { type: 'boolean' },
+  replay_of: { type: 'string' },
+};
+
 /** The output envelope advertised for HTTP tools; `body` is the revision's output schema when declared. */
 export function httpOutputSchema(body: Record<string, unknown> | undefined): Record<string, unknown> {
   return {
@@ -34,10 +42,7 @@ export function httpOutputSchema(body: Record<string, unknown> | undefined): Rec
       body: body ?? {},
       body_encoding: { enum: ['json', 'text', 'base64'] },
       truncated: { type: 'boolean' },
-      result_revision: { type: 'integer' },
-      call_id: { type: 'string' },
-      replayed: { type: 'boolean' },
-      replay_of: { type: 'string' },
+      ...ENVELOPE,
     },
     required: ['status', 'headers', 'body', 'body_encoding', 'truncated', 'result_revision'],
   };
@@ -56,10 +61,7 @@ export function sshOutputSchema(output: Record<string, unknown> | undefined): Re
       stderr_truncated: { type: 'boolean' },
       host_key_fingerprint: { type: 'string' },
       ...(output === undefined ? {} : { stdout_json: output }),
-      result_revision: { type: 'integer' },
-      call_id: { type: 'string' },
-      replayed: { type: 'boolean' },
-      replay_of: { type: 'string' },
+      ...ENVELOPE,
     },
     required: ['exit_code', 'signal', 'stdout', 'stderr', 'stdout_truncated', 'stderr_truncated', 'result_revision'],
   };

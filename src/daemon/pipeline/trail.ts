@@ -136,7 +136,7 @@ export class Trail {
     const target =
       exec.kind === 'http'
         ? { response_status: exec.result.status, connected_ip: exec.result.connected_ip }
-        : { exit_code: exec.result.exit_code, target_extra: { signal: exec.result.signal, offered_fingerprint: exec.result.host_key_fingerprint } };
+        : { exit_code: exec.result.exit_code };
     this.#writeOutcome({
       status: shaped.status,
       side_effect_started: true,

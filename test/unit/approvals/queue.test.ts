@@ -1,27 +1,9 @@
 /** The approval queue: one promise per request, every request settles exactly once. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApprovalQueue, type CardDraft } from '../../../src/approvals/queue.js';
+import { ApprovalQueue } from '../../../src/approvals/queue.js';
+import { draft } from '../operator/helpers.js';
 import { isPosternError } from '../../../src/protocol/errors.js';
-
-const draft = (over: Partial<CardDraft> = {}): CardDraft => ({
-  session: { id: 's1', client_name: 'agent', client_version: '1', pid: 42 },
-  tool: 'create_issue',
-  effect: 'write',
-  revision: 2,
-  revision_seen: 2,
-  scope_allowed: 'session',
-  reasons: ['test'],
-  widening: [],
-  target: { kind: 'http', method: 'POST', origin: 'https://api.example.com', host: 'api.example.com', port: 443, path: '/x', query: [], headers: [], body: null },
-  credential: 'gh',
-  raw_arguments: { a: 1 },
-  normalized_arguments: { a: 1 },
-  adapter: null,
-  idempotency_key: 'k1',
-  call_digest: 'd1',
-  ...over,
-});
 
 describe('ApprovalQueue', () => {
   it('a second request does not replace the first: both settle independently', async () => {
@@ -50,7 +32,7 @@ describe('ApprovalQueue', () => {
     const a = q.request(draft({ scope_allowed: 'per-call' }), { timeoutMs: 5_000 });
     assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'once', call_digest: 'other' }, 'op'), (e) => isPosternError(e, 'APPROVAL_MISMATCH'));
     assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'session' }, 'op'), (e) => isPosternError(e, 'USAGE'));
-    q.decide(a.card.id, { verdict: 'approve', scope: 'once', call_digest: 'd1' }, 'op');
+    q.decide(a.card.id, { verdict: 'approve', scope: 'once', call_digest: a.card.call_digest }, 'op');
     assert.equal((await a.decision).kind, 'approved');
   });
 
