@@ -20,6 +20,20 @@ export default tseslint.config(
     },
   },
   {
+    // One clock (DESIGN §12): only src/clock reads the time; everything else is handed a Clock.
+    files: ['src/**'],
+    ignores: ['src/clock/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'read the time from the injected Clock' },
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'read the time from the injected Clock' },
+        { selector: "CallExpression[callee.object.name='performance'][callee.property.name='now']", message: 'read monotonic time from the injected Clock' },
+        { selector: "MemberExpression[object.name='process'][property.name='hrtime']", message: 'read monotonic time from the injected Clock' },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },

@@ -65,7 +65,7 @@ const specs: Spec[] = [
 const rotatedBasic: Record<string, SecretSpec> = { password: { utf8: 'rotated-Passw0rd-2' } };
 
 let clock = new Date('2025-01-01T00:00:00.000Z');
-const opts = { now: () => clock };
+const opts = { clock: { now: () => clock, monotonicMs: () => 0 } };
 const passphrase = 'correct horse battery staple — ünïcödé 🐎';
 const pass = new TextEncoder().encode(passphrase);
 

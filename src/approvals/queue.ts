@@ -8,6 +8,7 @@
  * refused for a card that only allows per-call approval.
  */
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock/index.js';
 import { PosternError } from '../protocol/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
 
@@ -27,8 +28,8 @@ export class ApprovalQueue {
   readonly #listeners = new Set<(e: QueueEvent) => void>();
   readonly #now: () => Date;
 
-  constructor(opts: { now?: () => Date } = {}) {
-    this.#now = opts.now ?? (() => new Date());
+  constructor(clock: Clock) {
+    this.#now = () => clock.now();
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { systemClock, type Clock } from '../clock/index.js';
 import { homePaths, resolveHome, type HomePaths } from '../home/paths.js';
 import { PosternError } from '../protocol/errors.js';
 import { canPrompt, promptHidden } from './tty.js';
@@ -22,6 +23,8 @@ export interface CliContext {
    */
   newPassphrase(opts?: { file?: string | undefined; ignoreGlobalFile?: boolean }): Promise<Uint8Array>;
   out(line: string): void;
+  /** The command's one clock. */
+  readonly clock: Clock;
 }
 
 interface GlobalOpts {
@@ -57,6 +60,7 @@ export function contextFor(cmd: Command): CliContext {
   const paths = homePaths(resolveHome());
   return {
     paths,
+    clock: systemClock,
     async unlockPassphrase() {
       if (passFile !== undefined && passFile !== '') return readLineFile(passFile, 'passphrase');
       if (!canPrompt()) {

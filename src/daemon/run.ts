@@ -6,6 +6,7 @@
  * cleanly. One daemon per home (a lock file in the 0700 run directory).
  */
 import { watch, type FSWatcher } from 'node:fs';
+import type { Clock } from '../clock/index.js';
 import { basename, join } from 'node:path';
 import { ApprovalQueue } from '../approvals/queue.js';
 import { GrantStore } from '../approvals/grants.js';
@@ -24,6 +25,7 @@ import { loadConfig } from './config.js';
 import { KeyReservations } from './pipeline/idempotency.js';
 import type { Services } from './pipeline/context.js';
 import { ensureRunDir } from './socket-files.js';
+import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
 import { startOperatorServer } from './operator/index.js';
 
@@ -56,7 +58,14 @@ async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
   }
 }
 
-export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log: (line: string) => void): Promise<DaemonHandle> {
+export interface DaemonOptions {
+  /** The daemon's one clock, created by the caller (the composition root). */
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+}
+
+export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions): Promise<DaemonHandle> {
+  const { clock, log } = opts;
   await assertPrivateDir(paths.home);
   await ensureRunDir(paths.runDir);
   const lockFile = await takeDaemonLock(paths);
@@ -64,14 +73,15 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
   let vault: UnlockedVault | undefined;
   try {
     const config = await loadConfig(paths.config);
-    vault = await openVault(paths.vault, passphrase);
+    vault = await openVault(paths.vault, passphrase, { clock });
     const snapshot = await loadSnapshot(paths, vault);
-    journals = openJournals(paths.journalDir);
+    journals = openJournals(paths.journalDir, { clock });
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
-    const svc: Services = { state, journals, queue: new ApprovalQueue(), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, now: () => new Date(), inflight: new Set() };
+    const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
+    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set() };
     const j = journals;
     const journalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>): void => {
       try {
@@ -89,10 +99,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
       log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked`);
     });
 
-    let lastActivity = Date.now();
     const agent = await startAgentSocket(paths.agentSocket, svc, {
       sessionStarted: (s) => {
-        lastActivity = Date.now();
+        idleness.touch();
         try {
           j.sessions.startSession({ session_id: s.id, transport: 'stdio-socket', client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: null });
         } catch (e) {
@@ -136,11 +145,11 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, log:
     });
     const idle = config.idle_lock_minutes > 0
       ? setInterval(() => {
-          if (!state.locked && svc.queue.list().length === 0 && Date.now() - lastActivity > config.idle_lock_minutes * 60_000) state.lock('idle');
+          if (!state.locked && svc.queue.list().length === 0 && idleness.expired()) state.lock('idle');
         }, 5_000)
       : undefined;
     idle?.unref();
-    svc.queue.subscribe(() => (lastActivity = Date.now()));
+    svc.queue.subscribe(() => idleness.touch());
 
     journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
     log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}`);

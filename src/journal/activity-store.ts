@@ -31,7 +31,7 @@ export class ActivityStore {
   readonly chain: Chain;
   private readonly headStmt: Database.Statement<[string], HeadRow>;
   private readonly outcomeSeqStmt: Database.Statement<[string], { seq: number }>;
-  private readonly bodyStmt: Database.Statement<[number], { body: string }>;
+  private readonly bodyStmt: Database.Statement<[number], { at: string; body: string }>;
   private readonly claimStmt: Database.Statement<[string, string], ClaimRow>;
   private readonly insertClaimStmt: Database.Statement<[ClaimRow]>;
   private readonly updateClaimStmt: Database.Statement<[string, number, string, string]>;
@@ -44,7 +44,7 @@ export class ActivityStore {
     this.chain = new Chain(db, CONTENT_COLUMNS);
     this.headStmt = db.prepare(`SELECT seq, kind, tool, session_id, idempotency_key FROM entries WHERE call_id = ? AND ${HEAD}`);
     this.outcomeSeqStmt = db.prepare(`SELECT seq FROM entries WHERE call_id = ? AND kind = 'outcome'`);
-    this.bodyStmt = db.prepare('SELECT body FROM entries WHERE seq = ?');
+    this.bodyStmt = db.prepare('SELECT at, body FROM entries WHERE seq = ?');
     this.claimStmt = db.prepare('SELECT * FROM idempotency WHERE tool = ? AND key = ?');
     this.insertClaimStmt = db.prepare(`INSERT INTO idempotency (tool, key, call_id, session_id, args_digest, state, intent_seq, outcome_seq)
       VALUES (@tool, @key, @call_id, @session_id, @args_digest, @state, @intent_seq, @outcome_seq)`);
@@ -133,7 +133,8 @@ export class ActivityStore {
     const row = this.bodyStmt.get(c.outcome_seq);
     if (row === undefined) return base;
     const o = JSON.parse(row.body) as OutcomeBody;
-    const status = o.status === 'success' ? 'success' : 'error';
-    return o.result === undefined ? { ...base, status, error_code: o.error_code } : { ...base, status, error_code: o.error_code, result: o.result };
+    const status: 'success' | 'error' = o.status === 'success' ? 'success' : 'error';
+    const done = { ...base, status, error_code: o.error_code, completed_at: row.at };
+    return o.result === undefined ? done : { ...done, result: o.result };
   }
 }

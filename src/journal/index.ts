@@ -15,6 +15,7 @@
  * Caller contract: values are stored as given; redact secrets before calling.
  */
 import type Database from 'better-sqlite3';
+import { systemClock, type Clock } from '../clock/index.js';
 import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
 import { ACTIVITY_SCHEMA } from './activity-schema.js';
@@ -39,14 +40,15 @@ export interface Journals {
 }
 
 export interface OpenOptions {
-  /** Clock for journal entry times (tests). */
-  readonly now?: () => Date;
+  /** The clock that stamps entries; the system clock by default (the daemon passes its own). */
+  readonly clock?: Clock;
   /** Open existing journals without writing: no creation, no recovery. */
   readonly readonly?: boolean;
 }
 
 export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
-  const now = opts.now ?? ((): Date => new Date());
+  const clock = opts.clock ?? systemClock;
+  const now = (): Date => clock.now();
   const readonly = opts.readonly ?? false;
   if (!readonly) ensureJournalDir(dir);
   const opened: Database.Database[] = [];

@@ -123,6 +123,8 @@ export interface IdempotencyRecord {
   readonly session_id: string | null;
   /** For a completed claim: how the call ended, and the stored result. */
   readonly status?: 'success' | 'error';
+  /** For a completed claim: when its outcome was journaled (ISO 8601). */
+  readonly completed_at?: string;
   readonly error_code?: string | null;
   readonly result?: unknown;
 }

@@ -9,6 +9,7 @@
  * generation and re-seals the payload under a fresh nonce without re-running
  * the KDF; only create and changePassphrase derive a new key wrap.
  */
+import { systemClock, type Clock } from '../clock/index.js';
 import { resolve } from 'node:path';
 import { PosternError } from '../protocol/errors.js';
 import type { KdfBounds } from './format.js';
@@ -31,7 +32,8 @@ export interface VaultOptions {
   minimumKdf?: KdfParams;
   /** 'worker' (default) or 'inline' (tests running thousands of cheap derivations). */
   kdfRunner?: KdfRunner;
-  now?: () => Date;
+  /** The clock for credential metadata and generation times; the system clock by default. */
+  clock?: Clock;
 }
 
 interface Resolved {
@@ -55,7 +57,7 @@ function resolveOptions(opts: VaultOptions | undefined): Resolved {
     kdf: o.kdf ?? MODERATE_KDF,
     bounds: boundsWithFloor(o.minimumKdf),
     deriveKek: kekDeriver(o.kdfRunner ?? 'worker'),
-    now: o.now ?? (() => new Date()),
+    now: () => (o.clock ?? systemClock).now(),
   };
 }
 

@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { openJournals } from '../../src/journal/index.js';
 import type { CallRecord, CallView, ChainReport, SessionEventRow, SessionRow } from '../../src/journal/index.js';
 import { cliSandbox, type CliResult, type CliSandbox } from '../helpers/cli.js';
+import { wallClock } from '../helpers/clock.js';
 
 /** Erases the line and flips the text direction when printed raw. */
 const EVIL = 'evil\x1b[2K\u202etxt';
@@ -58,7 +59,7 @@ function call(over: Partial<CallRecord> & Pick<CallRecord, 'call_id' | 'tool'>):
 
 function seed(home: string): void {
   let t = Date.parse('2026-03-01T00:00:00.000Z');
-  const j = openJournals(join(home, 'journal'), { now: () => new Date((t += 60_000)) });
+  const j = openJournals(join(home, 'journal'), { clock: wallClock(() => new Date((t += 60_000))) });
   try {
     j.sessions.event(null, 'daemon_started', { version: '0.1.0' });
     j.sessions.startSession({ session_id: S1, transport: 'stdio-socket', client_name: EVIL, client_version: '2.0', protocol_version: '2025-11-25', peer_pid: 4242, peer_uid: null, run_id: 'run-7', agent_release: null });

@@ -39,7 +39,7 @@ export interface ApprovalsDeps {
 async function keyFromVault(ctx: CliContext): Promise<Uint8Array> {
   const pass = await ctx.unlockPassphrase();
   try {
-    const v = await openVault(ctx.paths.vault, pass);
+    const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock });
     try {
       return Uint8Array.from(v.deriveKey('operator-auth'));
     } finally {
@@ -199,7 +199,7 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
       if (o.json === true) ctx.out(jsonForTerminal(cards));
       else if (cards.length === 0) ctx.out('no pending approvals');
       else {
-        const now = new Date();
+        const now = ctx.clock.now();
         ctx.out(renderTable(['ID', 'TOOL', 'REV', 'CLIENT', 'TARGET', 'CREDENTIAL', 'AGE', 'FLAGS'], cards.map((c) => cardRow(c, now))));
       }
     });

@@ -215,7 +215,7 @@ export function registerAudit(program: Command): void {
     .action((o: ListOpts, cmd: Command) => {
       const ctx = contextFor(cmd);
       const limit = parseLimit(o.limit);
-      const since = parseTime('--since', o.since, new Date());
+      const since = parseTime('--since', o.since, ctx.clock.now());
       const j = openAudit(ctx);
       if (j === null) return emptyList(ctx, o.json === true);
       const rows = withJournals(j, (jj) => jj.sessions.listSessions({ ...(since === undefined ? {} : { since }), ...(limit === undefined ? {} : { limit }) }));
@@ -242,7 +242,7 @@ export function registerAudit(program: Command): void {
     .action((o: ActivityOpts, cmd: Command) => {
       const ctx = contextFor(cmd);
       const limit = parseLimit(o.limit);
-      const now = new Date();
+      const now = ctx.clock.now();
       const since = parseTime('--since', o.since, now);
       const until = parseTime('--until', o.until, now);
       const j = openAudit(ctx);

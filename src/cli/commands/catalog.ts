@@ -129,7 +129,7 @@ export function registerCatalog(program: Command): void {
       let status: string;
       if (o.verify === true) {
         const pass = await ctx.unlockPassphrase();
-        const v = await openVault(ctx.paths.vault, pass).finally(() => pass.fill(0));
+        const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
         try {
           const key = v.deriveKey('catalog-mac');
           status = (await currentCatalogState(ctx.paths, key)).state.state;
@@ -184,7 +184,7 @@ export interface AcceptOpts {
  */
 export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<void> {
   const pass = await ctx.unlockPassphrase();
-  const vault = await openVault(ctx.paths.vault, pass).finally(() => pass.fill(0));
+  const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
   try {
     const key = vault.deriveKey('catalog-mac');
     const creds = new Set(vault.list().map((m) => m.name));
@@ -211,7 +211,7 @@ export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<voi
       }
     }
     const previous = state.state === 'pending' ? state.acceptedDigest : null;
-    const record = acceptanceRecord(cand.digest, new Date(), previous);
+    const record = acceptanceRecord(cand.digest, ctx.clock.now(), previous);
     await writeAcceptance(ctx.paths, cand.text, { record, mac: acceptanceMac(key, record) }, {
       forced: !report.ok,
       changes: report.changes.length,

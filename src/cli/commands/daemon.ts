@@ -21,7 +21,7 @@ export function registerDaemon(program: Command): void {
       const log = (line: string): void => {
         process.stderr.write(`postern daemon: ${line}\n`);
       };
-      const handle = await startDaemon(ctx.paths, pass, log).finally(() => pass.fill(0));
+      const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, log }).finally(() => pass.fill(0));
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {
           log(`${signal}: stopping`);

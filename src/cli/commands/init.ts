@@ -13,7 +13,7 @@ export function registerInit(program: Command): void {
       await ensurePrivateHome(ctx.paths.home);
       const pass = await ctx.newPassphrase();
       try {
-        await createVault(ctx.paths.vault, pass);
+        await createVault(ctx.paths.vault, pass, { clock: ctx.clock });
       } finally {
         pass.fill(0);
       }

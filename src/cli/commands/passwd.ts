@@ -14,7 +14,7 @@ export function registerPasswd(program: Command): void {
       try {
         const newPass = await ctx.newPassphrase({ file: o.newPassphraseFile, ignoreGlobalFile: true });
         try {
-          await changePassphrase(ctx.paths.vault, oldPass, newPass);
+          await changePassphrase(ctx.paths.vault, oldPass, newPass, { clock: ctx.clock });
         } finally {
           newPass.fill(0);
         }

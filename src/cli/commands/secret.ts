@@ -85,7 +85,7 @@ export function registerSecret(program: Command): void {
     const input = await readSecretInput(kind, o, fields);
     const pass = await ctx.unlockPassphrase();
     try {
-      await withVaultWriter(ctx.paths.vault, pass, (v) => v.add({ name, kind, fields: input.fields, secret: input.secret }));
+      await withVaultWriter(ctx.paths.vault, pass, (v) => v.add({ name, kind, fields: input.fields, secret: input.secret }), { clock: ctx.clock });
     } finally {
       pass.fill(0);
       for (const part of Object.values(input.secret)) part.fill(0);
@@ -102,7 +102,7 @@ export function registerSecret(program: Command): void {
       const pass = await ctx.unlockPassphrase();
       let metas: CredentialMeta[];
       try {
-        const v = await openVault(ctx.paths.vault, pass);
+        const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock });
         metas = v.list();
         v.lock();
       } finally {
@@ -133,7 +133,7 @@ export function registerSecret(program: Command): void {
         } finally {
           for (const part of Object.values(input.secret)) part.fill(0);
         }
-      });
+      }, { clock: ctx.clock });
     } finally {
       pass.fill(0);
     }
@@ -155,7 +155,7 @@ export function registerSecret(program: Command): void {
       }
       const pass = await ctx.unlockPassphrase();
       try {
-        await withVaultWriter(ctx.paths.vault, pass, (v) => v.remove(name));
+        await withVaultWriter(ctx.paths.vault, pass, (v) => v.remove(name), { clock: ctx.clock });
       } finally {
         pass.fill(0);
       }

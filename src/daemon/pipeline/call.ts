@@ -42,6 +42,7 @@ function seenRevision(session: SessionInfo, req: CallRequest, tool: Tool): numbe
 }
 
 export async function handleCall(svc: Services, session: SessionInfo, req: CallRequest): Promise<CallToolResult> {
+  svc.idleness.touch();
   const snapshot = svc.state.snapshot();
   const trail = new Trail(svc, session, req.name, snapshot.handlerRevision, randomUUID());
   try {
@@ -108,17 +109,14 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
     if (key !== undefined) {
       trail.step('idempotency');
       const holder = svc.journals.activity.findByKey(tool.name, key);
-      const idem = decideIdempotency(holder, svc.reservations.held(tool.name, key), argsDigest);
+      const retention = { now: svc.clock.now(), days: svc.config.idempotency_retention_days };
+      const idem = decideIdempotency(holder, svc.reservations.held(tool.name, key), argsDigest, retention);
       switch (idem.kind) {
-        case 'replay': {
-          const done = svc.journals.activity.getCall(idem.holder.call_id)?.outcome?.at;
-          const ageDays = done === undefined ? 0 : (svc.now().getTime() - Date.parse(done)) / 86_400_000;
-          if (ageDays > svc.config.idempotency_retention_days) {
-            // Past the window the stored result is no longer served, and the key never runs again.
-            throw new PosternError('IDEMPOTENCY_KEY_EXPIRED', `this idempotency_key completed more than ${svc.config.idempotency_retention_days} days ago; use a new key for a new action`);
-          }
+        case 'replay':
           return trail.replay(idem.holder);
-        }
+        case 'expired':
+          // Past the window the stored result is no longer served, and the key never runs again.
+          throw new PosternError('IDEMPOTENCY_KEY_EXPIRED', `this idempotency_key completed more than ${retention.days} days ago; use a new key for a new action`);
         case 'conflict':
           throw new PosternError('IDEMPOTENCY_KEY_CONFLICT', 'this idempotency_key was already used with other arguments; use a new key for a new action');
         case 'in_progress':
@@ -163,7 +161,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       trail.intent(action);
 
       trail.step('execute');
-      const started = Date.now();
+      const started = svc.clock.monotonicMs();
       const exec = await executeAction(action, cred, {
         config: svc.config,
         allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
@@ -171,13 +169,13 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
         signal: req.signal,
         onRequestSent: () => trail.effectStarted(),
       }).catch((e: unknown) => {
-        throw trail.failedExecution(e, Date.now() - started);
+        throw trail.failedExecution(e, svc.clock.monotonicMs() - started);
       });
       vault.markUsed(action.credential);
 
       trail.step('redact');
       const shaped = shapeResult(exec, revision, redactor, trail);
-      trail.outcome(shaped, Date.now() - started, exec);
+      trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
       return shaped.result;
     } finally {
       if (reserved && key !== undefined) svc.reservations.release(tool.name, key, trail.callId);

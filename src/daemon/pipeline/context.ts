@@ -2,6 +2,8 @@
  * What a call stage can see: the daemon's services and the calling session.
  * Plain data and service handles, no behaviour.
  */
+import type { Clock } from '../../clock/index.js';
+import type { IdleTracker } from '../idle.js';
 import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
@@ -19,7 +21,10 @@ export interface Services {
   readonly config: DaemonConfig;
   /** The SSH connection pool. */
   readonly ssh: SshRunner;
-  readonly now: () => Date;
+  /** The daemon's one clock (records and retention: wall; durations: monotonic). */
+  readonly clock: Clock;
+  /** Idleness for the idle lock: every call touches it. */
+  readonly idleness: IdleTracker;
   /** Calls being handled, so shutdown can let them finish. */
   readonly inflight: Set<Promise<unknown>>;
 }

@@ -10,11 +10,15 @@
  *   holder, other arguments         → IDEMPOTENCY_KEY_CONFLICT
  *   holder in progress              → CALL_IN_PROGRESS
  *   holder outcome unknown          → OUTCOME_UNKNOWN (never re-run)
- *   holder completed, same args     → replay the stored result
+ *   holder completed, same args,
+ *     within the retention window   → replay the stored result
+ *   holder completed, same args,
+ *     past the retention window     → IDEMPOTENCY_KEY_EXPIRED (never re-run)
  *
  * Keys are scoped per tool and shared across sessions, so an agent that
  * reconnects after a crash cannot run the same action twice.
  */
+import { daysBetween } from '../../clock/index.js';
 import type { IdempotencyRecord } from '../../journal/index.js';
 
 export type IdempotencyDecision =
@@ -22,13 +26,20 @@ export type IdempotencyDecision =
   | { readonly kind: 'replay'; readonly holder: IdempotencyRecord }
   | { readonly kind: 'conflict'; readonly holder: IdempotencyRecord | undefined }
   | { readonly kind: 'in_progress'; readonly holder: IdempotencyRecord | undefined }
-  | { readonly kind: 'outcome_unknown'; readonly holder: IdempotencyRecord };
+  | { readonly kind: 'outcome_unknown'; readonly holder: IdempotencyRecord }
+  | { readonly kind: 'expired'; readonly holder: IdempotencyRecord };
+
+/** How long a completed key's stored result is served, measured on the wall clock. */
+export interface Retention {
+  readonly now: Date;
+  readonly days: number;
+}
 
 /**
  * `inFlight` is this daemon's reservation of the key, if a call holds one; its
  * arguments' digest tells a retry of the running call from a conflicting one.
  */
-export function decideIdempotency(holder: IdempotencyRecord | undefined, inFlight: Reservation | undefined, argsDigest: string): IdempotencyDecision {
+export function decideIdempotency(holder: IdempotencyRecord | undefined, inFlight: Reservation | undefined, argsDigest: string, retention: Retention): IdempotencyDecision {
   if (holder === undefined) {
     if (inFlight === undefined) return { kind: 'proceed' };
     if (inFlight.argsDigest !== argsDigest) return { kind: 'conflict', holder: undefined };
@@ -41,8 +52,20 @@ export function decideIdempotency(holder: IdempotencyRecord | undefined, inFligh
     case 'outcome_unknown':
       return { kind: 'outcome_unknown', holder };
     case 'completed':
-      return { kind: 'replay', holder };
+      return withinRetention(holder, retention) ? { kind: 'replay', holder } : { kind: 'expired', holder };
   }
+}
+
+/**
+ * A completed record with no readable completion time is past retention: the
+ * stored result is withheld rather than served forever (the key still never
+ * runs again). A completion time ahead of `now` (the clock stepped back) is
+ * within the window.
+ */
+function withinRetention(holder: IdempotencyRecord, r: Retention): boolean {
+  const done = holder.completed_at === undefined ? NaN : Date.parse(holder.completed_at);
+  if (Number.isNaN(done)) return false;
+  return daysBetween(new Date(done), r.now) <= r.days;
 }
 
 /**

@@ -49,7 +49,7 @@ export class Trail {
     private readonly handlerRevision: string,
     readonly callId: string,
   ) {
-    this.#at = svc.now().toISOString();
+    this.#at = svc.clock.now().toISOString();
   }
 
   step(s: string): void {
@@ -125,7 +125,7 @@ export class Trail {
       status: unknown ? 'outcome_unknown' : 'error',
       side_effect_started: started,
       error_code: final.code,
-      duration_ms: ms,
+      duration_ms: Math.round(ms),
       result,
       ...(typeof offered === 'string' ? { target_extra: { offered_fingerprint: offered, pinned_fingerprint: final.details['pinned_fingerprint'] ?? null } } : {}),
     });
@@ -142,7 +142,7 @@ export class Trail {
       side_effect_started: true,
       ...(shaped.errorCode === undefined ? {} : { error_code: shaped.errorCode }),
       ...target,
-      duration_ms: ms,
+      duration_ms: Math.round(ms),
       result: shaped.result,
       result_digest: shaped.digest,
     });

@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { draft } from '../operator/helpers.js';
 import { isPosternError } from '../../../src/protocol/errors.js';
+import { systemClock } from '../../../src/clock/index.js';
 
 describe('ApprovalQueue', () => {
   it('a second request does not replace the first: both settle independently', async () => {
-    const q = new ApprovalQueue();
+    const q = new ApprovalQueue(systemClock);
     const a = q.request(draft(), { timeoutMs: 5_000 });
     const b = q.request(draft({ call_digest: 'd2' }), { timeoutMs: 5_000 });
     assert.deepEqual(q.list().map((c) => c.id).sort(), [a.card.id, b.card.id].sort());
@@ -21,14 +22,14 @@ describe('ApprovalQueue', () => {
   });
 
   it('times out as a timeout, not a denial', async () => {
-    const q = new ApprovalQueue();
+    const q = new ApprovalQueue(systemClock);
     const a = q.request(draft(), { timeoutMs: 30 });
     assert.equal((await a.decision).kind, 'timeout');
     assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'once' }, 'op'), (e) => isPosternError(e, 'APPROVAL_NOT_FOUND'));
   });
 
   it('refuses a verdict for another call digest and a session grant on a per-call card', async () => {
-    const q = new ApprovalQueue();
+    const q = new ApprovalQueue(systemClock);
     const a = q.request(draft({ scope_allowed: 'per-call' }), { timeoutMs: 5_000 });
     assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'once', call_digest: 'other' }, 'op'), (e) => isPosternError(e, 'APPROVAL_MISMATCH'));
     assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'session' }, 'op'), (e) => isPosternError(e, 'USAGE'));
@@ -37,7 +38,7 @@ describe('ApprovalQueue', () => {
   });
 
   it('voids everything on lock and honours client cancellation', async () => {
-    const q = new ApprovalQueue();
+    const q = new ApprovalQueue(systemClock);
     const ac = new AbortController();
     const a = q.request(draft(), { timeoutMs: 5_000, signal: ac.signal });
     const b = q.request(draft(), { timeoutMs: 5_000 });
@@ -48,7 +49,7 @@ describe('ApprovalQueue', () => {
   });
 
   it('emits added and resolved events', async () => {
-    const q = new ApprovalQueue();
+    const q = new ApprovalQueue(systemClock);
     const events: string[] = [];
     q.subscribe((e) => events.push(e.type));
     const a = q.request(draft(), { timeoutMs: 5_000 });

@@ -22,6 +22,8 @@ import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
 import { SshPool } from '../../../src/executors/ssh/index.js';
+import { IdleTracker } from '../../../src/daemon/idle.js';
+import { ManualClock } from '../../helpers/clock.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const TOKEN = 'pipeline-canary-token-0123456789';
@@ -31,7 +33,8 @@ describe('call pipeline', () => {
   let http: FakeHttpServer;
   let journals: Journals;
   let svc: Services;
-  let clock = Date.parse('2026-11-30T00:00:00Z');
+  // One clock for the pipeline and its journals, as the daemon composes them; its date is arbitrary.
+  const clock = new ManualClock('2031-07-15T12:00:00Z');
   const session: SessionInfo = { id: 's-1', clientName: 'unit', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, seen: new Map() };
 
   before(async () => {
@@ -49,16 +52,17 @@ describe('call pipeline', () => {
       },
     });
     const catalog = parseCatalog(text, 'catalog.yaml');
-    journals = openJournals(join(dir, 'journal'));
+    journals = openJournals(join(dir, 'journal'), { clock });
     svc = {
       state: new DaemonState(vault, snapshotOf(catalog, 'a'.repeat(64), null)),
       journals,
-      queue: new ApprovalQueue(),
+      queue: new ApprovalQueue(clock),
       grants: new GrantStore(),
       reservations: new KeyReservations(),
       config: parseConfig('idempotency_retention_days: 1\napproval_timeout_seconds: 1', 'config.yaml'),
       ssh: new SshPool(),
-      now: () => new Date(clock),
+      clock,
+      idleness: new IdleTracker(clock, 0),
       inflight: new Set(),
     };
   });
@@ -77,7 +81,7 @@ describe('call pipeline', () => {
     assert.equal(first.isError, undefined, JSON.stringify(first));
     const replay = await call({ t: 'hello', idempotency_key: 'retention-key-1' });
     assert.equal(replay.structuredContent?.['replayed'], true);
-    clock += 2 * 86_400_000;
+    clock.advance(2 * 86_400_000);
     const late = await call({ t: 'hello', idempotency_key: 'retention-key-1' });
     assert.equal(late.structuredContent?.['error_code'], 'IDEMPOTENCY_KEY_EXPIRED');
     assert.equal(http.requests.length, before + 1, 'one effect in all');

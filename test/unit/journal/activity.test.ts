@@ -12,7 +12,7 @@ import { callRecord, httpTarget, sshTarget, steppingClock, tempJournalDir } from
 describe('activity journal: round trip', () => {
   const t = tempJournalDir();
   let j: Journals;
-  before(() => (j = openJournals(t.dir, { now: steppingClock() })));
+  before(() => (j = openJournals(t.dir, { clock: steppingClock() })));
   after(() => {
     j.close();
     t.cleanup();
@@ -108,7 +108,7 @@ describe('activity journal: listCalls filters', () => {
   let j: Journals;
   const ids: Record<string, string> = {};
   before(() => {
-    j = openJournals(t.dir, { now: steppingClock('2026-04-01T00:00:00.000Z') });
+    j = openJournals(t.dir, { clock: steppingClock('2026-04-01T00:00:00.000Z') });
     // seconds 1..: a(tool A, s1) b(tool B, s1) c(tool A, s2, rejected) d(tool A, s2, error) e(tool B, s2)
     const plan = [
       ['a', 'tool_a', 's1'],

@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { CallRecord, TargetDetails } from '../../../src/journal/index.js';
+import type { Clock } from '../../../src/clock/index.js';
+import { wallClock } from '../../helpers/clock.js';
 
 export const CHILD = resolve(import.meta.dirname, 'fixtures/journal-child.ts');
 
@@ -56,9 +58,10 @@ export const sshTarget: TargetDetails = {
 export const httpTarget: TargetDetails = { kind: 'http', method: 'POST', url: 'https://api.github.com/repos/o/r/issues' };
 
 /** A clock that advances one second per reading, from a fixed start. */
-export function steppingClock(start = '2026-03-01T00:00:00.000Z'): () => Date {
+/** A clock whose wall time moves one second each time it is read. */
+export function steppingClock(start = '2026-03-01T00:00:00.000Z'): Clock {
   let t = Date.parse(start);
-  return () => new Date((t += 1000));
+  return wallClock(() => new Date((t += 1000)));
 }
 
 export interface Child {

@@ -27,7 +27,7 @@ describe('sessions journal', () => {
   after(() => t.cleanup());
 
   it('round-trips a session, its events and its end, and survives a restart', () => {
-    const j = openJournals(t.dir, { now: steppingClock('2026-05-01T00:00:00.000Z') });
+    const j = openJournals(t.dir, { clock: steppingClock('2026-05-01T00:00:00.000Z') });
     j.sessions.event(null, 'daemon_started', { version: '0.1.0' }); // 1s
     j.sessions.startSession(start('s1')); // 2s
     j.sessions.event('s1', 'tools_listed', { revisions: { deploy_preview: 2, github_create_issue: 1 } }); // 3s

@@ -11,6 +11,7 @@ import { ApprovalQueue, type CardDraft } from '../../../src/approvals/queue.js';
 import { startOperatorServer, type OperatorNotice, type OperatorServerOptions } from '../../../src/daemon/operator/index.js';
 import { FrameCodec, clientProof, decodeB64u, encodeB64u, newNonce, sessionKey } from '../../../src/daemon/operator/channel.js';
 import { PosternError, type ErrorCode } from '../../../src/protocol/errors.js';
+import { systemClock } from '../../../src/clock/index.js';
 
 export const draft = (over: Partial<CardDraft> = {}): CardDraft => ({
   session: { id: 's1', client_name: 'agent', client_version: '1', pid: 42 },
@@ -55,7 +56,7 @@ export async function startHarness(
 ): Promise<Harness> {
   const socket = over.socket ?? tempRun(t).socket;
   const key = new Uint8Array(randomBytes(32));
-  const queue = new ApprovalQueue();
+  const queue = new ApprovalQueue(systemClock);
   const notices: OperatorNotice[] = [];
   const locks: number[] = [];
   const server = await startOperatorServer({

@@ -12,11 +12,12 @@ import { startOperatorServer } from '../../../src/daemon/operator/index.js';
 import { connectOperator } from '../../../src/cli/operator-client.js';
 import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { rejectsWith, startHarness, tempRun } from './helpers.js';
+import { systemClock } from '../../../src/clock/index.js';
 
 const base = (socketPath: string) => ({
   socketPath,
   key: () => new Uint8Array(32).fill(7),
-  queue: new ApprovalQueue(),
+  queue: new ApprovalQueue(systemClock),
   status: () => null,
   onLock: () => undefined,
 });

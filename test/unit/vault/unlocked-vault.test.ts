@@ -9,6 +9,7 @@ import type { UnlockedVault } from '../../../src/vault/index.js';
 import { HeaderOffsets, parseHeader } from '../../../src/vault/format.js';
 import { deriveKekInline, deriveKekInWorker } from '../../../src/vault/kdf.js';
 import { CHEAP, CHEAP_BOUNDS, CHEAP_KDF, rejectsWith, tempHome, utf8 } from './helpers.js';
+import { wallClock } from '../../helpers/clock.js';
 
 const pass = utf8('unlocked vault');
 const times = ['2025-01-01T00:00:00.000Z', '2025-01-02T00:00:00.000Z', '2025-01-03T00:00:00.000Z'];
@@ -44,14 +45,14 @@ test('add validates name, kind, fields and secret parts', async (t) => {
 
 test('list is sorted metadata; get returns secrets; rotate, markUsed and remove update it', async (t) => {
   let clock = times[0]!;
-  const now = () => new Date(clock);
+  const now = wallClock(() => new Date(clock));
   const { vault } = tempHome(t);
   await createVault(vault, pass, CHEAP);
   const token = utf8('original');
   await withVaultWriter(vault, pass, (v) => {
     v.add({ name: 'zeta', kind: 'http_bearer', fields: {}, secret: { token } });
     v.add({ name: 'alpha', kind: 'http_header', fields: { header: 'X-Key' }, secret: { value: utf8('h') } });
-  }, { ...CHEAP, now });
+  }, { ...CHEAP, clock: now });
   token.fill(0); // the vault copied it
   clock = times[1]!;
   await withVaultWriter(vault, pass, async (v) => {
@@ -67,7 +68,7 @@ test('list is sorted metadata; get returns secrets; rotate, markUsed and remove 
     for (const op of [() => v.rotate('nope', { token: utf8('x') }), () => v.remove('nope'), () => v.markUsed('nope')]) {
       await rejectsWith(op, 'SECRET_NOT_FOUND', /no secret named "nope"/);
     }
-  }, { ...CHEAP, now });
+  }, { ...CHEAP, clock: now });
   const v = await openVault(vault, pass, CHEAP);
   const [alpha, zeta] = v.list();
   assert.deepEqual(alpha, {
