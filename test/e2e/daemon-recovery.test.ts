@@ -223,6 +223,7 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
       assert.equal(status.isError, undefined, JSON.stringify(status));
       assert.equal(status.structuredContent?.['status'], 'outcome_unknown');
       assert.equal(status.structuredContent?.['tool'], tool);
+      assert.equal(status.structuredContent?.['side_effect_started'], null, 'after a crash the effect is unknown, never "not started"');
     }
     assert.equal(http.requests.length, before + 1, 'no second request at the target');
     assert.equal(silent.connections(), connectionsBefore, 'not even a new connection to the stalled target');

@@ -5,6 +5,7 @@
  * and never runs anything.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallView } from '../../journal/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { successResult } from './respond.js';
 import type { Services } from './context.js';
@@ -27,6 +28,18 @@ export const callStatusTool = {
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 } as const;
 
+/**
+ * What is known of the call's effect: true or false when the journal knows,
+ * `null` when it does not — a call recovered after a crash (its request may
+ * have reached the target) or one still running. Unknown is never reported as
+ * "not started": an agent that trusted that would repeat the action.
+ */
+function effectStarted(c: CallView): boolean | null {
+  if (c.outcome !== null) return c.outcome.side_effect_started;
+  if (c.status === 'in_progress') return null;
+  return c.call.side_effect_started;
+}
+
 export function callStatus(svc: Services, args: Record<string, unknown>, trail: Trail): CallToolResult {
   trail.step('builtin:call_status');
   const key = args['idempotency_key'];
@@ -44,7 +57,7 @@ export function callStatus(svc: Services, args: Record<string, unknown>, trail: 
     tool: c.call.tool,
     status: c.status,
     error_code: c.outcome?.error_code ?? c.rejection?.error_code ?? null,
-    side_effect_started: c.outcome?.side_effect_started ?? c.call.side_effect_started,
+    side_effect_started: effectStarted(c),
     revision_executed: c.call.revision_executed,
     at: c.journaled_at,
   };
