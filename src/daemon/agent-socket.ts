@@ -24,7 +24,7 @@ import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { PosternError } from '../protocol/errors.js';
 import { idFromEdges, lineSplitter } from '../mcp/shim.js';
-import { listenPrivate } from './socket-files.js';
+import { listenPrivate, prepareSocketPath, removeIfOurs } from './socket-file.js';
 import { createSessionServer } from './mcp/session-server.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { Trail } from './pipeline/trail.js';
@@ -208,7 +208,8 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
       });
     });
   });
-  await listenPrivate(net, path);
+  await prepareSocketPath(path);
+  const identity = await listenPrivate(net, path);
   return {
     sessions: servers,
     async broadcastListChanged() {
@@ -220,6 +221,7 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
       net.close();
     },
     async close() {
+      await removeIfOurs(path, identity);
       await new Promise<void>((resolve) => {
         net.close(() => resolve());
         for (const s of sockets) s.destroy();

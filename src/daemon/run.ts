@@ -24,7 +24,7 @@ import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { loadConfig } from './config.js';
 import { KeyReservations } from './pipeline/idempotency.js';
 import type { Services } from './pipeline/context.js';
-import { ensureRunDir } from './socket-files.js';
+import { ensureRunDir } from './socket-file.js';
 import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
 import { startOperatorServer } from './operator/index.js';
@@ -71,6 +71,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
   const lockFile = await takeDaemonLock(paths);
   let journals: Journals | undefined;
   let vault: UnlockedVault | undefined;
+  // Start-up is all or nothing: whatever started before a failure is stopped again.
+  const started: (() => Promise<void> | void)[] = [];
   try {
     const config = await loadConfig(paths.config);
     vault = await openVault(paths.vault, passphrase, { clock });
@@ -78,6 +80,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     journals = openJournals(paths.journalDir, { clock });
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
+    started.push(() => operatorKey.fill(0));
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
@@ -118,6 +121,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         }
       },
     });
+    started.push(() => agent.close());
     const operator = await startOperatorServer({
       socketPath: paths.operatorSocket,
       key: () => (state.locked ? null : operatorKey),
@@ -125,6 +129,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       status: () => ({ locked: state.locked, catalog: state.snapshot().digest, tools: state.snapshot().catalog.tools.size, sessions: agent.sessions.size, pending: svc.queue.list().length }),
       onLock: () => state.lock('operator request'),
     });
+
+    started.push(() => operator.close());
 
     const reloadCatalog = async (): Promise<boolean> => {
       if (state.locked) return false;
@@ -184,6 +190,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       },
     };
   } catch (e) {
+    for (const stop of started.reverse()) await Promise.resolve(stop()).catch(() => undefined);
     journals?.close();
     vault?.lock();
     await lockFile.release();

@@ -13,7 +13,7 @@
 import { createServer, type Socket } from 'node:net';
 import type { ApprovalQueue } from '../../approvals/queue.js';
 import { serveConnection, type OperatorNotice } from './connection.js';
-import { listenPrivate, prepareSocketPath, removeIfOurs } from './socket-file.js';
+import { listenPrivate, prepareSocketPath, removeIfOurs } from '../socket-file.js';
 
 export type { OperatorNotice } from './connection.js';
 

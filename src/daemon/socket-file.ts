@@ -1,5 +1,6 @@
 /**
- * Creating and removing the operator socket file safely.
+ * Creating and removing the daemon's socket files (agent and operator) safely,
+ * and the private run directory that holds them. The one home of this rule.
  *
  * Invariants: the parent directory must be ours, a real directory and closed
  * to group and others (making it so is the daemon's job; we only refuse). An
@@ -11,11 +12,11 @@
  */
 import { connect, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
-import { checkPrivateDir } from '../../home/permissions.js';
-import { PosternError } from '../../protocol/errors.js';
+import { assertPrivateDir, checkPrivateDir } from '../home/permissions.js';
+import { PosternError } from '../protocol/errors.js';
 
 export interface SocketIdentity {
   readonly dev: number;
@@ -31,6 +32,13 @@ async function lstatOrNull(path: string): Promise<Stats | null> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new PosternError('HOME_UNSAFE', `cannot inspect ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
   }
+}
+
+/** Creates the run directory 0700 if needed, then insists it is ours and private. */
+export async function ensureRunDir(dir: string): Promise<void> {
+  const created = await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (created !== undefined) await chmod(dir, 0o700);
+  await assertPrivateDir(dir);
 }
 
 /** Does anything accept a connection on this socket path? */
@@ -71,7 +79,7 @@ export async function prepareSocketPath(path: string): Promise<void> {
  * ever unlinking whatever sits at `path` then.)
  */
 export async function listenPrivate(server: Server, path: string): Promise<SocketIdentity> {
-  const temp = join(dirname(path), `.op-${randomBytes(6).toString('hex')}.sock`);
+  const temp = join(dirname(path), `.new-${randomBytes(6).toString('hex')}.sock`);
   await new Promise<void>((resolve, reject) => {
     const onError = (e: NodeJS.ErrnoException): void => {
       reject(new PosternError('HOME_UNSAFE', `cannot listen on ${path}: ${e.code ?? 'error'}`, { cause: e }));
