@@ -80,7 +80,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     journals = openJournals(paths.journalDir, { clock });
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
-    started.push(() => operatorKey.fill(0));
+    started.push(() => void operatorKey.fill(0));
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
@@ -158,6 +158,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     svc.queue.subscribe(() => idleness.touch());
 
     journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
+    // The vault was unlocked with the passphrase to start this daemon: an incident reviewer sees when it was open.
+    journalEvent(null, 'unlock', { reason: 'daemon start', vault_generation: vault.generation });
     log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}`);
 
     let closing: Promise<void> | undefined;
@@ -180,9 +182,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           await agent.close();
           await operator.close();
           await ssh.close();
+          // Lock (journaled, like every lock) before the journals close, so the last events are kept.
+          state.lock(reason);
           journalEvent(null, 'daemon_stopped', { reason });
           j.close();
-          state.lock(reason);
           operatorKey.fill(0);
           await lockFile.release();
         })();

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { install, type Installation } from '../helpers/daemon.js';
+import { openJournals } from '../../src/journal/index.js';
 
 describe('daemon start-up', () => {
   let inst: Installation;
@@ -48,5 +49,24 @@ describe('daemon start-up', () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /^postern: HOME_UNSAFE: /m);
     assert.equal(existsSync(join(run, 'operator.sock')), false);
+  });
+
+  it('a clean stop journals the lock before the journals close; the unlock at start is journaled too', { timeout: 120_000 }, async () => {
+    await rm(run, { recursive: true, force: true });
+    await inst.startDaemon();
+    assert.equal(await inst.stopDaemon('SIGTERM'), 0);
+    assert.doesNotMatch(inst.daemonLog, /cannot record|journal is closed/);
+    const j = openJournals(join(inst.sb.home, 'journal'), { readonly: true });
+    try {
+      const types = j.sessions.events(null).map((e) => `${e.type}${e.type === 'lock' ? `:${String(e.data['reason'])}` : ''}`);
+      const last = types.slice(-4);
+      assert.deepEqual(last, ['daemon_started', 'unlock', 'lock:SIGTERM', 'daemon_stopped'], types.join(','));
+    } finally {
+      j.close();
+    }
+    const audit = await inst.sb.run(['audit', 'session', '--daemon']);
+    assert.equal(audit.code, 0, audit.stderr);
+    assert.match(audit.stdout, /unlock/);
+    assert.match(audit.stdout, /lock/);
   });
 });

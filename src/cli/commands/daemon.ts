@@ -21,15 +21,16 @@ export function registerDaemon(program: Command): void {
       const log = (line: string): void => {
         process.stderr.write(`postern daemon: ${line}\n`);
       };
+      // The handlers are in place before start-up, so a signal right after "daemon ready" still stops cleanly.
+      let stopSignal: ((signal: string) => void) | null = null;
+      const signalled = new Promise<string>((resolve) => (stopSignal = resolve));
+      const onSignal = (signal: string) => (): void => stopSignal?.(signal);
+      process.once('SIGTERM', onSignal('SIGTERM'));
+      process.once('SIGINT', onSignal('SIGINT'));
       const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, log }).finally(() => pass.fill(0));
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string): void => {
-          log(`${signal}: stopping`);
-          void handle.close(signal).then(resolve);
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      });
+      const signal = await signalled;
+      log(`${signal}: stopping`);
+      await handle.close(signal);
       log('stopped');
     });
 
