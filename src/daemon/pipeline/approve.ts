@@ -18,6 +18,8 @@ export interface ApprovalSubject {
   readonly revision: Revision;
   readonly authority: Authority;
   readonly seenAuthority: Authority | undefined;
+  /** The revision the session planned against (listed or declared in `_meta`); null if it never listed the tool. */
+  readonly revisionSeen: number | null;
   readonly action: ResolvedAction;
   readonly rawArguments: unknown;
   readonly normalized: JsonObject;
@@ -63,7 +65,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
       tool: s.tool.name,
       effect: s.tool.effect,
       revision: s.revision.revision,
-      revision_seen: s.seenAuthority === undefined ? null : (session.seen.get(s.tool.name) ?? null),
+      revision_seen: s.revisionSeen,
       scope_allowed: need.scope,
       reasons: [...need.reasons],
       widening: [...need.widening],
@@ -91,7 +93,8 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
           // the grant is in memory either way; the call's own journal entry records the approval
         }
       }
-      return { mode: d.scope === 'session' ? 'session' : mode, id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved' };
+      // The record says how this call was approved: once, or for the rest of the session.
+      return { mode: d.scope === 'session' ? 'session' : 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved' };
     case 'denied':
       throw new ApprovalEnded({ mode, id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'denied' },
         new PosternError('APPROVAL_DENIED', d.reason === null ? 'the operator denied the call' : `the operator denied the call: ${d.reason}`, { details: { reason: d.reason } }));

@@ -138,6 +138,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
         revision,
         authority: authorityOf(tool, revision, snapshot.catalog),
         seenAuthority: seenRev === undefined ? undefined : authorityOf(tool, seenRev, snapshot.catalog),
+        revisionSeen: seen ?? null,
         action,
         rawArguments: trail.rawArguments,
         normalized: prepared.normalized,

@@ -22,6 +22,8 @@ import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
 import { SshPool } from '../../../src/executors/ssh/index.js';
+import Database from 'better-sqlite3';
+import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
 
@@ -49,6 +51,7 @@ describe('call pipeline', () => {
       targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
       tools: {
         note: { description: 'Write a note.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: obj({ t: { type: 'string', maxLength: 50 } }, ['t']), http: { target: 'local', method: 'POST', path: '/echo', body: { t: '{t}' } } }] },
+        memo: { description: 'Write a memo.', effect: 'write', approval: 'session', revisions: [{ revision: 1, input: obj({ t: { type: 'string', maxLength: 50 } }, ['t']), http: { target: 'local', method: 'POST', path: '/echo', body: { t: '{t}' } } }] },
       },
     });
     const catalog = parseCatalog(text, 'catalog.yaml');
@@ -59,7 +62,7 @@ describe('call pipeline', () => {
       queue: new ApprovalQueue(clock),
       grants: new GrantStore(),
       reservations: new KeyReservations(),
-      config: parseConfig('idempotency_retention_days: 1\napproval_timeout_seconds: 1', 'config.yaml'),
+      config: parseConfig('idempotency_retention_days: 1\napproval_timeout_seconds: 600', 'config.yaml'),
       ssh: new SshPool(),
       clock,
       idleness: new IdleTracker(clock, 0),
@@ -72,8 +75,23 @@ describe('call pipeline', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const call = async (args: Record<string, unknown>, name = 'note'): Promise<Result> =>
-    (await handleCall(svc, session, { name, arguments: args, meta: {}, signal: new AbortController().signal, progress: () => undefined })) as Result;
+  const call = async (args: Record<string, unknown>, name = 'note', who: SessionInfo = session): Promise<Result> =>
+    (await handleCall(svc, who, { name, arguments: args, meta: {}, signal: new AbortController().signal, progress: () => undefined })) as Result;
+
+  /** Starts a call and resolves with it and its approval card once the card is queued. */
+  const pending = async (args: Record<string, unknown>, who: SessionInfo): Promise<{ card: ApprovalCard; result: Promise<Result> }> => {
+    const queued = new Promise<ApprovalCard>((resolve) => {
+      const stop = svc.queue.subscribe((e) => {
+        if (e.type === 'added') {
+          stop();
+          resolve(e.card);
+        }
+      });
+    });
+    const result = call(args, 'memo', who);
+    return { card: await queued, result };
+  };
+  const newSession = (id: string): SessionInfo => ({ ...session, id, seen: new Map([['memo', 1]]) });
 
   it('runs once per key; replays within the retention window; refuses the key after it', async () => {
     const before = http.requests.length;
@@ -114,6 +132,58 @@ describe('call pipeline', () => {
     assert.ok(!dump.includes(TOKEN), 'no secret in the journal');
     assert.ok(dump.includes('[REDACTED:api-token]'));
     assert.equal(journals.activity.verify().ok, true);
+  });
+
+  it('journals "approved once" apart from "approved for the session"; the card names the revision the session saw', async () => {
+    const s = newSession('s-approvals');
+    const once = await pending({ t: 'once', idempotency_key: 'approve-once-1' }, s);
+    assert.equal(once.card.scope_allowed, 'session');
+    assert.equal(once.card.revision_seen, 1, 'the session listed revision 1');
+    svc.queue.decide(once.card.id, { verdict: 'approve', scope: 'once' }, 'op');
+    const r1 = await once.result;
+    assert.equal(r1.isError, undefined, JSON.stringify(r1));
+    assert.equal(journals.activity.getCall(String(r1.structuredContent?.['call_id']))?.call.approval?.mode, 'per-call');
+
+    const forSession = await pending({ t: 'session', idempotency_key: 'approve-session-1' }, s);
+    svc.queue.decide(forSession.card.id, { verdict: 'approve', scope: 'session' }, 'op');
+    const r2 = await forSession.result;
+    assert.equal(journals.activity.getCall(String(r2.structuredContent?.['call_id']))?.call.approval?.mode, 'session');
+    const r3 = await call({ t: 'granted', idempotency_key: 'approve-session-2' }, 'memo', s);
+    assert.equal(journals.activity.getCall(String(r3.structuredContent?.['call_id']))?.call.approval?.mode, 'session');
+  });
+
+  it('two different calls get different digests; approving B with A\'s digest is refused and runs nothing', async () => {
+    const s = newSession('s-digests');
+    const before = http.requests.length;
+    const a = await pending({ t: 'call A', idempotency_key: 'digest-a-1' }, s);
+    const b = await pending({ t: 'call B', idempotency_key: 'digest-b-1' }, s);
+    assert.notEqual(a.card.call_digest, b.card.call_digest);
+    assert.throws(() => svc.queue.decide(b.card.id, { verdict: 'approve', scope: 'once', call_digest: a.card.call_digest }, 'op'), /APPROVAL_MISMATCH|different call/);
+    assert.equal(svc.queue.get(b.card.id)?.id, b.card.id, 'B is still waiting');
+    assert.equal(http.requests.length, before, 'nothing ran');
+    svc.queue.decide(a.card.id, { verdict: 'deny', reason: null }, 'op');
+    svc.queue.decide(b.card.id, { verdict: 'deny', reason: null }, 'op');
+    assert.equal((await a.result).structuredContent?.['error_code'], 'APPROVAL_DENIED');
+    assert.equal((await b.result).structuredContent?.['error_code'], 'APPROVAL_DENIED');
+    assert.equal(http.requests.length, before);
+  });
+
+  it('no intent, no request: a journal that cannot take the intent stops the call before it leaves', async () => {
+    const before = http.requests.length;
+    const lock = new Database(join(dir, 'journal', 'activity.db'));
+    lock.exec('BEGIN EXCLUSIVE');
+    try {
+      const r = await call({ t: 'blocked', idempotency_key: 'intent-blocked-1' });
+      assert.equal(r.structuredContent?.['error_code'], 'JOURNAL_UNAVAILABLE', JSON.stringify(r.structuredContent));
+      assert.equal(r.structuredContent?.['side_effect_started'], false);
+    } finally {
+      lock.exec('ROLLBACK');
+      lock.close();
+    }
+    assert.equal(http.requests.length, before, 'the target saw nothing');
+    const retry = await call({ t: 'blocked', idempotency_key: 'intent-blocked-1' });
+    assert.equal(retry.isError, undefined, 'the key was not consumed');
+    assert.equal(http.requests.length, before + 1);
   });
 
   it('a locked vault refuses calls and voids pending approvals', async () => {
