@@ -28,7 +28,7 @@ import {
   type WireError,
 } from '../protocol/operator.js';
 import { FrameCodec, LineReader, clientProof, decodeB64u, encodeB64u, newNonce, sameBytes, serverProof, sessionKey } from '../daemon/operator/channel.js';
-import { sanitizeForTerminal } from './sanitize.js';
+import { sanitizeForTerminal } from '../protocol/terminal-text.js';
 
 export const NO_DAEMON_MESSAGE = 'no daemon is running for this home: start it with `postern daemon`';
 

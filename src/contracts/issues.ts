@@ -6,7 +6,7 @@
  * is always a CATALOG_INVALID PosternError.
  */
 import { PosternError } from '../protocol/errors.js';
-import { printable } from './text.js';
+import { escapeForTerminal as printable } from '../protocol/terminal-text.js';
 
 export type DocPath = readonly (string | number)[];
 

@@ -7,7 +7,7 @@
 import { authorityDigest, authorityOf, type Authority } from './authority.js';
 import type { Change } from './changes.js';
 import { gateRuleFor, type GateReport } from './release-gate.js';
-import { printable } from './text.js';
+import { escapeForTerminal as printable } from '../protocol/terminal-text.js';
 import type { Catalog, JsonObject } from './types.js';
 
 export const GATE_JSON_FORMAT = 'postern.release-gate/1';

@@ -20,7 +20,7 @@ import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../prot
 import { OPERATOR_SOCKET_FILE } from '../../protocol/operator.js';
 import { contextFor, type CliContext } from '../context.js';
 import { NO_DAEMON_MESSAGE, connectOperator, type OperatorConnection } from '../operator-client.js';
-import { jsonForTerminal, sanitizeForTerminal as clean, sanitizeWithInfo } from '../sanitize.js';
+import { jsonForTerminal, sanitizeForTerminal as clean, sanitizeWithInfo } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
 
 const SHORT_ID = 8;

@@ -27,7 +27,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
 import { SESSIONS_SCHEMA } from '../../journal/sessions.js';
 import { PosternError } from '../../protocol/errors.js';
 import { contextFor, type CliContext } from '../context.js';
-import { jsonForTerminal, sanitizeForTerminal as clean } from '../sanitize.js';
+import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
 import { CALL_HEADER, SESSION_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine } from '../audit-render.js';
 

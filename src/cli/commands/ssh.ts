@@ -22,7 +22,7 @@ import { readAcceptance, readCatalogFile } from '../../home/catalog-store.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import { PosternError } from '../../protocol/errors.js';
 import { contextFor, type CliContext } from '../context.js';
-import { sanitizeForTerminal as clean } from '../sanitize.js';
+import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { canPrompt, confirm } from '../tty.js';
 import { acceptCatalog } from './catalog.js';
 

@@ -87,7 +87,14 @@ describe('rendering', () => {
     const r = releaseGate(old, cand, [{ tool: 'x\u001b[2J\u202e', revision: 1, raw_arguments: {} }]);
     const text = renderGateReport(r);
     assert.ok(!text.includes('\u001b') && !text.includes('\u202e'));
-    assert.match(text, /x\\u\{1b\}\[2J\\u\{202e\}/);
+    assert.match(text, /x\\x1b\[2J\\u202E/);
+  });
+
+  it('an escape written out by the agent cannot pass for one the report wrote', () => {
+    // The agent sends the four characters \x1b, a tag character and an unassigned code point; neither may look like our escapes.
+    const r = releaseGate(old, cand, [{ tool: 'y\\x1b\u{e0041}\u0378', revision: 1, raw_arguments: {} }]);
+    const text = renderGateReport(r);
+    assert.match(text, /y\\\\x1b\\u\{E0041\}\\u0378/);
   });
 
   it('JSON has a stable shape', () => {

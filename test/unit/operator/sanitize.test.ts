@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonForTerminal, sanitizeForTerminal, sanitizeWithInfo } from '../../../src/cli/sanitize.js';
+import { jsonForTerminal, sanitizeForTerminal, sanitizeWithInfo } from '../../../src/protocol/terminal-text.js';
 import { assertInert } from './helpers.js';
 
 

@@ -1,6 +1,8 @@
 /**
- * Making untrusted strings (agent-controlled card fields, daemon messages)
- * safe to print on the operator's terminal.
+ * Making untrusted strings (agent-controlled card fields, journaled
+ * arguments, catalog text, daemon messages) safe to print on the operator's
+ * terminal. The one home of this rule: the CLI, the catalog reports and the
+ * TUI all print through it.
  *
  * Invariants: the output contains no C0/C1 control, DEL, escape sequence,
  * format character (bidi controls, zero-width characters, soft hyphen, tag
@@ -78,6 +80,11 @@ export function sanitizeWithInfo(s: string, max = 200): Sanitized {
 
 export function sanitizeForTerminal(s: string, max = 200): string {
   return sanitizeWithInfo(s, max).text;
+}
+
+/** The same escaping with no length limit: for report lines that must be shown whole. */
+export function escapeForTerminal(s: string): string {
+  return sanitizeWithInfo(s, Number.POSITIVE_INFINITY).text;
 }
 
 /**
