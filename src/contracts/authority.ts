@@ -7,7 +7,7 @@
  * otherwise it lists each element that is new, in words. Session grants are
  * bound to `authorityDigest`, so any change of reach voids them.
  */
-import { canonicalDigest, canonicalJson } from './canonical.js';
+import { canonicalDigest, canonicalJson } from '../protocol/canonical.js';
 import { pathShapeWithin } from './path-template.js';
 import { shapeOf } from './string-template.js';
 import { Effects, type ArgvElement, type Catalog, type Effect, type Revision, type Tool } from './types.js';

@@ -8,7 +8,7 @@
  * effect raised without a new revision are reported as their own changes.
  */
 import { contractFingerprint } from './action-diff.js';
-import { canonicalJson } from './canonical.js';
+import { canonicalJson } from '../protocol/canonical.js';
 import { authorityOf, widensAuthority } from './authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';

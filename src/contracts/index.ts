@@ -19,7 +19,7 @@ export type {
 } from './types.js';
 export { ApprovalModes, Effects, HttpMethods } from './types.js';
 
-export { canonicalJson, canonicalDigest, sha256Hex } from './canonical.js';
+export { canonicalJson, canonicalDigest, sha256Hex } from '../protocol/canonical.js';
 export { parseCatalog } from './parse-catalog.js';
 export { MAX_CATALOG_BYTES } from './parse-yaml.js';
 export { SchemaLimits } from './schema-node.js';

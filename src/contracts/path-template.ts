@@ -6,7 +6,7 @@
  * the target decodes it once or twice more (`%2e%2e`, `%252f`); every byte
  * outside the RFC 3986 unreserved set is percent-encoded as UTF-8.
  */
-import { isWellFormedText } from './canonical.js';
+import { isWellFormedText } from '../protocol/canonical.js';
 import { hasControl } from './text.js';
 import { parseStringTemplate, shapeOf, type StringTemplate, type TemplatePart } from './string-template.js';
 

@@ -6,7 +6,7 @@
  * once, canonically, and that text is what is sent. Missing optional values
  * drop the query pair, header or body field that uses them.
  */
-import { canonicalJson } from './canonical.js';
+import { canonicalJson } from '../protocol/canonical.js';
 import { composedSegmentProblem, encodeComponent, matchPath, segmentValueProblem } from './path-template.js';
 import { RefusedValue, scalarText, type ResolvedHttp } from './resolved.js';
 import type { StringTemplate } from './string-template.js';

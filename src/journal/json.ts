@@ -8,10 +8,11 @@
  *   anything JSON cannot represent faithfully — bigint, functions, symbols,
  *   non-finite numbers, class instances, cycles — with INTERNAL, so a stored
  *   entry always reads back as the value that was given;
- * - `canonicalJson` sorts object keys (UTF-16 code unit order) at every level,
- *   so the same content always yields the same bytes and the same hash.
+ * - `canonicalJson` is the one canonical encoding (src/protocol/canonical.ts)
+ *   with the journal's rules, so the same content always yields the same bytes
+ *   and the same hash.
  */
-import { createHash } from 'node:crypto';
+import { canonicalJson as canonicalWith, JOURNAL_RULES, sha256Hex } from '../protocol/canonical.js';
 import { PosternError } from '../protocol/errors.js';
 
 const MAX_DEPTH = 256;
@@ -59,23 +60,10 @@ export function toJsonText(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** Canonical JSON: sorted keys, no whitespace, `undefined` members dropped. */
+/** The chain's canonical JSON (src/protocol/canonical.ts with the journal's rules), after the same checks as storage. */
 export function canonicalJson(value: unknown): string {
   check(value, '$', 0, new Set());
-  return canonical(value);
+  return canonicalWith(value, JOURNAL_RULES);
 }
 
-function canonical(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonical(v))).join(',')}]`;
-  const members: string[] = [];
-  for (const k of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[k];
-    if (v !== undefined) members.push(`${JSON.stringify(k)}:${canonical(v)}`);
-  }
-  return `{${members.join(',')}}`;
-}
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
+export { sha256Hex };

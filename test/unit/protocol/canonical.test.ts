@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { canonicalDigest, canonicalJson } from '../../../src/contracts/index.ts';
+import { canonicalDigest, canonicalJson, JOURNAL_RULES } from '../../../src/protocol/canonical.ts';
 import { isPosternError } from '../../../src/protocol/errors.ts';
 
 describe('canonicalJson', () => {
@@ -56,5 +56,18 @@ describe('canonicalJson', () => {
   it('digest is the SHA-256 of the canonical text', () => {
     assert.equal(canonicalDigest({ b: 1, a: 2 }), canonicalDigest({ a: 2, b: 1 }));
     assert.equal(canonicalDigest({}), '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a');
+  });
+});
+
+describe('one canonical encoding for digests and the journal chain', () => {
+  it('strict and journal rules give the same bytes for every JSON value', () => {
+    fc.assert(fc.property(fc.jsonValue(), (v) => canonicalJson(v) === canonicalJson(v, JOURNAL_RULES)));
+  });
+
+  it('the journal rules leave out undefined members and escape lone surrogates; the strict rules refuse both', () => {
+    assert.equal(canonicalJson({ b: undefined, a: 1 }, JOURNAL_RULES), '{"a":1}');
+    assert.equal(canonicalJson(['\ud800'], JOURNAL_RULES), '["\\ud800"]');
+    assert.throws(() => canonicalJson({ b: undefined }), /undefined/);
+    assert.throws(() => canonicalJson('\ud800'), /lone surrogate/);
   });
 });

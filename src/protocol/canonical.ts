@@ -7,6 +7,12 @@
  * NaN/Infinity, class instances, cycles, lone surrogates) is refused rather
  * than silently dropped, because a dropped field would make two different
  * calls share one digest.
+ *
+ * The one home of this rule. The journals' hash chain uses the same encoding
+ * with `JOURNAL_RULES`: members whose value is `undefined` are left out (an
+ * optional field not given) and lone surrogates are escaped as JSON.stringify
+ * escapes them (raw agent text is journaled exactly as received). For any value
+ * without those, both give the same bytes.
  */
 import { createHash } from 'node:crypto';
 import { PosternError } from '../protocol/errors.js';
@@ -18,6 +24,16 @@ export function isWellFormedText(s: string): boolean {
   return !LONE_SURROGATE.test(s);
 }
 
+export interface CanonicalRules {
+  /** Leave out object members (and write array holes as null) whose value is undefined, instead of refusing. */
+  readonly dropUndefined: boolean;
+  /** Escape lone surrogates (\udxxx) instead of refusing them. */
+  readonly allowLoneSurrogates: boolean;
+}
+
+const STRICT: CanonicalRules = { dropUndefined: false, allowLoneSurrogates: false };
+export const JOURNAL_RULES: CanonicalRules = Object.freeze({ dropUndefined: true, allowLoneSurrogates: true });
+
 function fail(path: string, what: string): never {
   throw new PosternError('INPUT_INVALID', `not canonical JSON at ${path}: ${what}`);
 }
@@ -27,15 +43,15 @@ function isPlainObject(v: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-function encodeString(s: string, path: string): string {
-  if (!isWellFormedText(s)) fail(path, 'string contains a lone surrogate');
+function encodeString(s: string, path: string, rules: CanonicalRules): string {
+  if (!rules.allowLoneSurrogates && !isWellFormedText(s)) fail(path, 'string contains a lone surrogate');
   return JSON.stringify(s);
 }
 
-function write(value: unknown, path: string, stack: Set<object>, out: string[]): void {
+function write(value: unknown, path: string, stack: Set<object>, out: string[], rules: CanonicalRules): void {
   switch (typeof value) {
     case 'string':
-      out.push(encodeString(value, path));
+      out.push(encodeString(value, path, rules));
       return;
     case 'number':
       if (!Number.isFinite(value)) fail(path, `${String(value)} is not a JSON number`);
@@ -47,6 +63,12 @@ function write(value: unknown, path: string, stack: Set<object>, out: string[]):
     case 'object':
       break;
     case 'undefined':
+      if (rules.dropUndefined) {
+        out.push('null'); // only reached for array elements: members are skipped below
+        return;
+      }
+      fail(path, 'undefined is not a JSON value');
+      break;
     case 'bigint':
     case 'function':
     case 'symbol':
@@ -62,19 +84,20 @@ function write(value: unknown, path: string, stack: Set<object>, out: string[]):
     out.push('[');
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out.push(',');
-      if (!Object.hasOwn(value, i)) fail(`${path}[${i}]`, 'sparse array');
-      write(value[i], `${path}[${i}]`, stack, out);
+      if (!Object.hasOwn(value, i) && !rules.dropUndefined) fail(`${path}[${i}]`, 'sparse array');
+      write(value[i], `${path}[${i}]`, stack, out, rules);
     }
     out.push(']');
   } else {
     if (!isPlainObject(value)) fail(path, 'not a plain object');
     if (Object.getOwnPropertySymbols(value).length > 0) fail(path, 'symbol keys');
-    const keys = Object.keys(value).sort();
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj).sort().filter((k) => !(rules.dropUndefined && obj[k] === undefined));
     out.push('{');
     keys.forEach((k, i) => {
       if (i > 0) out.push(',');
-      out.push(encodeString(k, path), ':');
-      write((value as Record<string, unknown>)[k], `${path}.${k}`, stack, out);
+      out.push(encodeString(k, path, rules), ':');
+      write(obj[k], `${path}.${k}`, stack, out, rules);
     });
     out.push('}');
   }
@@ -82,9 +105,9 @@ function write(value: unknown, path: string, stack: Set<object>, out: string[]):
 }
 
 /** The canonical JSON text of `value`; throws INPUT_INVALID for non-JSON values. */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, rules: CanonicalRules = STRICT): string {
   const out: string[] = [];
-  write(value, '$', new Set(), out);
+  write(value, '$', new Set(), out, rules);
   return out.join('');
 }
 
