@@ -51,9 +51,13 @@ describe('daemon start-up', () => {
     assert.equal(existsSync(join(run, 'operator.sock')), false);
   });
 
-  it('a clean stop journals the lock before the journals close; the unlock at start is journaled too', { timeout: 120_000 }, async () => {
+  it('a clean stop journals the lock before the journals close, and the unlock at start; long client labels are cut with a mark', { timeout: 120_000 }, async () => {
     await rm(run, { recursive: true, force: true });
     await inst.startDaemon();
+    // A client label over the limit is journaled cut, with a visible mark of what was cut.
+    const agent = await inst.client({ name: `agent-${'n'.repeat(300)}` });
+    await agent.listTools();
+    await agent.close();
     assert.equal(await inst.stopDaemon('SIGTERM'), 0);
     assert.doesNotMatch(inst.daemonLog, /cannot record|journal is closed/);
     const j = openJournals(join(inst.sb.home, 'journal'), { readonly: true });
@@ -61,6 +65,8 @@ describe('daemon start-up', () => {
       const types = j.sessions.events(null).map((e) => `${e.type}${e.type === 'lock' ? `:${String(e.data['reason'])}` : ''}`);
       const last = types.slice(-4);
       assert.deepEqual(last, ['daemon_started', 'unlock', 'lock:SIGTERM', 'daemon_stopped'], types.join(','));
+      const names = j.sessions.listSessions({}).map((x) => x.client_name);
+      assert.ok(names.includes(`agent-${'n'.repeat(122)}…[+178 chars]`), names.join(','));
     } finally {
       j.close();
     }

@@ -11,6 +11,7 @@ import type { Services, SessionInfo } from '../pipeline/context.js';
 import { META_RUN_ID } from '../pipeline/context.js';
 import { VERSION } from '../../version.js';
 import { toolList } from './tools.js';
+import { clipLabel } from '../../protocol/clip.js';
 
 export interface SessionHooks {
   /** Called once, at the session's first request, when client facts are known. */
@@ -25,12 +26,12 @@ function learnClient(server: Server, session: SessionInfo, ctx: ServerContext): 
   const fromEnvelope: unknown = envelope?.[CLIENT_INFO_KEY];
   const info: { name?: unknown; version?: unknown } | undefined =
     typeof fromEnvelope === 'object' && fromEnvelope !== null ? fromEnvelope : server.getClientVersion();
-  if (typeof info?.name === 'string') session.clientName = info.name.slice(0, 128);
-  if (typeof info?.version === 'string') session.clientVersion = info.version.slice(0, 64);
+  if (typeof info?.name === 'string') session.clientName = clipLabel(info.name, 128);
+  if (typeof info?.version === 'string') session.clientVersion = clipLabel(info.version, 64);
   const proto = envelope?.[PROTOCOL_KEY] ?? server.getNegotiatedProtocolVersion();
   if (typeof proto === 'string') session.protocolVersion = proto;
   const runId = ctx.mcpReq._meta?.[META_RUN_ID];
-  if (typeof runId === 'string' && session.runId === null) session.runId = runId.slice(0, 128);
+  if (typeof runId === 'string' && session.runId === null) session.runId = clipLabel(runId, 128);
 }
 
 export function createSessionServer(svc: Services, session: SessionInfo, hooks: SessionHooks): Server {

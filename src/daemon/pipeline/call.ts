@@ -25,6 +25,7 @@ import {
   type Tool,
 } from '../../contracts/index.js';
 import { PosternError } from '../../protocol/errors.js';
+import { clipLabel } from '../../protocol/clip.js';
 import type { JournalApproval } from './trail.js';
 import { Trail } from './trail.js';
 import { admitArguments } from './admit.js';
@@ -56,7 +57,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
     if (req.name === CALL_STATUS_TOOL) return callStatus(svc, args, trail);
 
     const tool = snapshot.catalog.tools.get(req.name);
-    if (tool === undefined) throw new PosternError('TOOL_NOT_FOUND', `there is no tool "${req.name.slice(0, 64)}"; list the tools again`);
+    if (tool === undefined) throw new PosternError('TOOL_NOT_FOUND', `there is no tool "${clipLabel(req.name, 64)}"; list the tools again`);
     trail.currentRevision = tool.current.revision;
 
     const split = splitIdempotencyKey(args);

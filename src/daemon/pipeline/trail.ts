@@ -14,6 +14,7 @@ import { errorResult } from './respond.js';
 import type { Services, SessionInfo } from './context.js';
 import type { ShapedResult } from './result.js';
 import type { ExecResult } from './execute.js';
+import { clipLabel } from '../../protocol/clip.js';
 
 export type JournalApproval = ApprovalRecord | null;
 
@@ -81,7 +82,7 @@ export class Trail {
       call_id: this.callId,
       session_id: this.session.id,
       run_id: this.session.runId,
-      tool: this.tool.slice(0, 128),
+      tool: clipLabel(this.tool, 128),
       revision_seen: this.revisionSeen,
       revision_executed: this.#revisionExecuted,
       handler_revision: this.handlerRevision,
@@ -183,7 +184,7 @@ export class Trail {
       // locked: nothing to redact with, and nothing secret was handled
     }
     const safe = new PosternError(err.code, redact(err.message), { details: err.details, sideEffectStarted: err.sideEffectStarted });
-    return errorResult(safe, { tool: this.tool.slice(0, 128), current_revision: this.currentRevision, call_id: this.callId });
+    return errorResult(safe, { tool: clipLabel(this.tool, 128), current_revision: this.currentRevision, call_id: this.callId });
   }
 
   /** Any failure: journal it where it belongs and answer with a typed error. */
