@@ -30,10 +30,16 @@ export interface PinnedConnectorOptions {
   /** TCP connect plus TLS handshake. */
   readonly connectTimeoutMs: number;
   readonly onConnected?: (remoteAddress: string) => void;
+  /**
+   * The connector that opens the socket (undici's by default). Tests pass one
+   * that lands elsewhere, as a routing or NAT surprise would, to prove the
+   * re-check after connecting.
+   */
+  readonly base?: buildConnector.connector;
 }
 
 export function pinnedConnector(opts: PinnedConnectorOptions): buildConnector.connector {
-  const base = buildConnector({ timeout: opts.connectTimeoutMs, rejectUnauthorized: true, maxCachedSessions: 0 });
+  const base = opts.base ?? buildConnector({ timeout: opts.connectTimeoutMs, rejectUnauthorized: true, maxCachedSessions: 0 });
   // SNI carries names only (RFC 6066), without a trailing dot.
   const servername = isIP(opts.host) === 0 ? opts.host.replace(/\.$/, '') : undefined;
   return (_requested, callback) => {

@@ -7,6 +7,8 @@ import { PosternError } from '../../../../src/protocol/errors.js';
 import type { FakeHttpServer } from '../../../helpers/fake-http.js';
 import { startFakeHttp } from '../../../helpers/fake-http.js';
 import { credentials, refusal, spec } from './support.js';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import type { buildConnector } from 'undici';
 
 /**
  * THREATS row 6: the decision is made on the address actually connected.
@@ -193,6 +195,41 @@ describe('SSRF: the connected address is checked again after connect', () => {
     }
     assert.equal(srv.connections, connectionsBefore + 1);
     assert.equal(srv.requests.length, 0);
+  });
+
+  it('destroys a connection that landed on another allowed address than the pinned one, before a byte is written', async () => {
+    // A real listener on 127.0.0.2, and a route that delivers the pinned 127.0.0.1 there.
+    let bytes = 0;
+    let accepted = 0;
+    const other = createServer((s) => {
+      accepted++;
+      s.on('data', (d: Buffer) => (bytes += d.length));
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.2', resolve));
+    const port = (other.address() as AddressInfo).port;
+    const elsewhere: buildConnector.connector = (_target, cb) => {
+      const s = connect({ host: '127.0.0.2', port });
+      s.once('connect', () => cb(null, s));
+      s.once('error', (e) => cb(e, null));
+    };
+    let connected = false;
+    const connector = pinnedConnector({ protocol: 'http:', host: 'x.test', address: '127.0.0.1', port, allowPrivate: true, connectTimeoutMs: 1000, base: elsewhere, onConnected: () => (connected = true) });
+    try {
+      const err = await new Promise<Error | null>((resolve) => connector({ hostname: 'x.test', protocol: 'http:', port: String(port) }, (e, s) => {
+        s?.destroy();
+        resolve(e);
+      }));
+      assert.ok(err instanceof PosternError, String(err));
+      assert.equal(err.code, 'EGRESS_BLOCKED');
+      assert.equal(err.details['reason'], 'address-changed');
+      assert.equal(err.details['address'], '127.0.0.2');
+      assert.equal(connected, false, 'the request was never allowed onto the socket');
+      assert.equal(accepted, 1);
+      assert.equal(bytes, 0);
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
   });
 
   it('connects to the pinned address whatever host undici asks for', async () => {
