@@ -8,7 +8,7 @@
  * refused with the path of the keyword. Output schemas use the same tree but
  * stay open: unknown result keys are allowed and bounds are not invented.
  */
-import type { JsonPrimitive, JsonValue } from './types.js';
+import type { JsonPrimitive, JsonValue } from './json.js';
 
 export const SchemaLimits = {
   defaultMaxLength: 4096,

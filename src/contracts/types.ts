@@ -10,11 +10,9 @@ import type { SchemaNode } from './schema-node.js';
 import type { StringTemplate } from './string-template.js';
 import type { PathTemplate, PathPattern } from './path-template.js';
 
-export type JsonPrimitive = string | number | boolean | null;
-export type JsonValue = JsonPrimitive | readonly JsonValue[] | JsonObject;
-export interface JsonObject {
-  readonly [key: string]: JsonValue;
-}
+import type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
+
+export type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
 
 /** What a tool does to the world; ordered from least to most dangerous. */
 export const Effects = ['read', 'write', 'destructive'] as const;

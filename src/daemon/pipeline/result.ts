@@ -15,7 +15,6 @@ import type { Redactor } from '../../redaction/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { errorResult, successResult } from './respond.js';
 import type { ExecResult } from './execute.js';
-import type { Trail } from './trail.js';
 
 export interface ShapedResult {
   readonly result: CallToolResult;
@@ -130,7 +129,13 @@ function parseJson(v: unknown): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-export function shapeResult(exec: ExecResult, revision: Revision, redactor: Redactor, trail: Trail): ShapedResult {
+/** The call's identifying facts that every result carries. */
+export interface CallFacts {
+  readonly callId: string;
+  readonly currentRevision: number | null;
+}
+
+export function shapeResult(exec: ExecResult, revision: Revision, redactor: Redactor, trail: CallFacts): ShapedResult {
   const v = exec.kind === 'http' ? httpVerdict(exec.result, revision, redactor, trail.callId) : sshVerdict(exec.result, revision, redactor, trail.callId);
   const facts4err = { tool: revision.tool, current_revision: trail.currentRevision, call_id: trail.callId };
   const result =
