@@ -11,6 +11,7 @@
  *   and never quotes an agent-supplied value.
  */
 import { PosternError } from '../../protocol/errors.js';
+import { describeSegmentProblem, pathSegmentProblem } from '../../protocol/path-segments.js';
 
 /** Headers the executor owns; a spec may not carry them. */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
@@ -64,9 +65,12 @@ export function checkMethod(method: string): void {
 export function checkPath(path: string): void {
   if (!PATH.test(path)) throw invalid('the request path must start with / and be percent-encoded, without query or fragment');
   if (path.startsWith('//')) throw invalid('the request path may not start with //');
-  for (const segment of path.split('/')) {
-    const decoded = segment.replace(/%2e/gi, '.');
-    if (decoded === '.' || decoded === '..') throw invalid('the request path may not contain . or .. segments');
+  const segments = path.split('/').slice(1);
+  // A final empty segment is a trailing slash; every other one must resolve to an ordinary segment.
+  if (segments[segments.length - 1] === '') segments.pop();
+  for (const segment of segments) {
+    const problem = pathSegmentProblem(segment);
+    if (problem !== undefined) throw invalid(`the request path has a segment that ${describeSegmentProblem(problem)}`);
   }
 }
 
