@@ -8,7 +8,8 @@
  * cuts it at `;` (the rule is src/protocol/path-segments.ts); every byte
  * outside the RFC 3986 unreserved set is percent-encoded as UTF-8.
  */
-import { describeSegmentProblem, decodedForms, pathSegmentProblem } from '../protocol/path-segments.js';
+import { describeSegmentProblem, pathSegmentProblem } from '../protocol/path-segments.js';
+import { decodedForms } from '../protocol/percent-readings.js';
 import { isWellFormedText } from './canonical.js';
 import { hasControl } from './text.js';
 import { parseStringTemplate, shapeOf, type StringTemplate, type TemplatePart } from './string-template.js';

@@ -4,7 +4,8 @@
  * must be of a kind that fits the target's auth; nothing here decides policy.
  */
 import type { ResolvedAction, ResolvedHttp, ResolvedSsh } from '../../contracts/index.js';
-import { executeHttp, type HttpResult } from '../../executors/http/index.js';
+import { executeHttp, type HttpRequestSpec, type HttpResult } from '../../executors/http/index.js';
+import { headerKey } from '../../protocol/http-headers.js';
 import type { SshCredential, SshExecOptions, SshResult } from '../../executors/ssh/index.js';
 import type { Credential } from '../../vault/index.js';
 import type { DaemonConfig } from '../config.js';
@@ -37,14 +38,15 @@ export function checkCredential(action: ResolvedAction, cred: Credential | undef
 /** Headers the executor sets itself; the resolved action lists them so the approval card shows them. */
 const EXECUTOR_SET = new Set(['idempotency-key', 'content-type']);
 
-function httpSpec(a: ResolvedHttp) {
-  const contentType = a.headers.find(([n]) => n === 'content-type')?.[1] ?? 'application/json';
+/** The executor's request spec for a resolved HTTP action (exported so tests can prove the catalog and the executor agree). */
+export function httpSpec(a: ResolvedHttp): HttpRequestSpec {
+  const contentType = a.headers.find(([n]) => headerKey(n) === 'content-type')?.[1] ?? 'application/json';
   return {
     origin: a.origin,
     method: a.method,
     path: a.path,
     query: a.query,
-    headers: a.headers.filter(([n]) => !EXECUTOR_SET.has(n)),
+    headers: a.headers.filter(([n]) => !EXECUTOR_SET.has(headerKey(n))),
     ...(a.bodyText === undefined ? {} : { body: { contentType, bytes: Buffer.from(a.bodyText, 'utf8') } }),
   };
 }

@@ -11,7 +11,8 @@ import { resolveAction, type JsonObject, type ResolveResult } from '../../../src
 import { encodeComponent } from '../../../src/contracts/path-template.ts';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
 import { isPosternError } from '../../../src/protocol/errors.ts';
-import { decodedForms, pathSegmentProblem, resolvedSegmentText } from '../../../src/protocol/path-segments.ts';
+import { pathSegmentProblem, resolvedSegmentText } from '../../../src/protocol/path-segments.ts';
+import { decodedForms } from '../../../src/protocol/percent-readings.ts';
 import { catalog, objectSchema, str, tool, toolOf } from '../contracts/helpers.ts';
 
 const fixed = catalog({
