@@ -13,6 +13,7 @@
  * - Errors name the credential and the offending part, never a value.
  * - Keep in step with src/redaction/injected-forms.ts.
  */
+import { credentialFit, credentialMisfitError } from '../../protocol/credential-fit.js';
 import { PosternError } from '../../protocol/errors.js';
 import { percentEncodeComponent } from '../../redaction/index.js';
 import { credentialHeaderProblem } from '../../protocol/http-headers.js';
@@ -84,7 +85,9 @@ export function credentialInjection(credential: HttpCredential | null): Injectio
       };
     }
     case 'ssh_key':
-    case 'ssh_password':
-      throw refuse(credential, `a ${kind} credential cannot be used for HTTP`);
+    case 'ssh_password': {
+      const fit = credentialFit({ kind: 'http' }, credential.meta);
+      throw fit.fits ? refuse(credential, `a ${kind} credential cannot be used for HTTP`) : credentialMisfitError(credential.meta, fit);
+    }
   }
 }
