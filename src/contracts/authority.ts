@@ -1,8 +1,8 @@
 /**
  * Authority: everything a revision can reach — credentials, origins (scheme,
- * host, port), methods, path patterns, the fixed headers and query pairs that
- * make a server act on another method, path, host or client (request
- * meaning), SSH endpoints (host, port, user), programs and argv templates —
+ * host, port), methods, path patterns, the fixed headers, query pairs and
+ * top-level body fields that make a server act on another method, path, host
+ * or client (request meaning), SSH endpoints (host, port, user), programs and argv templates —
  * plus its effect class. `widensAuthority(a, b)` fails closed: it reports "no
  * widening" only when every element of b is provably inside a (equal, or a
  * path pattern that literally contains it) and the request meaning is exactly
@@ -16,7 +16,7 @@ import { canonicalDigest, canonicalJson } from './canonical.js';
 import { pathShapeWithin } from './path-template.js';
 import { shapeOf } from './string-template.js';
 import type { StringTemplate } from './string-template.js';
-import { Effects, type ArgvElement, type Catalog, type Effect, type HttpAction, type HttpRequestAction, type Revision, type Tool } from './types.js';
+import { Effects, type ArgvElement, type BodyTemplate, type Catalog, type Effect, type HttpAction, type HttpRequestAction, type Revision, type Tool } from './types.js';
 
 export interface SshEndpoint {
   readonly host: string;
@@ -64,11 +64,29 @@ function argvShape(el: ArgvElement): string {
 /** The text of a fixed value; a template (refused by the catalog for these names) shows its shape. */
 const fixedText = (t: StringTemplate): string => shapeOf(t);
 
-/** The headers and query pairs of an HTTP action that change what the target acts on. */
+/** A body field's fixed value as JSON; anything else fails closed to its kind. */
+function bodyText(b: BodyTemplate): string {
+  switch (b.kind) {
+    case 'literal':
+      return JSON.stringify(b.value);
+    case 'text':
+      return JSON.stringify(shapeOf(b.template));
+    case 'param':
+      return '{}';
+    case 'array':
+    case 'object':
+      return `(${b.kind})`;
+  }
+}
+
+/** The headers, query pairs and body fields of an HTTP action that change what the target acts on. */
 function requestMeaningOf(a: HttpAction | HttpRequestAction): string[] {
   const headers: readonly (readonly [string, string])[] = a.kind === 'http' ? a.headers.map((h) => [h.name, fixedText(h.value)] as const) : a.headers;
   const out = headers.filter(([n]) => isRequestMeaningHeader(n)).map(([n, v]) => `header ${headerKey(n)}: ${v}`);
-  if (a.kind === 'http') for (const q of a.query) if (methodOverrideParam(q.name) !== undefined) out.push(`query ${q.name}=${fixedText(q.value)}`);
+  if (a.kind === 'http') {
+    for (const q of a.query) if (methodOverrideParam(q.name) !== undefined) out.push(`query ${q.name}=${fixedText(q.value)}`);
+    if (a.body?.kind === 'object') for (const [k, v] of a.body.entries) if (methodOverrideParam(k) !== undefined) out.push(`body ${k}=${bodyText(v)}`);
+  }
   return sortedUnique(out);
 }
 

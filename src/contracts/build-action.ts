@@ -161,6 +161,12 @@ function buildHttp(raw: unknown, at: DocPath, ctx: Ctx, targets: ReadonlyMap<str
   const headers = target === undefined ? [] : headerChecks(target, h.headers ?? {}, [...at, 'headers'], ctx, ctx.sink);
   if (h.body !== undefined && (h.method === 'GET' || h.method === 'HEAD')) ctx.sink.add([...at, 'body'], `a ${h.method} request cannot have a body`);
   const body = h.body === undefined ? undefined : bodyTemplate(h.body, [...at, 'body'], ctx);
+  if (body?.kind === 'object') {
+    for (const [k, v] of body.entries) {
+      const override = methodOverrideParam(k);
+      if (override !== undefined && v.kind !== 'literal') ctx.sink.add([...at, 'body', k], `body field ${k} can be read as ${override}, which overrides the method, so it must be a fixed value`);
+    }
+  }
   if (target === undefined || !path.ok) return undefined;
   return { kind: 'http', target, method: h.method, path: path.value, query, headers, body };
 }

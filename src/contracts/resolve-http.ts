@@ -163,5 +163,12 @@ export function resolveHttpRequest(tool: string, revision: number, action: HttpR
   }
   const body = args['body'];
   if (body !== undefined && (method === 'GET' || method === 'HEAD')) throw new RefusedValue('body', `a ${method} request cannot have a body`);
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    // Frameworks that merge a JSON body into the request parameters (Laravel) read `_method` there too.
+    for (const k of Object.keys(body)) {
+      const override = methodOverrideParam(k);
+      if (override !== undefined) throw new RefusedValue('body', `a body field can be read as ${override}, which would override the method`);
+    }
+  }
   return finish(action.target, { tool, revision, method, path: matched.value.path }, query, action.headers.map(([n, v]) => [n, v] as const), body, idempotencyKey);
 }

@@ -71,6 +71,7 @@ describe('every request-meaning header and override, in any spelling', () => {
     ['an unlisted X-Forwarded-* header', { headers: { 'X-Forwarded-Whatever': '1' } }],
     ['a _method query parameter', { query: { _method: 'DELETE' } }],
     ['a fullwidth ＿method query parameter', { query: { '＿method': 'DELETE' } }],
+    ['a _method body field', { body: { title: '{title}', _method: 'DELETE' } }],
   ];
   for (const [name, extra] of added) {
     it(`adding ${name} needs a per-call approval`, () => {

@@ -88,6 +88,16 @@ describe('method-override parameters', () => {
   it('ordinary names pass', () => {
     for (const n of ['method', 'methods', 'x_method', 'http_method_name']) assert.equal(methodOverrideParam(n), undefined, n);
   });
+  it('a broad tool refuses them as top-level body fields too (Laravel reads a JSON body as parameters)', () => {
+    for (const k of ['_method', '_METHOD', ' _method', 'x-http-method-override']) {
+      assert.equal(resolveAction(toolOf(broad, 'q').current, { method: 'POST', path: '/x', body: { [k]: 'DELETE', title: 't' } }).kind, 'refused', k);
+    }
+    assert.equal(resolveAction(toolOf(broad, 'q').current, { method: 'POST', path: '/x', body: { method: 'card', title: 't' } }).kind, 'resolved');
+  });
+  it('must be a fixed value in a catalog body', () => {
+    const input = { type: 'object', required: ['m'], properties: { m: { type: 'string', maxLength: 10 } } };
+    assert.throws(() => parseCatalog(catalogText({ t: tool([{ revision: 1, input, http: { target: 'api', method: 'POST', path: '/x', body: { _method: '{m}' } } }]) }), 'c.yaml'), /overrides the method/);
+  });
 });
 
 describe('properties', () => {
