@@ -47,12 +47,12 @@ function misfit(expected: string, problem: string): CredentialFit {
 export function credentialFit(use: CredentialUse, facts: CredentialFacts): CredentialFit {
   switch (use.kind) {
     case 'ssh':
-      return SSH_KINDS.includes(facts.kind) ? FITS : misfit('ssh_key or ssh_password', `is a ${facts.kind} credential, but an SSH target needs an ssh_key or ssh_password`);
+      return SSH_KINDS.includes(facts.kind) ? FITS : misfit('ssh_key or ssh_password', `is of kind ${facts.kind}, but an SSH target needs an ssh_key or ssh_password`);
     case 'http': {
       const auth = use.auth;
-      if (auth === undefined) return HTTP_KINDS.includes(facts.kind) ? FITS : misfit('an http_* kind', `is a ${facts.kind} credential, which cannot be used for HTTP`);
+      if (auth === undefined) return HTTP_KINDS.includes(facts.kind) ? FITS : misfit('an http_* kind', `is of kind ${facts.kind}, which cannot be used for HTTP`);
       const expected = HTTP_KIND_FOR[auth.kind];
-      if (facts.kind !== expected) return misfit(expected, `is a ${facts.kind} credential, but the target's auth (${auth.kind}) needs ${expected}`);
+      if (facts.kind !== expected) return misfit(expected, `is of kind ${facts.kind}, but the target's auth (${auth.kind}) needs ${expected}`);
       if (auth.kind === 'header' && headerKey(facts.fields['header'] ?? '') !== headerKey(auth.name)) {
         return misfit(`${expected} with header ${auth.name}`, `is sent in header ${facts.fields['header'] ?? '(none)'}, but the target declares auth: { header: ${auth.name} }`);
       }
