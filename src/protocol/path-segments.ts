@@ -20,8 +20,8 @@ import { decodedReadings } from './percent-readings.js';
 
 /** Characters some parsers read as a full stop although NFKC keeps them (ideographic full stops). */
 const EXTRA_DOTS = /[\u3002\uff61]/g;
-/** Removed everywhere before the dot test: whitespace, C0/C1 controls (NUL included), DEL and format characters (Cf: zero-width, BOM, bidi marks). */
-const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}]/gu;
+/** Removed everywhere before the dot test: whitespace, C0/C1 controls (NUL included), DEL, format characters (Cf: zero-width, BOM, bidi marks) and other default-ignorable code points (variation selectors, fillers, tags). */
+const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 /** Path parameters and anything a decoding proxy would take as query or fragment start here. */
 const PARAMETER_START = /[;?#]/;
 

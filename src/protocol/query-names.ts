@@ -18,7 +18,7 @@
  */
 import { decodedForms } from './percent-readings.js';
 
-const INVISIBLE = /[\p{Cf}]/gu;
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 const MARKS = /\p{M}/gu;
 const EDGE_SPACE = /^[\p{White_Space}\p{Cc}]+|[\p{White_Space}\p{Cc}]+$/gu;
 /** Characters servers fold into `_` (PHP: space, `.`, `[`; plus `+` read as space, `-` for caution, other spaces and controls). */

@@ -47,6 +47,7 @@ const DOT_VALUES: string[] = [
   '..;', '..;x', '..;jsessionid=1', '.;x', ';x', ';', '..%3b', '..%3Bx', '..%253bx', '..?', '..%3f', '..#', '..%23x',
   '\uff0e\uff0e', '\uff0e.', '\u2025', '\u2024\u2024', '\ufe52\ufe52', '\u3002\u3002', '\uff61\uff61', '%ef%bc%8e%ef%bc%8e',
   ' ', '%20', '\u200b', '%e2%80%8b', '\u3000',
+  '..\ufe0f', '..\u034f', '.\u3164.', '..\u{e0001}', '\u115f..', '..%ef%b8%8f',
   ...ZW.flatMap((z) => [`..${z}`, `${z}..`, `.${z}.`, `${z}`]),
   ...SPACES.filter((s) => s.charCodeAt(0) >= 0x20 && !(s.charCodeAt(0) >= 0x7f && s.charCodeAt(0) <= 0x9f)).flatMap((s) => [`..${s}`, `${s}..`, `.${s}.`]),
 ];

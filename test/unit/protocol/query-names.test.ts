@@ -48,7 +48,7 @@ const COLLIDING: string[] = [
   ' api_key', 'api_key ', '\tapi_key', 'api_key\u00a0', '\u3000api_key',
   'api_key[]', 'api_key[0]', 'api_key[x]', 'api_key.x', 'api_key[][]',
   'api%5Fkey', 'api%5fkey', 'api%255Fkey', '%61pi_key', 'api%2Ekey', 'api%20key', 'api_key%00', 'api_key%00junk',
-  'api_key\u0000', 'api_key\u0000x', 'api_key\u200b', '\ufeffapi_key', 'api\u200b_key', 'api_\u202ekey',
+  'api_key\u0000', 'api_key\u0000x', 'api_key\u200b', 'api_key\ufe0f', 'api\u034f_key', 'api_key\u{e0001}', '\ufeffapi_key', 'api\u200b_key', 'api_\u202ekey',
   'ａｐｉ＿ｋｅｙ', 'api_ｋey', 'API＿KEY', 'ａｐｉ．ｋｅｙ', 'apı_key', 'APİ_KEY', 'api_\u212aey', 'x&api_key', 'x;api_key', 'x=y&api_key', 'x%26api_key', 'x%3Bapi_key',
 ];
 const ORDINARY: string[] = ['api', 'key', 'api_keys', 'my_api_key', 'page', 'per_page', 'q', 'state', 'api_key_id', 'apikey2'];
