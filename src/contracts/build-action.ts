@@ -3,7 +3,9 @@
  * checks it against the revision's input schema: every placeholder names a
  * declared parameter of a type that fits where it is placed, positions that
  * cannot be left empty (path segments, argv entries) use parameters that are
- * always present, no header or query name the agent can reach is reserved, and
+ * always present, no header or query name the agent can reach is reserved
+ * (src/protocol/http-headers.ts, query-names.ts), request overrides are fixed
+ * text, and
  * every declared parameter is used — an input the action ignores would be
  * silently dropped, which is exactly what a contract must not do.
  */
@@ -17,7 +19,6 @@ import { checkShape, isRecord } from './shape-check.js';
 import { hasControl, isHeaderText } from './text.js';
 import { literalOf, parseStringTemplate, soleParam, type StringTemplate } from './string-template.js';
 import type { Action, ArgvElement, BodyTemplate, HttpTarget, NamedTemplate, SshTarget, Target } from './types.js';
-
 
 /** The built targets, plus the names declared in the file (some may have failed to build). */
 export class TargetTable extends Map<string, Target> {
