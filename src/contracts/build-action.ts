@@ -5,9 +5,8 @@
  * cannot be left empty (path segments, argv entries) use parameters that are
  * always present, no header or query name the agent can reach is reserved
  * (src/protocol/http-headers.ts, query-names.ts), request overrides are fixed
- * text, and
- * every declared parameter is used — an input the action ignores would be
- * silently dropped, which is exactly what a contract must not do.
+ * text, and every declared parameter is used — an input the action ignores
+ * would be silently dropped, which is exactly what a contract must not do.
  */
 import { headerKey, isRequestMeaningHeader, reservedHeader } from '../protocol/http-headers.js';
 import { methodOverrideParam, queryNameCollides } from '../protocol/query-names.js';
