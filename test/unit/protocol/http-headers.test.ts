@@ -4,6 +4,7 @@
 // accepts is sent, a name it refuses is refused by the executor too. Names
 // are compared in any case and with `_` read as `-` (CGI folds both).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseCatalog, resolveAction, type Catalog } from '../../../src/contracts/index.ts';
@@ -107,5 +108,14 @@ describe('the rule itself', () => {
     assert.equal(credentialHeaderProblem('Authorization'), undefined);
     assert.equal(credentialHeaderProblem('X-Api-Key'), undefined);
     for (const n of ['Host', 'Content_Length', 'Proxy-Authorization', 'X-Forwarded-Host', 'Accept-Encoding']) assert.notEqual(credentialHeaderProblem(n), undefined, n);
+  });
+});
+
+describe('docs/catalog.md', () => {
+  it('lists exactly the reserved headers the rule reserves', () => {
+    const doc = readFileSync(new URL('../../../docs/catalog.md', import.meta.url), 'utf8');
+    const bullet = /Reserved names cannot be set: ([\s\S]*?) and the target's credential header/.exec(doc)?.[1] ?? '';
+    const listed = [...bullet.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]);
+    assert.deepEqual([...new Set(listed)].sort(), [...RESERVED_HEADERS].sort());
   });
 });
