@@ -1,16 +1,22 @@
 /**
  * Authority: everything a revision can reach — credentials, origins (scheme,
- * host, port), methods, path patterns, SSH endpoints (host, port, user),
- * programs and argv templates — plus its effect class. `widensAuthority(a, b)`
- * fails closed: it reports "no widening" only when every element of b is
- * provably inside a (equal, or a path pattern that literally contains it);
- * otherwise it lists each element that is new, in words. Session grants are
- * bound to `authorityDigest`, so any change of reach voids them.
+ * host, port), methods, path patterns, the fixed headers, query pairs and
+ * top-level body fields that make a server act on another method, path, host
+ * or client (request meaning), SSH endpoints (host, port, user), programs and argv templates —
+ * plus its effect class. `widensAuthority(a, b)` fails closed: it reports "no
+ * widening" only when every element of b is provably inside a (equal, or a
+ * path pattern that literally contains it) and the request meaning is exactly
+ * the same (an added, changed or removed override changes what runs, so it
+ * counts either way); otherwise it lists each difference, in words. Session
+ * grants are bound to `authorityDigest`, so any change of reach voids them.
  */
+import { headerKey, isRequestMeaningHeader } from '../protocol/http-headers.js';
+import { methodOverrideParam } from '../protocol/query-names.js';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.js';
 import { pathShapeWithin } from './path-template.js';
 import { shapeOf } from './string-template.js';
-import { Effects, type ArgvElement, type Catalog, type Effect, type Revision, type Tool } from './types.js';
+import type { StringTemplate } from './string-template.js';
+import { Effects, type ArgvElement, type BodyTemplate, type Catalog, type Effect, type HttpAction, type HttpRequestAction, type Revision, type Tool } from './types.js';
 
 export interface SshEndpoint {
   readonly host: string;
@@ -26,6 +32,11 @@ export interface Authority {
   readonly methods: readonly string[];
   /** Path shapes: placeholders as `{}`, a trailing multi-segment wildcard as `{...}`. */
   readonly paths: readonly string[];
+  /**
+   * Fixed request-meaning overrides, e.g. `header x-http-method-override: DELETE`
+   * or `query _method=PUT` (src/protocol/http-headers.ts, query-names.ts).
+   */
+  readonly requestMeaning: readonly string[];
   readonly privateNetwork: 'allowed' | 'refused';
   readonly ssh: readonly SshEndpoint[];
   readonly programs: readonly string[];
@@ -50,9 +61,38 @@ function argvShape(el: ArgvElement): string {
   }
 }
 
+/** The text of a fixed value; a template (refused by the catalog for these names) shows its shape. */
+const fixedText = (t: StringTemplate): string => shapeOf(t);
+
+/** A body field's fixed value as JSON; anything else fails closed to its kind. */
+function bodyText(b: BodyTemplate): string {
+  switch (b.kind) {
+    case 'literal':
+      return JSON.stringify(b.value);
+    case 'text':
+      return JSON.stringify(shapeOf(b.template));
+    case 'param':
+      return '{}';
+    case 'array':
+    case 'object':
+      return `(${b.kind})`;
+  }
+}
+
+/** The headers, query pairs and body fields of an HTTP action that change what the target acts on. */
+function requestMeaningOf(a: HttpAction | HttpRequestAction): string[] {
+  const headers: readonly (readonly [string, string])[] = a.kind === 'http' ? a.headers.map((h) => [h.name, fixedText(h.value)] as const) : a.headers;
+  const out = headers.filter(([n]) => isRequestMeaningHeader(n)).map(([n, v]) => `header ${headerKey(n)}: ${v}`);
+  if (a.kind === 'http') {
+    for (const q of a.query) if (methodOverrideParam(q.name) !== undefined) out.push(`query ${q.name}=${fixedText(q.value)}`);
+    if (a.body?.kind === 'object') for (const [k, v] of a.body.entries) if (methodOverrideParam(k) !== undefined) out.push(`body ${k}=${bodyText(v)}`);
+  }
+  return sortedUnique(out);
+}
+
 /** The reach of one revision of a tool. `catalog` is accepted for symmetry; revisions carry their resolved target. */
 export function authorityOf(tool: Tool, revision: Revision, _catalog?: Catalog): Authority {
-  const base = { effect: tool.effect, privateNetwork: 'refused' as 'allowed' | 'refused', origins: [] as string[], methods: [] as string[], paths: [] as string[], ssh: [] as SshEndpoint[], programs: [] as string[], commands: [] as string[][] };
+  const base = { effect: tool.effect, privateNetwork: 'refused' as 'allowed' | 'refused', origins: [] as string[], methods: [] as string[], paths: [] as string[], requestMeaning: [] as string[], ssh: [] as SshEndpoint[], programs: [] as string[], commands: [] as string[][] };
   const a = revision.action;
   switch (a.kind) {
     case 'http':
@@ -64,6 +104,7 @@ export function authorityOf(tool: Tool, revision: Revision, _catalog?: Catalog):
         origins: [`${t.scheme}://${t.host}:${t.port}`],
         methods: a.kind === 'http' ? [a.method] : sortedUnique(a.methods),
         paths: a.kind === 'http' ? [a.path.shape] : sortedUnique(a.paths.map((p) => p.shape)),
+        requestMeaning: requestMeaningOf(a),
         privateNetwork: t.privateNetwork,
       };
     }
@@ -88,6 +129,7 @@ export function authorityDigest(a: Authority): string {
     origins: sortedUnique(a.origins),
     methods: sortedUnique(a.methods),
     paths: sortedUnique(a.paths),
+    requestMeaning: sortedUnique(a.requestMeaning),
     ssh: sortedUnique(a.ssh.map((e) => canonicalJson(e))),
     programs: sortedUnique(a.programs),
     commands: sortedUnique(a.commands.map((c) => canonicalJson(c))),
@@ -123,6 +165,8 @@ export function widensAuthority(a: Authority, b: Authority): Widening {
   for (const o of sortedUnique(b.origins)) if (!a.origins.includes(o)) reasons.push(originReason(a.origins, o));
   for (const m of sortedUnique(b.methods)) if (!a.methods.includes(m)) reasons.push(`new method ${m}`);
   for (const p of sortedUnique(b.paths)) if (!a.paths.some((q) => pathShapeWithin(q, p))) reasons.push(`new path ${p}`);
+  for (const m of sortedUnique(b.requestMeaning)) if (!a.requestMeaning.includes(m)) reasons.push(`new request override ${m}`);
+  for (const m of sortedUnique(a.requestMeaning)) if (!b.requestMeaning.includes(m)) reasons.push(`request override removed ${m}`);
   if (b.privateNetwork === 'allowed' && a.privateNetwork !== 'allowed') reasons.push('private and loopback addresses allowed');
   for (const e of b.ssh) if (!a.ssh.some((x) => x.host === e.host && x.port === e.port && x.user === e.user)) reasons.push(sshReason(a.ssh, e));
   for (const p of sortedUnique(b.programs)) if (!a.programs.includes(p)) reasons.push(`new program ${p}`);

@@ -3,10 +3,13 @@
  * checks it against the revision's input schema: every placeholder names a
  * declared parameter of a type that fits where it is placed, positions that
  * cannot be left empty (path segments, argv entries) use parameters that are
- * always present, no header or query name the agent can reach is reserved, and
- * every declared parameter is used — an input the action ignores would be
- * silently dropped, which is exactly what a contract must not do.
+ * always present, no header or query name the agent can reach is reserved
+ * (src/protocol/http-headers.ts, query-names.ts), request overrides are fixed
+ * text, and every declared parameter is used — an input the action ignores
+ * would be silently dropped, which is exactly what a contract must not do.
  */
+import { headerKey, isRequestMeaningHeader, reservedHeader } from '../protocol/http-headers.js';
+import { methodOverrideParam, queryNameCollides } from '../protocol/query-names.js';
 import { HEADER_NAME, HttpRequestShape, HttpShape, SshShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
 import { parsePathPattern, parsePathTemplate, type PathPattern } from './path-template.js';
@@ -15,11 +18,6 @@ import { checkShape, isRecord } from './shape-check.js';
 import { hasControl, isHeaderText } from './text.js';
 import { literalOf, parseStringTemplate, soleParam, type StringTemplate } from './string-template.js';
 import type { Action, ArgvElement, BodyTemplate, HttpTarget, NamedTemplate, SshTarget, Target } from './types.js';
-
-const RESERVED_HEADERS = new Set([
-  'authorization', 'proxy-authorization', 'cookie', 'host', 'content-length', 'transfer-encoding', 'connection',
-  'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'idempotency-key',
-]);
 
 /** The built targets, plus the names declared in the file (some may have failed to build). */
 export class TargetTable extends Map<string, Target> {
@@ -83,17 +81,23 @@ function headerChecks(target: HttpTarget, headers: Record<string, string>, at: D
   for (const [rawName, value] of Object.entries(headers)) {
     const p = [...at, rawName];
     const name = rawName.toLowerCase();
+    const key = headerKey(name);
+    const reserved = reservedHeader(name);
     if (!HEADER_NAME.test(rawName)) sink.add(p, 'is not a valid header name');
-    else if (RESERVED_HEADERS.has(name) || name.startsWith('proxy-')) sink.add(p, `header ${name} is reserved and cannot be set by a tool`);
-    else if (target.auth.kind === 'header' && name === target.auth.name) sink.add(p, `header ${name} carries the target's credential`);
-    else if (out.some((h) => h.name === name)) sink.add(p, `header ${name} is set twice`);
-    // Fixed tools may interpolate parameters; a broad tool's headers are fixed text.
+    else if (reserved !== undefined) sink.add(p, `header ${reserved} is reserved and cannot be set by a tool`);
+    else if (target.auth.kind === 'header' && key === headerKey(target.auth.name)) sink.add(p, `header ${name} carries the target's credential`);
+    else if (out.some((h) => headerKey(h.name) === key)) sink.add(p, `header ${name} is set twice`);
+    // Fixed tools may interpolate parameters; a broad tool's headers, and every header that
+    // changes the request's meaning (it is part of the authority), are fixed text.
     let template: StringTemplate | undefined;
-    if (ctx !== undefined) template = ctx.template(value, p, 'maybe');
+    if (ctx !== undefined && !isRequestMeaningHeader(name)) template = ctx.template(value, p, 'maybe');
     else {
       const parsed = parseStringTemplate(value);
       template = parsed.ok && literalOf(parsed.template) !== undefined ? parsed.template : undefined;
-      if (template === undefined) sink.add(p, 'headers of a broad tool are fixed text (no placeholders)');
+      if (template === undefined) {
+        sink.add(p, ctx === undefined ? 'headers of a broad tool are fixed text (no placeholders)' : `header ${name} changes the method, path, host or client the target acts on, so it must be fixed text (no placeholders)`);
+        if (parsed.ok) for (const part of parsed.template.parts) if (part.kind !== 'literal') ctx?.used.add(part.param);
+      }
     }
     if (template === undefined) continue;
     const literal = template.parts.map((x) => (x.kind === 'literal' ? x.text : '')).join('');
@@ -148,13 +152,21 @@ function buildHttp(raw: unknown, at: DocPath, ctx: Ctx, targets: ReadonlyMap<str
   for (const [name, value] of Object.entries(h.query ?? {})) {
     const p = [...at, 'query', name];
     if (name === '' || hasControl(name)) ctx.sink.add(p, 'is not a valid query parameter name');
-    if (target?.auth.kind === 'query' && target.auth.name === name) ctx.sink.add(p, `query parameter ${name} carries the target's credential`);
+    if (target?.auth.kind === 'query' && queryNameCollides(name, target.auth.name)) ctx.sink.add(p, `query parameter ${name} can be read as ${target.auth.name}, which carries the target's credential`);
     const t = ctx.template(value, p, 'maybe');
+    const override = methodOverrideParam(name);
+    if (t !== undefined && override !== undefined && literalOf(t) === undefined) ctx.sink.add(p, `query parameter ${name} can be read as ${override}, which overrides the method, so it must be fixed text (no placeholders)`);
     if (t !== undefined) query.push({ name, value: t });
   }
   const headers = target === undefined ? [] : headerChecks(target, h.headers ?? {}, [...at, 'headers'], ctx, ctx.sink);
   if (h.body !== undefined && (h.method === 'GET' || h.method === 'HEAD')) ctx.sink.add([...at, 'body'], `a ${h.method} request cannot have a body`);
   const body = h.body === undefined ? undefined : bodyTemplate(h.body, [...at, 'body'], ctx);
+  if (body?.kind === 'object') {
+    for (const [k, v] of body.entries) {
+      const override = methodOverrideParam(k);
+      if (override !== undefined && v.kind !== 'literal') ctx.sink.add([...at, 'body', k], `body field ${k} can be read as ${override}, which overrides the method, so it must be a fixed value`);
+    }
+  }
   if (target === undefined || !path.ok) return undefined;
   return { kind: 'http', target, method: h.method, path: path.value, query, headers, body };
 }

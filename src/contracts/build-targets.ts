@@ -4,6 +4,7 @@
  * credential names are checked against the vault's names when the caller
  * provides them. A target is either `http:` or `ssh:`, never both.
  */
+import { credentialHeaderProblem } from '../protocol/http-headers.js';
 import { TargetTable } from './build-action.js';
 import { HttpTargetShape, NAME, SshTargetShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
@@ -38,6 +39,8 @@ function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, know
     const auth: HttpAuth = typeof t.auth === 'string' ? { kind: t.auth }
       : 'header' in t.auth ? { kind: 'header', name: t.auth.header.toLowerCase() }
         : { kind: 'query', name: t.auth.query };
+    const headerProblem = auth.kind === 'header' ? credentialHeaderProblem(auth.name) : undefined;
+    if (headerProblem !== undefined) sink.add([...p, 'auth', 'header'], headerProblem);
     return {
       kind: 'http',
       name,

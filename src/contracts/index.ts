@@ -7,7 +7,8 @@
  *   catalog check   parseCatalog(text, file, creds) → releaseGate(old, cand, journal)
  *                   → renderGateReport(report) | gateReportJson(report); exit 1 unless report.ok
  *   catalog show    renderCatalogSummary(catalog) | catalogSummaryJson(catalog, catalogDigest(text))
- *   catalog accept  catalogDigest → acceptanceRecord → acceptanceMac(key, record); catalogState(…)
+ *   catalog accept  parseCatalog(text, file, names) → checkCatalogCredentials(catalog, vault metadata)
+ *                   → catalogDigest → acceptanceRecord → acceptanceMac(key, record); catalogState(…)
  *   tools/list      advertiseCatalog(catalog)
  *   tools/call      splitIdempotencyKey → resolveContract(tool, seenRevision) → prepareCall(decision, raw)
  *                   → resolveAction(prepared.revision, prepared.normalized) → actionDigest(action)
@@ -21,6 +22,7 @@ export { ApprovalModes, Effects, HttpMethods } from './types.js';
 
 export { canonicalJson, canonicalDigest, sha256Hex } from '../protocol/canonical.js';
 export { parseCatalog } from './parse-catalog.js';
+export { checkCatalogCredentials, credentialMisfits, type CredentialMisfit } from './credential-check.js';
 export { MAX_CATALOG_BYTES } from './parse-yaml.js';
 export { SchemaLimits } from './schema-node.js';
 export { normalizeOrigin, normalizeSshHost, classifyHost, type NormalizedOrigin, type HostClass } from './origin.js';

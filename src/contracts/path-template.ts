@@ -2,10 +2,14 @@
  * URL paths: the templates of fixed HTTP tools, the patterns of broad ones, the
  * percent-encoding of agent values and the containment test used by authority.
  * Invariants: an agent value always lands inside exactly one path segment; it
- * never produces an empty, `.` or `..` segment, a `/` or a `\` — not even after
- * the target decodes it once or twice more (`%2e%2e`, `%252f`); every byte
+ * never produces a segment that a server resolves as empty, `.` or `..`, nor a
+ * `/` or a `\` — not after the target decodes it once or more (`%2e%2e`,
+ * `%252f`), trims whitespace, NUL or format characters, folds it (NFKC) or
+ * cuts it at `;` (the rule is src/protocol/path-segments.ts); every byte
  * outside the RFC 3986 unreserved set is percent-encoded as UTF-8.
  */
+import { describeSegmentProblem, pathSegmentProblem } from '../protocol/path-segments.js';
+import { decodedForms } from '../protocol/percent-readings.js';
 import { isWellFormedText } from '../protocol/canonical.js';
 import { hasControl } from './text.js';
 import { parseStringTemplate, shapeOf, type StringTemplate, type TemplatePart } from './string-template.js';
@@ -40,36 +44,18 @@ function normalizeLiteral(text: string): string {
   return text.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => `%${h.toUpperCase()}`);
 }
 
-/** The string as seen after 0, 1, 2… rounds of percent-decoding (ASCII-level, enough to expose `.`, `/`, `\`). */
-function decodeStages(s: string): string[] {
-  const stages = [s];
-  let cur = s;
-  for (let round = 0; round < 4; round++) {
-    const next = cur.replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-    if (next === cur) break;
-    stages.push(next);
-    cur = next;
-  }
-  return stages;
-}
-
 /** Why a raw (unencoded) segment value is unsafe, or undefined. */
 export function segmentValueProblem(value: string): string | undefined {
   if (!isWellFormedText(value)) return 'contains a lone surrogate';
-  if (hasControl(value)) return 'contains a control character';
-  for (const s of decodeStages(value)) {
-    if (s.includes('/') || s.includes('\\')) return 'would contain "/" or "\\" inside a path segment';
-  }
-  return undefined;
+  if (decodedForms(value).some(hasControl)) return 'contains a control character';
+  const p = pathSegmentProblem(value);
+  return p === 'separator' ? describeSegmentProblem(p) : undefined;
 }
 
 /** Why a whole composed segment (literal text + values, before encoding) is unsafe, or undefined. */
 export function composedSegmentProblem(segment: string): string | undefined {
-  for (const s of decodeStages(segment)) {
-    if (s === '') return 'would produce an empty path segment';
-    if (s === '.' || s === '..') return 'would produce a "." or ".." path segment';
-  }
-  return undefined;
+  const p = pathSegmentProblem(segment);
+  return p === undefined ? undefined : describeSegmentProblem(p);
 }
 
 function checkLiteral(text: string): string | undefined {

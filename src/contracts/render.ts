@@ -109,6 +109,7 @@ export function summarizeCatalog(catalog: Catalog): ToolSummary[] {
 function reach(a: Authority): string {
   const parts: string[] = [];
   if (a.origins.length > 0) parts.push(`${a.methods.join(',')} ${a.origins.join(' ')} ${a.paths.join(' ')}`);
+  if (a.requestMeaning.length > 0) parts.push(`overrides ${a.requestMeaning.join(', ')}`);
   if (a.privateNetwork === 'allowed') parts.push('(private network allowed)');
   for (const e of a.ssh) parts.push(`ssh ${e.user}@${e.host}:${e.port}`);
   for (const c of a.commands) parts.push(`argv ${c.join(' ')}`);

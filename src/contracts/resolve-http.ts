@@ -6,6 +6,8 @@
  * once, canonically, and that text is what is sent. Missing optional values
  * drop the query pair, header or body field that uses them.
  */
+import { headerKey } from '../protocol/http-headers.js';
+import { methodOverrideParam, queryNameCollides } from '../protocol/query-names.js';
 import { canonicalJson } from '../protocol/canonical.js';
 import { composedSegmentProblem, encodeComponent, matchPath, segmentValueProblem } from './path-template.js';
 import { RefusedValue, scalarText, type ResolvedHttp } from './resolved.js';
@@ -97,12 +99,12 @@ function finish(
   idempotencyKey: string | undefined,
 ): ResolvedHttp {
   for (const [k, v] of query) {
-    if (target.auth.kind === 'query' && k === target.auth.name) throw new RefusedValue('query', `query parameter ${k} is reserved for the credential`);
+    if (target.auth.kind === 'query' && queryNameCollides(k, target.auth.name)) throw new RefusedValue('query', `a query parameter can be read as ${target.auth.name}, which is reserved for the credential`);
     const bad = [k, v].find((s) => s.includes('\u0000'));
     if (bad !== undefined) throw new RefusedValue('query', 'NUL is not allowed in the query');
   }
   const bodyText = body === undefined ? undefined : canonicalJson(body);
-  if (bodyText !== undefined && !headers.some(([n]) => n === 'content-type')) headers.push(['content-type', 'application/json']);
+  if (bodyText !== undefined && !headers.some(([n]) => headerKey(n) === 'content-type')) headers.push(['content-type', 'application/json']);
   if (idempotencyKey !== undefined && target.idempotencyHeader === 'send') {
     checkHeaderValue('idempotency-key', idempotencyKey, 'idempotency_key');
     headers.push(['idempotency-key', idempotencyKey]);
@@ -153,9 +155,20 @@ export function resolveHttpRequest(tool: string, revision: number, action: HttpR
   const rawQuery = args['query'];
   const query: (readonly [string, string])[] = [];
   if (typeof rawQuery === 'object' && rawQuery !== null && !Array.isArray(rawQuery)) {
-    for (const k of Object.keys(rawQuery).sort()) query.push([k, scalarText((rawQuery as JsonObject)[k], `query.${k}`)]);
+    for (const k of Object.keys(rawQuery).sort()) {
+      const override = methodOverrideParam(k);
+      if (override !== undefined) throw new RefusedValue('query', `a query parameter can be read as ${override}, which would override the method`);
+      query.push([k, scalarText((rawQuery as JsonObject)[k], `query.${k}`)]);
+    }
   }
   const body = args['body'];
   if (body !== undefined && (method === 'GET' || method === 'HEAD')) throw new RefusedValue('body', `a ${method} request cannot have a body`);
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    // Frameworks that merge a JSON body into the request parameters (Laravel) read `_method` there too.
+    for (const k of Object.keys(body)) {
+      const override = methodOverrideParam(k);
+      if (override !== undefined) throw new RefusedValue('body', `a body field can be read as ${override}, which would override the method`);
+    }
+  }
   return finish(action.target, { tool, revision, method, path: matched.value.path }, query, action.headers.map(([n, v]) => [n, v] as const), body, idempotencyKey);
 }

@@ -43,8 +43,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map() };
 
 async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<CatalogSnapshot> {
-  const creds = new Set(vault.list().map((m) => m.name));
-  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), creds);
+  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), vault.list());
   if (accepted === undefined) return snapshotOf(EMPTY, sha256Hex(''), null);
   return snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt);
 }

@@ -14,12 +14,14 @@ import { z } from 'zod';
 import {
   catalogDigest,
   catalogState,
+  checkCatalogCredentials,
   parseCatalog,
   verifyAcceptance,
   type AcceptanceRecord,
   type Catalog,
   type CatalogState,
 } from '../contracts/index.js';
+import type { CredentialFacts } from '../protocol/credential-fit.js';
 import { PosternError } from '../protocol/errors.js';
 import { appendLineDurably, atomicWriteFile } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
@@ -95,9 +97,11 @@ export interface AcceptedCatalog {
 
 /**
  * The catalog the daemon may use: the accepted copy, authenticated. Returns
- * undefined when nothing was ever accepted.
+ * undefined when nothing was ever accepted. Given the vault's credential
+ * metadata, unknown credential names are CATALOG_INVALID and credentials of
+ * the wrong kind (or name) CREDENTIAL_KIND_MISMATCH.
  */
-export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array, knownCredentials?: ReadonlySet<string>): Promise<AcceptedCatalog | undefined> {
+export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array, credentials?: readonly CredentialFacts[]): Promise<AcceptedCatalog | undefined> {
   const { state, stored } = await currentCatalogState(paths, key);
   if (stored === undefined) return undefined;
   if (verifyAcceptance(key, stored.record, stored.mac).kind !== 'authentic') {
@@ -107,7 +111,8 @@ export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array, kno
   if (text === undefined || catalogDigest(text) !== stored.record.digest) {
     throw new PosternError('CATALOG_UNAUTHENTICATED', `${paths.acceptedCatalog} does not match the accepted digest: run \`postern catalog accept\` again`);
   }
-  const catalog = parseCatalog(text, paths.acceptedCatalog, knownCredentials);
+  const catalog = parseCatalog(text, paths.acceptedCatalog, credentials === undefined ? undefined : new Set(credentials.map((c) => c.name)));
+  if (credentials !== undefined) checkCatalogCredentials(catalog, credentials);
   return { catalog, digest: stored.record.digest, acceptedAt: stored.record.accepted_at, pending: state.state === 'pending' };
 }
 

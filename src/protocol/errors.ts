@@ -62,6 +62,7 @@ export const ErrorCodes = {
   APPROVAL_MISMATCH: { exit: 1, action: 'request_new_approval', summary: 'the call differs from what was approved' },
   JOURNAL_UNAVAILABLE: { exit: 1, action: 'check_journal', summary: 'the journal cannot be written, so nothing was run' },
   CREDENTIAL_MISSING: { exit: 1, action: 'add_secret', summary: 'the credential named by the catalog is not in the vault' },
+  CREDENTIAL_KIND_MISMATCH: { exit: 1, action: 'fix_credential_kind', summary: 'the credential is not of the kind (or name) its target needs' },
   EGRESS_BLOCKED: { exit: 1, action: 'fix_catalog_target', summary: 'the connection was refused by egress policy' },
   TARGET_TIMEOUT: { exit: 1, action: 'check_call_status', summary: 'the target did not answer in time' },
   TARGET_ERROR: { exit: 1, action: 'check_target', summary: 'the target could not be reached or failed' },

@@ -72,6 +72,17 @@ describe('postern catalog', () => {
     await writeFile(catalogPath, orig);
   });
 
+  it('refuses a catalog whose target needs another kind of credential than the vault holds', async () => {
+    const orig = await readFile(catalogPath, 'utf8');
+    assert.match(orig, /auth: bearer/);
+    await writeFile(catalogPath, orig.replace('auth: bearer', 'auth: basic'));
+    const r = await sb.run(['catalog', 'accept', '--yes', ...g]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^postern: CREDENTIAL_KIND_MISMATCH: .*api-token.*http_bearer.*http_basic/m);
+    assert.match((await sb.run(['catalog', 'show'])).stdout, /status: pending/, 'nothing was accepted');
+    await writeFile(catalogPath, orig);
+  });
+
   it('fails the gate on a breaking change without a policy; the edit stays pending', async () => {
     const r2 = {
       ...r1,

@@ -11,6 +11,7 @@ import {
   acceptanceMac,
   acceptanceRecord,
   catalogSummaryJson,
+  checkCatalogCredentials,
   gateReportJson,
   parseCatalog,
   releaseGate,
@@ -187,8 +188,9 @@ export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<voi
   const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
   try {
     const key = vault.deriveKey('catalog-mac');
-    const creds = new Set(vault.list().map((m) => m.name));
-    const cand = await loadCatalogFile(ctx.paths.catalog, creds);
+    const credentials = vault.list();
+    const cand = await loadCatalogFile(ctx.paths.catalog, new Set(credentials.map((m) => m.name)));
+    checkCatalogCredentials(cand.catalog, credentials);
     if (o.expectDigest !== undefined && cand.digest !== o.expectDigest) {
       throw new PosternError('CATALOG_PENDING', `${ctx.paths.catalog} changed meanwhile; review it with \`postern catalog accept\``);
     }

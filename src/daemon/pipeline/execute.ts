@@ -1,13 +1,16 @@
 /**
  * Execution: hands the resolved action to its executor with the vault
  * credential. The credential is looked up by the name the catalog gave and
- * must be of a kind that fits the target's auth; nothing here decides policy.
+ * must fit the target's auth (one rule, src/protocol/credential-fit.ts, also
+ * run when the catalog is accepted and loaded); nothing here decides policy.
  */
 import type { ResolvedAction, ResolvedHttp, ResolvedSsh } from '../../contracts/index.js';
-import { executeHttp, type HttpResult } from '../../executors/http/index.js';
+import { executeHttp, type HttpRequestSpec, type HttpResult } from '../../executors/http/index.js';
+import { headerKey } from '../../protocol/http-headers.js';
 import type { SshCredential, SshExecOptions, SshResult } from '../../executors/ssh/index.js';
 import type { Credential } from '../../vault/index.js';
 import type { DaemonConfig } from '../config.js';
+import { assertCredentialFits } from '../../protocol/credential-fit.js';
 import { PosternError } from '../../protocol/errors.js';
 
 export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult } | { readonly kind: 'ssh'; readonly result: SshResult };
@@ -17,34 +20,27 @@ export interface SshRunner {
   exec(action: ResolvedSsh, credential: SshCredential | null, opts?: SshExecOptions & { readonly signal?: AbortSignal }): Promise<SshResult>;
 }
 
-const SSH_KINDS: ReadonlySet<string> = new Set(['ssh_key', 'ssh_password']);
-
-const AUTH_KIND = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query' } as const;
-
+/** The credential of the action, present and fitting its target (src/protocol/credential-fit.ts). */
 export function checkCredential(action: ResolvedAction, cred: Credential | undefined): Credential {
   if (cred === undefined) {
     throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is not in the vault: add it with \`postern secret add ${action.credential}\``);
   }
-  if (action.kind === 'http' && AUTH_KIND[action.auth.kind] !== cred.meta.kind) {
-    throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is a ${cred.meta.kind}, but the target expects ${AUTH_KIND[action.auth.kind]}`);
-  }
-  if (action.kind === 'ssh' && !SSH_KINDS.has(cred.meta.kind)) {
-    throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is a ${cred.meta.kind}, but an SSH target needs an ssh_key or ssh_password`);
-  }
+  assertCredentialFits(action.kind === 'http' ? { kind: 'http', auth: action.auth } : { kind: 'ssh' }, cred.meta, action.target);
   return cred;
 }
 
 /** Headers the executor sets itself; the resolved action lists them so the approval card shows them. */
 const EXECUTOR_SET = new Set(['idempotency-key', 'content-type']);
 
-function httpSpec(a: ResolvedHttp) {
-  const contentType = a.headers.find(([n]) => n === 'content-type')?.[1] ?? 'application/json';
+/** The executor's request spec for a resolved HTTP action (exported so tests can prove the catalog and the executor agree). */
+export function httpSpec(a: ResolvedHttp): HttpRequestSpec {
+  const contentType = a.headers.find(([n]) => headerKey(n) === 'content-type')?.[1] ?? 'application/json';
   return {
     origin: a.origin,
     method: a.method,
     path: a.path,
     query: a.query,
-    headers: a.headers.filter(([n]) => !EXECUTOR_SET.has(n)),
+    headers: a.headers.filter(([n]) => !EXECUTOR_SET.has(headerKey(n))),
     ...(a.bodyText === undefined ? {} : { body: { contentType, bytes: Buffer.from(a.bodyText, 'utf8') } }),
   };
 }

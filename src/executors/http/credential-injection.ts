@@ -13,9 +13,11 @@
  * - Errors name the credential and the offending part, never a value.
  * - Keep in step with src/redaction/injected-forms.ts.
  */
+import { credentialFit, credentialMisfitError } from '../../protocol/credential-fit.js';
 import { PosternError } from '../../protocol/errors.js';
 import { percentEncodeComponent } from '../../redaction/index.js';
-import { isFieldValue, isToken, RESERVED_HEADERS } from './request-rules.js';
+import { credentialHeaderProblem } from '../../protocol/http-headers.js';
+import { isFieldValue, isToken } from './request-rules.js';
 import type { HttpCredential } from './types.js';
 
 export interface Injection {
@@ -27,8 +29,6 @@ export interface Injection {
 }
 
 const NONE: Injection = { headers: [], queryParam: null, ownedHeaders: [] };
-/** Reserved names a custom credential header may still use (e.g. a non-Bearer Authorization scheme). */
-const CREDENTIAL_HEADERS_ALLOWED: ReadonlySet<string> = new Set(['authorization', 'cookie']);
 
 function refuse(credential: HttpCredential, message: string): PosternError {
   return new PosternError('SECRET_INVALID', `credential ${credential.meta.name}: ${message}`, {
@@ -69,7 +69,7 @@ export function credentialInjection(credential: HttpCredential | null): Injectio
     }
     case 'http_header': {
       const header = field(credential, 'header').toLowerCase();
-      if (!isToken(header) || (RESERVED_HEADERS.has(header) && !CREDENTIAL_HEADERS_ALLOWED.has(header))) {
+      if (!isToken(header) || credentialHeaderProblem(header) !== undefined) {
         throw refuse(credential, `the header name '${header}' cannot carry a credential`);
       }
       return { headers: [[header, headerSafe(credential, 'value')]], queryParam: null, ownedHeaders: [header] };
@@ -85,7 +85,9 @@ export function credentialInjection(credential: HttpCredential | null): Injectio
       };
     }
     case 'ssh_key':
-    case 'ssh_password':
-      throw refuse(credential, `a ${kind} credential cannot be used for HTTP`);
+    case 'ssh_password': {
+      const fit = credentialFit({ kind: 'http' }, credential.meta);
+      throw fit.fits ? refuse(credential, `a ${kind} credential cannot be used for HTTP`) : credentialMisfitError(credential.meta, fit);
+    }
   }
 }

@@ -8,14 +8,16 @@
  * - The credential appears only in `headers` / `target`, never in `displayUrl`
  *   (a query credential shows as `[REDACTED:<name>]`).
  * - The spec cannot set a reserved header, the credential's header, the
- *   idempotency header, or (with a body) content-type; nor the query
- *   credential's parameter, in any letter case.
+ *   idempotency header, or (with a body) content-type; nor a query name a
+ *   server could read as the credential's parameter (src/protocol/query-names.ts).
  */
 import { PosternError } from '../../protocol/errors.js';
 import { redactionMarker } from '../../redaction/index.js';
 import { VERSION } from '../../version.js';
 import { credentialInjection } from './credential-injection.js';
-import { checkHeaders, checkMethod, checkPath, encodeQuery, isFieldValue, isToken, RESERVED_HEADERS } from './request-rules.js';
+import { headerKey, reservedHeader } from '../../protocol/http-headers.js';
+import { queryNameCollides } from '../../protocol/query-names.js';
+import { checkHeaders, checkMethod, checkPath, encodeQuery, isFieldValue, isToken } from './request-rules.js';
 import type { HttpExecOptions, HttpRequestSpec } from './types.js';
 
 export interface PreparedRequest {
@@ -45,7 +47,7 @@ export function prepareRequest(
   const idem = opts.idempotencyKey;
   const idemName = idem?.header.toLowerCase();
   if (idem !== undefined && idemName !== undefined) {
-    if (!isToken(idem.header) || (RESERVED_HEADERS.has(idemName) && idemName !== 'idempotency-key')) {
+    if (!isToken(idem.header) || (reservedHeader(idemName) !== undefined && idemName !== 'idempotency-key')) {
       throw invalid('the idempotency header name is not allowed');
     }
     if (!isFieldValue(idem.value) || idem.value === '') throw invalid('the idempotency key is not a valid header value');
@@ -59,7 +61,7 @@ export function prepareRequest(
   checkHeaders(spec.headers, owned);
 
   const param = injection.queryParam;
-  if (param !== null && spec.query.some(([name]) => name.toLowerCase() === param.name.toLowerCase())) {
+  if (param !== null && spec.query.some(([name]) => queryNameCollides(name, param.name))) {
     throw invalid(`the query parameter ${param.name} carries the credential and may not be supplied`, { query: param.name });
   }
   const query = encodeQuery(spec.query);
@@ -73,7 +75,7 @@ export function prepareRequest(
   for (const [name, value] of injection.headers) headers.push(name, value);
   if (idem !== undefined) headers.push(idem.header, idem.value);
   headers.push('accept-encoding', 'identity');
-  if (!spec.headers.some(([name]) => name.toLowerCase() === 'user-agent')) headers.push('user-agent', `postern/${VERSION}`);
+  if (!spec.headers.some(([name]) => headerKey(name) === 'user-agent')) headers.push('user-agent', `postern/${VERSION}`);
 
   return {
     method: spec.method,

@@ -7,30 +7,16 @@
  * - No CR, LF, NUL or other control byte reaches a header name or value.
  * - Reserved headers (credentials, framing, connection management, the
  *   idempotency key, the credential's own header) cannot be supplied in any
- *   letter case; the error names the reserved header as Postern spells it
- *   and never quotes an agent-supplied value.
+ *   letter case or `_`/`-` spelling; the rule is src/protocol/http-headers.ts,
+ *   the same the catalog applies. The error names the reserved header as
+ *   Postern spells it and never quotes an agent-supplied value.
  */
 import { PosternError } from '../../protocol/errors.js';
+import { headerNameProblem } from '../../protocol/http-headers.js';
+import { describeSegmentProblem, pathSegmentProblem } from '../../protocol/path-segments.js';
 
-/** Headers the executor owns; a spec may not carry them. */
-export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'upgrade',
-  'te',
-  'trailer',
-  'keep-alive',
-  'expect',
-  'idempotency-key',
-  // Always "identity": a compressed body could hide an echoed secret from redaction.
-  'accept-encoding',
-  'proxy-connection',
-]);
+/** The reserved-header rule has one home, shared with the catalog. */
+export { RESERVED_HEADERS } from '../../protocol/http-headers.js';
 
 /** RFC 9110 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -64,19 +50,21 @@ export function checkMethod(method: string): void {
 export function checkPath(path: string): void {
   if (!PATH.test(path)) throw invalid('the request path must start with / and be percent-encoded, without query or fragment');
   if (path.startsWith('//')) throw invalid('the request path may not start with //');
-  for (const segment of path.split('/')) {
-    const decoded = segment.replace(/%2e/gi, '.');
-    if (decoded === '.' || decoded === '..') throw invalid('the request path may not contain . or .. segments');
+  const segments = path.split('/').slice(1);
+  // A final empty segment is a trailing slash; every other one must resolve to an ordinary segment.
+  if (segments[segments.length - 1] === '') segments.pop();
+  for (const segment of segments) {
+    const problem = pathSegmentProblem(segment);
+    if (problem !== undefined) throw invalid(`the request path has a segment that ${describeSegmentProblem(problem)}`);
   }
 }
 
 /**
  * Checks the spec's headers. `alsoReserved` adds names owned by this call
  * (the credential's header, the idempotency header, content-type when the
- * executor sets it from the body); all compared in lower case.
+ * executor sets it from the body); all compared by `headerKey`.
  */
 export function checkHeaders(headers: readonly (readonly [string, string])[], alsoReserved: readonly string[]): void {
-  const reserved = new Set([...RESERVED_HEADERS, ...alsoReserved.map((h) => h.toLowerCase())]);
   headers.forEach(([name, value], index) => {
     if (!TOKEN.test(name)) {
       throw invalid(`request header #${index + 1} has an invalid name (control characters or separators)`, { header_index: index });
@@ -84,10 +72,8 @@ export function checkHeaders(headers: readonly (readonly [string, string])[], al
     if (!FIELD_VALUE.test(value)) {
       throw invalid(`request header #${index + 1} has a value with control or non-Latin-1 characters`, { header_index: index });
     }
-    const lower = name.toLowerCase();
-    if (reserved.has(lower)) {
-      throw invalid(`the ${lower} header is set by Postern and may not be supplied`, { header: lower });
-    }
+    const problem = headerNameProblem(name, alsoReserved);
+    if (problem !== undefined) throw invalid(problem, { header: name.toLowerCase() });
   });
 }
 

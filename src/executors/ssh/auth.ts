@@ -3,7 +3,8 @@
  * any connection is made.
  *
  * Invariants:
- * - Only `ssh_key` (private key, optional passphrase) and `ssh_password`.
+ * - Only `ssh_key` (private key, optional passphrase) and `ssh_password`;
+ *   any other kind is CREDENTIAL_KIND_MISMATCH (src/protocol/credential-fit.ts).
  * - The private key is parsed here first, so a wrong passphrase or a broken
  *   key fails with SECRET_INVALID before anything is sent; no message or
  *   detail quotes the key, the passphrase or the password, and ssh2's own
@@ -11,6 +12,7 @@
  * - The secret stays in memory: never in argv, environment or a file.
  */
 import ssh2 from 'ssh2';
+import { assertCredentialFits } from '../../protocol/credential-fit.js';
 import { PosternError } from '../../protocol/errors.js';
 import type { SshCredential } from './types.js';
 
@@ -25,6 +27,7 @@ export function sshAuth(credential: SshCredential | null, credentialName: string
       sideEffectStarted: false,
     });
   }
+  assertCredentialFits({ kind: 'ssh' }, credential.meta);
   const { kind, name } = credential.meta;
   if (kind === 'ssh_password') {
     const password = credential.secret.password;
@@ -47,10 +50,7 @@ export function sshAuth(credential: SshCredential | null, credentialName: string
     }
     return passphrase === undefined ? { privateKey } : { privateKey, passphrase };
   }
-  throw new PosternError('CREDENTIAL_MISSING', `the credential ${name} is a ${kind} credential, not an SSH key or password`, {
-    details: { credential: name, kind },
-    sideEffectStarted: false,
-  });
+  throw new PosternError('INTERNAL', `the credential ${name} passed the SSH kind check as ${kind}`);
 }
 
 function missingPart(name: string, part: string): PosternError {

@@ -11,6 +11,7 @@ const base: Authority = {
   origins: ['https://api.example.com:443'],
   methods: ['POST'],
   paths: ['/repos/{}/issues'],
+  requestMeaning: [],
   privateNetwork: 'refused',
   ssh: [],
   programs: [],

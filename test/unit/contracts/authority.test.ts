@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { authorityDigest, authorityOf, Effects, widensAuthority, type Authority } from '../../../src/contracts/index.ts';
 import { catalog, objectSchema, str, tool, toolOf } from './helpers.ts';
 
-const EMPTY: Authority = { effect: 'read', credentials: [], origins: [], methods: [], paths: [], privateNetwork: 'refused', ssh: [], programs: [], commands: [] };
+const EMPTY: Authority = { effect: 'read', credentials: [], origins: [], methods: [], paths: [], requestMeaning: [], privateNetwork: 'refused', ssh: [], programs: [], commands: [] };
 
 describe('authorityOf', () => {
   const c = catalog({
@@ -53,6 +53,7 @@ describe('widensAuthority, table', () => {
     ['wildcard not covered by one segment', { paths: ['/repos/{}/{...}'] }, ['new path /repos/{}/{...}']],
     ['bare prefix not covered by {...}', { paths: ['/search'] }, ['new path /search']],
     ['private network', { privateNetwork: 'allowed' }, ['private and loopback addresses allowed']],
+    ['method override header added', { requestMeaning: ['header x-http-method-override: DELETE'] }, ['new request override header x-http-method-override: DELETE']],
   ];
   const partial: [string, string, boolean][] = [
     ['/a/v{}', '/a/vlit', true],
@@ -94,6 +95,7 @@ describe('widensAuthority, table', () => {
 const PATHS = ['/a', '/a/', '/a/{}', '/a/{}/b', '/a/{...}', '/{}', '/{...}', '/b/c', '/a/x', '/a/x/b', '/{}/{}', '/a/v{}'];
 const ORIGINS = ['https://h1:443', 'https://h1:8443', 'http://h1:80', 'https://h2:443'];
 const SSH = [{ host: 'h1', port: 22, user: 'u' }, { host: 'h1', port: 22, user: 'root' }, { host: 'h1', port: 2222, user: 'u' }, { host: 'h2', port: 22, user: 'u' }];
+const MEANING = ['header x-http-method-override: DELETE', 'header x-http-method-override: GET', 'header x-forwarded-host: evil.example', 'query _method=PUT'];
 const COMMANDS = [['/x', '{}'], ['/x', '{...}'], ['/x', 'lit'], ['/y'], ['{}', '--', '{...}']];
 
 const authority = fc.record({
@@ -102,6 +104,7 @@ const authority = fc.record({
   origins: fc.subarray(ORIGINS),
   methods: fc.subarray(['GET', 'POST', 'PUT', 'DELETE']),
   paths: fc.subarray(PATHS),
+  requestMeaning: fc.subarray(MEANING),
   privateNetwork: fc.constantFrom('allowed' as const, 'refused' as const),
   ssh: fc.subarray(SSH),
   programs: fc.subarray(['/x', '/y', '/z']),
@@ -137,6 +140,7 @@ describe('widensAuthority, properties', () => {
         origins: fc.subarray(a.origins),
         methods: fc.subarray(a.methods),
         paths: fc.subarray(a.paths).map((ps) => ps.map((p) => p.replace('{}', 'lit'))),
+        requestMeaning: fc.constant(a.requestMeaning),
         privateNetwork: fc.constantFrom(...(a.privateNetwork === 'allowed' ? (['allowed', 'refused'] as const) : (['refused'] as const))),
         ssh: fc.subarray(a.ssh),
         programs: fc.subarray(a.programs),
@@ -146,7 +150,7 @@ describe('widensAuthority, properties', () => {
     fc.assert(fc.property(pair, ([a, b]) => assert.equal(widensAuthority(a, b).widens, false)), { numRuns: 300 });
   });
 
-  it('any added host, port, method, credential, user or command widens', () => {
+  it('any added host, port, method, credential, user, command or request override widens', () => {
     const additions: [string, (a: Authority) => Authority | undefined][] = [
       ['credential', (a) => ({ ...a, credentials: [...a.credentials, 'fresh-cred'] })],
       ['host', (a) => ({ ...a, origins: [...a.origins, 'https://fresh.example:443'] })],
@@ -157,6 +161,8 @@ describe('widensAuthority, properties', () => {
       ['ssh port', (a) => (a.ssh.length === 0 ? undefined : { ...a, ssh: [...a.ssh, { ...a.ssh[0]!, port: 65001 }] })],
       ['program', (a) => ({ ...a, programs: [...a.programs, '/fresh'] })],
       ['command', (a) => ({ ...a, commands: [...a.commands, ['/fresh', '{}']] })],
+      ['request override', (a) => ({ ...a, requestMeaning: [...a.requestMeaning, 'header x-original-url: /admin'] })],
+      ['removed request override', (a) => (a.requestMeaning.length === 0 ? undefined : { ...a, requestMeaning: a.requestMeaning.slice(1) })],
     ];
     fc.assert(
       fc.property(authority, fc.constantFrom(...additions), (a, [what, add]) => {
@@ -178,6 +184,7 @@ describe('widensAuthority, properties', () => {
         for (const e of b.ssh) assert.ok(a.ssh.some((x) => x.host === e.host && x.port === e.port && x.user === e.user));
         for (const c of b.commands) assert.ok(a.commands.some((x) => JSON.stringify(x) === JSON.stringify(c)));
         if (b.privateNetwork === 'allowed') assert.equal(a.privateNetwork, 'allowed');
+        assert.deepEqual([...b.requestMeaning].sort(), [...a.requestMeaning].sort(), 'request meaning is exactly the same');
         for (const p of b.paths) for (const concrete of samples(p)) assert.ok(oracleMatches(a.paths, concrete), `${p} → ${concrete} not reachable through ${a.paths.join(' ')}`);
       }),
       { numRuns: 1000 },

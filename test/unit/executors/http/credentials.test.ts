@@ -92,7 +92,8 @@ describe('credential injection', () => {
       { meta: { name: 'x', kind: 'http_header' as const, fields: { header: 'Host' } }, secret: { value: Buffer.from('v') } },
       { meta: { name: 'x', kind: 'http_header' as const, fields: { header: 'X Bad' } }, secret: { value: Buffer.from('v') } },
       { meta: { name: 'x', kind: 'http_query' as const, fields: {} }, secret: { value: Buffer.from('v') } },
-      { meta: { name: 'x', kind: 'ssh_password' as const, fields: {} }, secret: { password: Buffer.from('v') } },
+      { meta: { name: 'x', kind: 'http_header' as const, fields: { header: 'X-Forwarded-Host' } }, secret: { value: Buffer.from('v') } },
+      { meta: { name: 'x', kind: 'http_header' as const, fields: { header: 'Content_Length' } }, secret: { value: Buffer.from('v') } },
     ];
     const before = srv.requests.length;
     const connections = srv.connections;
@@ -101,6 +102,10 @@ describe('credential injection', () => {
       assert.equal(e.sideEffectStarted, false);
       assert.ok(!errorText(e).includes('Injected'));
     }
+    // An SSH credential is not of the wrong value but of the wrong kind.
+    const ssh: HttpCredential = { meta: { name: 'x', kind: 'ssh_password' as const, fields: {} }, secret: { password: Buffer.from('v') } };
+    const e = await refusal(executeHttp(spec(srv.origin), { credential: ssh, allowPrivate: true }), 'CREDENTIAL_KIND_MISMATCH');
+    assert.equal(e.sideEffectStarted, false);
     assert.equal(srv.requests.length, before);
     assert.equal(srv.connections, connections);
   });

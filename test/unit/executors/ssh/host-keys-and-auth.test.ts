@@ -121,12 +121,12 @@ describe('ssh executor: host keys and credentials', () => {
     assert.equal(srv.execs.length, before);
   });
 
-  it('missing or wrong-kind credential → CREDENTIAL_MISSING without connecting', async () => {
+  it('missing credential → CREDENTIAL_MISSING, wrong kind → CREDENTIAL_KIND_MISMATCH, without connecting', async () => {
     const e1 = await rejection(executeSsh(action(srv, ['true']), null));
     assert.ok(isPosternError(e1, 'CREDENTIAL_MISSING'));
     const bearer = { meta: { name: 'tok', kind: 'http_bearer' as const, fields: {} }, secret: { token: new Uint8Array([1]) } };
     const e2 = await rejection(executeSsh(action(srv, ['true']), bearer));
-    assert.ok(isPosternError(e2, 'CREDENTIAL_MISSING'));
+    assert.ok(isPosternError(e2, 'CREDENTIAL_KIND_MISMATCH'));
   });
 
   it('nothing listening → TARGET_ERROR, side_effect_started false', async () => {
