@@ -206,7 +206,9 @@ export async function changePassphrase<T = void>(path: string, oldPass: Uint8Arr
     const oldDataKey = s.dataKey;
     s.dataKey = newDataKey.slice();
     s.keyWrap = keyWrap;
-    zero(oldDataKey);
+    // Keys derived from the old data key are stale from here on (the hook copied what it needs).
+    zero(oldDataKey, ...s.derivedKeys.values());
+    s.derivedKeys.clear();
     await saveVault(vaultPath, vault);
     return await commit?.();
   } finally {
