@@ -35,6 +35,8 @@ export const NO_DAEMON_MESSAGE = 'no daemon is running for this home: start it w
 export interface OperatorClientOptions {
   readonly handshakeTimeoutMs?: number;
   readonly requestTimeoutMs?: number;
+  /** Connections to try when the daemon drops one during the handshake (it evicts the oldest under a flood). Default 8. */
+  readonly attempts?: number;
 }
 
 export interface OperatorConnection {
@@ -79,8 +81,27 @@ function openSocket(path: string): Promise<Socket> {
   });
 }
 
-/** Connects and authenticates both ways. Throws DAEMON_UNAVAILABLE, OPERATOR_AUTH_FAILED or VAULT_LOCKED. */
+const HANDSHAKE_DROPPED = 'the daemon closed the connection during the handshake';
+
+/**
+ * Connects and authenticates both ways. Throws DAEMON_UNAVAILABLE,
+ * OPERATOR_AUTH_FAILED or VAULT_LOCKED. A connection the daemon drops before
+ * the handshake completed (under a connection flood it evicts the oldest
+ * unauthenticated one) is retried on a fresh connection, a bounded number of
+ * times; nothing but the handshake was sent on it.
+ */
 export async function connectOperator(socketPath: string, key: Uint8Array, opts: OperatorClientOptions = {}): Promise<OperatorConnection> {
+  const attempts = Math.max(1, opts.attempts ?? 8);
+  for (let i = 1; ; i++) {
+    try {
+      return await connectOnce(socketPath, key, opts);
+    } catch (e) {
+      if (i >= attempts || !(e instanceof PosternError) || e.message !== HANDSHAKE_DROPPED) throw e;
+    }
+  }
+}
+
+async function connectOnce(socketPath: string, key: Uint8Array, opts: OperatorClientOptions): Promise<OperatorConnection> {
   const k = Uint8Array.from(key);
   const sock = await openSocket(socketPath);
   const reader = new LineReader(PREAUTH_LINE_BYTES);
@@ -186,8 +207,8 @@ export async function connectOperator(socketPath: string, key: Uint8Array, opts:
       finish(e instanceof PosternError ? e : new PosternError('INTERNAL', 'the operator connection failed unexpectedly', { cause: e }));
     }
   });
-  sock.on('error', () => finish(new PosternError('DAEMON_UNAVAILABLE', 'the operator connection failed')));
-  sock.on('close', () => finish(codec === null ? new PosternError('DAEMON_UNAVAILABLE', 'the daemon closed the connection during the handshake') : new PosternError('DAEMON_UNAVAILABLE', 'the daemon closed the operator connection')));
+  sock.on('error', () => finish(new PosternError('DAEMON_UNAVAILABLE', codec === null ? HANDSHAKE_DROPPED : 'the operator connection failed')));
+  sock.on('close', () => finish(new PosternError('DAEMON_UNAVAILABLE', codec === null ? HANDSHAKE_DROPPED : 'the daemon closed the operator connection')));
 
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => finish(new PosternError('DAEMON_UNAVAILABLE', 'the daemon did not complete the handshake in time')), opts.handshakeTimeoutMs ?? 5_000);

@@ -6,10 +6,14 @@
  * live sessions planned against. Published revisions must not change: an
  * in-place edit, a rewritten history, a removal without retiring first, or an
  * effect raised without a new revision are reported as their own changes.
+ * A new tool widens the agent's reach: it is reported as an addition that
+ * widens authority, with what it reaches. With no old catalog (a first
+ * acceptance, or one whose predecessor cannot be trusted) every target and
+ * every tool is such an addition, so nothing is accepted unseen.
  */
 import { contractFingerprint } from './action-diff.js';
 import { canonicalJson } from '../protocol/canonical.js';
-import { authorityOf, widensAuthority } from './authority.js';
+import { authorityOf, widensAuthority, type Authority } from './authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';
 import { Effects, type Catalog, type HostKey, type Revision, type Target, type Tool } from './types.js';
@@ -122,13 +126,36 @@ function targetChanges(old: Catalog, candidate: Catalog): Change[] {
   return reasons.length === 0 ? [] : [change(CATALOG, 'metadata', 'catalog', reasons)];
 }
 
-/** All changes from `old` to `candidate`; with `old` undefined, the candidate's own revision links. */
+const NOTHING: Authority = { effect: 'read', credentials: [], origins: [], methods: [], paths: [], requestMeaning: [], privateNetwork: 'refused', ssh: [], programs: [], commands: [] };
+
+/** A tool that did not exist: everything its current revision reaches, in the words of widensAuthority. */
+function toolAdded(tool: Tool): Change {
+  const w = widensAuthority(NOTHING, authorityOf(tool, tool.current));
+  // The effect is named on its own; "effect read → write" against nothing would mislead.
+  const reasons = w.widens ? w.reasons.filter((r) => !r.startsWith('effect ')) : [];
+  const reach = reasons.length > 0 ? reasons.join(', ') : 'nothing';
+  const text = `new tool ${tool.name} (${tool.effect}, approval ${tool.approval}): ${reach}`;
+  return change(tool.name, 'authority_widening', 'catalog', [{ code: 'tool_added', text }], { to: tool.current.revision });
+}
+
+function targetsAdded(candidate: Catalog): Change[] {
+  const reasons = [...candidate.targets.entries()].map(([name, t]): ChangeReason => {
+    const where = t.kind === 'http' ? t.origin : `ssh ${t.user}@${t.host}:${t.port}, host key ${t.hostKey.state === 'pinned' ? t.hostKey.fingerprint : 'untrusted'}`;
+    return { code: 'target_added', text: `target ${name} added: ${where}, credential ${t.credential}` };
+  });
+  return reasons.length === 0 ? [] : [change(CATALOG, 'authority_widening', 'catalog', reasons)];
+}
+
+/**
+ * All changes from `old` to `candidate`. With `old` undefined: every target
+ * and tool as an addition, plus the candidate's own revision links.
+ */
 export function classifyCatalogChange(old: Catalog | undefined, candidate: Catalog): Change[] {
   const out: Change[] = [];
-  if (old !== undefined) out.push(...targetChanges(old, candidate));
+  out.push(...(old !== undefined ? targetChanges(old, candidate) : targetsAdded(candidate)));
   for (const tool of candidate.tools.values()) {
     const oldTool = old?.tools.get(tool.name);
-    if (old !== undefined && oldTool === undefined) out.push(change(tool.name, 'additive', 'catalog', [{ code: 'tool_added', text: `new tool ${tool.name}` }]));
+    if (oldTool === undefined) out.push(toolAdded(tool));
     const links = toolLinks(oldTool, tool);
     out.push(...links);
     if (oldTool !== undefined) {

@@ -7,8 +7,9 @@
  *   catalog check   parseCatalog(text, file, creds) → releaseGate(old, cand, journal)
  *                   → renderGateReport(report) | gateReportJson(report); exit 1 unless report.ok
  *   catalog show    renderCatalogSummary(catalog) | catalogSummaryJson(catalog, catalogDigest(text))
- *   catalog accept  parseCatalog(text, file, names) → checkCatalogCredentials(catalog, vault metadata)
- *                   → catalogDigest → acceptanceRecord → acceptanceMac(key, record); catalogState(…)
+ *   catalog accept  judgeAcceptance(facts) → checkCatalogCredentials(catalog, vault metadata)
+ *                   → catalogDigest → acceptanceRecord → acceptanceMac(key, record)
+ *   daemon reload   judgeSuccessor(key, current, record, history)
  *   tools/list      advertiseCatalog(catalog)
  *   tools/call      splitIdempotencyKey → resolveContract(tool, seenRevision) → prepareCall(decision, raw)
  *                   → resolveAction(prepared.revision, prepared.normalized) → actionDigest(action)
@@ -41,5 +42,10 @@ export { classifyCatalogChange } from './classify-catalog.js';
 export { releaseGate, gateRuleFor, GateRules, type GateFailure, type GateReport, type GateRule, type HistoryRecord, type HistoricalFailure } from './release-gate.js';
 export { renderGateReport, gateReportJson, renderCatalogSummary, catalogSummaryJson, summarizeCatalog, GATE_JSON_FORMAT, CATALOG_JSON_FORMAT, type ToolSummary } from './render.js';
 
-export { catalogDigest, acceptanceRecord, acceptanceMac, verifyAcceptance, catalogState, type AcceptanceRecord, type AcceptanceCheck, type CatalogState } from './acceptance.js';
+export {
+  catalogDigest, acceptanceRecord, acceptanceMac, verifyAcceptance, judgeAcceptance, judgeSuccessor, verifyHistoryChain, sequenceOf, Alarms,
+  type AcceptanceRecord, type LegacyAcceptanceRecord, type AnyAcceptanceRecord, type AcceptanceMark, type AcceptanceCheck, type AcceptanceFacts,
+  type Alarm, type CatalogState, type CurrentAcceptance, type HistoryCheck, type SignedRecord, type StoredRecord, type Succession,
+} from './acceptance.js';
+export { withHostKeyPin } from './host-key-pin.js';
 export { advertiseTool, advertiseCatalog, splitIdempotencyKey, needsIdempotencyKey, IDEMPOTENCY_KEY, type AdvertisedTool, type KeySplit } from './advertise.js';

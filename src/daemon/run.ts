@@ -11,8 +11,8 @@ import { basename, join } from 'node:path';
 import { ApprovalQueue } from '../approvals/queue.js';
 import { GrantStore } from '../approvals/grants.js';
 import type { Catalog } from '../contracts/index.js';
-import { sha256Hex } from '../contracts/index.js';
-import { loadAcceptedCatalog } from '../home/catalog-store.js';
+import { judgeSuccessor, sha256Hex, type CurrentAcceptance } from '../contracts/index.js';
+import { loadAcceptedCatalog, loadCopy, readAcceptance, readHistory, signedOnly } from '../home/catalog-store.js';
 import type { HomePaths } from '../home/paths.js';
 import { assertPrivateDir } from '../home/permissions.js';
 import { openJournals, type Journals } from '../journal/index.js';
@@ -42,10 +42,27 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map() };
 
-async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<CatalogSnapshot> {
-  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), vault.list());
-  if (accepted === undefined) return snapshotOf(EMPTY, sha256Hex(''), null);
-  return snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt);
+/** The accepted catalog at start, judged against the vault's own mark of the last acceptance. */
+async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<{ snapshot: CatalogSnapshot; inUse: CurrentAcceptance }> {
+  const creds = new Set(vault.list().map((m) => m.name));
+  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), vault.acceptedCatalog, creds);
+  if (accepted === undefined) return { snapshot: snapshotOf(EMPTY, sha256Hex(''), null), inUse: { sequence: 0, digest: null } };
+  return { snapshot: snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt), inUse: { sequence: accepted.sequence, digest: accepted.digest } };
+}
+
+/**
+ * A changed record while running: adopted only when it is authentic, newer
+ * than the acceptance in use and chained to it (directly or through the
+ * authenticated history); anything else keeps the catalog in use.
+ */
+async function loadSuccessor(paths: HomePaths, vault: UnlockedVault, inUse: CurrentAcceptance): Promise<{ kind: 'same' } | { kind: 'refused'; reason: string } | { kind: 'adopt'; snapshot: CatalogSnapshot; inUse: CurrentAcceptance }> {
+  const key = vault.deriveKey('catalog-mac');
+  const next = judgeSuccessor(key, inUse, await readAcceptance(paths), signedOnly(await readHistory(paths)));
+  if (next.kind !== 'adopt') return next.kind === 'same' ? next : { kind: 'refused', reason: next.reason };
+  const r = next.record;
+  const creds = new Set(vault.list().map((m) => m.name));
+  const accepted = await loadCopy(paths, r.digest, r.sequence, r.accepted_at, false, creds);
+  return { kind: 'adopt', snapshot: snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt), inUse: { sequence: r.sequence, digest: r.digest } };
 }
 
 async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
@@ -75,7 +92,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
   try {
     const config = await loadConfig(paths.config);
     vault = await openVault(paths.vault, passphrase, { clock });
-    const snapshot = await loadSnapshot(paths, vault);
+    const { snapshot, inUse: atStart } = await loadSnapshot(paths, vault);
+    let inUse = atStart;
     journals = openJournals(paths.journalDir, { clock });
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
@@ -133,11 +151,18 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
 
     const reloadCatalog = async (): Promise<boolean> => {
       if (state.locked) return false;
-      const next = await loadSnapshot(paths, state.vault());
-      if (next.digest === state.snapshot().digest) return false;
+      const judged = await loadSuccessor(paths, state.vault(), inUse);
+      if (judged.kind === 'same') return false;
+      if (judged.kind === 'refused') {
+        log(`ALARM: catalog not adopted: ${judged.reason}`);
+        journalEvent(null, 'catalog_refused', { reason: judged.reason, in_use: inUse.sequence });
+        return false;
+      }
+      const next = judged.snapshot;
+      inUse = judged.inUse;
       // Build the new tool list first, then tell sessions (in-flight calls keep their snapshot).
       state.setSnapshot(next);
-      journalEvent(null, 'catalog_accepted', { digest: next.digest, accepted_at: next.acceptedAt, tools: next.catalog.tools.size });
+      journalEvent(null, 'catalog_accepted', { digest: next.digest, sequence: inUse.sequence, accepted_at: next.acceptedAt, tools: next.catalog.tools.size });
       const n = await agent.broadcastListChanged();
       journalEvent(null, 'list_changed_sent', { digest: next.digest, sessions: n });
       log(`adopted catalog ${next.digest.slice(0, 16)}…; told ${n} sessions`);

@@ -2,48 +2,52 @@
  * Where the catalog lives on disk and how an accepted one is stored:
  *   catalog.yaml            the file the operator edits (and an agent might)
  *   catalog.accepted.yaml   an exact copy of the last accepted file
- *   catalog.accepted.json   { record, mac }: its digest, time, predecessor,
- *                           authenticated with the vault's catalog-mac key
- *   catalog.history.jsonl   one line per acceptance (append-only)
- * The daemon only ever uses the accepted copy, and only when its MAC verifies
- * and its bytes hash to the recorded digest. Editing catalog.yaml changes
- * nothing until `postern catalog accept` (which needs the passphrase).
+ *   catalog.accepted.json   { record, mac }: sequence, digest, time,
+ *                           predecessor, authenticated with the vault's
+ *                           catalog-mac key
+ *   catalog.history.jsonl   one { record, mac } line per acceptance: a chain
+ *                           (sequence +1, previous_digest) of MAC'd records
+ * and the vault payload keeps the last acceptance's sequence and digest (the
+ * high-water mark), written by `catalog accept` under the passphrase.
+ *
+ * The daemon only ever uses the accepted copy, and only when the record's MAC
+ * verifies, the record agrees with the vault's mark (at start) or chains from
+ * the acceptance in use (while running), and the copy's bytes hash to the
+ * recorded digest. Editing catalog.yaml changes nothing until `postern catalog
+ * accept`; deleting, forging or putting back an older record is an alarm.
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import {
   catalogDigest,
-  catalogState,
-  checkCatalogCredentials,
+  judgeAcceptance,
   parseCatalog,
-  verifyAcceptance,
-  type AcceptanceRecord,
+  type AcceptanceMark,
   type Catalog,
   type CatalogState,
+  type SignedRecord,
+  type StoredRecord,
 } from '../contracts/index.js';
-import type { CredentialFacts } from '../protocol/credential-fit.js';
 import { PosternError } from '../protocol/errors.js';
 import { appendLineDurably, atomicWriteFile } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
 
-const StoredSchema = z
+const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+const LegacyRecordSchema = z
+  .object({ format: z.literal('postern.catalog-acceptance/1'), digest: Hex64, accepted_at: z.string(), previous_digest: Hex64.nullable() })
+  .strict();
+const RecordSchema = z
   .object({
-    record: z
-      .object({
-        format: z.literal('postern.catalog-acceptance/1'),
-        digest: z.string().regex(/^[0-9a-f]{64}$/),
-        accepted_at: z.string(),
-        previous_digest: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-      })
-      .strict(),
-    mac: z.string(),
+    format: z.literal('postern.catalog-acceptance/2'),
+    sequence: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+    digest: Hex64,
+    accepted_at: z.string(),
+    previous_digest: Hex64.nullable(),
+    forced: z.boolean(),
+    changes: z.number().int().min(0),
   })
   .strict();
-
-export interface StoredAcceptance {
-  readonly record: AcceptanceRecord;
-  readonly mac: string;
-}
+const StoredSchema = z.object({ record: z.union([RecordSchema, LegacyRecordSchema]), mac: z.string() }).strict();
 
 export interface CatalogFile {
   readonly path: string;
@@ -65,60 +69,117 @@ export async function readCatalogFile(path: string): Promise<CatalogFile | undef
   return text === undefined ? undefined : { path, text, digest: catalogDigest(text) };
 }
 
-export async function readAcceptance(paths: HomePaths): Promise<StoredAcceptance | undefined> {
-  const raw = await readOptional(paths.acceptedRecord);
-  if (raw === undefined) return undefined;
+function parseSigned(text: string): SignedRecord | 'malformed' {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
+    parsed = JSON.parse(text);
   } catch {
-    throw new PosternError('CATALOG_UNAUTHENTICATED', `${paths.acceptedRecord} is not valid JSON; accept the catalog again`);
+    return 'malformed';
   }
   const r = StoredSchema.safeParse(parsed);
-  if (!r.success) throw new PosternError('CATALOG_UNAUTHENTICATED', `${paths.acceptedRecord} is malformed; accept the catalog again`);
-  return r.data;
+  return r.success ? r.data : 'malformed';
 }
 
-/** Where the catalog stands, judged with the vault's catalog-mac key. */
-export async function currentCatalogState(paths: HomePaths, key: Uint8Array): Promise<{ state: CatalogState; stored: StoredAcceptance | undefined; file: CatalogFile | undefined }> {
+/** The record file as it is: missing, malformed, or a record with its MAC (not yet checked). */
+export async function readAcceptance(paths: HomePaths): Promise<StoredRecord> {
+  const raw = await readOptional(paths.acceptedRecord);
+  if (raw === undefined) return { kind: 'missing' };
+  const s = parseSigned(raw);
+  return s === 'malformed' ? { kind: 'malformed', why: `${paths.acceptedRecord} is not an acceptance record` } : { kind: 'stored', ...s };
+}
+
+export type HistoryLine = SignedRecord | 'legacy' | 'malformed';
+
+/** catalog.history.jsonl, line by line: signed records, legacy (0.1, unsigned) lines, or malformed ones. */
+export async function readHistory(paths: HomePaths): Promise<HistoryLine[]> {
+  return (await readHistoryLines(paths)).map((l) => l.parsed);
+}
+
+/** The same, with each line's exact text (re-authentication keeps lines it cannot verify as they were). */
+export async function readHistoryLines(paths: HomePaths): Promise<{ readonly text: string; readonly parsed: HistoryLine }[]> {
+  const text = await readOptional(paths.catalogHistory);
+  if (text === undefined) return [];
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => ({ text: l, parsed: parseHistoryLine(l) }));
+}
+
+function parseHistoryLine(l: string): HistoryLine {
+  const s = parseSigned(l);
+  if (s !== 'malformed') return s;
+  try {
+    const o = JSON.parse(l) as { format?: unknown };
+    return o.format === 'postern.catalog-acceptance/1' ? 'legacy' : 'malformed';
+  } catch {
+    return 'malformed';
+  }
+}
+
+export const signedOnly = (lines: readonly HistoryLine[]): SignedRecord[] => lines.filter((l): l is SignedRecord => typeof l !== 'string');
+
+export interface HomeAcceptance {
+  readonly state: CatalogState;
+  readonly stored: StoredRecord;
+  readonly file: CatalogFile | undefined;
+}
+
+/** Where the catalog stands, judged with the vault's catalog-mac key and its acceptance mark. */
+export async function currentCatalogState(paths: HomePaths, key: Uint8Array, mark: AcceptanceMark | null): Promise<HomeAcceptance> {
   const file = await readCatalogFile(paths.catalog);
   const stored = await readAcceptance(paths);
-  const state = catalogState(file?.digest, stored === undefined ? undefined : { ...stored, key });
+  const history = await readOptional(paths.catalogHistory);
+  const state = judgeAcceptance({ fileDigest: file?.digest, stored, key, mark, historyExists: history !== undefined && history.trim() !== '' });
   return { state, stored, file };
+}
+
+/** The accepted copy's text, if its bytes are exactly `digest`. */
+export async function readAcceptedCopy(paths: HomePaths, digest: string): Promise<string | undefined> {
+  const text = await readOptional(paths.acceptedCatalog);
+  return text !== undefined && catalogDigest(text) === digest ? text : undefined;
 }
 
 export interface AcceptedCatalog {
   readonly catalog: Catalog;
   readonly digest: string;
+  readonly sequence: number;
   readonly acceptedAt: string;
   /** The operator's file differs from what is in use. */
   readonly pending: boolean;
 }
 
-/**
- * The catalog the daemon may use: the accepted copy, authenticated. Returns
- * undefined when nothing was ever accepted. Given the vault's credential
- * metadata, unknown credential names are CATALOG_INVALID and credentials of
- * the wrong kind (or name) CREDENTIAL_KIND_MISMATCH.
- */
-export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array, credentials?: readonly CredentialFacts[]): Promise<AcceptedCatalog | undefined> {
-  const { state, stored } = await currentCatalogState(paths, key);
-  if (stored === undefined) return undefined;
-  if (verifyAcceptance(key, stored.record, stored.mac).kind !== 'authentic') {
-    throw new PosternError('CATALOG_UNAUTHENTICATED', 'the accepted-catalog record does not verify with this vault: run `postern catalog accept` again');
-  }
-  const text = await readOptional(paths.acceptedCatalog);
-  if (text === undefined || catalogDigest(text) !== stored.record.digest) {
-    throw new PosternError('CATALOG_UNAUTHENTICATED', `${paths.acceptedCatalog} does not match the accepted digest: run \`postern catalog accept\` again`);
-  }
-  const catalog = parseCatalog(text, paths.acceptedCatalog, credentials === undefined ? undefined : new Set(credentials.map((c) => c.name)));
-  if (credentials !== undefined) checkCatalogCredentials(catalog, credentials);
-  return { catalog, digest: stored.record.digest, acceptedAt: stored.record.accepted_at, pending: state.state === 'pending' };
+/** The error an alarm state is reported with (daemon start, `catalog show --verify`). */
+export function alarmError(state: Extract<CatalogState, { state: 'alarm' }>): PosternError {
+  const code = state.alarm === 'rolled_back' || state.alarm === 'vault_behind' ? 'CATALOG_ROLLED_BACK' : 'CATALOG_UNAUTHENTICATED';
+  return new PosternError(code, `${state.message}; nothing was loaded: review the catalog with \`postern catalog accept\``, { details: { alarm: state.alarm } });
 }
 
-/** Stores an acceptance: the copy first, then the record that vouches for it, then the history line. */
-export async function writeAcceptance(paths: HomePaths, text: string, stored: StoredAcceptance, summary: Record<string, unknown>): Promise<void> {
+/**
+ * The catalog the daemon may use at start: the accepted copy, authenticated
+ * by the record and the vault's mark. Undefined when nothing was ever
+ * accepted; CATALOG_UNAUTHENTICATED / CATALOG_ROLLED_BACK otherwise.
+ */
+export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array, mark: AcceptanceMark | null, knownCredentials?: ReadonlySet<string>): Promise<AcceptedCatalog | undefined> {
+  const { state, stored } = await currentCatalogState(paths, key, mark);
+  if (state.state === 'alarm') throw alarmError(state);
+  if (state.state === 'no_catalog' || state.state === 'unaccepted' || stored.kind !== 'stored') return undefined;
+  const digest = state.state === 'accepted' ? state.digest : state.acceptedDigest;
+  return loadCopy(paths, digest, state.sequence, stored.record.accepted_at, state.state === 'pending', knownCredentials);
+}
+
+/** The accepted copy for a record already judged authentic. */
+export async function loadCopy(paths: HomePaths, digest: string, sequence: number, acceptedAt: string, pending: boolean, knownCredentials?: ReadonlySet<string>): Promise<AcceptedCatalog> {
+  const text = await readAcceptedCopy(paths, digest);
+  if (text === undefined) {
+    throw new PosternError('CATALOG_UNAUTHENTICATED', `${paths.acceptedCatalog} does not match the accepted digest: review the catalog with \`postern catalog accept\``);
+  }
+  const catalog = parseCatalog(text, paths.acceptedCatalog, knownCredentials);
+  return { catalog, digest, sequence, acceptedAt, pending };
+}
+
+/** The copy, then the record that vouches for it, then the history line. The vault's mark was saved before. */
+export async function writeAcceptance(paths: HomePaths, text: string, signed: SignedRecord): Promise<void> {
   await atomicWriteFile(paths.acceptedCatalog, text);
-  await atomicWriteFile(paths.acceptedRecord, `${JSON.stringify(stored, null, 2)}\n`);
-  await appendLineDurably(paths.catalogHistory, JSON.stringify({ ...stored.record, ...summary }));
+  await atomicWriteFile(paths.acceptedRecord, `${JSON.stringify(signed, null, 2)}\n`);
+  await appendLineDurably(paths.catalogHistory, JSON.stringify(signed));
 }

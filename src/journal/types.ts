@@ -151,6 +151,7 @@ export const SESSION_EVENT_TYPES = [
   'lock',
   'unlock',
   'catalog_accepted',
+  'catalog_refused',
   'session_closed',
   'daemon_started',
   'daemon_stopped',

@@ -1,6 +1,8 @@
 /**
- * The decrypted payload: UTF-8 JSON `{ format: 1, generation, created_at,
- * credentials: [...] }` with secret parts as standard base64 (FORMAT.md §4).
+ * The decrypted payload: UTF-8 JSON `{ format: 2, generation, created_at,
+ * accepted_catalog, credentials: [...] }` with secret parts as standard
+ * base64 (FORMAT.md §4). Format 1 (no `accepted_catalog`) is still read, as
+ * a vault that never recorded a catalog acceptance; saves write format 2.
  *
  * Invariants: `decodePayload` validates everything (zod for shape, the
  * credential rules for meaning, unique names) before returning, maps every
@@ -15,7 +17,15 @@ import { fieldsProblem, kindProblem, MAX_SECRET_PART_BYTES, nameProblem, secretP
 import { sodium, zero } from './libsodium.js';
 import type { CredentialKind } from './types.js';
 
-export const PAYLOAD_FORMAT = 1;
+/** The format every save writes; READABLE_PAYLOAD_FORMATS lists what is read. */
+export const PAYLOAD_FORMAT = 2;
+export const READABLE_PAYLOAD_FORMATS = [1, 2] as const;
+
+/** The last catalog acceptance, recorded under the passphrase: its sequence and the accepted file's digest. */
+export interface CatalogMark {
+  readonly sequence: number;
+  readonly digest: string;
+}
 
 /** In-memory credential; `meta` fields are replaced (never shared) on change. */
 export interface StoredCredential {
@@ -33,6 +43,8 @@ export interface StoredCredential {
 export interface VaultContents {
   generation: number;
   readonly createdAt: string;
+  /** The high-water mark of catalog acceptances; null until the first one (and in format 1). */
+  acceptedCatalog: CatalogMark | null;
   readonly credentials: Map<string, StoredCredential>;
 }
 
@@ -48,10 +60,23 @@ const CredentialRecord = z.strictObject({
   secret: z.record(z.string(), z.string().max(Math.ceil(MAX_SECRET_PART_BYTES / 3) * 4)),
 });
 
-const Payload = z.strictObject({
-  format: z.literal(PAYLOAD_FORMAT),
+const Mark = z.strictObject({
+  sequence: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+const PayloadV1 = z.strictObject({
+  format: z.literal(1),
   generation: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   created_at: Timestamp,
+  credentials: z.array(CredentialRecord),
+});
+
+const PayloadV2 = z.strictObject({
+  format: z.literal(2),
+  generation: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  created_at: Timestamp,
+  accepted_catalog: Mark.nullable(),
   credentials: z.array(CredentialRecord),
 });
 
@@ -74,7 +99,8 @@ export function encodePayload(contents: VaultContents): Uint8Array {
     const { kind, created_at, rotated_at, last_used_at, fields } = c.meta;
     return { name, kind, created_at, rotated_at, last_used_at, fields: { ...fields }, secret };
   });
-  const json = JSON.stringify({ format: PAYLOAD_FORMAT, generation: contents.generation, created_at: contents.createdAt, credentials });
+  const mark = contents.acceptedCatalog === null ? null : { sequence: contents.acceptedCatalog.sequence, digest: contents.acceptedCatalog.digest };
+  const json = JSON.stringify({ format: PAYLOAD_FORMAT, generation: contents.generation, created_at: contents.createdAt, accepted_catalog: mark, credentials });
   return new TextEncoder().encode(json);
 }
 
@@ -102,11 +128,15 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
   } catch (e) {
     throw fail(e instanceof ProtoKeyError ? "payload has a member named '__proto__'" : 'payload is not valid JSON');
   }
-  const parsed = Payload.safeParse(raw);
+  const format = typeof raw === 'object' && raw !== null && 'format' in raw ? raw.format : undefined;
+  if (typeof format === 'number' && Number.isInteger(format) && format > PAYLOAD_FORMAT) {
+    throw fail(`unsupported payload format ${format} (this Postern reads payload formats ${READABLE_PAYLOAD_FORMATS.join(', ')})`);
+  }
+  const parsed = format === 1 ? PayloadV1.safeParse(raw) : PayloadV2.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue === undefined ? '' : issue.path.map(String).join('.');
-    throw fail(`payload does not match format ${PAYLOAD_FORMAT} at '${path}' (${issue?.code ?? 'invalid'})`);
+    throw fail(`payload does not match format ${format === 1 ? 1 : PAYLOAD_FORMAT} at '${path}' (${issue?.code ?? 'invalid'})`);
   }
   const credentials = new Map<string, StoredCredential>();
   try {
@@ -144,5 +174,6 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
     zeroCredentials(credentials.values());
     throw e;
   }
-  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, credentials };
+  const acceptedCatalog = parsed.data.format === 2 ? parsed.data.accepted_catalog : null;
+  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, acceptedCatalog, credentials };
 }

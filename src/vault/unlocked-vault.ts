@@ -13,7 +13,7 @@ import { PosternError } from '../protocol/errors.js';
 import { assertValidFields, assertValidKind, assertValidName, assertValidSecret } from './credentials.js';
 import type { KeyWrap } from './format.js';
 import { sodium, zero } from './libsodium.js';
-import type { StoredCredential, VaultContents } from './payload.js';
+import type { CatalogMark, StoredCredential, VaultContents } from './payload.js';
 import { zeroCredentials } from './payload.js';
 import type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose } from './types.js';
 
@@ -37,6 +37,11 @@ export function derivedKeyId(purpose: DerivedKeyPurpose): number {
     case 'operator-auth':
       return 2;
   }
+}
+
+/** @internal A derived key straight from a data key (changePassphrase needs the new key's before the vault holds it). */
+export function deriveFromDataKey(dataKey: Uint8Array, purpose: DerivedKeyPurpose): Uint8Array {
+  return sodium.crypto_kdf_derive_from_key(32, derivedKeyId(purpose), DERIVED_KEY_CONTEXT, dataKey);
 }
 
 const states = new WeakMap<UnlockedVault, VaultState>();
@@ -161,15 +166,35 @@ export class UnlockedVault {
   }
 
   /**
-   * The 32-byte key for `purpose`, derived from the data key; the same bytes
-   * after changePassphrase. Returns the vault's own array (do not modify it);
+   * The last catalog acceptance this vault recorded (sequence and digest), or
+   * null before the first. Readable while unlocked.
+   */
+  get acceptedCatalog(): CatalogMark | null {
+    const m = vaultState(this).contents.acceptedCatalog;
+    return m === null ? null : { ...m };
+  }
+
+  /** Records a catalog acceptance; the sequence must go up by exactly one. Saved by withVaultWriter. */
+  recordAcceptedCatalog(mark: CatalogMark): void {
+    const s = vaultState(this);
+    const want = (s.contents.acceptedCatalog?.sequence ?? 0) + 1;
+    if (mark.sequence !== want || !/^[0-9a-f]{64}$/.test(mark.digest)) {
+      throw new PosternError('INPUT_INVALID', `a catalog acceptance must be #${want} with a SHA-256 digest`);
+    }
+    s.contents.acceptedCatalog = { sequence: mark.sequence, digest: mark.digest };
+    s.dirty = true;
+  }
+
+  /**
+   * The 32-byte key for `purpose`, derived from the data key. changePassphrase
+   * replaces the data key, so every derived key changes with the passphrase. Returns the vault's own array (do not modify it);
    * lock() zeroes it.
    */
   deriveKey(purpose: DerivedKeyPurpose): Uint8Array {
     const s = vaultState(this);
     let key = s.derivedKeys.get(purpose);
     if (key === undefined) {
-      key = sodium.crypto_kdf_derive_from_key(32, derivedKeyId(purpose), DERIVED_KEY_CONTEXT, s.dataKey);
+      key = deriveFromDataKey(s.dataKey, purpose);
       s.derivedKeys.set(purpose, key);
     }
     return key;

@@ -7,7 +7,8 @@
  * until after the rename and always release it; vaults opened here are
  * locked (zeroed) before a writer returns or throws; each save increments the
  * generation and re-seals the payload under a fresh nonce without re-running
- * the KDF; only create and changePassphrase derive a new key wrap.
+ * the KDF; only create and changePassphrase derive a new key wrap, and
+ * changePassphrase also replaces the data key.
  */
 import { systemClock, type Clock } from '../clock/index.js';
 import { resolve } from 'node:path';
@@ -21,8 +22,8 @@ import { sodium, zero } from './libsodium.js';
 import { openVaultBytes, sealVaultContents } from './codec.js';
 import type { VaultContents } from './payload.js';
 import { createKeyWrap } from './seal.js';
-import type { KdfParams } from './types.js';
-import { UnlockedVault, vaultIsDirty, vaultState } from './unlocked-vault.js';
+import type { DerivedKeyPurpose, KdfParams } from './types.js';
+import { deriveFromDataKey, UnlockedVault, vaultIsDirty, vaultState } from './unlocked-vault.js';
 import { acquireWriterLock } from './writer-lock.js';
 
 export interface VaultOptions {
@@ -103,7 +104,7 @@ export async function createVault(path: string, passphrase: Uint8Array, opts?: V
       throw new PosternError('VAULT_EXISTS', `a vault already exists at ${vaultPath}`, { details: { path: vaultPath } });
     }
     const keyWrap = await createKeyWrap(passphrase, dataKey, r.kdf, r.deriveKek);
-    const file = sealVaultContents(dataKey, keyWrap, { generation: 1, createdAt: r.now().toISOString(), credentials: new Map() });
+    const file = sealVaultContents(dataKey, keyWrap, { generation: 1, createdAt: r.now().toISOString(), acceptedCatalog: null, credentials: new Map() });
     await removeStaleTemps(vaultPath);
     await writeVaultFile(vaultPath, file);
   } finally {
@@ -122,15 +123,17 @@ export async function openVault(path: string, passphrase: Uint8Array, opts?: Vau
 }
 
 /**
- * Lock, open, run `fn`, save if `fn` changed anything, zero, unlock. If `fn`
- * throws nothing is saved. The vault passed to `fn` is locked when this
- * returns, so `fn` must not return secret arrays.
+ * Lock, open, run `fn`, save if `fn` changed anything, run `afterSave` (still
+ * holding the writer lock: files that must follow the vault's new generation),
+ * zero, unlock. If `fn` throws nothing is saved. The vault passed to `fn` is
+ * locked when this returns, so `fn` must not return secret arrays.
  */
 export async function withVaultWriter<T>(
   path: string,
   passphrase: Uint8Array,
   fn: (v: UnlockedVault) => T | Promise<T>,
   opts?: VaultOptions,
+  afterSave?: (result: T) => Promise<void>,
 ): Promise<T> {
   assertPassphrase(passphrase);
   const r = resolveOptions(opts);
@@ -145,6 +148,8 @@ export async function withVaultWriter<T>(
       throw new PosternError('VAULT_LOCKED', `the vault was locked before its changes were saved; nothing was written to ${vaultPath}`);
     }
     if (vaultIsDirty(vault)) await saveVault(vaultPath, vault);
+    vault.lock();
+    await afterSave?.(result);
     return result;
   } finally {
     vault?.lock();
@@ -152,8 +157,28 @@ export async function withVaultWriter<T>(
   }
 }
 
-/** Re-wrap the data key under `newPass` (new salt, `opts.kdf`); credentials and derived keys are unchanged. */
-export async function changePassphrase(path: string, oldPass: Uint8Array, newPass: Uint8Array, opts?: VaultOptions): Promise<void> {
+/** The keys derived from the data key before and after a passphrase change (the vault's own arrays: do not keep them). */
+export interface RekeyKeys {
+  readonly old: (purpose: DerivedKeyPurpose) => Uint8Array;
+  readonly new: (purpose: DerivedKeyPurpose) => Uint8Array;
+}
+
+/**
+ * Reads whatever the old keys authenticate and prepares it under the new
+ * keys (writing nothing); the returned function writes it, after the vault
+ * was saved, still under the writer lock.
+ */
+export type Reauthenticate<T> = (keys: RekeyKeys) => Promise<() => Promise<T>>;
+
+/**
+ * A new passphrase AND a new data key: the vault is re-sealed under a random
+ * data key wrapped with `newPass` (new salt, `opts.kdf`), so an old copy of
+ * the file with the old passphrase opens only the contents of that copy and
+ * derives keys that no longer authenticate anything. Every artefact MAC'd
+ * with a derived key is re-authenticated by `reauthenticate` (prepared before
+ * the save, written after it). Credentials are unchanged.
+ */
+export async function changePassphrase<T = void>(path: string, oldPass: Uint8Array, newPass: Uint8Array, opts?: VaultOptions, reauthenticate?: Reauthenticate<T>): Promise<T | undefined> {
   assertPassphrase(oldPass, 'old passphrase');
   assertPassphrase(newPass, 'new passphrase');
   const r = resolveOptions(opts);
@@ -162,12 +187,32 @@ export async function changePassphrase(path: string, oldPass: Uint8Array, newPas
   await checkVaultDirectory(vaultPath, false);
   const lock = await acquireWriterLock(vaultPath);
   let vault: UnlockedVault | undefined;
+  const newDataKey = sodium.randombytes_buf(KEY_BYTES);
+  const newDerived = new Map<DerivedKeyPurpose, Uint8Array>();
   try {
     vault = await loadVault(vaultPath, oldPass, r);
+    const opened = vault;
+    const keys: RekeyKeys = {
+      old: (p) => opened.deriveKey(p),
+      new: (p) => {
+        let k = newDerived.get(p);
+        if (k === undefined) newDerived.set(p, (k = deriveFromDataKey(newDataKey, p)));
+        return k;
+      },
+    };
+    const commit = reauthenticate === undefined ? undefined : await reauthenticate(keys);
     const s = vaultState(vault);
-    s.keyWrap = await createKeyWrap(newPass, s.dataKey, r.kdf, r.deriveKek);
+    const keyWrap = await createKeyWrap(newPass, newDataKey, r.kdf, r.deriveKek);
+    const oldDataKey = s.dataKey;
+    s.dataKey = newDataKey.slice();
+    s.keyWrap = keyWrap;
+    // Keys derived from the old data key are stale from here on (the hook copied what it needs).
+    zero(oldDataKey, ...s.derivedKeys.values());
+    s.derivedKeys.clear();
     await saveVault(vaultPath, vault);
+    return await commit?.();
   } finally {
+    zero(newDataKey, ...newDerived.values());
     vault?.lock();
     await lock.release();
   }

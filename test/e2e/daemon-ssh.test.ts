@@ -145,9 +145,9 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     writeFileSync(catalogPath, `${accepted}# an unreviewed edit\n`);
     try {
       const r = await inst.sb.run(['ssh', 'trust', 'impostor', '--fingerprint', other.hostKeyFingerprint, ...g()]);
-      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.code, 1, r.stderr);
       assert.match(r.stdout, /WARNING: this differs from the pinned/);
-      assert.match(r.stdout, /other unaccepted edits/);
+      assert.match(r.stderr, /CATALOG_PENDING: nothing was accepted: catalog\.yaml has other unaccepted edits besides this pin/);
       const written = readFileSync(catalogPath, 'utf8');
       assert.ok(written.includes(other.hostKeyFingerprint) && written.includes('# an unreviewed edit'), 'pin written, the edit kept');
       assert.equal(readFileSync(join(inst.sb.home, 'catalog.accepted.json'), 'utf8'), acceptedRecord, 'nothing accepted');

@@ -6,6 +6,7 @@
  * authenticated channel `postern approvals` uses) to approve or deny.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -24,7 +25,7 @@ export interface Installation {
   daemonLog: string;
   startDaemon(): Promise<void>;
   stopDaemon(signal?: NodeJS.Signals): Promise<number | null>;
-  /** Writes catalog.yaml and accepts it with the CLI. */
+  /** Writes catalog.yaml and accepts exactly those bytes with the CLI (`--digest`). */
   acceptCatalog(catalog: unknown): Promise<void>;
   client(opts?: { name?: string; listChanged?: (tools: unknown) => void }): Promise<Client>;
   operator(): Promise<Awaited<ReturnType<typeof connectOperator>>>;
@@ -89,8 +90,10 @@ export async function install(opts: { secrets: { name: string; kind: string; val
       return code;
     },
     async acceptCatalog(catalog) {
-      await writeFile(join(sb.home, 'catalog.yaml'), typeof catalog === 'string' ? catalog : stringify(catalog));
-      const r = await sb.run(['catalog', 'accept', '--yes', '--force', ...g]);
+      const text = typeof catalog === 'string' ? catalog : stringify(catalog);
+      await writeFile(join(sb.home, 'catalog.yaml'), text);
+      // --digest: the test wrote these exact bytes (a first catalog cannot be accepted with --yes alone).
+      const r = await sb.run(['catalog', 'accept', '--digest', createHash('sha256').update(text).digest('hex'), '--force', ...g]);
       if (r.code !== 0) throw new Error(`${r.stdout}\n${r.stderr}`);
     },
     async client(o = {}) {

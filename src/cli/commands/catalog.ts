@@ -8,10 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
-  acceptanceMac,
-  acceptanceRecord,
   catalogSummaryJson,
-  checkCatalogCredentials,
   gateReportJson,
   parseCatalog,
   releaseGate,
@@ -20,13 +17,14 @@ import {
   type Catalog,
   type GateReport,
   type HistoryRecord,
+  verifyHistoryChain,
 } from '../../contracts/index.js';
 import { openVault } from '../../vault/index.js';
 import { openJournals } from '../../journal/index.js';
 import { PosternError } from '../../protocol/errors.js';
-import { currentCatalogState, loadAcceptedCatalog, readAcceptance, readCatalogFile, writeAcceptance } from '../../home/catalog-store.js';
+import { alarmError, currentCatalogState, loadAcceptedCatalog, readAcceptance, readCatalogFile, readHistory } from '../../home/catalog-store.js';
+import { acceptCatalog, type AcceptOpts } from './catalog-accept.js';
 import { contextFor, type CliContext } from '../context.js';
-import { canPrompt, confirm } from '../tty.js';
 
 async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
   const f = await readCatalogFile(path);
@@ -128,23 +126,35 @@ export function registerCatalog(program: Command): void {
       const file = await readCatalogFile(ctx.paths.catalog);
       const stored = await readAcceptance(ctx.paths);
       let status: string;
+      let alarm: PosternError | undefined;
       if (o.verify === true) {
         const pass = await ctx.unlockPassphrase();
         const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
         try {
           const key = v.deriveKey('catalog-mac');
-          status = (await currentCatalogState(ctx.paths, key)).state.state;
+          const mark = v.acceptedCatalog;
+          const { state } = await currentCatalogState(ctx.paths, key, mark);
+          status = state.state === 'alarm' ? `alarm (${state.alarm}): ${state.message}` : state.state;
+          if (state.state === 'alarm') alarm = alarmError(state);
           // Also proves the stored copy is the accepted bytes (CATALOG_UNAUTHENTICATED otherwise).
-          if (status === 'accepted' || status === 'pending') await loadAcceptedCatalog(ctx.paths, key);
+          else if (state.state === 'accepted' || state.state === 'pending') await loadAcceptedCatalog(ctx.paths, key, mark);
+          const chain = verifyHistoryChain(key, await readHistory(ctx.paths), mark);
+          status += chain.ok
+            ? `\nhistory: ${chain.entries} authenticated acceptance${chain.entries === 1 ? '' : 's'}, chain verified${chain.legacy > 0 ? ` (after ${chain.legacy} unauthenticated line${chain.legacy === 1 ? '' : 's'} from Postern 0.1)` : ''}`
+            : `\nhistory: DOES NOT VERIFY: ${chain.problem}`;
         } finally {
           v.lock();
         }
-      } else if (stored === undefined) {
-        status = file === undefined ? 'no_catalog' : 'unaccepted';
+      } else if (stored.kind !== 'stored') {
+        status = `${stored.kind === 'malformed' ? 'malformed record' : file === undefined ? 'no_catalog' : 'unaccepted'} (not verified; use --verify)`;
       } else {
-        status = file === undefined || file.digest === stored.record.digest ? 'accepted (not verified; use --verify)' : 'pending';
+        status = `${file === undefined || file.digest === stored.record.digest ? 'accepted' : 'pending'} (not verified; use --verify)`;
       }
-      const shown = await readCatalogFile(stored === undefined ? ctx.paths.catalog : ctx.paths.acceptedCatalog);
+      if (alarm !== undefined) {
+        ctx.out(`status: ${status}`);
+        throw alarm;
+      }
+      const shown = await readCatalogFile(stored.kind !== 'stored' ? ctx.paths.catalog : ctx.paths.acceptedCatalog);
       if (shown === undefined) {
         if (o.json === true) ctx.out(JSON.stringify({ status, tools: [] }, null, 2));
         else ctx.out(`status: ${status}\nno catalog yet: write ${ctx.paths.catalog} (see docs/catalog.md)`);
@@ -162,64 +172,11 @@ export function registerCatalog(program: Command): void {
   catalog
     .command('accept')
     .description('adopt catalog.yaml after showing the classified diff (needs the passphrase)')
-    .option('-y, --yes', 'do not ask for confirmation')
+    .option('-y, --yes', 'do not ask for confirmation when the diff is against an authenticated accepted catalog')
+    .option('--digest <sha256>', 'accept exactly the file with this SHA-256 (the one you reviewed); works without a terminal, also for a first catalog')
     .option('--force', 'accept even when the release gate fails')
     .option('--json', 'print the report as JSON')
     .action(async (o: AcceptOpts, cmd: Command) => {
       await acceptCatalog(contextFor(cmd), o);
     });
-}
-
-export interface AcceptOpts {
-  yes?: boolean;
-  force?: boolean;
-  json?: boolean;
-  /** Accept only this exact file (sha256); anything else is left pending. */
-  expectDigest?: string;
-}
-
-/**
- * Adopts catalog.yaml: shows the classified diff against the accepted catalog,
- * runs the release gate, asks (unless `yes`), then writes the authenticated
- * acceptance record. Also used by `postern ssh trust` after it pins a key.
- */
-export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<void> {
-  const pass = await ctx.unlockPassphrase();
-  const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
-  try {
-    const key = vault.deriveKey('catalog-mac');
-    const credentials = vault.list();
-    const cand = await loadCatalogFile(ctx.paths.catalog, new Set(credentials.map((m) => m.name)));
-    checkCatalogCredentials(cand.catalog, credentials);
-    if (o.expectDigest !== undefined && cand.digest !== o.expectDigest) {
-      throw new PosternError('CATALOG_PENDING', `${ctx.paths.catalog} changed meanwhile; review it with \`postern catalog accept\``);
-    }
-    const { state, stored } = await currentCatalogState(ctx.paths, key);
-    if (state.state === 'accepted') {
-      ctx.out(`catalog ${cand.digest.slice(0, 16)}… is already accepted`);
-      return;
-    }
-    let old: Catalog | undefined;
-    if (stored !== undefined && state.state === 'pending') old = (await loadAcceptedCatalog(ctx.paths, key))?.catalog;
-    if (state.state === 'unauthenticated') ctx.out('warning: the previous acceptance record does not verify with this vault; judging the file as new');
-    const report = releaseGate(old, cand.catalog);
-    printReport(ctx, report, o.json === true);
-    if (!report.ok && o.force !== true) throw gateError(report);
-    if (o.yes !== true) {
-      if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
-      if (!confirm(`Accept catalog ${cand.digest.slice(0, 16)}…?`)) {
-        ctx.out('nothing accepted');
-        return;
-      }
-    }
-    const previous = state.state === 'pending' ? state.acceptedDigest : null;
-    const record = acceptanceRecord(cand.digest, ctx.clock.now(), previous);
-    await writeAcceptance(ctx.paths, cand.text, { record, mac: acceptanceMac(key, record) }, {
-      forced: !report.ok,
-      changes: report.changes.length,
-    });
-    ctx.out(`accepted catalog ${cand.digest.slice(0, 16)}… (${cand.catalog.tools.size} tools)`);
-  } finally {
-    vault.lock();
-  }
 }

@@ -1,26 +1,88 @@
-/** `postern passwd`: change the vault passphrase (rewraps the data key; secrets are untouched). */
+/**
+ * `postern passwd`: a new passphrase and a new data key, so the change is a
+ * revocation. The vault is re-sealed under a fresh data key; every artefact
+ * MAC'd with a vault-derived key is re-authenticated (src/home/rekey.ts);
+ * and a running daemon, which still holds the old keys in memory and would
+ * accept the old passphrase's operator proof, is locked over the operator
+ * channel with the old operator-auth key. It serves nothing until it is
+ * restarted with the new passphrase; if it cannot be reached, the output
+ * says so loudly.
+ */
 import type { Command } from 'commander';
+import { prepareReauthentication } from '../../home/rekey.js';
+import type { HomePaths } from '../../home/paths.js';
+import { isPosternError } from '../../protocol/errors.js';
 import { changePassphrase } from '../../vault/index.js';
+import { connectOperator } from '../operator-client.js';
 import { contextFor } from '../context.js';
+
+type DaemonAfterRekey = { readonly kind: 'not_running' } | { readonly kind: 'locked' } | { readonly kind: 'already_locked' } | { readonly kind: 'unreachable'; readonly why: string };
+
+/** Locks a daemon that proves the OLD operator key (it is the one that must stop serving). */
+async function lockRunningDaemon(paths: HomePaths, oldOperatorKey: Uint8Array): Promise<DaemonAfterRekey> {
+  try {
+    const conn = await connectOperator(paths.operatorSocket, oldOperatorKey);
+    try {
+      await conn.request('lock');
+      return { kind: 'locked' };
+    } finally {
+      conn.close();
+    }
+  } catch (e) {
+    if (isPosternError(e, 'DAEMON_UNAVAILABLE') && e.message.includes('no daemon is running')) return { kind: 'not_running' };
+    if (isPosternError(e, 'VAULT_LOCKED')) return { kind: 'already_locked' };
+    return { kind: 'unreachable', why: isPosternError(e) ? `${e.code}: ${e.message}` : 'unexpected failure' };
+  }
+}
 
 export function registerPasswd(program: Command): void {
   program
     .command('passwd')
-    .description('change the vault passphrase')
+    .description('change the vault passphrase (new data key: the old passphrase and old vault copies stop authenticating anything)')
     .option('--new-passphrase-file <file>', 'read the new passphrase from a file instead of asking twice')
     .action(async (o: { newPassphraseFile?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const oldPass = await ctx.unlockPassphrase();
+      let result: { summaries: string[]; daemon: DaemonAfterRekey } | undefined;
       try {
         const newPass = await ctx.newPassphrase({ file: o.newPassphraseFile, ignoreGlobalFile: true });
         try {
-          await changePassphrase(ctx.paths.vault, oldPass, newPass, { clock: ctx.clock });
+          result = await changePassphrase(ctx.paths.vault, oldPass, newPass, { clock: ctx.clock }, async (keys) => {
+            const commit = await prepareReauthentication(ctx.paths, keys);
+            const oldOperatorKey = Uint8Array.from(keys.old('operator-auth'));
+            return async () => {
+              try {
+                // Lock first: a daemon that saw the re-MAC'd record before would only log a false alarm.
+                const daemon = await lockRunningDaemon(ctx.paths, oldOperatorKey);
+                return { summaries: await commit(), daemon };
+              } finally {
+                oldOperatorKey.fill(0);
+              }
+            };
+          });
         } finally {
           newPass.fill(0);
         }
       } finally {
         oldPass.fill(0);
       }
-      ctx.out('passphrase changed');
+      ctx.out('passphrase changed, with a new data key: the old passphrase opens only old copies of the vault, whose keys no longer authenticate this home');
+      for (const s of result?.summaries ?? []) ctx.out(`  ${s}`);
+      const d = result?.daemon ?? { kind: 'not_running' };
+      switch (d.kind) {
+        case 'not_running':
+          break;
+        case 'locked':
+          ctx.out('the running daemon held the old keys: it was locked and serves nothing until you restart it (stop it, then `postern daemon` with the new passphrase)');
+          break;
+        case 'already_locked':
+          ctx.out('the running daemon was already locked: restart it (stop it, then `postern daemon` with the new passphrase)');
+          break;
+        case 'unreachable':
+          ctx.out(`WARNING: a daemon may still be running with the old keys and could not be locked (${d.why}).`);
+          ctx.out('Stop and restart it now: until then it accepts the old passphrase for approvals.');
+          process.exitCode = 1;
+          break;
+      }
     });
 }

@@ -10,21 +10,23 @@
  * Invariants: no trust on first use — without a terminal the only way to
  * confirm is an expected fingerprint that must equal the offered one; a key
  * that differs from the current pin is shown as a warning, never replaced
- * silently; the file is rewritten atomically with its comments kept; when
- * catalog.yaml already had unaccepted edits, the pin is written but nothing is
- * accepted (`postern catalog accept` then shows every change together).
+ * silently; the file is rewritten atomically with its comments kept. The
+ * catalog is accepted only when its authenticated state (MAC'd record that
+ * agrees with the vault) is `accepted` and the new file is exactly that
+ * catalog plus this pin; otherwise — other pending edits, a missing, forged
+ * or rolled-back record, a first catalog — the pin is written but nothing is
+ * accepted, and `postern catalog accept` shows every change together.
  */
 import type { Command } from 'commander';
-import { isMap, parseDocument } from 'yaml';
-import { catalogDigest, parseCatalog, type SshTarget } from '../../contracts/index.js';
+import { catalogDigest, parseCatalog, withHostKeyPin, type SshTarget } from '../../contracts/index.js';
 import { probeHostKey } from '../../executors/ssh/index.js';
-import { readAcceptance, readCatalogFile } from '../../home/catalog-store.js';
+import { readCatalogFile } from '../../home/catalog-store.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import { PosternError } from '../../protocol/errors.js';
 import { contextFor, type CliContext } from '../context.js';
 import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { canPrompt, confirm } from '../tty.js';
-import { acceptCatalog } from './catalog.js';
+import { acceptCatalog } from './catalog-accept.js';
 
 interface TrustOpts {
   fingerprint?: string;
@@ -55,15 +57,6 @@ function confirmed(ctx: CliContext, offered: string, o: TrustOpts): boolean {
   if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: compare the fingerprint out of band and pass --fingerprint');
   ctx.out('Compare it with the server’s own: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub (run on the server).');
   return confirm(`Trust ${offered}?`);
-}
-
-/** catalog.yaml with `targets.NAME.ssh.host_key` set; comments and layout kept. */
-function withPin(text: string, name: string, fingerprint: string): string {
-  const doc = parseDocument(text);
-  const ssh = doc.getIn(['targets', name, 'ssh']);
-  if (!isMap(ssh)) throw new PosternError('CATALOG_INVALID', `targets.${name}.ssh is not a map`);
-  ssh.set('host_key', fingerprint);
-  return doc.toString();
 }
 
 export function registerSsh(program: Command): void {
@@ -98,19 +91,16 @@ export function registerSsh(program: Command): void {
       }
       const now = await readCatalogFile(ctx.paths.catalog);
       if (now?.digest !== digest) throw new PosternError('CATALOG_PENDING', `${ctx.paths.catalog} changed while the host was asked; nothing was recorded, run the command again`);
-      const stored = await readAcceptance(ctx.paths);
-      const hadPending = stored !== undefined && stored.record.digest !== digest;
-      const next = withPin(text, name, offered);
+      const next = withHostKeyPin(text, name, offered);
       await atomicWriteFile(ctx.paths.catalog, next);
       ctx.out(`pinned ${offered} for ${name} in ${ctx.paths.catalog}`);
       if (o.accept === false) {
         ctx.out('not accepted yet: run `postern catalog accept` so the daemon uses it');
         return;
       }
-      if (hadPending) {
-        ctx.out('catalog.yaml has other unaccepted edits: review them all with `postern catalog accept`');
-        return;
+      const outcome = await acceptCatalog(ctx, { expectDigest: catalogDigest(next), pinOnly: { target: name, fingerprint: offered } });
+      if (outcome.kind === 'not_pin_only') {
+        throw new PosternError('CATALOG_PENDING', `nothing was accepted: ${outcome.reason}; review every change with \`postern catalog accept\``);
       }
-      await acceptCatalog(ctx, { yes: true, expectDigest: catalogDigest(next) });
     });
 }

@@ -7,8 +7,14 @@
  * symlink, a foreign file or a live socket; nobody is authenticated while
  * `key()` returns null; decisions are attributed to `operatorName`
  * ("operator-cli" by default); at most `maxConnections` connections exist and
- * at most `maxUnauthenticated` of them are still in the handshake; close()
- * drops every connection and removes the socket only if it is still ours.
+ * at most `maxUnauthenticated` of them are still in the handshake. A new
+ * connection is never refused for lack of a handshake slot: the OLDEST
+ * unauthenticated connection is evicted instead, so a process that keeps
+ * opening connections cannot lock the operator out — the operator's own
+ * connection is always among the newest and proves itself within a round
+ * trip. Only when every slot holds an authenticated operator is a newcomer
+ * refused. close() drops every connection and removes the socket only if it
+ * is still ours.
  */
 import { createServer, type Socket } from 'node:net';
 import type { ApprovalQueue } from '../../approvals/queue.js';
@@ -38,6 +44,12 @@ export interface OperatorServerOptions {
   readonly onNotice?: (n: OperatorNotice) => void;
 }
 
+/**
+ * How long a peer may take to prove the key. A real client has derived its key
+ * before it connects and answers the hello at once; a second is generous.
+ */
+export const HANDSHAKE_TIMEOUT_MS = 1_000;
+
 export interface OperatorServer {
   close(): Promise<void>;
 }
@@ -45,24 +57,31 @@ export interface OperatorServer {
 export async function startOperatorServer(opts: OperatorServerOptions): Promise<OperatorServer> {
   await prepareSocketPath(opts.socketPath);
   const sockets = new Set<Socket>();
-  let unauthenticated = 0;
+  /** Connections still in the handshake, oldest first (a Set keeps insertion order). */
+  const handshaking = new Set<Socket>();
   const maxConnections = opts.maxConnections ?? 32;
-  const maxUnauthenticated = opts.maxUnauthenticated ?? 16;
+  const maxUnauthenticated = Math.min(opts.maxUnauthenticated ?? 16, maxConnections);
+  const evictOldest = (): boolean => {
+    const oldest = handshaking.values().next();
+    if (oldest.done === true) return false;
+    handshaking.delete(oldest.value);
+    sockets.delete(oldest.value);
+    oldest.value.destroy();
+    return true;
+  };
 
   const server = createServer({ allowHalfOpen: false }, (sock) => {
-    if (sockets.size >= maxConnections || unauthenticated >= maxUnauthenticated) {
-      sock.destroy();
+    while (handshaking.size >= maxUnauthenticated && evictOldest()) {
+      // make room: the newest connection is the one most likely to be the operator's
+    }
+    if (sockets.size >= maxConnections && !evictOldest()) {
+      sock.destroy(); // every slot is an authenticated operator
       return;
     }
     sockets.add(sock);
-    unauthenticated++;
-    let counted = true;
-    const uncount = (): void => {
-      if (counted) unauthenticated--;
-      counted = false;
-    };
+    handshaking.add(sock);
     sock.once('close', () => {
-      uncount();
+      handshaking.delete(sock);
       sockets.delete(sock);
     });
     serveConnection(sock, {
@@ -71,11 +90,11 @@ export async function startOperatorServer(opts: OperatorServerOptions): Promise<
       status: opts.status,
       onLock: opts.onLock,
       operatorName: opts.operatorName ?? 'operator-cli',
-      handshakeTimeoutMs: opts.handshakeTimeoutMs ?? 5_000,
+      handshakeTimeoutMs: opts.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS,
       failureDelayMs: opts.failureDelayMs ?? 250,
       maxBufferedBytes: opts.maxBufferedBytes ?? 8 * 1024 * 1024,
       notify: (n) => {
-        if (n.type === 'authenticated') uncount();
+        if (n.type === 'authenticated') handshaking.delete(sock);
         try {
           opts.onNotice?.(n);
         } catch {
@@ -84,7 +103,6 @@ export async function startOperatorServer(opts: OperatorServerOptions): Promise<
       },
     });
   });
-  server.maxConnections = maxConnections;
   const identity = await listenPrivate(server, opts.socketPath);
 
   let closing: Promise<void> | null = null;

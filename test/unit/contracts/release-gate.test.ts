@@ -19,9 +19,19 @@ describe('release gate between catalogs', () => {
     const r = releaseGate(catalog({ t: tool([rev(1)]) }), catalog({ t: tool([rev(1)]) }));
     assert.deepEqual([r.ok, r.changes.length], [true, 0]);
   });
-  it('a new tool is additive', () => {
+  it('a new tool is an addition that widens authority, shown with its reach, and passes the gate', () => {
     const r = releaseGate(catalog({}), catalog({ t: tool([rev(1)]) }));
-    assert.deepEqual([r.ok, codes(r.changes)], [true, ['tool_added']]);
+    assert.deepEqual([r.ok, codes(r.changes), r.changes.map((c) => c.class)], [true, ['tool_added'], ['authority_widening']]);
+    assert.match(r.changes[0]?.reasons[0]?.text ?? '', /^new tool t \(write, approval session\): new credential api-token, new host api\.example\.com:443, new method GET, new path \/x\/\{\}$/);
+  });
+  it('a first catalog (no trusted predecessor) lists every target and every tool as additions, never "No changes"', () => {
+    const r = releaseGate(undefined, catalog({ t: tool([rev(1)]), u: tool([rev(1)]) }));
+    assert.equal(r.ok, true);
+    assert.deepEqual(codes(r.changes).filter((c) => c !== 'target_added'), ['tool_added', 'tool_added']);
+    assert.equal(codes(r.changes).filter((c) => c === 'target_added').length, Object.keys(TARGETS).length);
+    assert.ok(r.changes.every((c) => c.class === 'authority_widening'));
+    assert.doesNotMatch(renderGateReport(r), /No changes/);
+    assert.match(renderGateReport(r), /target api added: https:\/\/api\.example\.com/);
   });
   it('a published revision edited in place fails', () => {
     assert.deepEqual(rules({ t: tool([rev(1)]) }, { t: tool([rev(1, { http: { target: 'api', method: 'GET', path: '/y/{id}' } })]) }), ['revision_edited_in_place', 'widened_in_place']);

@@ -5,18 +5,12 @@
 // name than the target's `auth` declares — is CREDENTIAL_KIND_MISMATCH, never
 // CREDENTIAL_MISSING.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { acceptanceMac, acceptanceRecord, catalogDigest, checkCatalogCredentials, credentialMisfits, parseCatalog } from '../../../src/contracts/index.ts';
+import { checkCatalogCredentials, credentialMisfits, parseCatalog } from '../../../src/contracts/index.ts';
 import { checkCredential } from '../../../src/daemon/pipeline/execute.ts';
 import { credentialInjection } from '../../../src/executors/http/credential-injection.ts';
 import { sshAuth } from '../../../src/executors/ssh/auth.ts';
-import { loadAcceptedCatalog } from '../../../src/home/catalog-store.ts';
-import { homePaths } from '../../../src/home/paths.ts';
 import { credentialFit, type AuthPlacement, type CredentialFacts } from '../../../src/protocol/credential-fit.ts';
 import { isPosternError, type ErrorCode } from '../../../src/protocol/errors.ts';
 import type { Credential, CredentialKind } from '../../../src/vault/types.ts';
@@ -91,27 +85,6 @@ describe('the catalog against the vault metadata', () => {
     assert.deepEqual(credentialMisfits(CATALOG, []), []);
   });
 
-  describe('when the daemon loads the accepted catalog', () => {
-    const home = mkdtempSync(join(tmpdir(), 'postern-fit-'));
-    after(() => rmSync(home, { recursive: true, force: true }));
-    const paths = homePaths(home);
-    const key = randomBytes(32);
-    const text = catalogText({}, { preview: TARGETS.preview });
-    writeFileSync(paths.acceptedCatalog, text, { mode: 0o600 });
-    const record = acceptanceRecord(catalogDigest(text), new Date(0), null);
-    writeFileSync(paths.acceptedRecord, JSON.stringify({ record, mac: acceptanceMac(key, record) }), { mode: 0o600 });
-
-    it('a credential of the wrong kind refuses the load with CREDENTIAL_KIND_MISMATCH', async () => {
-      await assert.rejects(loadAcceptedCatalog(paths, key, [credential('deploy-key', 'http_bearer').meta]), (e: unknown) => isPosternError(e, 'CREDENTIAL_KIND_MISMATCH'));
-    });
-    it('the right kind loads', async () => {
-      const got = await loadAcceptedCatalog(paths, key, [credential('deploy-key', 'ssh_password').meta]);
-      assert.ok(got?.catalog.targets.has('preview'));
-    });
-    it('an unknown name stays CATALOG_INVALID', async () => {
-      await assert.rejects(loadAcceptedCatalog(paths, key, []), (e: unknown) => isPosternError(e, 'CATALOG_INVALID'));
-    });
-  });
 });
 
 describe('one verdict: catalog load, daemon execution step and executors agree', () => {

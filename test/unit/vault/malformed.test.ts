@@ -128,7 +128,12 @@ const doc = (over: Record<string, unknown> = {}, creds: unknown[] = [cred()]) =>
 const payloadRows: Array<[string, string | Uint8Array, RegExp]> = [
   ['invalid UTF-8', Uint8Array.of(0x7b, 0xff, 0x7d), /not valid UTF-8/],
   ['not JSON', 'format=1', /not valid JSON/],
-  ['format 2', doc({ format: 2 }), /at 'format'/],
+  ['format 2 without its accepted_catalog member', doc({ format: 2 }), /does not match format 2 at 'accepted_catalog'/],
+  ['format 3 (from a later Postern)', doc({ format: 3 }), /unsupported payload format 3/],
+  ['format 0', doc({ format: 0 }), /at 'format'/],
+  ['format 1 with an accepted_catalog member', doc({ accepted_catalog: null }), /does not match format 1/],
+  ['format 2, acceptance #0', doc({ format: 2, accepted_catalog: { sequence: 0, digest: 'a'.repeat(64) } }), /accepted_catalog\.sequence/],
+  ['format 2, digest not hex', doc({ format: 2, accepted_catalog: { sequence: 1, digest: 'x' } }), /accepted_catalog\.digest/],
   ['unknown member', doc({ extra: true }), /does not match format 1/],
   ['generation 0', doc({ generation: 0 }), /at 'generation'/],
   ['bad timestamp', doc({}, [cred({ created_at: 'yesterday' })]), /credentials\.0\.created_at/],
@@ -151,8 +156,12 @@ for (const [name, payload, reason] of payloadRows) {
   });
 }
 
-test('payload corpus sanity: the well-formed document opens', async () => {
+test('payload corpus sanity: the well-formed documents (format 1 and 2) open', async () => {
   const opened = await openVaultBytes(await sealed(doc()), pass, { bounds: CHEAP_BOUNDS, deriveKek: kekDeriver('inline') });
   assert.deepEqual([...opened.contents.credentials.keys()], ['gh']);
+  assert.equal(opened.contents.acceptedCatalog, null, 'format 1 has no acceptance mark');
+  const mark = { sequence: 4, digest: 'b'.repeat(64) };
+  const v2 = await openVaultBytes(await sealed(doc({ format: 2, accepted_catalog: mark })), pass, { bounds: CHEAP_BOUNDS, deriveKek: kekDeriver('inline') });
+  assert.deepEqual(v2.contents.acceptedCatalog, mark);
   assert.ok(HEADER_BYTES > 0 && !(opened instanceof PosternError));
 });

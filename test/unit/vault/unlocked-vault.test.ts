@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { PosternError } from '../../../src/protocol/errors.js';
 import { CredentialKinds, changePassphrase, createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import type { UnlockedVault } from '../../../src/vault/index.js';
 import { HeaderOffsets, parseHeader } from '../../../src/vault/format.js';
@@ -132,13 +133,14 @@ test('lock(): later calls → VAULT_LOCKED; secrets and derived keys handed out 
   }
 });
 
-test('changePassphrase: old → VAULT_AUTH, new opens, credentials and derived keys unchanged, new salt', async (t) => {
+test('changePassphrase: old → VAULT_AUTH, new opens, credentials kept, a new data key (every derived key changes), new salt', async (t) => {
   const vault = await withFresh(t, (v) => v.add({ name: 'gh', kind: 'http_bearer', fields: {}, secret: { token: utf8('tok') } }));
   const v1 = await openVault(vault, pass, CHEAP);
   const keys1 = [Buffer.from(v1.deriveKey('catalog-mac')), Buffer.from(v1.deriveKey('operator-auth'))];
   assert.notDeepEqual(keys1[0], keys1[1], 'purposes give distinct keys');
   v1.lock();
   const h1 = parseHeader(readFileSync(vault), { bounds: CHEAP_BOUNDS });
+  const oldCopy = readFileSync(vault);
   const newPass = utf8('a new passphrase ✓');
   const stronger = { opslimit: 2, memlimit: 16 * 1024 };
   await rejectsWith(changePassphrase(vault, utf8('wrong'), newPass, CHEAP), 'VAULT_AUTH');
@@ -151,8 +153,59 @@ test('changePassphrase: old → VAULT_AUTH, new opens, credentials and derived k
   const v2 = await openVault(vault, newPass, CHEAP);
   assert.equal(v2.generation, 3);
   assert.equal(Buffer.from(v2.get('gh')!.secret.token!).toString(), 'tok');
-  assert.deepEqual([Buffer.from(v2.deriveKey('catalog-mac')), Buffer.from(v2.deriveKey('operator-auth'))], keys1);
+  const keys2 = [Buffer.from(v2.deriveKey('catalog-mac')), Buffer.from(v2.deriveKey('operator-auth'))];
+  assert.notDeepEqual(keys2[0], keys1[0], 'the catalog-mac key changed');
+  assert.notDeepEqual(keys2[1], keys1[1], 'the operator-auth key changed');
   v2.lock();
+  // An old copy of the file still opens with the old passphrase, but only to what it held then, under the old keys.
+  writeFileSync(vault, oldCopy);
+  const old = await openVault(vault, pass, CHEAP);
+  assert.deepEqual([Buffer.from(old.deriveKey('catalog-mac')), Buffer.from(old.deriveKey('operator-auth'))], keys1);
+  old.lock();
+});
+
+test('changePassphrase re-authenticates through the hook: old keys before the save, new keys written after it', async (t) => {
+  const vault = await withFresh(t, () => undefined);
+  const v1 = await openVault(vault, pass, CHEAP);
+  const oldKey = Buffer.from(v1.deriveKey('catalog-mac'));
+  v1.lock();
+  const seen: string[] = [];
+  const out = await changePassphrase(vault, pass, utf8('another passphrase'), CHEAP, (keys) => {
+    assert.deepEqual(Buffer.from(keys.old('catalog-mac')), oldKey);
+    const fresh = Buffer.from(keys.new('catalog-mac'));
+    assert.notDeepEqual(fresh, oldKey);
+    seen.push('prepared');
+    return Promise.resolve(async () => {
+      seen.push('committed');
+      const v = await openVault(vault, utf8('another passphrase'), CHEAP);
+      try {
+        assert.deepEqual(Buffer.from(v.deriveKey('catalog-mac')), fresh, 'the vault on disk already holds the new data key');
+      } finally {
+        v.lock();
+      }
+      return 42;
+    });
+  });
+  assert.equal(out, 42);
+  assert.deepEqual(seen, ['prepared', 'committed']);
+  // A hook that fails before the save leaves the vault as it was.
+  await rejectsWith(changePassphrase(vault, utf8('another passphrase'), utf8('third passphrase!'), CHEAP, () => Promise.reject(new PosternError('CATALOG_UNAUTHENTICATED', 'no'))), 'CATALOG_UNAUTHENTICATED');
+  (await openVault(vault, utf8('another passphrase'), CHEAP)).lock();
+});
+
+test('the catalog acceptance mark: null at first, one step up at a time, kept across saves and passphrase changes', async (t) => {
+  const d = (c: string): string => c.repeat(64);
+  const vault = await withFresh(t, (v) => {
+    assert.equal(v.acceptedCatalog, null);
+    v.recordAcceptedCatalog({ sequence: 1, digest: d('a') });
+  });
+  await rejectsWith(withVaultWriter(vault, pass, (v) => v.recordAcceptedCatalog({ sequence: 3, digest: d('b') }), CHEAP), 'INPUT_INVALID', /#2/);
+  await rejectsWith(withVaultWriter(vault, pass, (v) => v.recordAcceptedCatalog({ sequence: 1, digest: d('b') }), CHEAP), 'INPUT_INVALID', /#2/);
+  await withVaultWriter(vault, pass, (v) => v.recordAcceptedCatalog({ sequence: 2, digest: d('b') }), CHEAP);
+  await changePassphrase(vault, pass, utf8('another passphrase'), CHEAP);
+  const v = await openVault(vault, utf8('another passphrase'), CHEAP);
+  assert.deepEqual(v.acceptedCatalog, { sequence: 2, digest: d('b') });
+  v.lock();
 });
 
 test('wrong passphrase and a tampered byte give the same VAULT_AUTH message', async (t) => {

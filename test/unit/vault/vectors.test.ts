@@ -1,6 +1,7 @@
 // Known-answer vectors (vault/FORMAT.md §7): every Postern must open the
-// committed v1 vault with the default (worker, MODERATE) settings and find
-// exactly the recorded credentials, secrets, timestamps and derived keys.
+// committed vaults (v1-basic: payload format 1; v2-accepted: payload format 2)
+// with the default (worker, MODERATE) settings and find exactly the recorded
+// credentials, secrets, timestamps, acceptance marks and derived keys.
 import assert from 'node:assert/strict';
 import { copyFileSync, chmodSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -66,6 +67,7 @@ test('v1-basic opens with the current code and matches its expected contents', a
       }
     }
     assert.ok(parts >= 9);
+    assert.equal(v.acceptedCatalog, null, 'payload format 1 records no catalog acceptance');
     assert.equal(Buffer.from(v.deriveKey('catalog-mac')).toString('hex'), expected.derived_keys['catalog-mac']);
     assert.equal(Buffer.from(v.deriveKey('operator-auth')).toString('hex'), expected.derived_keys['operator-auth']);
   } finally {
@@ -85,4 +87,26 @@ test('v1-basic payload records the vault creation time (pure layer, inline KDF)'
   assert.equal(contents.createdAt, expected.created_at);
   assert.equal(contents.generation, expected.generation);
   assert.ok(plaintext.every((b) => b === 0), 'decoded plaintext is zeroed');
+});
+
+test('v2-accepted (payload format 2) opens and matches its expected contents, acceptance mark included', async (t) => {
+  const expected = JSON.parse(readFileSync(new URL('v2-accepted.json', vectors), 'utf8')) as Omit<Expected, 'created_at'> & { accepted_catalog: { sequence: number; digest: string } };
+  const { vault } = tempHome(t);
+  copyFileSync(new URL(expected.file, vectors), vault);
+  chmodSync(vault, 0o600);
+  const header = parseHeader(readFileSync(vault));
+  assert.deepEqual({ version: header.version, kdf_id: header.kdfId, opslimit: header.kdf.opslimit, memlimit: header.kdf.memlimit }, expected.header);
+  const v = await openVault(vault, utf8(expected.passphrase_utf8));
+  try {
+    assert.equal(v.generation, expected.generation);
+    assert.deepEqual(v.acceptedCatalog, expected.accepted_catalog);
+    assert.deepEqual(v.list(), expected.credentials.map(({ secret: _s, ...meta }) => meta));
+    for (const c of expected.credentials) {
+      for (const [part, spec] of Object.entries(c.secret)) assert.deepEqual(Buffer.from(v.get(c.name)!.secret[part]!), Buffer.from(bytesOf(spec)));
+    }
+    assert.equal(Buffer.from(v.deriveKey('catalog-mac')).toString('hex'), expected.derived_keys['catalog-mac']);
+    assert.equal(Buffer.from(v.deriveKey('operator-auth')).toString('hex'), expected.derived_keys['operator-auth']);
+  } finally {
+    v.lock();
+  }
 });

@@ -1,0 +1,95 @@
+/**
+ * Re-authentication after a new data key (`postern passwd`): every artefact
+ * in the home that is MAC'd with a key derived from the vault is listed in
+ * VAULT_KEYED_ARTEFACTS, verified under the old key and re-MAC'd under the
+ * new one. This is what turns a passphrase change into a revocation: the
+ * old passphrase still opens an old copy of the vault, but its derived keys
+ * no longer authenticate anything here.
+ *
+ * Invariants: only what verifies under the OLD key is re-authenticated — a
+ * forged or foreign entry is never laundered into an authentic one; it is
+ * left as it is (still failing) and reported. Nothing is written by
+ * `prepare`; `write` runs after the vault was saved under the new key, still
+ * under the vault's writer lock.
+ *
+ * To register a new artefact (e.g. the journal anchor): add an entry with its
+ * derived-key purpose, a `prepare` that reads and verifies it, and a `write`.
+ */
+import { acceptanceMac, verifyAcceptance, type SignedRecord } from '../contracts/index.js';
+import type { DerivedKeyPurpose, RekeyKeys } from '../vault/index.js';
+import { atomicWriteFile } from './atomic-write.js';
+import { readAcceptance, readHistoryLines } from './catalog-store.js';
+import type { HomePaths } from './paths.js';
+
+export interface PreparedArtefact {
+  /** One line for the operator: what was re-authenticated, what was left. */
+  readonly summary: string;
+  readonly write: () => Promise<void>;
+}
+
+export interface VaultKeyedArtefact {
+  readonly name: string;
+  readonly purpose: DerivedKeyPurpose;
+  prepare(paths: HomePaths, oldKey: Uint8Array, newKey: Uint8Array): Promise<PreparedArtefact>;
+}
+
+const nothing = (): Promise<void> => Promise.resolve();
+
+const resign = (s: SignedRecord, oldKey: Uint8Array, newKey: Uint8Array): SignedRecord | undefined =>
+  verifyAcceptance(oldKey, s.record, s.mac).kind === 'authentic' ? { record: s.record, mac: acceptanceMac(newKey, s.record) } : undefined;
+
+/** catalog.accepted.json: the record the daemon adopts catalogs by. */
+const acceptanceRecordFile: VaultKeyedArtefact = {
+  name: 'catalog acceptance record',
+  purpose: 'catalog-mac',
+  async prepare(paths, oldKey, newKey) {
+    const stored = await readAcceptance(paths);
+    if (stored.kind !== 'stored') return { summary: `${this.name}: none`, write: nothing };
+    const next = resign(stored, oldKey, newKey);
+    if (next === undefined) return { summary: `${this.name}: does NOT verify with the old key; left unauthenticated (review with \`postern catalog accept\`)`, write: nothing };
+    return { summary: `${this.name}: re-authenticated`, write: () => atomicWriteFile(paths.acceptedRecord, `${JSON.stringify(next, null, 2)}\n`) };
+  },
+};
+
+/** catalog.history.jsonl: each authenticated line re-MAC'd; legacy and failing lines kept as they are. */
+const acceptanceHistoryFile: VaultKeyedArtefact = {
+  name: 'catalog acceptance history',
+  purpose: 'catalog-mac',
+  async prepare(paths, oldKey, newKey) {
+    const lines = await readHistoryLines(paths);
+    if (lines.length === 0) return { summary: `${this.name}: none`, write: nothing };
+    let resigned = 0;
+    let left = 0;
+    const out = lines.map(({ text, parsed: l }): string => {
+      if (typeof l === 'string') {
+        if (l === 'malformed') left++;
+        return text;
+      }
+      const next = resign(l, oldKey, newKey);
+      if (next === undefined) {
+        left++;
+        return text;
+      }
+      resigned++;
+      return JSON.stringify(next);
+    });
+    const tail = left > 0 ? `; ${left} line(s) did not verify and were left as they are` : '';
+    return { summary: `${this.name}: ${resigned} entr${resigned === 1 ? 'y' : 'ies'} re-authenticated${tail}`, write: () => atomicWriteFile(paths.catalogHistory, out.map((l) => `${l}\n`).join('')) };
+  },
+};
+
+/**
+ * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
+ * artefact missing here stops verifying after `postern passwd`.
+ */
+export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile];
+
+/** Prepares every artefact under the new keys; the returned function writes them and returns the summaries. */
+export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<() => Promise<string[]>> {
+  const prepared: PreparedArtefact[] = [];
+  for (const a of VAULT_KEYED_ARTEFACTS) prepared.push(await a.prepare(paths, keys.old(a.purpose), keys.new(a.purpose)));
+  return async () => {
+    for (const p of prepared) await p.write();
+    return prepared.map((p) => p.summary);
+  };
+}
