@@ -35,11 +35,17 @@ export class LiteralMatcher {
   /** Length of the longest pattern ending at each state (0 = none). */
   private readonly bestLength: number[] = [0];
   private readonly bestLabel: number[] = [-1];
+  /** Length of the pattern prefix each state stands for. */
+  private readonly depth: number[] = [0];
   readonly isEmpty: boolean;
+  /** Length of the longest pattern. */
+  readonly longest: number;
 
   constructor(patterns: readonly Pattern[]) {
+    let longest = 0;
     for (const { text, label } of patterns) {
       if (text.length === 0) continue;
+      longest = Math.max(longest, text.length);
       let state = ROOT;
       for (let i = 0; i < text.length; i++) {
         const key = state * CODE_UNITS + text.charCodeAt(i);
@@ -50,6 +56,7 @@ export class LiteralMatcher {
           this.fail.push(ROOT);
           this.bestLength.push(0);
           this.bestLabel.push(-1);
+          this.depth.push(i + 1);
         }
         state = next;
       }
@@ -59,6 +66,7 @@ export class LiteralMatcher {
       }
     }
     this.isEmpty = this.fail.length === 1;
+    this.longest = longest;
     this.linkFailures();
   }
 
@@ -98,6 +106,17 @@ export class LiteralMatcher {
       if (s === ROOT) return ROOT;
       s = this.fail[s] ?? ROOT;
     }
+  }
+
+  /**
+   * The length of the longest suffix of `s` that is a prefix of some pattern
+   * (what a cut at the end of `s` may have left of an occurrence).
+   */
+  openSuffix(s: string): number {
+    if (this.isEmpty) return 0;
+    let state = ROOT;
+    for (let i = Math.max(0, s.length - this.longest); i < s.length; i++) state = this.step(state, s.charCodeAt(i));
+    return this.depth[state] ?? 0;
   }
 
   /** Sorted, merged intervals covering every occurrence of every pattern in `s`. */
