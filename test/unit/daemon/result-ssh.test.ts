@@ -35,7 +35,7 @@ const trail = { callId: 'call-1', currentRevision: 1 } as unknown as Trail;
 const redactor = createRedactor([{ name: 'k', bytes: Buffer.from(SECRET) }]);
 
 function ssh(over: Partial<SshResult>): SshResult {
-  return { exit_code: 0, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, host_key_fingerprint: FP, side_effect_started: true, ...over };
+  return { exit_code: 0, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, stdout_truncated_at: null, stderr_truncated_at: null, host_key_fingerprint: FP, side_effect_started: true, ...over };
 }
 
 const shape = (r: SshResult, rev = revision()) => shapeResult({ kind: 'ssh', result: r }, rev, redactor, trail);
