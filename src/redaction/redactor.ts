@@ -181,41 +181,74 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
     return null;
   }
 
-  function redactValue(v: unknown, seen = new WeakMap<object, unknown>()): unknown {
-    if (typeof v === 'string') return redactText(v);
+  /** A scalar redacted, or undefined for an object or array (walked by the caller). */
+  function redactScalar(v: unknown): { value: unknown } | undefined {
+    if (typeof v === 'string') return { value: redactText(v) };
     if (typeof v === 'number' || typeof v === 'bigint') {
       const text = String(v);
       const redacted = redactText(text);
-      return redacted === text ? v : redacted;
+      return { value: redacted === text ? v : redacted };
     }
-    if (typeof v !== 'object' || v === null) return v;
-    if (v instanceof Uint8Array) return bytesHaveSecret(v) ?? v;
-    const done = seen.get(v);
-    if (done !== undefined) return done;
-    if (Array.isArray(v)) {
-      const out: unknown[] = [];
-      seen.set(v, out);
-      for (const item of v as unknown[]) out.push(redactValue(item, seen));
-      return out;
-    }
-    const out: Record<string, unknown> = {};
-    seen.set(v, out);
-    for (const [key, value] of Object.entries(v)) {
-      // defineProperty: a key named "__proto__" stays a plain own property.
-      Object.defineProperty(out, redactText(key), { value: redactValue(value, seen), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
+    if (typeof v !== 'object' || v === null) return { value: v };
+    if (v instanceof Uint8Array) return { value: bytesHaveSecret(v) ?? v };
+    return undefined;
   }
 
-  function findSecret(v: unknown, seen = new WeakSet<object>()): boolean {
-    if (typeof v === 'string') return textHasSecret(v);
-    if (typeof v === 'number' || typeof v === 'bigint') return textHasSecret(String(v));
-    if (typeof v !== 'object' || v === null) return false;
-    if (v instanceof Uint8Array) return bytesHaveSecret(v) !== null;
-    if (seen.has(v)) return false;
-    seen.add(v);
-    if (Array.isArray(v)) return (v as unknown[]).some((item) => findSecret(item, seen));
-    return Object.entries(v).some(([key, value]) => textHasSecret(key) || findSecret(value, seen));
+  // Both walks use an explicit stack: a value nested thousands deep (a target's JSON) must not exhaust the call stack.
+  function redactValue(root: unknown): unknown {
+    const seen = new WeakMap<object, unknown>();
+    const pending: { src: object; out: unknown[] | Record<string, unknown> }[] = [];
+    const convert = (v: unknown): unknown => {
+      const scalar = redactScalar(v);
+      if (scalar !== undefined) return scalar.value;
+      const obj = v as object;
+      const done = seen.get(obj);
+      if (done !== undefined) return done;
+      const out = Array.isArray(obj) ? [] : {};
+      seen.set(obj, out);
+      pending.push({ src: obj, out });
+      return out;
+    };
+    const result = convert(root);
+    for (let task = pending.pop(); task !== undefined; task = pending.pop()) {
+      const { src, out } = task;
+      if (Array.isArray(out)) {
+        for (const item of src as unknown[]) out.push(convert(item));
+        continue;
+      }
+      for (const [key, value] of Object.entries(src)) {
+        // defineProperty: a key named "__proto__" stays a plain own property.
+        Object.defineProperty(out, redactText(key), { value: convert(value), enumerable: true, writable: true, configurable: true });
+      }
+    }
+    return result;
+  }
+
+  function findSecret(root: unknown): boolean {
+    const seen = new WeakSet<object>();
+    const pending: unknown[] = [root];
+    for (let i = 0; i < pending.length; i++) {
+      const v = pending[i];
+      pending[i] = undefined;
+      if (typeof v === 'string') {
+        if (textHasSecret(v)) return true;
+      } else if (typeof v === 'number' || typeof v === 'bigint') {
+        if (textHasSecret(String(v))) return true;
+      } else if (typeof v === 'object' && v !== null) {
+        if (v instanceof Uint8Array) {
+          if (bytesHaveSecret(v) !== null) return true;
+        } else if (!seen.has(v)) {
+          seen.add(v);
+          if (Array.isArray(v)) for (const item of v as unknown[]) pending.push(item);
+          else
+            for (const [key, value] of Object.entries(v)) {
+              if (textHasSecret(key)) return true;
+              pending.push(value);
+            }
+        }
+      }
+    }
+    return false;
   }
 
   return {
