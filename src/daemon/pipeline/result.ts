@@ -16,6 +16,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { canonicalDigest, type Revision } from '../../contracts/index.js';
 import type { Redactor } from '../../redaction/index.js';
+import { withheldBody } from '../../executors/http/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { exceedsJsonDepth } from '../../protocol/json-depth.js';
 import { errorResult, successResult } from './respond.js';
@@ -87,11 +88,24 @@ function redactOutput(redactor: Redactor, value: unknown, truncatedAt: number | 
   return truncatedAt === null || typeof value !== 'string' ? redactor.redactValue(value) : redactor.redactCut(value, truncatedAt);
 }
 
+/**
+ * The body, redacted. A gzip file returned as the body is passed on only when
+ * its contents decoded whole and hold no secret: its compressed bytes cannot
+ * be redacted, and the agent can decompress them.
+ */
+function inspectedBody(r: Extract<ExecResult, { kind: 'http' }>['result'], redactor: Redactor): { body: unknown; body_encoding: string } {
+  if (r.embedded !== null && (!r.embedded.complete || redactor.findSecret(r.embedded.text))) {
+    const why = r.embedded.complete ? 'the gzip file it holds contains a secret' : 'the gzip file it holds could not be inspected whole';
+    const withheld = withheldBody(why);
+    return { body: withheld.value, body_encoding: withheld.kind };
+  }
+  return { body: redactOutput(redactor, r.body.value, r.truncated_at), body_encoding: r.body.kind };
+}
+
 function httpVerdict(r: Extract<ExecResult, { kind: 'http' }>['result'], revision: Revision, redactor: Redactor, callId: string): Verdict {
   const facts = {
     ...(redactor.redactValue({ status: r.status, headers: r.headers }) as Record<string, unknown>),
-    body: redactOutput(redactor, r.body.value, r.truncated_at),
-    body_encoding: r.body.kind,
+    ...inspectedBody(r, redactor),
     truncated: r.truncated,
     ...(r.decoded_from === null ? {} : { decoded_from: r.decoded_from }),
     result_revision: revision.revision,

@@ -69,6 +69,11 @@ export type DecodedBody =
   | { readonly kind: 'decoded'; readonly bytes: Buffer; readonly complete: boolean }
   | { readonly kind: 'refused'; readonly reason: string };
 
+/** A gzip member starts 1f 8b 08 (deflate): a binary body that does is a gzip file, whatever its headers say. */
+export function looksGzipped(bytes: Uint8Array): boolean {
+  return bytes[0] === 0x1f && bytes[1] === 0x8b && bytes[2] === 0x08;
+}
+
 /** A zlib-wrapped deflate stream starts with CM = 8 and a header checksum; anything else is raw deflate. */
 function isZlibHeader(b0: number | undefined, b1: number | undefined): boolean {
   return b0 !== undefined && b1 !== undefined && (b0 & 0x0f) === 8 && ((b0 << 8) | b1) % 31 === 0;

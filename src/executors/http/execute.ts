@@ -22,7 +22,8 @@ import { PosternError } from '../../protocol/errors.js';
 import { pinnedConnector } from './connector.js';
 import { targetFailure } from './failures.js';
 import { prepareRequest } from './prepare-request.js';
-import { decodeBody, readBody, safeHeaders, withheldBody } from './response.js';
+import { decodeBody, inspectGzip, readBody, safeHeaders, withheldBody } from './response.js';
+import { looksGzipped } from './content-coding.js';
 import { parseOrigin, pinAddress, systemResolver } from './target.js';
 import type { HttpExecOptions, HttpRequestSpec, HttpResult, HttpTimeouts } from './types.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUTS } from './types.js';
@@ -81,10 +82,12 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
       read.withheld === null
         ? decodeBody(read.bytes, Array.isArray(contentType) ? contentType[0] : contentType, read.truncated, read.keep)
         : { body: withheldBody(read.withheld), truncatedAt: null };
+    const embedded = shaped.body.kind === 'base64' && looksGzipped(read.bytes) ? await inspectGzip(read.bytes, maxBytes) : null;
     return {
       status: res.statusCode,
       headers: safeHeaders(res.headers),
       body: shaped.body,
+      embedded,
       truncated: read.truncated,
       truncated_at: shaped.truncatedAt,
       decoded_from: read.decodedFrom,

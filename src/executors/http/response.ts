@@ -128,9 +128,22 @@ export async function readBody(
   return { bytes, keep, truncated: keep < bytes.length || !complete, decodedFrom, withheld: null };
 }
 
+/** The contents of a gzip file returned as a body, decoded under `max` bytes (Latin-1, for inspection only). */
+export async function inspectGzip(bytes: Buffer, max: number): Promise<{ text: string; complete: boolean }> {
+  const decoded = await decodeCapped(
+    (async function* () {
+      yield bytes;
+    })(),
+    ['gzip'],
+    bytes.length,
+    max,
+  );
+  return decoded.kind === 'decoded' ? { text: decoded.bytes.toString('latin1'), complete: decoded.complete } : { text: '', complete: false };
+}
+
 /** The body that stands for bytes Postern could not inspect. */
 export function withheldBody(reason: string): HttpBody {
-  return { kind: 'withheld', value: `[WITHHELD: the body was not returned: ${reason}; ask the operator to make the target answer with accept-encoding: identity]` };
+  return { kind: 'withheld', value: `[WITHHELD: the body was not returned: ${reason}]` };
 }
 
 const JSON_TYPE = /^\s*(?:application\/(?:[a-z0-9.!#$&^_-]+\+)?json|text\/json)\s*(?:;|$)/i;

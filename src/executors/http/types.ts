@@ -85,6 +85,13 @@ export interface HttpResult {
   readonly truncated_at: number | null;
   /** The codings the target applied that were undone (e.g. "gzip"), or null. */
   readonly decoded_from: string | null;
+  /**
+   * A binary body that is itself a gzip file (`application/gzip`, or any
+   * type): its contents, decoded under the cap, as Latin-1 text, for the
+   * daemon to inspect — `complete` false when they did not decode whole
+   * within the cap. Null for any other body. Never returned to the agent.
+   */
+  readonly embedded: { readonly text: string; readonly complete: boolean } | null;
   readonly connected_ip: string;
   /** The request URL with any query credential replaced by a redaction marker. */
   readonly url: string;

@@ -86,6 +86,11 @@ describe('HTTP responses in codings Postern did not ask for', () => {
       res.on('close', () => gz.destroy());
       write(64);
     });
+    srv.route('/gzfile', (req, res) => {
+      const what = new URL(req.url ?? '/', 'http://x').searchParams.get('what');
+      const inner = what === 'echo' ? echoOf(req) : what === 'big' ? Buffer.alloc(4 * 1024 * 1024) : Buffer.from('just a file');
+      res.writeHead(200, { 'content-type': what === 'echo' ? 'application/octet-stream' : 'application/gzip' }).end(zlib.gzipSync(inner));
+    });
     srv.route('/opaque', (req, res) => {
       const q = new URL(req.url ?? '/', 'http://x').searchParams;
       const coding = q.get('coding') ?? 'zstd';
@@ -120,6 +125,25 @@ describe('HTTP responses in codings Postern did not ask for', () => {
     assert.equal(facts['body_encoding'], 'text');
     assert.ok(String(facts['body']).length <= cap);
     assert.ok(!text.includes('CANARY'));
+  });
+
+  for (const kind of ['bearer', 'header', 'query'] as const) {
+    it(`${kind}: a gzip file (no content-encoding) holding the echo is withheld`, async () => {
+      const { facts, text } = await agentSees(srv, credentials[kind], spec(srv.origin, { path: '/gzfile', query: [['what', 'echo']] }));
+      assert.equal(facts['status'], 200);
+      assert.equal(facts['body_encoding'], 'withheld');
+      assert.match(String(facts['body']), /contains a secret/);
+      assert.ok(!text.includes('H4sI'), 'no gzip bytes in base64');
+    });
+  }
+
+  it('a gzip file without secrets comes back as it is; one too large to inspect is withheld', async () => {
+    const clean = await agentSees(srv, credentials.bearer, spec(srv.origin, { path: '/gzfile', query: [['what', 'clean']] }));
+    assert.equal(clean.facts['body_encoding'], 'base64');
+    assert.equal(zlib.gunzipSync(Buffer.from(String(clean.facts['body']), 'base64')).toString(), 'just a file');
+    const big = await agentSees(srv, credentials.bearer, spec(srv.origin, { path: '/gzfile', query: [['what', 'big']] }));
+    assert.equal(big.facts['body_encoding'], 'withheld');
+    assert.match(String(big.facts['body']), /could not be inspected/);
   });
 
   for (const [coding, why] of [
