@@ -15,6 +15,7 @@
  * falls: redaction needs them to see a secret that straddles the cut whole,
  * and drops them (Redactor.redactCut).
  */
+import { Readable } from 'node:stream';
 import { exceedsJsonDepth } from '../../protocol/json-depth.js';
 import { decodeCapped, planDecoding } from './content-coding.js';
 import type { HttpBody } from './types.js';
@@ -130,14 +131,7 @@ export async function readBody(
 
 /** The contents of a gzip file returned as a body, decoded under `max` bytes (Latin-1, for inspection only). */
 export async function inspectGzip(bytes: Buffer, max: number): Promise<{ text: string; complete: boolean }> {
-  const decoded = await decodeCapped(
-    (async function* () {
-      yield bytes;
-    })(),
-    ['gzip'],
-    bytes.length,
-    max,
-  );
+  const decoded = await decodeCapped(Readable.from([bytes]), ['gzip'], bytes.length, max);
   return decoded.kind === 'decoded' ? { text: decoded.bytes.toString('latin1'), complete: decoded.complete } : { text: '', complete: false };
 }
 
