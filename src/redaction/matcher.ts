@@ -37,6 +37,8 @@ export class LiteralMatcher {
   private readonly bestLabel: number[] = [-1];
   /** Length of the pattern prefix each state stands for. */
   private readonly depth: number[] = [0];
+  /** The root's transitions by code unit (0 = stay at the root). */
+  private readonly rootNext = new Int32Array(CODE_UNITS);
   readonly isEmpty: boolean;
   /** Length of the longest pattern. */
   readonly longest: number;
@@ -67,6 +69,7 @@ export class LiteralMatcher {
     }
     this.isEmpty = this.fail.length === 1;
     this.longest = longest;
+    for (const [key, child] of this.goto) if (key < CODE_UNITS) this.rootNext[key] = child;
     this.linkFailures();
   }
 
@@ -101,9 +104,10 @@ export class LiteralMatcher {
   private step(state: number, code: number): number {
     let s = state;
     for (;;) {
+      // Most characters of most texts start no pattern: the root's moves are a table, not a map lookup.
+      if (s === ROOT) return this.rootNext[code] ?? ROOT;
       const next = this.goto.get(s * CODE_UNITS + code);
       if (next !== undefined) return next;
-      if (s === ROOT) return ROOT;
       s = this.fail[s] ?? ROOT;
     }
   }

@@ -114,7 +114,9 @@ export function decodedView(s: string): View | null {
   let n = 0;
   let changed = false;
   for (let i = 0; i < s.length; ) {
-    const esc = escapeAt(s, i);
+    const c0 = s.charCodeAt(i);
+    // Fast path: only `\`, `%` and `&` can start an escape.
+    const esc = c0 === 0x5c || c0 === 0x25 || c0 === 0x26 ? escapeAt(s, i) : null;
     if (esc !== null) {
       for (let k = 0; k < esc.units.length; k++) {
         const u = esc.units.charCodeAt(k);
