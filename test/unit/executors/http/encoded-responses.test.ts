@@ -174,6 +174,14 @@ describe('HTTP responses: wrapped base64 and the cap', () => {
       const b64 = echoOf(req).toString('base64');
       res.writeHead(200, { 'content-type': 'text/plain' }).end(wrap(b64, Number(q.get('width')), q.get('eol') === 'crlf' ? '\r\n' : '\n'));
     });
+    srv.route('/dribble', async (req, res) => {
+      // The echo one byte per chunk of chunked transfer encoding, gzip-compressed or not.
+      const gzip = new URL(req.url ?? '/', 'http://x').searchParams.get('gzip') === '1';
+      const body = gzip ? zlib.gzipSync(echoOf(req)) : echoOf(req);
+      res.writeHead(200, { 'content-type': 'text/plain', ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+      for (const byte of body) if (!res.write(Buffer.from([byte]))) await new Promise((r) => res.once('drain', r));
+      res.end();
+    });
     srv.route('/at-cap', (req, res) => {
       const q = new URL(req.url ?? '/', 'http://x').searchParams;
       const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
@@ -200,6 +208,14 @@ describe('HTTP responses: wrapped base64 and the cap', () => {
         assert.equal(redactor.findSecret(facts), false);
       });
     }
+  }
+
+  for (const gzip of ['0', '1']) {
+    it(`a body sent one byte per chunk${gzip === '1' ? ', gzip-compressed,' : ''} is redacted as a whole`, async () => {
+      const { facts, text } = await agentSees(srv, credentials.query, spec(srv.origin, { path: '/dribble', query: [['gzip', gzip]] }));
+      assert.ok(String(facts['body']).includes('[REDACTED:api-query]'), text);
+      assert.ok(!text.includes('CANARY'), text);
+    });
   }
 
   for (const coding of ['identity', 'gzip']) {

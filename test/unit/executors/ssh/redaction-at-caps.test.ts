@@ -70,6 +70,12 @@ describe('ssh output caps and redaction', () => {
     });
   }
 
+  it('a password printed one character per write is redacted as a whole', async () => {
+    const script = `printf 'pw='; for c in $(printf %s "$1" | fold -w1); do printf %s "$c"; done; echo`;
+    const { facts } = await agentSees(srv, passwordCredential(), ['sh', '-c', script, 'sh', PASSWORD]);
+    assert.equal(facts['stdout'], 'pw=[REDACTED:deploy-pw]\n');
+  });
+
   it('base64 KEYFILE (76 columns) has the whole private key redacted', async () => {
     const file = join(dir, 'id_ed25519');
     writeFileSync(file, CLIENT_KEY.private);
