@@ -65,6 +65,35 @@ describe('reversible transforms', () => {
     for (const t of texts) assert.equal(r.redactText(t), t);
   });
 
+  it('finds the token with each character escaped its own way and whitespace anywhere between', () => {
+    const hex2 = (c: string): string => c.charCodeAt(0).toString(16).padStart(2, '0');
+    const ways: ((c: string) => string)[] = [
+      (c) => c,
+      (c) => `\\u${hex2(c).padStart(4, '0')}`,
+      (c) => `\\u${hex2(c).padStart(4, '0').toUpperCase()}`,
+      (c) => `\\x${hex2(c)}`,
+      (c) => `%${hex2(c)}`,
+      (c) => `%${hex2(c).toUpperCase()}`,
+      (c) => `&#${c.charCodeAt(0)};`,
+      (c) => `&#x${hex2(c)};`,
+    ];
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: ways.length - 1 }), { minLength: TOKEN.length, maxLength: TOKEN.length }),
+        fc.array(fc.constantFrom('', '', '', ' ', '\n', '\r\n', '\t'), { minLength: TOKEN.length, maxLength: TOKEN.length }),
+        // A backslash right before the form would be read as the start of an escape (see docs/threat-model.md).
+        fc.string({ maxLength: 20 }).filter((t) => !t.endsWith('\\')),
+        (how, gaps, around) => {
+          const encoded = [...TOKEN].map((c, i) => ways[how[i]!]!(c) + gaps[i]!).join('');
+          const out = r.redactText(`${around}${encoded}${around}`);
+          assert.ok(out.includes(M), out);
+          assert.equal(r.findSecret(out), false, out);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('finds the token in base64 wrapped at any width, with CRLF or LF, at any offset', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 100 }), fc.constantFrom('\n', '\r\n', ' ', '\t'), fc.string({ maxLength: 40 }), fc.string({ maxLength: 40 }), (width, eol, before, after) => {
