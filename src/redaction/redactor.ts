@@ -5,7 +5,12 @@
  *
  * Invariants:
  * - One combined scan per text (an Aho–Corasick automaton over every form of
- *   every secret), so cost does not grow with the number of secrets.
+ *   every secret), so cost does not grow with the number of secrets; plus
+ *   one scan of the text's decoded view and of its hex runs (views.ts) when
+ *   the text has anything to decode, so wrapped and escaped forms are found
+ *   and redacted in the original text.
+ * - `redactCut` redacts a text read past a cap before cutting it there: no
+ *   cut result ends in the start of a recognized form.
  * - After `redactText`, no form of any secret (of at least
  *   MIN_SUBSTRING_BYTES) occurs outside a marker, even where a marker's own
  *   characters combined with neighbouring text to form one: redaction repeats
