@@ -3,7 +3,12 @@
  * text, base64 (standard and URL alphabets, padded or not, and the part of it
  * that survives when the secret sits at any offset inside a larger base64
  * stream), hex, every common flavour of percent-encoding, JSON string escapes,
- * HTML escapes, and for multi-line secrets (PEM keys) their lines.
+ * HTML escapes, and for multi-line secrets (PEM keys) their lines. Besides
+ * the literal forms, `viewForms` and `hexForms` are what the matcher looks
+ * for in the decoded and hex views of a text (views.ts): the plain text,
+ * Latin-1, base64 and hex forms with whitespace removed, so the same secret
+ * is found however a target wraps, escapes or re-cases it character by
+ * character.
  *
  * Invariants:
  * - Pure: bytes in, strings out; no I/O, no caching of secret material.
@@ -14,6 +19,8 @@
  * - Derived forms that are shorter than their own minimum (base64 cores, PEM
  *   lines) are dropped rather than risk the same oracle.
  */
+
+import { withoutWrapSpace } from './views.js';
 
 export const MIN_SUBSTRING_BYTES = 4;
 /** A base64 core shorter than this matches too much ordinary text. */
@@ -26,6 +33,10 @@ export interface SecretForms {
   readonly substrings: readonly string[];
   /** Forms that only count when a whole value (trimmed) equals them. */
   readonly wholeValues: readonly string[];
+  /** Forms to find anywhere inside the decoded view of a text (no whitespace in them). */
+  readonly viewForms: readonly string[];
+  /** Lower-case hex forms to find anywhere inside the hex view of a text. */
+  readonly hexForms: readonly string[];
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -41,19 +52,47 @@ export function secretAsText(bytes: Uint8Array): string | null {
 
 /** Every form of `bytes` that Postern recognizes. Empty secrets have none. */
 export function secretForms(bytes: Uint8Array): SecretForms {
-  if (bytes.length === 0) return { substrings: [], wholeValues: [] };
+  if (bytes.length === 0) return { substrings: [], wholeValues: [], viewForms: [], hexForms: [] };
   const forms = new Set<string>();
   const text = secretAsText(bytes);
   const texts = text === null ? [] : textVariants(text);
   for (const t of texts) forms.add(t);
+  // Latin-1: the bytes as a server that mistook UTF-8 for ISO 8859-1 writes them back.
+  forms.add(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'));
   for (const f of byteEncodings(bytes)) forms.add(f);
   for (const f of percentEncodings(bytes)) forms.add(f);
   if (text !== null) for (const f of htmlEscapes(text)) forms.add(f);
   for (const f of [...forms]) for (const j of jsonEscapes(f)) forms.add(j);
   forms.delete('');
   const all = [...forms];
-  if (bytes.length < MIN_SUBSTRING_BYTES) return { substrings: [], wholeValues: all };
-  return { substrings: all, wholeValues: [] };
+  if (bytes.length < MIN_SUBSTRING_BYTES) return { substrings: [], wholeValues: all, viewForms: [], hexForms: [] };
+  const { viewForms, hexForms } = plainForms(bytes, text);
+  return { substrings: all, wholeValues: [], viewForms, hexForms };
+}
+
+/**
+ * The forms a view can show: text, Latin-1 (percent-decoded bytes), base64
+ * (with the cores at every offset) and hex, over the secret's bytes and,
+ * for a multi-line secret, over its LF / CRLF spellings with and without a
+ * final line break (a key file printed by `base64 FILE` on another system).
+ */
+function plainForms(bytes: Uint8Array, text: string | null): { viewForms: string[]; hexForms: string[] } {
+  const spellings = [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)];
+  if (text !== null && /[\r\n]/.test(text)) {
+    const lf = text.replace(/\r?\n/g, '\n');
+    for (const t of [lf, lf.replace(/\n/g, '\r\n')]) for (const u of [t, t.replace(/(?:\r?\n)+$/, '')]) spellings.push(Buffer.from(u, 'utf8'));
+  }
+  const view = new Set<string>();
+  const hex = new Set<string>();
+  for (const b of spellings) {
+    const t = secretAsText(b);
+    if (t !== null) view.add(t);
+    view.add(b.toString('latin1'));
+    for (const f of base64Forms(b)) view.add(f);
+    hex.add(b.toString('hex'));
+  }
+  const out = [...view].map(withoutWrapSpace).filter((f) => f.length >= MIN_SUBSTRING_BYTES);
+  return { viewForms: [...new Set(out)], hexForms: [...hex] };
 }
 
 /** The text itself, plus line-ending variants and the lines of a multi-line secret. */
@@ -70,11 +109,15 @@ function textVariants(text: string): string[] {
 }
 
 function byteEncodings(bytes: Uint8Array): string[] {
+  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+  return [...base64Forms(bytes), hex, hex.toUpperCase()];
+}
+
+function base64Forms(bytes: Uint8Array): string[] {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const std = buf.toString('base64');
   const url = buf.toString('base64url');
-  const hex = buf.toString('hex');
-  const out = [std, std.replace(/=+$/, ''), url, url + '='.repeat((4 - (url.length % 4)) % 4), hex, hex.toUpperCase()];
+  const out = [std, std.replace(/=+$/, ''), url, url + '='.repeat((4 - (url.length % 4)) % 4)];
   for (const core of base64Cores(bytes)) out.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
   return out;
 }

@@ -1,6 +1,9 @@
 /**
- * Secret redaction: recognizes vault secrets in their common encodings and
- * replaces them with `[REDACTED:<credential name>]`. Pure logic, no I/O; the
+ * Secret redaction: recognizes vault secrets in their common encodings —
+ * also wrapped in lines or escaped character by character — and replaces
+ * them with `[REDACTED:<credential name>]`. The one place that decides what
+ * is recognized (encodings.ts, views.ts), for the HTTP and SSH paths alike;
+ * docs/threat-model.md lists it. Pure logic, no I/O; the
  * daemon builds one redactor per call from `injectedForms()` of the
  * credentials it used and runs every result, error and journal record
  * through it.

@@ -35,11 +35,19 @@ export class LiteralMatcher {
   /** Length of the longest pattern ending at each state (0 = none). */
   private readonly bestLength: number[] = [0];
   private readonly bestLabel: number[] = [-1];
+  /** Length of the pattern prefix each state stands for. */
+  private readonly depth: number[] = [0];
+  /** The root's transitions by code unit (0 = stay at the root). */
+  private readonly rootNext = new Int32Array(CODE_UNITS);
   readonly isEmpty: boolean;
+  /** Length of the longest pattern. */
+  readonly longest: number;
 
   constructor(patterns: readonly Pattern[]) {
+    let longest = 0;
     for (const { text, label } of patterns) {
       if (text.length === 0) continue;
+      longest = Math.max(longest, text.length);
       let state = ROOT;
       for (let i = 0; i < text.length; i++) {
         const key = state * CODE_UNITS + text.charCodeAt(i);
@@ -50,6 +58,7 @@ export class LiteralMatcher {
           this.fail.push(ROOT);
           this.bestLength.push(0);
           this.bestLabel.push(-1);
+          this.depth.push(i + 1);
         }
         state = next;
       }
@@ -59,6 +68,8 @@ export class LiteralMatcher {
       }
     }
     this.isEmpty = this.fail.length === 1;
+    this.longest = longest;
+    for (const [key, child] of this.goto) if (key < CODE_UNITS) this.rootNext[key] = child;
     this.linkFailures();
   }
 
@@ -93,11 +104,23 @@ export class LiteralMatcher {
   private step(state: number, code: number): number {
     let s = state;
     for (;;) {
+      // Most characters of most texts start no pattern: the root's moves are a table, not a map lookup.
+      if (s === ROOT) return this.rootNext[code] ?? ROOT;
       const next = this.goto.get(s * CODE_UNITS + code);
       if (next !== undefined) return next;
-      if (s === ROOT) return ROOT;
       s = this.fail[s] ?? ROOT;
     }
+  }
+
+  /**
+   * The length of the longest suffix of `s` that is a prefix of some pattern
+   * (what a cut at the end of `s` may have left of an occurrence).
+   */
+  openSuffix(s: string): number {
+    if (this.isEmpty) return 0;
+    let state = ROOT;
+    for (let i = Math.max(0, s.length - this.longest); i < s.length; i++) state = this.step(state, s.charCodeAt(i));
+    return this.depth[state] ?? 0;
   }
 
   /** Sorted, merged intervals covering every occurrence of every pattern in `s`. */

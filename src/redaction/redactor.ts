@@ -5,7 +5,12 @@
  *
  * Invariants:
  * - One combined scan per text (an Aho–Corasick automaton over every form of
- *   every secret), so cost does not grow with the number of secrets.
+ *   every secret), so cost does not grow with the number of secrets; plus
+ *   one scan of the text's decoded view and of its hex runs (views.ts) when
+ *   the text has anything to decode, so wrapped and escaped forms are found
+ *   and redacted in the original text.
+ * - `redactCut` redacts a text read past a cap before cutting it there: no
+ *   cut result ends in the start of a recognized form.
  * - After `redactText`, no form of any secret (of at least
  *   MIN_SUBSTRING_BYTES) occurs outside a marker, even where a marker's own
  *   characters combined with neighbouring text to form one: redaction repeats
@@ -18,6 +23,8 @@
 import { MIN_SUBSTRING_BYTES, secretForms } from './encodings.js';
 import type { Interval, Pattern } from './matcher.js';
 import { LiteralMatcher } from './matcher.js';
+import type { View } from './views.js';
+import { decodedView, hexViews } from './views.js';
 
 export interface NamedSecret {
   /** Credential name shown in the marker; anything not a credential name shows as "secret". */
@@ -30,16 +37,33 @@ export type SecretInput = Uint8Array | NamedSecret;
 export interface Redactor {
   /** `s` with every secret form replaced by a marker. */
   redactText(s: string): string;
+  /**
+   * `s` was read past a size cap, which falls after its first `keep`
+   * characters: the redacted text of those characters, where an occurrence
+   * that straddles the cut is dropped whole and a trailing partial form of a
+   * secret is stripped, so the result never ends in the start of a secret.
+   */
+  redactCut(s: string, keep: number): string;
   /** A deep copy of `v` with secrets in strings, numbers and object keys replaced. */
   redactValue(v: unknown): unknown;
   /** True when `v` holds any secret form anywhere (strings, numbers, keys, bytes). */
   findSecret(v: unknown): boolean;
+  /**
+   * How far past a cap a reader must read so that any occurrence of a
+   * secret that starts before the cap ends inside what was read: the
+   * longest span, in UTF-8 bytes, that one recognized form can take.
+   */
+  readonly readPastCapBytes: number;
 }
 
 const DEFAULT_NAME = 'secret';
 const MARKER_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** Each changing round shortens the text after the first; this only bounds pathological inputs. */
 const MAX_ROUNDS = 32;
+/** The most original characters one view character can come from (`&#1114111;`). */
+const MAX_ESCAPE_CHARS = 10;
+/** UTF-8 bytes per UTF-16 code unit, at most. */
+const MAX_BYTES_PER_UNIT = 3;
 
 export function redactionMarker(name: string = DEFAULT_NAME): string {
   return `[REDACTED:${MARKER_NAME.test(name) ? name : DEFAULT_NAME}]`;
@@ -50,6 +74,8 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
   const markers = [...new Set(named.map((s) => redactionMarker(s.name)))];
   const markerSet = new Set(markers);
   const patterns: Pattern[] = [];
+  const viewPatterns: Pattern[] = [];
+  const hexPatterns: Pattern[] = [];
   const whole = new Map<string, string>();
   const rawBytes: { bytes: Uint8Array; marker: string }[] = [];
   for (const s of named) {
@@ -57,12 +83,17 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
     const forms = secretForms(s.bytes);
     const label = markers.indexOf(marker);
     for (const text of forms.substrings) patterns.push({ text, label });
+    for (const text of forms.viewForms) viewPatterns.push({ text, label });
+    for (const text of forms.hexForms) hexPatterns.push({ text, label });
     for (const text of forms.wholeValues) if (!whole.has(text)) whole.set(text, marker);
     if (s.bytes.length > 0) rawBytes.push({ bytes: s.bytes, marker });
   }
   // Markers are patterns too, so a marker in the input is recognized as one.
   markers.forEach((text, label) => patterns.push({ text, label }));
   const matcher = new LiteralMatcher(patterns);
+  const viewMatcher = new LiteralMatcher(viewPatterns);
+  const hexMatcher = new LiteralMatcher(hexPatterns);
+  const longestSpan = Math.max(matcher.longest, MAX_ESCAPE_CHARS * Math.max(viewMatcher.longest, hexMatcher.longest));
   const markerOf = (label: number): string => markers[label] ?? redactionMarker();
 
   /** The marker for a value that is a short secret's form, as it is or trimmed. */
@@ -71,10 +102,26 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
   /** The interval holds no secret form except inside one existing marker. */
   const isBareMarker = (s: string, iv: Interval): boolean => markerSet.has(s.slice(iv.start, iv.end));
 
+  /** Occurrences in `s` and in its views, as sorted, merged intervals of `s`. */
+  function intervalsOf(s: string): Interval[] {
+    const direct = matcher.cover(s);
+    if (viewMatcher.isEmpty && hexMatcher.isEmpty) return direct;
+    const decoded = decodedView(s);
+    const mapped: Interval[] = [];
+    const addFrom = (view: View | null, m: LiteralMatcher): void => {
+      if (view === null) return;
+      for (const iv of m.cover(view.text)) mapped.push({ start: view.start[iv.start] ?? 0, end: view.end[iv.end - 1] ?? s.length, label: iv.label });
+    };
+    addFrom(decoded, viewMatcher);
+    if (!hexMatcher.isEmpty) for (const v of hexViews(s, decoded)) addFrom(v, hexMatcher);
+    if (mapped.length === 0) return direct;
+    return mergeIntervals([...direct, ...mapped]);
+  }
+
   function redactOnce(s: string): string {
     const wholeMarker = wholeMatch(s);
     if (wholeMarker !== undefined) return wholeMarker;
-    const intervals = matcher.cover(s);
+    const intervals = intervalsOf(s);
     if (intervals.every((iv) => isBareMarker(s, iv))) return s;
     let out = '';
     let at = 0;
@@ -95,8 +142,39 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
     return redactionMarker(); // fail closed: never reached by real inputs
   }
 
+  /** How many characters at the end of `s` may be the start of a form, in `s` or in one of its views. */
+  function openTail(s: string): number {
+    let open = matcher.openSuffix(s);
+    const decoded = decodedView(s);
+    const fromView = (view: View | null, m: LiteralMatcher): void => {
+      if (view === null) return;
+      const n = m.openSuffix(view.text);
+      if (n > 0) open = Math.max(open, s.length - (view.start[view.text.length - n] ?? 0));
+    };
+    fromView(decoded, viewMatcher);
+    const last = hexViews(s, decoded).at(-1);
+    // Only a run that reaches the end of the text can hold the start of a form there.
+    if (last !== undefined && last.end.at(-1) === (decoded === null ? s.length : decoded.end.at(-1))) fromView(last, hexMatcher);
+    return open;
+  }
+
+  function redactCut(s: string, keep: number): string {
+    if (keep >= s.length) return redactText(s);
+    let cut = Math.max(0, keep);
+    for (const iv of intervalsOf(s)) if (iv.start < cut && iv.end > cut) cut = iv.start;
+    let head = s.slice(0, cut);
+    // Strip what may be the start of a form, again if what is left ends in one; bounded by the longest span.
+    for (let budget = longestSpan; budget > 0 && head.length > 0; ) {
+      const open = openTail(head);
+      if (open === 0) break;
+      head = head.slice(0, head.length - open);
+      budget -= open;
+    }
+    return redactText(head);
+  }
+
   function textHasSecret(s: string): boolean {
-    return wholeMatch(s) !== undefined || matcher.cover(s).some((iv) => !isBareMarker(s, iv));
+    return wholeMatch(s) !== undefined || intervalsOf(s).some((iv) => !isBareMarker(s, iv));
   }
 
   function bytesHaveSecret(b: Uint8Array): string | null {
@@ -108,46 +186,93 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
     return null;
   }
 
-  function redactValue(v: unknown, seen = new WeakMap<object, unknown>()): unknown {
-    if (typeof v === 'string') return redactText(v);
+  /** A scalar redacted, or undefined for an object or array (walked by the caller). */
+  function redactScalar(v: unknown): { value: unknown } | undefined {
+    if (typeof v === 'string') return { value: redactText(v) };
     if (typeof v === 'number' || typeof v === 'bigint') {
       const text = String(v);
       const redacted = redactText(text);
-      return redacted === text ? v : redacted;
+      return { value: redacted === text ? v : redacted };
     }
-    if (typeof v !== 'object' || v === null) return v;
-    if (v instanceof Uint8Array) return bytesHaveSecret(v) ?? v;
-    const done = seen.get(v);
-    if (done !== undefined) return done;
-    if (Array.isArray(v)) {
-      const out: unknown[] = [];
-      seen.set(v, out);
-      for (const item of v as unknown[]) out.push(redactValue(item, seen));
-      return out;
-    }
-    const out: Record<string, unknown> = {};
-    seen.set(v, out);
-    for (const [key, value] of Object.entries(v)) {
-      // defineProperty: a key named "__proto__" stays a plain own property.
-      Object.defineProperty(out, redactText(key), { value: redactValue(value, seen), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
+    if (typeof v !== 'object' || v === null) return { value: v };
+    if (v instanceof Uint8Array) return { value: bytesHaveSecret(v) ?? v };
+    return undefined;
   }
 
-  function findSecret(v: unknown, seen = new WeakSet<object>()): boolean {
-    if (typeof v === 'string') return textHasSecret(v);
-    if (typeof v === 'number' || typeof v === 'bigint') return textHasSecret(String(v));
-    if (typeof v !== 'object' || v === null) return false;
-    if (v instanceof Uint8Array) return bytesHaveSecret(v) !== null;
-    if (seen.has(v)) return false;
-    seen.add(v);
-    if (Array.isArray(v)) return (v as unknown[]).some((item) => findSecret(item, seen));
-    return Object.entries(v).some(([key, value]) => textHasSecret(key) || findSecret(value, seen));
+  // Both walks use an explicit stack: a value nested thousands deep (a target's JSON) must not exhaust the call stack.
+  function redactValue(root: unknown): unknown {
+    const seen = new WeakMap<object, unknown>();
+    const pending: { src: object; out: unknown[] | Record<string, unknown> }[] = [];
+    const convert = (v: unknown): unknown => {
+      const scalar = redactScalar(v);
+      if (scalar !== undefined) return scalar.value;
+      const obj = v as object;
+      const done = seen.get(obj);
+      if (done !== undefined) return done;
+      const out = Array.isArray(obj) ? [] : {};
+      seen.set(obj, out);
+      pending.push({ src: obj, out });
+      return out;
+    };
+    const result = convert(root);
+    for (let task = pending.pop(); task !== undefined; task = pending.pop()) {
+      const { src, out } = task;
+      if (Array.isArray(out)) {
+        for (const item of src as unknown[]) out.push(convert(item));
+        continue;
+      }
+      for (const [key, value] of Object.entries(src)) {
+        // defineProperty: a key named "__proto__" stays a plain own property.
+        Object.defineProperty(out, redactText(key), { value: convert(value), enumerable: true, writable: true, configurable: true });
+      }
+    }
+    return result;
+  }
+
+  function findSecret(root: unknown): boolean {
+    const seen = new WeakSet<object>();
+    const pending: unknown[] = [root];
+    for (let i = 0; i < pending.length; i++) {
+      const v = pending[i];
+      pending[i] = undefined;
+      if (typeof v === 'string') {
+        if (textHasSecret(v)) return true;
+      } else if (typeof v === 'number' || typeof v === 'bigint') {
+        if (textHasSecret(String(v))) return true;
+      } else if (typeof v === 'object' && v !== null) {
+        if (v instanceof Uint8Array) {
+          if (bytesHaveSecret(v) !== null) return true;
+        } else if (!seen.has(v)) {
+          seen.add(v);
+          if (Array.isArray(v)) for (const item of v as unknown[]) pending.push(item);
+          else
+            for (const [key, value] of Object.entries(v)) {
+              if (textHasSecret(key)) return true;
+              pending.push(value);
+            }
+        }
+      }
+    }
+    return false;
   }
 
   return {
     redactText,
+    redactCut,
     redactValue: (v) => redactValue(v),
     findSecret: (v) => findSecret(v),
+    readPastCapBytes: MAX_BYTES_PER_UNIT * longestSpan,
   };
+}
+
+/** Sorted, merged intervals; the label of a merged run is that of its first interval. */
+function mergeIntervals(all: Interval[]): Interval[] {
+  all.sort((a, b) => a.start - b.start || b.end - a.end);
+  const out: { start: number; end: number; label: number }[] = [];
+  for (const iv of all) {
+    const top = out.at(-1);
+    if (top !== undefined && iv.start < top.end) top.end = Math.max(top.end, iv.end);
+    else out.push({ ...iv });
+  }
+  return out;
 }

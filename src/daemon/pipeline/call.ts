@@ -170,6 +170,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
         ssh: svc.ssh,
         signal: req.signal,
         onRequestSent: () => trail.effectStarted(),
+        readPastCapBytes: redactor.readPastCapBytes,
       }).catch((e: unknown) => {
         throw trail.failedExecution(e, svc.clock.monotonicMs() - started);
       });

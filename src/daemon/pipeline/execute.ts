@@ -51,6 +51,8 @@ export interface ExecOptions {
   readonly ssh: SshRunner;
   readonly signal: AbortSignal;
   readonly onRequestSent: () => void;
+  /** How far past each output cap to read, so redaction sees a secret straddling the cut whole (Redactor.readPastCapBytes). */
+  readonly readPastCapBytes: number;
 }
 
 export async function executeAction(action: ResolvedAction, cred: Credential, opts: ExecOptions): Promise<ExecResult> {
@@ -67,6 +69,7 @@ export async function executeAction(action: ResolvedAction, cred: Credential, op
           bodyMs: opts.config.http.body_timeout_ms,
         },
         maxResponseBytes: opts.config.http.max_response_bytes,
+        readPastCapBytes: opts.readPastCapBytes,
         signal: opts.signal,
         onRequestSent: opts.onRequestSent,
       });
@@ -77,6 +80,7 @@ export async function executeAction(action: ResolvedAction, cred: Credential, op
         timeoutMs: opts.config.ssh.timeout_ms,
         connectTimeoutMs: opts.config.ssh.connect_timeout_ms,
         maxOutputBytes: opts.config.ssh.max_output_bytes,
+        readPastCapBytes: opts.readPastCapBytes,
         signal: opts.signal,
         onExecSent: opts.onRequestSent,
       });

@@ -1,18 +1,24 @@
 /**
  * Shapes an executor's result for the agent, redacted. HTTP 2xx → success
- * with `{ status, headers, body, body_encoding, truncated, result_revision }`
+ * with `{ status, headers, body, body_encoding, truncated, decoded_from?,
+ * result_revision }`
  * (the body checked against the revision's declared output schema, when there
  * is one); any other status → `isError` TARGET_ERROR with the same facts, since
  * the request did reach the target (side_effect_started: true). SSH exit 0 →
  * success with `{ exit_code, signal, stdout, stderr, *_truncated,
  * host_key_fingerprint, result_revision }` (and `stdout_json` when the
  * revision declares an output schema); a non-zero exit, a signal or a command
- * cut off at the caps → TARGET_ERROR with the same facts.
+ * cut off at the caps → TARGET_ERROR with the same facts. Output read past
+ * a cap is redacted whole and then cut (Redactor.redactCut); JSON nested
+ * deeper than MAX_RESULT_JSON_DEPTH is never parsed, so any response keeps
+ * its facts.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { canonicalDigest, type Revision } from '../../contracts/index.js';
 import type { Redactor } from '../../redaction/index.js';
+import { withheldBody } from '../../executors/http/index.js';
 import { PosternError } from '../../protocol/errors.js';
+import { exceedsJsonDepth } from '../../protocol/json-depth.js';
 import { errorResult, successResult } from './respond.js';
 import type { ExecResult } from './execute.js';
 
@@ -39,8 +45,9 @@ export function httpOutputSchema(body: Record<string, unknown> | undefined): Rec
       status: { type: 'integer' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
       body: body ?? {},
-      body_encoding: { enum: ['json', 'text', 'base64'] },
+      body_encoding: { enum: ['json', 'text', 'base64', 'withheld'] },
       truncated: { type: 'boolean' },
+      decoded_from: { type: 'string' },
       ...ENVELOPE,
     },
     required: ['status', 'headers', 'body', 'body_encoding', 'truncated', 'result_revision'],
@@ -75,16 +82,34 @@ interface Verdict {
 
 const preview = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v)).slice(0, 500);
 
+/** Output read past a cap is redacted whole, then cut there (a secret straddling the cut never leaks its start). */
+function redactOutput(redactor: Redactor, value: unknown, truncatedAt: number | null): unknown {
+  return truncatedAt === null || typeof value !== 'string' ? redactor.redactValue(value) : redactor.redactCut(value, truncatedAt);
+}
+
+/**
+ * The body, redacted. A gzip file returned as the body is passed on only when
+ * its contents decoded whole and hold no secret: its compressed bytes cannot
+ * be redacted, and the agent can decompress them.
+ */
+function inspectedBody(r: Extract<ExecResult, { kind: 'http' }>['result'], redactor: Redactor): { body: unknown; body_encoding: string } {
+  if (r.embedded !== null && (!r.embedded.complete || redactor.findSecret(r.embedded.text))) {
+    const why = r.embedded.complete ? 'the gzip file it holds contains a secret' : 'the gzip file it holds could not be inspected whole';
+    const withheld = withheldBody(why);
+    return { body: withheld.value, body_encoding: withheld.kind };
+  }
+  return { body: redactOutput(redactor, r.body.value, r.truncated_at), body_encoding: r.body.kind };
+}
+
 function httpVerdict(r: Extract<ExecResult, { kind: 'http' }>['result'], revision: Revision, redactor: Redactor, callId: string): Verdict {
-  const facts = redactor.redactValue({
-    status: r.status,
-    headers: r.headers,
-    body: r.body.value,
-    body_encoding: r.body.kind,
+  const facts = {
+    ...(redactor.redactValue({ status: r.status, headers: r.headers }) as Record<string, unknown>),
+    ...inspectedBody(r, redactor),
     truncated: r.truncated,
+    ...(r.decoded_from === null ? {} : { decoded_from: r.decoded_from }),
     result_revision: revision.revision,
     call_id: callId,
-  }) as Record<string, unknown>;
+  };
   let failure: string | undefined;
   if (r.status < 200 || r.status > 299) failure = `the target answered HTTP ${r.status}`;
   else if (revision.output !== undefined && !revision.output.zod.safeParse(facts['body']).success) {
@@ -95,17 +120,16 @@ function httpVerdict(r: Extract<ExecResult, { kind: 'http' }>['result'], revisio
 
 /** Exit status 0 is success; a non-zero status, a signal, or a command cut off at the output caps is not. */
 function sshVerdict(r: Extract<ExecResult, { kind: 'ssh' }>['result'], revision: Revision, redactor: Redactor, callId: string): Verdict {
-  const base = redactor.redactValue({
-    exit_code: r.exit_code,
-    signal: r.signal,
-    stdout: r.stdout,
-    stderr: r.stderr,
+  const base: Record<string, unknown> = {
+    ...(redactor.redactValue({ exit_code: r.exit_code, signal: r.signal }) as Record<string, unknown>),
+    stdout: redactOutput(redactor, r.stdout, r.stdout_truncated_at),
+    stderr: redactOutput(redactor, r.stderr, r.stderr_truncated_at),
     stdout_truncated: r.stdout_truncated,
     stderr_truncated: r.stderr_truncated,
-    host_key_fingerprint: r.host_key_fingerprint,
+    host_key_fingerprint: redactor.redactText(r.host_key_fingerprint),
     result_revision: revision.revision,
     call_id: callId,
-  }) as Record<string, unknown>;
+  };
   let failure: string | undefined;
   let facts = base;
   if (r.signal !== null) failure = `the command was ended by signal ${r.signal}`;
@@ -121,7 +145,7 @@ function sshVerdict(r: Extract<ExecResult, { kind: 'ssh' }>['result'], revision:
 }
 
 function parseJson(v: unknown): { ok: true; value: unknown } | { ok: false } {
-  if (typeof v !== 'string') return { ok: false };
+  if (typeof v !== 'string' || exceedsJsonDepth(v)) return { ok: false };
   try {
     return { ok: true, value: JSON.parse(v) as unknown };
   } catch {

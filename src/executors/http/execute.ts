@@ -14,13 +14,16 @@
  * - The result's `url` never contains a query credential. The result is not
  *   redacted here: the daemon runs it through src/redaction, like everything
  *   else that leaves the pipeline.
+ * - Body bytes in a coding that could not be decoded never come back
+ *   (`body.kind: 'withheld'`); status and headers do.
  */
 import { Client } from 'undici';
 import { PosternError } from '../../protocol/errors.js';
 import { pinnedConnector } from './connector.js';
 import { targetFailure } from './failures.js';
 import { prepareRequest } from './prepare-request.js';
-import { decodeBody, readCapped, safeHeaders } from './response.js';
+import { decodeBody, inspectGzip, readBody, safeHeaders, withheldBody } from './response.js';
+import { looksGzipped } from './content-coding.js';
 import { parseOrigin, pinAddress, systemResolver } from './target.js';
 import type { HttpExecOptions, HttpRequestSpec, HttpResult, HttpTimeouts } from './types.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUTS } from './types.js';
@@ -29,6 +32,8 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
   const timeouts = checkedTimeouts(opts.timeouts);
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw invalid('maxResponseBytes must be a positive integer');
+  const readPast = opts.readPastCapBytes ?? 0;
+  if (!Number.isSafeInteger(readPast) || readPast < 0) throw invalid('readPastCapBytes must be a non-negative integer');
   const origin = parseOrigin(spec.origin);
   const prepared = prepareRequest(spec, opts, origin.href);
   if (isAborted(opts.signal)) {
@@ -71,13 +76,21 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
       bodyTimeout: timeouts.bodyMs,
       reset: true,
     });
-    const { bytes, truncated } = await readCapped(res.body, maxBytes);
+    const read = await readBody(res.body, res.headers, maxBytes, readPast);
     const contentType = res.headers['content-type'];
+    const shaped =
+      read.withheld === null
+        ? decodeBody(read.bytes, Array.isArray(contentType) ? contentType[0] : contentType, read.truncated, read.keep)
+        : { body: withheldBody(read.withheld), truncatedAt: null };
+    const embedded = shaped.body.kind === 'base64' && looksGzipped(read.bytes) ? await inspectGzip(read.bytes, maxBytes) : null;
     return {
       status: res.statusCode,
       headers: safeHeaders(res.headers),
-      body: decodeBody(bytes, Array.isArray(contentType) ? contentType[0] : contentType, truncated),
-      truncated,
+      body: shaped.body,
+      embedded,
+      truncated: read.truncated,
+      truncated_at: shaped.truncatedAt,
+      decoded_from: read.decodedFrom,
       connected_ip: connectedIp ?? address,
       url: prepared.displayUrl,
       side_effect_started: true,

@@ -4,6 +4,7 @@
  * the flow and its invariants.
  */
 export { executeHttp } from './execute.js';
+export { withheldBody } from './response.js';
 export type {
   HttpBody,
   HttpCredential,

@@ -1,15 +1,23 @@
 /**
- * Reading and shaping a response: the body is read up to the cap and the
- * download is aborted there (the rest is never buffered); the result is JSON
- * when the content type says JSON and it parses without losing number
- * precision, otherwise text when it is valid UTF-8, otherwise base64. Only a
- * fixed list of response headers is passed on (no set-cookie, no auth
- * challenges, nothing unexpected).
+ * Reading and shaping a response: the body is read up to the cap plus
+ * `readPast` bytes and the download is aborted there (the rest is never
+ * buffered); codings the target applied are undone first (content-coding.ts),
+ * and a body in a coding that cannot be decoded is withheld. The result is
+ * JSON when the content type says JSON, it parses without losing number
+ * precision and nests at most MAX_RESULT_JSON_DEPTH deep, otherwise text when
+ * it is valid UTF-8, otherwise base64. Only a fixed list of response headers
+ * is passed on (no set-cookie, no auth challenges, nothing unexpected).
  *
  * Decision: over the cap we truncate (`truncated: true`) rather than fail
  * with RESPONSE_TOO_LARGE — the request already had its effect, so the
- * agent is better served by the status and the start of the body.
+ * agent is better served by the status and the start of the body. The bytes
+ * read past the cap stay in the body with `truncatedAt` saying where the cap
+ * falls: redaction needs them to see a secret that straddles the cut whole,
+ * and drops them (Redactor.redactCut).
  */
+import { Readable } from 'node:stream';
+import { exceedsJsonDepth } from '../../protocol/json-depth.js';
+import { decodeCapped, planDecoding } from './content-coding.js';
 import type { HttpBody } from './types.js';
 
 const SAFE_RESPONSE_HEADERS: readonly string[] = [
@@ -71,20 +79,100 @@ export async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, max: 
   return { bytes: Buffer.concat(chunks, total), truncated: false };
 }
 
+export interface ReadBody {
+  /** What was read: up to the cap plus `readPast` bytes, decoded. */
+  readonly bytes: Buffer;
+  /** How many of `bytes` fall within the cap (all of them when not truncated). */
+  readonly keep: number;
+  readonly truncated: boolean;
+  /** Codings that were undone, as undone (e.g. "br, gzip"), or null. */
+  readonly decodedFrom: string | null;
+  /** Why the body is withheld, or null. */
+  readonly withheld: string | null;
+}
+
+/**
+ * Reads the body (decoding what the target encoded) up to `max` bytes plus
+ * `readPast`. When reading stopped before the end, the last `readPast` bytes
+ * read are never within `keep`: whatever straddles the cut is seen whole.
+ */
+export async function readBody(
+  body: AsyncIterable<Buffer | Uint8Array>,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  max: number,
+  readPast: number,
+): Promise<ReadBody> {
+  const plan = planDecoding(headers);
+  const limit = max + readPast;
+  let bytes: Buffer;
+  let complete: boolean;
+  let decodedFrom: string | null = null;
+  switch (plan.kind) {
+    case 'refuse':
+      return { bytes: Buffer.alloc(0), keep: 0, truncated: false, decodedFrom: null, withheld: plan.reason };
+    case 'identity': {
+      const read = await readCapped(body, limit);
+      bytes = read.bytes;
+      complete = !read.truncated;
+      break;
+    }
+    case 'decode': {
+      const decoded = await decodeCapped(body, plan.codings, limit, limit);
+      if (decoded.kind === 'refused') return { bytes: Buffer.alloc(0), keep: 0, truncated: false, decodedFrom: null, withheld: decoded.reason };
+      bytes = decoded.bytes;
+      complete = decoded.complete;
+      decodedFrom = plan.codings.join(', ');
+      break;
+    }
+  }
+  const keep = complete ? Math.min(bytes.length, max) : Math.min(max, Math.max(0, bytes.length - readPast));
+  return { bytes, keep, truncated: keep < bytes.length || !complete, decodedFrom, withheld: null };
+}
+
+/** The contents of a gzip file returned as a body, decoded under `max` bytes (Latin-1, for inspection only). */
+export async function inspectGzip(bytes: Buffer, max: number): Promise<{ text: string; complete: boolean }> {
+  const decoded = await decodeCapped(Readable.from([bytes]), ['gzip'], bytes.length, max);
+  return decoded.kind === 'decoded' ? { text: decoded.bytes.toString('latin1'), complete: decoded.complete } : { text: '', complete: false };
+}
+
+/** The body that stands for bytes Postern could not inspect. */
+export function withheldBody(reason: string): HttpBody {
+  return { kind: 'withheld', value: `[WITHHELD: the body was not returned: ${reason}]` };
+}
+
 const JSON_TYPE = /^\s*(?:application\/(?:[a-z0-9.!#$&^_-]+\+)?json|text\/json)\s*(?:;|$)/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function decodeBody(bytes: Uint8Array, contentType: string | undefined, truncated: boolean): HttpBody {
+export interface ShapedBody {
+  readonly body: HttpBody;
+  /** When truncated: how many characters of `body.value` fall within the cap. */
+  readonly truncatedAt: number | null;
+}
+
+/** The body as JSON, text or base64; a truncated one is never JSON, and its value runs past the cap (see ReadBody). */
+export function decodeBody(bytes: Uint8Array, contentType: string | undefined, truncated: boolean, keep: number = bytes.length): ShapedBody {
   const text = utf8OrNull(bytes, truncated);
-  if (text === null) return { kind: 'base64', value: Buffer.from(bytes).toString('base64') };
-  if (!truncated && contentType !== undefined && JSON_TYPE.test(contentType) && !losesNumberPrecision(text)) {
+  if (text === null) {
+    const value = Buffer.from(bytes).toString('base64');
+    // Base64 characters fully determined by the first `keep` bytes.
+    return { body: { kind: 'base64', value }, truncatedAt: truncated ? Math.floor((4 * keep) / 3) : null };
+  }
+  if (!truncated && contentType !== undefined && JSON_TYPE.test(contentType) && !losesNumberPrecision(text) && !exceedsJsonDepth(text)) {
     try {
-      return { kind: 'json', value: JSON.parse(text) as unknown };
+      return { body: { kind: 'json', value: JSON.parse(text) as unknown }, truncatedAt: null };
     } catch {
       // not JSON after all: fall through to text
     }
   }
-  return { kind: 'text', value: text };
+  return { body: { kind: 'text', value: text }, truncatedAt: truncated ? charsIn(bytes, keep) : null };
+}
+
+/** The characters of the UTF-8 text `bytes` that lie within its first `keep` bytes (whole characters only). */
+function charsIn(bytes: Uint8Array, keep: number): number {
+  let end = Math.min(keep, bytes.length);
+  // Back off a character cut by `keep`: continuation bytes are 10xxxxxx.
+  while (end > 0 && end < bytes.length && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, end).toString('utf8').length;
 }
 
 /** Valid UTF-8 as text; a truncated body may end inside a character, so drop up to 3 trailing bytes. */

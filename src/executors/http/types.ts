@@ -46,8 +46,14 @@ export interface HttpExecOptions {
   readonly allowPrivate: boolean;
   readonly idempotencyKey?: { readonly header: string; readonly value: string };
   readonly timeouts?: Partial<HttpTimeouts>;
-  /** Response body cap in bytes (default 1 MiB); the body is truncated there. */
+  /** Response body cap in bytes (default 1 MiB); the body is truncated there (counted after decoding). */
   readonly maxResponseBytes?: number;
+  /**
+   * Bytes to read past the cap (default 0) and leave in a truncated body,
+   * after `truncated_at`, so that redaction sees a secret straddling the cut
+   * whole: the daemon passes Redactor.readPastCapBytes.
+   */
+  readonly readPastCapBytes?: number;
   readonly signal?: AbortSignal;
   readonly resolve?: ResolveHost;
   /**
@@ -60,7 +66,9 @@ export interface HttpExecOptions {
 export type HttpBody =
   | { readonly kind: 'json'; readonly value: unknown }
   | { readonly kind: 'text'; readonly value: string }
-  | { readonly kind: 'base64'; readonly value: string };
+  | { readonly kind: 'base64'; readonly value: string }
+  /** The body was not returned (a coding that could not be decoded and inspected); `value` says why. */
+  | { readonly kind: 'withheld'; readonly value: string };
 
 export interface HttpResult {
   readonly status: number;
@@ -69,6 +77,21 @@ export interface HttpResult {
   readonly body: HttpBody;
   /** The body was cut at the response cap. */
   readonly truncated: boolean;
+  /**
+   * When truncated: how many characters of `body.value` fall within the cap.
+   * The characters after it were read past the cap for redaction only and
+   * must be dropped after redacting (Redactor.redactCut); null otherwise.
+   */
+  readonly truncated_at: number | null;
+  /** The codings the target applied that were undone (e.g. "gzip"), or null. */
+  readonly decoded_from: string | null;
+  /**
+   * A binary body that is itself a gzip file (`application/gzip`, or any
+   * type): its contents, decoded under the cap, as Latin-1 text, for the
+   * daemon to inspect — `complete` false when they did not decode whole
+   * within the cap. Null for any other body. Never returned to the agent.
+   */
+  readonly embedded: { readonly text: string; readonly complete: boolean } | null;
   readonly connected_ip: string;
   /** The request URL with any query credential replaced by a redaction marker. */
   readonly url: string;

@@ -18,6 +18,8 @@ export interface Limits {
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly maxOutputBytes: number;
+  /** Bytes kept past each cap for redaction (see SshExecOptions.readPastCapBytes). */
+  readonly readPastCapBytes: number;
 }
 
 export interface Where {
@@ -36,9 +38,11 @@ export function checkedLimits(opts: SshExecOptions): Limits {
     timeoutMs: opts.timeoutMs ?? DEFAULT_SSH_TIMEOUT_MS,
     connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_SSH_CONNECT_TIMEOUT_MS,
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    readPastCapBytes: opts.readPastCapBytes ?? 0,
   };
   for (const [name, n] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(n) || n < 1) throw invalid(`${name} must be a positive integer`);
+    const least = name === 'readPastCapBytes' ? 0 : 1;
+    if (!Number.isSafeInteger(n) || n < least) throw invalid(`${name} must be ${least === 0 ? 'a non-negative' : 'a positive'} integer`);
   }
   return limits;
 }

@@ -12,14 +12,15 @@
  *   channel, connection lost) sent nothing.
  * - Stopped after exec (deadline, cancel, pool shutdown): signal TERM, close
  *   the channel; the connection stays usable.
- * - Each stream keeps at most the cap; once both are capped the channel is
- *   closed early and the result returned with `exit_code` null.
+ * - Each stream keeps at most the cap plus `readPastCapBytes` (for
+ *   redaction, see SshResult); once both are full the channel is closed
+ *   early and the result returned with `exit_code` null.
  * - `released` settles once this call holds no channel any more (or
  *   CLOSE_GRACE_MS after it settled, if the server never confirms the close).
  */
 import type { ClientChannel } from 'ssh2';
 import { PosternError } from '../../protocol/errors.js';
-import type { CallStop } from './call.js';
+import type { CallStop, Limits } from './call.js';
 import { notify } from './call.js';
 import { CLOSE_GRACE_MS, errorReason } from './connection.js';
 import type { SshConnection } from './connection.js';
@@ -36,7 +37,7 @@ type Outcome = { readonly result: SshResult } | { readonly error: PosternError }
 export function runCommand(
   conn: SshConnection,
   command: string,
-  maxOutputBytes: number,
+  output: Pick<Limits, 'maxOutputBytes' | 'readPastCapBytes'>,
   stop: CallStop,
   onExecSent: (() => void) | undefined,
 ): CommandRun {
@@ -48,8 +49,8 @@ export function runCommand(
     resolveReleased();
   };
   const result = new Promise<SshResult>((resolve, reject) => {
-    const stdout = new CappedOutput(maxOutputBytes);
-    const stderr = new CappedOutput(maxOutputBytes);
+    const stdout = new CappedOutput(output.maxOutputBytes, output.readPastCapBytes);
+    const stderr = new CappedOutput(output.maxOutputBytes, output.readPastCapBytes);
     let requested = false;
     let execSent = false;
     let channel: ClientChannel | null = null;
@@ -81,6 +82,8 @@ export function runCommand(
       stderr: stderr.text(),
       stdout_truncated: stdout.truncated,
       stderr_truncated: stderr.truncated,
+      stdout_truncated_at: stdout.truncatedAt(),
+      stderr_truncated_at: stderr.truncatedAt(),
       host_key_fingerprint: conn.fingerprint,
       side_effect_started: true,
     });
@@ -88,7 +91,7 @@ export function runCommand(
     const attach = (stream: ClientChannel): void => {
       channel = stream;
       const bothCapped = (): void => {
-        if (stdout.truncated && stderr.truncated) finish({ result: snapshot() });
+        if (stdout.saturated && stderr.saturated) finish({ result: snapshot() });
       };
       stream.on('data', (chunk: Buffer) => {
         stdout.add(chunk);

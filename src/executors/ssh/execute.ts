@@ -31,7 +31,7 @@ export async function executeSsh(action: ResolvedSsh, credential: SshCredential 
   const conn = new SshConnection(action, auth, Math.min(limits.connectTimeoutMs, limits.timeoutMs));
   try {
     await stop.race(conn.ready, 'connect');
-    return await runCommand(conn, command, limits.maxOutputBytes, stop, opts.onExecSent).result;
+    return await runCommand(conn, command, limits, stop, opts.onExecSent).result;
   } finally {
     stop.dispose();
     void conn.end();

@@ -123,7 +123,7 @@ export class SshPool {
     let run: CommandRun | undefined;
     try {
       await stop.race(entry.conn.ready, 'connect');
-      run = runCommand(entry.conn, command, limits.maxOutputBytes, stop, onExecSent);
+      run = runCommand(entry.conn, command, limits, stop, onExecSent);
       return await run.result;
     } catch (e) {
       // Only a connection that was ready and then lost is retried: a failed handshake rejects `ready` above.

@@ -23,6 +23,12 @@ export interface SshExecOptions {
   /** Cap in bytes for stdout and for stderr, each (default 1 MiB). */
   readonly maxOutputBytes?: number;
   /**
+   * Bytes to keep past each cap (default 0), after `*_truncated_at`, so that
+   * redaction sees a secret straddling the cut whole: the daemon passes
+   * Redactor.readPastCapBytes.
+   */
+  readonly readPastCapBytes?: number;
+  /**
    * Called once, just before the exec request is sent: from here on
    * `side_effect_started` is true.
    */
@@ -50,6 +56,13 @@ export interface SshResult {
   readonly stderr: string;
   readonly stdout_truncated: boolean;
   readonly stderr_truncated: boolean;
+  /**
+   * When truncated: how many characters of `stdout` / `stderr` fall within
+   * the cap; the rest was kept past the cap for redaction only and must be
+   * dropped after redacting (Redactor.redactCut). Null otherwise.
+   */
+  readonly stdout_truncated_at: number | null;
+  readonly stderr_truncated_at: number | null;
   /** `SHA256:…` of the host key the server presented (equal to the pinned one). */
   readonly host_key_fingerprint: string;
   readonly side_effect_started: true;

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
@@ -42,6 +43,9 @@ describe('call pipeline', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'postern-pipeline-'));
     http = await startFakeHttp();
+    // A target that answers a write with JSON 5,000 deep, and one that echoes the request gzip-compressed.
+    http.route('/deep', (_req, res) => void res.writeHead(201, { 'content-type': 'application/json' }).end(`${'['.repeat(5000)}1${']'.repeat(5000)}`));
+    http.route('/gz-echo', (req, res) => void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify(req.headers))));
     const pass = Buffer.from('pipeline-passphrase');
     await createVault(join(dir, 'vault.pvlt'), pass, CHEAP);
     await withVaultWriter(join(dir, 'vault.pvlt'), pass, (v) => v.add({ name: 'api-token', kind: 'http_bearer', fields: {}, secret: { token: Buffer.from(TOKEN) } }), CHEAP);
@@ -52,6 +56,8 @@ describe('call pipeline', () => {
       tools: {
         note: { description: 'Write a note.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: obj({ t: { type: 'string', maxLength: 50 } }, ['t']), http: { target: 'local', method: 'POST', path: '/echo', body: { t: '{t}' } } }] },
         memo: { description: 'Write a memo.', effect: 'write', approval: 'session', revisions: [{ revision: 1, input: obj({ t: { type: 'string', maxLength: 50 } }, ['t']), http: { target: 'local', method: 'POST', path: '/echo', body: { t: '{t}' } } }] },
+        deep: { description: 'Deep.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: obj({}, []), http: { target: 'local', method: 'POST', path: '/deep' } }] },
+        gz: { description: 'Gzip.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj({}, []), http: { target: 'local', method: 'GET', path: '/gz-echo' } }] },
       },
     });
     const catalog = parseCatalog(text, 'catalog.yaml');
@@ -184,6 +190,25 @@ describe('call pipeline', () => {
     const retry = await call({ t: 'blocked', idempotency_key: 'intent-blocked-1' });
     assert.equal(retry.isError, undefined, 'the key was not consumed');
     assert.equal(http.requests.length, before + 1);
+  });
+
+  it('a response nested 5,000 deep: the facts of the effect come back and are journaled', async () => {
+    const r = await call({ idempotency_key: 'deep-key-1' }, 'deep');
+    assert.equal(r.isError, undefined, JSON.stringify(r).slice(0, 300));
+    assert.equal(r.structuredContent?.['status'], 201);
+    assert.equal(r.structuredContent?.['body_encoding'], 'text');
+    const c = journals.activity.getCall(String(r.structuredContent?.['call_id']));
+    assert.equal(c?.status, 'success');
+    const replay = await call({ idempotency_key: 'deep-key-1' }, 'deep');
+    assert.equal(replay.structuredContent?.['replayed'], true);
+  });
+
+  it('a gzip-compressed echo of the credential is decoded and redacted', async () => {
+    const r = await call({}, 'gz');
+    assert.equal(r.structuredContent?.['decoded_from'], 'gzip');
+    const text = JSON.stringify(r);
+    assert.ok(!text.includes(TOKEN));
+    assert.ok(text.includes('[REDACTED:api-token]'), text);
   });
 
   it('a locked vault refuses calls and voids pending approvals', async () => {

@@ -35,7 +35,7 @@ const trail = { callId: 'call-1', currentRevision: 1 } as unknown as Trail;
 const redactor = createRedactor([{ name: 'k', bytes: Buffer.from(SECRET) }]);
 
 function ssh(over: Partial<SshResult>): SshResult {
-  return { exit_code: 0, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, host_key_fingerprint: FP, side_effect_started: true, ...over };
+  return { exit_code: 0, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, stdout_truncated_at: null, stderr_truncated_at: null, host_key_fingerprint: FP, side_effect_started: true, ...over };
 }
 
 const shape = (r: SshResult, rev = revision()) => shapeResult({ kind: 'ssh', result: r }, rev, redactor, trail);
@@ -94,5 +94,26 @@ describe('SSH results', () => {
       assert.equal(bad.errorCode, 'TARGET_ERROR');
       assert.match(String((bad.result.structuredContent as Record<string, unknown>)['message']), /output schema/);
     }
+  });
+
+  it('stdout nested 5,000 deep is kept as text: the facts of the run come back, the secret redacted', () => {
+    const deep = `${'['.repeat(5000)}"${SECRET}"${']'.repeat(5000)}`;
+    const rev = revision({ type: 'array', items: { type: 'string' } });
+    const s = shape(ssh({ stdout: deep }), rev);
+    assert.equal(s.errorCode, 'TARGET_ERROR');
+    const facts = s.result.structuredContent as Record<string, unknown>;
+    assert.equal(facts['exit_code'], 0);
+    assert.ok(!JSON.stringify(s.result).includes(SECRET));
+    assert.equal(String(facts['stdout']).length, deep.length - SECRET.length + '[REDACTED:k]'.length);
+  });
+
+  it('a secret kept past the stdout cap is redacted whole, then cut at the cap', () => {
+    const stdout = `${'.'.repeat(10)}${SECRET}${'.'.repeat(40)}`;
+    for (let at = 10; at < 10 + SECRET.length; at++) {
+      const s = shape(ssh({ exit_code: null, stdout, stdout_truncated: true, stdout_truncated_at: at }));
+      assert.equal((s.result.structuredContent as Record<string, unknown>)['stdout'], '.'.repeat(10));
+    }
+    const s = shape(ssh({ exit_code: null, stdout, stdout_truncated: true, stdout_truncated_at: 40 }));
+    assert.equal((s.result.structuredContent as Record<string, unknown>)['stdout'], `${'.'.repeat(10)}[REDACTED:k]${'.'.repeat(40 - 10 - SECRET.length)}`);
   });
 });

@@ -61,6 +61,6 @@ describe('secret forms', () => {
   });
 
   it('has no forms for an empty secret', () => {
-    assert.deepEqual(secretForms(new Uint8Array()), { substrings: [], wholeValues: [] });
+    assert.deepEqual(secretForms(new Uint8Array()), { substrings: [], wholeValues: [], viewForms: [], hexForms: [] });
   });
 });

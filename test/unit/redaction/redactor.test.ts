@@ -120,4 +120,15 @@ describe('redactor', () => {
     assert.ok(out.includes('[REDACTED:c7]'));
     assert.ok(!out.includes(Buffer.from(hit).toString('hex')));
   });
+
+  it('walks values nested far deeper than the call stack allows (a target\'s JSON 50,000 deep)', () => {
+    for (const depth of [5_000, 50_000]) {
+      const deep = JSON.parse(`${'['.repeat(depth)}{"k":"${token}"}${']'.repeat(depth)}`) as unknown;
+      assert.equal(r.findSecret(deep), true);
+      let v = r.redactValue(deep);
+      for (let i = 0; i < depth; i++) v = (v as unknown[])[0];
+      assert.deepEqual(v, { k: M });
+      assert.equal(r.findSecret(r.redactValue(deep)), false);
+    }
+  });
 });

@@ -54,6 +54,8 @@ describe('ssh executor: host keys and credentials', () => {
         stderr: 'err\n',
         stdout_truncated: false,
         stderr_truncated: false,
+        stdout_truncated_at: null,
+        stderr_truncated_at: null,
         host_key_fingerprint: srv.hostKey.fingerprint,
         side_effect_started: true,
       },
