@@ -24,7 +24,7 @@
  *   answered (when its id can be found) and discarded, with bounded memory.
  */
 import { connect, type Socket } from 'node:net';
-import { ErrorCodes } from '../protocol/errors.js';
+import { toolErrorResult } from '../protocol/tool-result.js';
 
 /** The longest client line forwarded; the agent socket accepts a little more (it may buffer part of the next line). */
 export const MAX_CLIENT_LINE_BYTES = 4 * 1024 * 1024;
@@ -125,12 +125,7 @@ function tryConnect(path: string): Promise<Socket | null> {
 }
 
 export function unavailableResult(): Json {
-  const message = 'the Postern daemon is not running or not reachable: ask the operator to run `postern daemon`';
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `DAEMON_UNAVAILABLE: ${message} (side effect started: no)` }],
-    structuredContent: { error_code: 'DAEMON_UNAVAILABLE', message, side_effect_started: false, required_action: ErrorCodes.DAEMON_UNAVAILABLE.action },
-  };
+  return toolErrorResult('DAEMON_UNAVAILABLE', 'the Postern daemon is not running or not reachable: ask the operator to run `postern daemon`', false);
 }
 
 /** A `tools/call` the daemon had accepted when the connection dropped: it may have run. */
@@ -138,20 +133,11 @@ export function lostCallResult(): Json {
   const message =
     'the connection to the Postern daemon was lost while this call was in progress: it may or may not have taken effect. ' +
     'A retry with the same idempotency_key never runs it twice, and postern_call_status reports its outcome once the daemon is back';
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `DAEMON_UNAVAILABLE: ${message} (side effect started: unknown)` }],
-    structuredContent: { error_code: 'DAEMON_UNAVAILABLE', message, side_effect_started: true, outcome: 'unknown', required_action: ErrorCodes.TARGET_TIMEOUT.action },
-  };
+  return toolErrorResult('DAEMON_UNAVAILABLE', message, 'unknown');
 }
 
 function tooLargeResult(): Json {
-  const message = `the request is larger than ${MAX_CLIENT_LINE_BYTES} bytes and was not sent to the daemon`;
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `REQUEST_TOO_LARGE: ${message} (side effect started: no)` }],
-    structuredContent: { error_code: 'REQUEST_TOO_LARGE', message, side_effect_started: false, required_action: ErrorCodes.REQUEST_TOO_LARGE.action },
-  };
+  return toolErrorResult('REQUEST_TOO_LARGE', `the request is larger than ${MAX_CLIENT_LINE_BYTES} bytes and was not sent to the daemon`, false);
 }
 
 /** Whether a request's params carry the 2026-07-28 per-request envelope. */

@@ -13,6 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { canonicalDigest, type Revision } from '../../contracts/index.js';
 import type { Redactor } from '../../redaction/index.js';
 import { PosternError } from '../../protocol/errors.js';
+import { advertisedOutputSchema } from '../../protocol/tool-result.js';
 import { errorResult, successResult } from './respond.js';
 import type { ExecResult } from './execute.js';
 import type { Trail } from './trail.js';
@@ -32,26 +33,29 @@ const ENVELOPE = {
   replay_of: { type: 'string' },
 };
 
-/** The output envelope advertised for HTTP tools; `body` is the revision's output schema when declared. */
+/**
+ * The output schema advertised for HTTP tools. `body` is the revision's
+ * declared output schema, when there is one, on success only: a TARGET_ERROR
+ * carries whatever the target answered.
+ */
 export function httpOutputSchema(body: Record<string, unknown> | undefined): Record<string, unknown> {
-  return {
-    type: 'object',
+  return advertisedOutputSchema({
     properties: {
       status: { type: 'integer' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
-      body: body ?? {},
+      body: {},
       body_encoding: { enum: ['json', 'text', 'base64'] },
       truncated: { type: 'boolean' },
       ...ENVELOPE,
     },
     required: ['status', 'headers', 'body', 'body_encoding', 'truncated', 'result_revision'],
-  };
+    ...(body === undefined ? {} : { successOnly: { body } }),
+  });
 }
 
-/** The output envelope advertised for SSH tools; `stdout_json` is the revision's output schema when declared. */
+/** The output schema advertised for SSH tools; `stdout_json` is the revision's output schema when declared (success only). */
 export function sshOutputSchema(output: Record<string, unknown> | undefined): Record<string, unknown> {
-  return {
-    type: 'object',
+  return advertisedOutputSchema({
     properties: {
       exit_code: { type: ['integer', 'null'] },
       signal: { type: ['string', 'null'] },
@@ -60,11 +64,12 @@ export function sshOutputSchema(output: Record<string, unknown> | undefined): Re
       stdout_truncated: { type: 'boolean' },
       stderr_truncated: { type: 'boolean' },
       host_key_fingerprint: { type: 'string' },
-      ...(output === undefined ? {} : { stdout_json: output }),
+      ...(output === undefined ? {} : { stdout_json: {} }),
       ...ENVELOPE,
     },
     required: ['exit_code', 'signal', 'stdout', 'stderr', 'stdout_truncated', 'stderr_truncated', 'result_revision'],
-  };
+    ...(output === undefined ? {} : { successOnly: { stdout_json: output } }),
+  });
 }
 
 interface Verdict {
