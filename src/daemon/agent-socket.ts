@@ -9,6 +9,9 @@
  * - a line that is not JSON, or not UTF-8 → -32700 Parse error (with the
  *   request's id when one can be read), never "repaired" into U+FFFD and run;
  * - a line longer than the limit → -32600, discarded with bounded memory;
+ * - an envelope the SDK would drop without a word (`params` an array, `null`,
+ *   a string or a number; a `_meta` that is not an object; an unusable id) →
+ *   -32602 / -32600 from `protocol/jsonrpc-screen.ts`, never silence;
  * - a `tools/call` whose arguments carry an own `__proto__` key → the SDK's
  *   schema copy would drop that key (and re-parent the object), so the call is
  *   refused here as VALIDATION_FAILED (-32602, the tool error in `data`) and
@@ -23,6 +26,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { PosternError } from '../protocol/errors.js';
+import { screenMessage } from '../protocol/jsonrpc-screen.js';
 import { idFromEdges, lineSplitter } from '../mcp/shim.js';
 import { listenPrivate } from './socket-files.js';
 import { createSessionServer } from './mcp/session-server.js';
@@ -137,6 +141,9 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
       } catch {
         return parseError(null, 'the message is not valid JSON');
       }
+      const verdict = screenMessage(msg);
+      if (verdict.kind === 'answer') return answer(verdict.response);
+      if (verdict.kind === 'drop') return;
       if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
         const m = msg as Json;
         const params = m['params'];

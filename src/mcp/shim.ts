@@ -20,10 +20,15 @@
  *   land inside one of its lines;
  * - answers the shim makes itself fit the request's protocol era (2026-07-28
  *   results carry `resultType`, and a stand-in listing is not cacheable);
+ * - a request whose envelope the SDK would drop (`params` an array or
+ *   `null`…) is answered here with the daemon's own rule
+ *   (`protocol/jsonrpc-screen.ts`), daemon or no daemon;
  * - a client line longer than the daemon accepts is not forwarded; it is
  *   answered (when its id can be found) and discarded, with bounded memory.
  */
 import { connect, type Socket } from 'node:net';
+import { isUtf8 } from 'node:buffer';
+import { screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
 import { toolErrorResult } from '../protocol/tool-result.js';
 
 /** The longest client line forwarded; the agent socket accepts a little more (it may buffer part of the next line). */
@@ -149,6 +154,15 @@ function isModern(params: unknown): boolean {
 const isRequest = (m: Json | null): m is Json => m !== null && 'id' in m && typeof m['method'] === 'string';
 const isResponse = (m: Json | null): m is Json => m !== null && 'id' in m && m['method'] === undefined && ('result' in m || 'error' in m);
 const idKey = (id: unknown): string => JSON.stringify(id ?? null);
+
+/** The screen's verdict on a line that is JSON; undefined when it is not (the daemon answers the parse error, with its id). */
+function screenLine(line: Buffer): ScreenVerdict | undefined {
+  try {
+    return screenMessage(JSON.parse(line.toString('utf8')) as unknown);
+  } catch {
+    return undefined;
+  }
+}
 
 function parseObject(line: string | Buffer): Json | null {
   try {
@@ -321,6 +335,10 @@ export async function runShim(opts: ShimOptions): Promise<void> {
 
   // Client lines are forwarded byte for byte (invalid UTF-8 included: the daemon refuses it with its id).
   const handleLine = async (line: Buffer): Promise<void> => {
+    // An envelope the daemon's SDK would drop is answered here, by the same rule as the daemon's screen.
+    const verdict = isUtf8(line) ? screenLine(line) : undefined;
+    if (verdict?.kind === 'answer') return write(verdict.response);
+    if (verdict?.kind === 'drop') return;
     const msg = parseObject(line);
     if (msg?.['method'] === 'initialize') initialize = line;
     if (msg?.['method'] === 'notifications/initialized') initialized = true;
