@@ -28,15 +28,15 @@
  */
 import { connect, type Socket } from 'node:net';
 import { isUtf8 } from 'node:buffer';
-import { screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
+import { oversizedAnswer, SHIM_LINE_LIMIT } from '../protocol/agent-limits.js';
+import { idFromEdges, screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
+import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
 import { toolErrorResult } from '../protocol/tool-result.js';
 
-/** The longest client line forwarded; the agent socket accepts a little more (it may buffer part of the next line). */
-export const MAX_CLIENT_LINE_BYTES = 4 * 1024 * 1024;
+/** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
+export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
 /** Daemon lines are relayed as they come; longer ones than this are not parsed (their id is read from the edges). */
 const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
-/** How much of an oversized line is kept to find its id and method. */
-const EDGE_BYTES = 512;
 const FALLBACK_PROTOCOL = '2025-11-25';
 /** The modern era the daemon serves (its SDK's `serveStdio`). */
 const MODERN_PROTOCOL = '2026-07-28';
@@ -52,73 +52,6 @@ export interface ShimOptions {
   readonly input: NodeJS.ReadableStream;
   readonly output: NodeJS.WritableStream;
   readonly version: string;
-}
-
-interface Oversized {
-  readonly head: string;
-  readonly tail: string;
-}
-
-/**
- * Splits a byte stream into lines of at most `maxBytes` (without the newline;
- * blank lines are skipped). Lines are whole byte strings, so no UTF-8
- * character is ever cut between two reads; a longer line is dropped and
- * reported by its first and last few hundred bytes.
- */
-export function lineSplitter(maxBytes: number, onLine: (line: Buffer) => void, onOversized: (o: Oversized) => void = () => undefined): (chunk: Buffer) => void {
-  let parts: Buffer[] = [];
-  let size = 0;
-  let discarding = false;
-  let head = Buffer.alloc(0);
-  let tail = Buffer.alloc(0);
-  return (chunk) => {
-    let start = 0;
-    for (;;) {
-      const nl = chunk.indexOf(0x0a, start);
-      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
-      if (discarding) {
-        tail = Buffer.from(Buffer.concat([tail, piece]).subarray(-EDGE_BYTES));
-      } else if (size + piece.length > maxBytes) {
-        const all = Buffer.concat([...parts, piece]);
-        head = Buffer.from(all.subarray(0, EDGE_BYTES));
-        tail = Buffer.from(all.subarray(-EDGE_BYTES));
-        parts = [];
-        size = 0;
-        discarding = true;
-      } else if (piece.length > 0) {
-        parts.push(Buffer.from(piece));
-        size += piece.length;
-      }
-      if (nl === -1) return;
-      if (discarding) {
-        discarding = false;
-        const o = { head: head.toString('utf8'), tail: tail.toString('utf8') };
-        head = tail = Buffer.alloc(0);
-        onOversized(o);
-      } else {
-        const line = parts.length === 1 ? (parts[0] ?? Buffer.alloc(0)) : Buffer.concat(parts);
-        parts = [];
-        size = 0;
-        if (line.toString('latin1').trim() !== '') onLine(line);
-      }
-      start = nl + 1;
-    }
-  };
-}
-
-/** The id of a JSON-RPC message we could only see the edges of (the SDKs put `id` first or last). */
-export function idFromEdges(o: Oversized): string | number | undefined {
-  const pick = (m: RegExpExecArray | null): string | number | undefined => {
-    const raw = m?.[1];
-    if (raw === undefined) return undefined;
-    try {
-      const v: unknown = JSON.parse(raw);
-      return typeof v === 'string' || typeof v === 'number' ? v : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  return pick(/"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")\s*\}\s*$/.exec(o.tail)) ?? pick(/^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")/.exec(o.head));
 }
 
 function tryConnect(path: string): Promise<Socket | null> {
@@ -139,10 +72,6 @@ export function lostCallResult(): Json {
     'the connection to the Postern daemon was lost while this call was in progress: it may or may not have taken effect. ' +
     'A retry with the same idempotency_key never runs it twice, and postern_call_status reports its outcome once the daemon is back';
   return toolErrorResult('DAEMON_UNAVAILABLE', message, 'unknown');
-}
-
-function tooLargeResult(): Json {
-  return toolErrorResult('REQUEST_TOO_LARGE', `the request is larger than ${MAX_CLIENT_LINE_BYTES} bytes and was not sent to the daemon`, false);
 }
 
 /** Whether a request's params carry the 2026-07-28 per-request envelope. */
@@ -193,7 +122,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     flush();
   };
   const write = (msg: Json): void => {
-    const line = `${JSON.stringify(msg)}\n`;
+    const line = encodeLine(msg);
     if (midLine) deferred.push(line);
     else opts.output.write(line);
   };
@@ -278,7 +207,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     });
   };
 
-  const hello = (): string => `${JSON.stringify({ postern_shim: 1, pid: process.pid })}\n`;
+  const hello = (): string => encodeLine({ postern_shim: 1, pid: process.pid });
 
   const attach = (s: Socket): void => {
     s.on('data', forwarder());
@@ -321,7 +250,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     });
     s.on('error', () => undefined);
     s.once('close', () => answered(false));
-    const notice = initialized ? `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n` : '';
+    const notice = initialized ? encodeLine({ jsonrpc: '2.0', method: 'notifications/initialized' }) : '';
     s.write(Buffer.concat([Buffer.from(hello()), init, Buffer.from(`\n${notice}`)]));
     if (!(await replayed) || s.destroyed) {
       s.destroy();
@@ -365,10 +294,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
 
   /** A client line too long to forward: answer it if we can tell which request it was. */
   const refuseOversized = (o: Oversized): void => {
-    const id = idFromEdges(o);
-    if (id === undefined) return;
-    if (/"method"\s*:\s*"tools\/call"/.test(o.head) || /"method"\s*:\s*"tools\/call"/.test(o.tail)) write({ jsonrpc: '2.0', id, result: tooLargeResult() });
-    else write({ jsonrpc: '2.0', id, error: { code: -32600, message: `request larger than ${MAX_CLIENT_LINE_BYTES} bytes` } });
+    const answer = oversizedAnswer(o, MAX_CLIENT_LINE_BYTES);
+    if (answer !== null) write(answer);
   };
 
   let queue = Promise.resolve();

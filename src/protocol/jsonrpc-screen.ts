@@ -65,3 +65,18 @@ export function screenMessage(msg: unknown): ScreenVerdict {
   if (id === null) return { kind: 'drop', why: `a notification with invalid params: ${problem}` };
   return { kind: 'answer', response: rpcError(id, INVALID_PARAMS, `Invalid params: ${problem}`) };
 }
+
+/** The id of a JSON-RPC message only the edges of which could be seen (the SDKs put `id` first or last). */
+export function idFromEdges(o: { readonly head: string; readonly tail: string }): RpcId | undefined {
+  const pick = (m: RegExpExecArray | null): RpcId | undefined => {
+    const raw = m?.[1];
+    if (raw === undefined) return undefined;
+    try {
+      const v: unknown = JSON.parse(raw);
+      return typeof v === 'string' || typeof v === 'number' ? v : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return pick(/"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")\s*\}\s*$/.exec(o.tail)) ?? pick(/^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")/.exec(o.head));
+}
