@@ -11,7 +11,11 @@
  *   - the MCP Inspector CLI (`--cli … --method tools/call`, SDK 1.x inside; it
  *     lists the tools before each call, so its validator is armed).
  * A success of a tool with a declared output schema is checked by all three
- * too. Waits are on events (operator queue events, requests at the service),
+ * too. Two codes cannot come to the Inspector CLI 0.15 as a call result: it
+ * cannot send `_meta` (so no CONTRACT_STALE by a declared revision; each run is
+ * a new session that lists first), and it cannot cancel; CALL_CANCELLED reaches
+ * no client as a result at all (MCP does not answer a cancelled request), so
+ * every client reads it from `postern_call_status`. Waits are on events (operator queue events, requests at the service),
  * never on sleeps.
  */
 import { after, before, describe, it } from 'node:test';
