@@ -8,7 +8,12 @@
  * silently or change (protocol errors stay JSON-RPC errors, DESIGN §6):
  * - a line that is not JSON, or not UTF-8 → -32700 Parse error (with the
  *   request's id when one can be read), never "repaired" into U+FFFD and run;
- * - a line longer than the limit → -32600, discarded with bounded memory;
+ * - a line longer than the limit (`protocol/agent-limits.ts`, derived from
+ *   `max_request_bytes`) → discarded with bounded memory and answered as the
+ *   pipeline would: REQUEST_TOO_LARGE for a `tools/call`, -32600 otherwise;
+ * - an envelope the SDK would drop without a word (`params` an array, `null`,
+ *   a string or a number; a `_meta` that is not an object; an unusable id) →
+ *   -32602 / -32600 from `protocol/jsonrpc-screen.ts`, never silence;
  * - a `tools/call` whose arguments carry an own `__proto__` key → the SDK's
  *   schema copy would drop that key (and re-parent the object), so the call is
  *   refused here as VALIDATION_FAILED (-32602, the tool error in `data`) and
@@ -23,14 +28,14 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { PosternError } from '../protocol/errors.js';
-import { idFromEdges, lineSplitter } from '../mcp/shim.js';
+import { screenMessage } from '../protocol/jsonrpc-screen.js';
+import { agentLineLimit, oversizedAnswer } from '../protocol/agent-limits.js';
+import { encodeLine, lineSplitter } from '../protocol/ndjson.js';
 import { listenPrivate, prepareSocketPath, removeIfOurs } from './socket-file.js';
 import { createSessionServer } from './mcp/session-server.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { Trail } from './pipeline/trail.js';
 
-/** The longest JSON-RPC line a connection may send (the shim refuses longer ones itself, at 4 MiB). */
-const MAX_MESSAGE_BYTES = 5 * 1024 * 1024;
 /** Answers queued for a peer that does not read them, before it is disconnected. */
 const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 const HELLO_MAX = 512;
@@ -39,9 +44,10 @@ class SocketTransport extends StdioServerTransport {
   constructor(
     input: Readable,
     private readonly socket: Socket,
+    lineLimit: number,
   ) {
     // Lines reach the transport one at a time, already bounded by the screen.
-    super(input, socket, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
+    super(input, socket, { maxBufferSize: lineLimit + 1 });
   }
   override async close(): Promise<void> {
     await super.close();
@@ -106,7 +112,7 @@ const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnPropert
 function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line: Buffer) => void): (chunk: Buffer) => void {
   const answer = (msg: Json): void => {
     if (socket.destroyed) return;
-    socket.write(`${JSON.stringify(msg)}\n`);
+    socket.write(encodeLine(msg));
     if (socket.writableLength > MAX_UNREAD_BYTES) socket.destroy();
   };
   const parseError = (id: RpcId, why: string): void => answer({ jsonrpc: '2.0', id, error: { code: -32700, message: `Parse error: ${why}` } });
@@ -127,8 +133,9 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
     answer({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } });
   };
 
+  const limit = agentLineLimit(svc.config.max_request_bytes);
   return lineSplitter(
-    MAX_MESSAGE_BYTES,
+    limit,
     (line) => {
       if (!isUtf8(line)) return parseError(lenientId(line), 'the message is not valid UTF-8');
       let msg: unknown;
@@ -137,6 +144,9 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
       } catch {
         return parseError(null, 'the message is not valid JSON');
       }
+      const verdict = screenMessage(msg);
+      if (verdict.kind === 'answer') return answer(verdict.response);
+      if (verdict.kind === 'drop') return;
       if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
         const m = msg as Json;
         const params = m['params'];
@@ -149,7 +159,7 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
       }
       pass(line);
     },
-    (o) => answer({ jsonrpc: '2.0', id: idFromEdges(o) ?? null, error: { code: -32600, message: `Invalid Request: the message is larger than ${MAX_MESSAGE_BYTES} bytes` } }),
+    (o) => answer(oversizedAnswer(o, limit) ?? { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: the message is larger than ${limit} bytes` } }),
   );
 }
 
@@ -200,7 +210,7 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
           server.onclose = () => servers.delete(server);
           return server;
         },
-        { transport: new SocketTransport(input, socket), legacy: 'serve', onerror: () => undefined },
+        { transport: new SocketTransport(input, socket, agentLineLimit(svc.config.max_request_bytes)), legacy: 'serve', onerror: () => undefined },
       );
       socket.on('close', () => {
         void handle.close();

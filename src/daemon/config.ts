@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING } from '../protocol/agent-limits.js';
 import { PosternError } from '../protocol/errors.js';
 
 const ConfigSchema = z
@@ -15,7 +16,7 @@ const ConfigSchema = z
     idle_lock_minutes: z.number().min(0).max(10_080).default(0),
     /** How long a completed idempotency key keeps replaying its result; after that it may run again. */
     idempotency_retention_days: z.number().positive().max(3650).default(30),
-    max_request_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
+    max_request_bytes: z.number().int().min(1024).max(MAX_REQUEST_BYTES_CEILING).default(DEFAULT_MAX_REQUEST_BYTES),
     max_depth: z.number().int().min(2).max(256).default(32),
     progress_interval_seconds: z.number().positive().max(300).default(5),
     http: z

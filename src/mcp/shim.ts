@@ -20,18 +20,23 @@
  *   land inside one of its lines;
  * - answers the shim makes itself fit the request's protocol era (2026-07-28
  *   results carry `resultType`, and a stand-in listing is not cacheable);
+ * - a request whose envelope the SDK would drop (`params` an array or
+ *   `null`…) is answered here with the daemon's own rule
+ *   (`protocol/jsonrpc-screen.ts`), daemon or no daemon;
  * - a client line longer than the daemon accepts is not forwarded; it is
  *   answered (when its id can be found) and discarded, with bounded memory.
  */
 import { connect, type Socket } from 'node:net';
-import { ErrorCodes } from '../protocol/errors.js';
+import { isUtf8 } from 'node:buffer';
+import { oversizedAnswer, SHIM_LINE_LIMIT } from '../protocol/agent-limits.js';
+import { idFromEdges, screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
+import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
+import { toolErrorResult } from '../protocol/tool-result.js';
 
-/** The longest client line forwarded; the agent socket accepts a little more (it may buffer part of the next line). */
-export const MAX_CLIENT_LINE_BYTES = 4 * 1024 * 1024;
+/** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
+export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
 /** Daemon lines are relayed as they come; longer ones than this are not parsed (their id is read from the edges). */
 const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
-/** How much of an oversized line is kept to find its id and method. */
-const EDGE_BYTES = 512;
 const FALLBACK_PROTOCOL = '2025-11-25';
 /** The modern era the daemon serves (its SDK's `serveStdio`). */
 const MODERN_PROTOCOL = '2026-07-28';
@@ -49,73 +54,6 @@ export interface ShimOptions {
   readonly version: string;
 }
 
-interface Oversized {
-  readonly head: string;
-  readonly tail: string;
-}
-
-/**
- * Splits a byte stream into lines of at most `maxBytes` (without the newline;
- * blank lines are skipped). Lines are whole byte strings, so no UTF-8
- * character is ever cut between two reads; a longer line is dropped and
- * reported by its first and last few hundred bytes.
- */
-export function lineSplitter(maxBytes: number, onLine: (line: Buffer) => void, onOversized: (o: Oversized) => void = () => undefined): (chunk: Buffer) => void {
-  let parts: Buffer[] = [];
-  let size = 0;
-  let discarding = false;
-  let head = Buffer.alloc(0);
-  let tail = Buffer.alloc(0);
-  return (chunk) => {
-    let start = 0;
-    for (;;) {
-      const nl = chunk.indexOf(0x0a, start);
-      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
-      if (discarding) {
-        tail = Buffer.from(Buffer.concat([tail, piece]).subarray(-EDGE_BYTES));
-      } else if (size + piece.length > maxBytes) {
-        const all = Buffer.concat([...parts, piece]);
-        head = Buffer.from(all.subarray(0, EDGE_BYTES));
-        tail = Buffer.from(all.subarray(-EDGE_BYTES));
-        parts = [];
-        size = 0;
-        discarding = true;
-      } else if (piece.length > 0) {
-        parts.push(Buffer.from(piece));
-        size += piece.length;
-      }
-      if (nl === -1) return;
-      if (discarding) {
-        discarding = false;
-        const o = { head: head.toString('utf8'), tail: tail.toString('utf8') };
-        head = tail = Buffer.alloc(0);
-        onOversized(o);
-      } else {
-        const line = parts.length === 1 ? (parts[0] ?? Buffer.alloc(0)) : Buffer.concat(parts);
-        parts = [];
-        size = 0;
-        if (line.toString('latin1').trim() !== '') onLine(line);
-      }
-      start = nl + 1;
-    }
-  };
-}
-
-/** The id of a JSON-RPC message we could only see the edges of (the SDKs put `id` first or last). */
-export function idFromEdges(o: Oversized): string | number | undefined {
-  const pick = (m: RegExpExecArray | null): string | number | undefined => {
-    const raw = m?.[1];
-    if (raw === undefined) return undefined;
-    try {
-      const v: unknown = JSON.parse(raw);
-      return typeof v === 'string' || typeof v === 'number' ? v : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  return pick(/"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")\s*\}\s*$/.exec(o.tail)) ?? pick(/^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")/.exec(o.head));
-}
-
 function tryConnect(path: string): Promise<Socket | null> {
   return new Promise((resolve) => {
     const s = connect(path);
@@ -125,12 +63,7 @@ function tryConnect(path: string): Promise<Socket | null> {
 }
 
 export function unavailableResult(): Json {
-  const message = 'the Postern daemon is not running or not reachable: ask the operator to run `postern daemon`';
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `DAEMON_UNAVAILABLE: ${message} (side effect started: no)` }],
-    structuredContent: { error_code: 'DAEMON_UNAVAILABLE', message, side_effect_started: false, required_action: ErrorCodes.DAEMON_UNAVAILABLE.action },
-  };
+  return toolErrorResult('DAEMON_UNAVAILABLE', 'the Postern daemon is not running or not reachable: ask the operator to run `postern daemon`', false);
 }
 
 /** A `tools/call` the daemon had accepted when the connection dropped: it may have run. */
@@ -138,20 +71,7 @@ export function lostCallResult(): Json {
   const message =
     'the connection to the Postern daemon was lost while this call was in progress: it may or may not have taken effect. ' +
     'A retry with the same idempotency_key never runs it twice, and postern_call_status reports its outcome once the daemon is back';
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `DAEMON_UNAVAILABLE: ${message} (side effect started: unknown)` }],
-    structuredContent: { error_code: 'DAEMON_UNAVAILABLE', message, side_effect_started: true, outcome: 'unknown', required_action: ErrorCodes.TARGET_TIMEOUT.action },
-  };
-}
-
-function tooLargeResult(): Json {
-  const message = `the request is larger than ${MAX_CLIENT_LINE_BYTES} bytes and was not sent to the daemon`;
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `REQUEST_TOO_LARGE: ${message} (side effect started: no)` }],
-    structuredContent: { error_code: 'REQUEST_TOO_LARGE', message, side_effect_started: false, required_action: ErrorCodes.REQUEST_TOO_LARGE.action },
-  };
+  return toolErrorResult('DAEMON_UNAVAILABLE', message, 'unknown');
 }
 
 /** Whether a request's params carry the 2026-07-28 per-request envelope. */
@@ -163,6 +83,15 @@ function isModern(params: unknown): boolean {
 const isRequest = (m: Json | null): m is Json => m !== null && 'id' in m && typeof m['method'] === 'string';
 const isResponse = (m: Json | null): m is Json => m !== null && 'id' in m && m['method'] === undefined && ('result' in m || 'error' in m);
 const idKey = (id: unknown): string => JSON.stringify(id ?? null);
+
+/** The screen's verdict on a line that is JSON; undefined when it is not (the daemon answers the parse error, with its id). */
+function screenLine(line: Buffer): ScreenVerdict | undefined {
+  try {
+    return screenMessage(JSON.parse(line.toString('utf8')) as unknown);
+  } catch {
+    return undefined;
+  }
+}
 
 function parseObject(line: string | Buffer): Json | null {
   try {
@@ -193,7 +122,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     flush();
   };
   const write = (msg: Json): void => {
-    const line = `${JSON.stringify(msg)}\n`;
+    const line = encodeLine(msg);
     if (midLine) deferred.push(line);
     else opts.output.write(line);
   };
@@ -278,7 +207,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     });
   };
 
-  const hello = (): string => `${JSON.stringify({ postern_shim: 1, pid: process.pid })}\n`;
+  const hello = (): string => encodeLine({ postern_shim: 1, pid: process.pid });
 
   const attach = (s: Socket): void => {
     s.on('data', forwarder());
@@ -321,7 +250,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     });
     s.on('error', () => undefined);
     s.once('close', () => answered(false));
-    const notice = initialized ? `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n` : '';
+    const notice = initialized ? encodeLine({ jsonrpc: '2.0', method: 'notifications/initialized' }) : '';
     s.write(Buffer.concat([Buffer.from(hello()), init, Buffer.from(`\n${notice}`)]));
     if (!(await replayed) || s.destroyed) {
       s.destroy();
@@ -335,6 +264,10 @@ export async function runShim(opts: ShimOptions): Promise<void> {
 
   // Client lines are forwarded byte for byte (invalid UTF-8 included: the daemon refuses it with its id).
   const handleLine = async (line: Buffer): Promise<void> => {
+    // An envelope the daemon's SDK would drop is answered here, by the same rule as the daemon's screen.
+    const verdict = isUtf8(line) ? screenLine(line) : undefined;
+    if (verdict?.kind === 'answer') return write(verdict.response);
+    if (verdict?.kind === 'drop') return;
     const msg = parseObject(line);
     if (msg?.['method'] === 'initialize') initialize = line;
     if (msg?.['method'] === 'notifications/initialized') initialized = true;
@@ -361,10 +294,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
 
   /** A client line too long to forward: answer it if we can tell which request it was. */
   const refuseOversized = (o: Oversized): void => {
-    const id = idFromEdges(o);
-    if (id === undefined) return;
-    if (/"method"\s*:\s*"tools\/call"/.test(o.head) || /"method"\s*:\s*"tools\/call"/.test(o.tail)) write({ jsonrpc: '2.0', id, result: tooLargeResult() });
-    else write({ jsonrpc: '2.0', id, error: { code: -32600, message: `request larger than ${MAX_CLIENT_LINE_BYTES} bytes` } });
+    const answer = oversizedAnswer(o, MAX_CLIENT_LINE_BYTES);
+    if (answer !== null) write(answer);
   };
 
   let queue = Promise.resolve();

@@ -7,7 +7,8 @@
  * Invariants: every comparison of secret-derived bytes is constant time; a
  * FrameCodec accepts each inbound sequence number exactly once and in order,
  * and once it has refused a frame it refuses everything after; session keys
- * are zeroed by `destroy()`. LineReader never buffers more than its limit.
+ * are zeroed by `destroy()`. Lines are framed by `protocol/ndjson.ts` (its
+ * `LineReader`, re-exported here), which never buffers more than its limit.
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { NONCE_BYTES, SealedFrameSchema } from '../../protocol/operator.js';
@@ -109,51 +110,5 @@ export class FrameCodec {
   }
 }
 
-export type LineEvent = { readonly kind: 'line'; readonly line: string } | { readonly kind: 'too-long' } | { readonly kind: 'bad-utf8' };
-
-/**
- * Splits a byte stream into UTF-8 lines without ever holding more than `limit`
- * bytes of an unfinished line. Lines are yielded one at a time, so a limit
- * changed while consuming applies to the very next line. After 'too-long' or
- * 'bad-utf8' the caller stops iterating and closes.
- */
-export class LineReader {
-  #parts: Buffer[] = [];
-  #size = 0;
-  #limit: number;
-  readonly #decoder = new TextDecoder('utf-8', { fatal: true });
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  setLimit(limit: number): void {
-    this.#limit = limit;
-  }
-
-  *push(chunk: Buffer): Generator<LineEvent, void, undefined> {
-    let rest = chunk;
-    for (;;) {
-      const nl = rest.indexOf(0x0a);
-      if (nl < 0) break;
-      const piece = rest.subarray(0, nl);
-      rest = rest.subarray(nl + 1);
-      if (this.#size + piece.length > this.#limit) return yield { kind: 'too-long' };
-      const whole = this.#parts.length === 0 ? piece : Buffer.concat([...this.#parts, piece]);
-      this.#parts = [];
-      this.#size = 0;
-      let line: string;
-      try {
-        line = this.#decoder.decode(whole);
-      } catch {
-        return yield { kind: 'bad-utf8' };
-      }
-      yield { kind: 'line', line };
-    }
-    if (this.#size + rest.length > this.#limit) return yield { kind: 'too-long' };
-    if (rest.length > 0) {
-      this.#parts.push(Buffer.from(rest));
-      this.#size += rest.length;
-    }
-  }
-}
+// The operator channel's strict UTF-8 lines come from the one NDJSON splitter.
+export { LineReader, type LineEvent } from '../../protocol/ndjson.js';

@@ -3,10 +3,13 @@
  * `structuredContent` matching the advertised output envelope. Failure:
  * `isError: true` with `structuredContent` holding the error code, a one-line
  * message, whether a side effect started and what has to happen next — facts,
- * not instructions. Everything here has already been redacted.
+ * not instructions. Both are shaped by `protocol/tool-result.ts`, the one home
+ * of the envelope (the `postern mcp` stand-in uses it too). Everything here
+ * has already been redacted.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ErrorCodes, type ErrorCode, type PosternError } from '../../protocol/errors.js';
+import { toolErrorResult, toolSuccessResult } from '../../protocol/tool-result.js';
 
 export interface ErrorFacts {
   readonly tool: string | null;
@@ -15,22 +18,7 @@ export interface ErrorFacts {
 }
 
 export function errorResult(err: PosternError, facts: ErrorFacts, extra: Record<string, unknown> = {}): CallToolResult {
-  const structured = {
-    error_code: err.code,
-    message: err.message,
-    tool: facts.tool,
-    side_effect_started: err.sideEffectStarted,
-    required_action: ErrorCodes[err.code].action,
-    current_revision: facts.current_revision,
-    call_id: facts.call_id,
-    ...err.details,
-    ...extra,
-  };
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `${err.code}: ${err.message} (side effect started: ${err.sideEffectStarted ? 'yes' : 'no'})` }],
-    structuredContent: structured,
-  };
+  return toolErrorResult(err.code, err.message, err.sideEffectStarted, { ...facts, details: err.details, extra });
 }
 
 export function isErrorCode(s: unknown): s is ErrorCode {
@@ -38,5 +26,5 @@ export function isErrorCode(s: unknown): s is ErrorCode {
 }
 
 export function successResult(summary: string, structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: summary }], structuredContent: structured };
+  return toolSuccessResult(summary, structured);
 }

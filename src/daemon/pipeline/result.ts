@@ -19,6 +19,7 @@ import type { Redactor } from '../../redaction/index.js';
 import { withheldBody } from '../../executors/http/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { exceedsJsonDepth } from '../../protocol/json-depth.js';
+import { advertisedOutputSchema } from '../../protocol/tool-result.js';
 import { errorResult, successResult } from './respond.js';
 import type { ExecResult } from './execute.js';
 
@@ -37,27 +38,32 @@ const ENVELOPE = {
   replay_of: { type: 'string' },
 };
 
-/** The output envelope advertised for HTTP tools; `body` is the revision's output schema when declared. */
+/**
+ * The output schema advertised for HTTP tools. `body` is the revision's
+ * declared output schema, when there is one, on success only: a TARGET_ERROR
+ * carries whatever the target answered.
+ */
 export function httpOutputSchema(body: Record<string, unknown> | undefined): Record<string, unknown> {
-  return {
-    type: 'object',
+  return advertisedOutputSchema({
     properties: {
       status: { type: 'integer' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
-      body: body ?? {},
+      body: {},
       body_encoding: { enum: ['json', 'text', 'base64', 'withheld'] },
       truncated: { type: 'boolean' },
       decoded_from: { type: 'string' },
       ...ENVELOPE,
     },
     required: ['status', 'headers', 'body', 'body_encoding', 'truncated', 'result_revision'],
-  };
+    // The declared body schema holds for a success whose body is JSON; a withheld, textual or
+    // over-deep body is a success too, and must still validate.
+    ...(body === undefined ? {} : { successWhen: { if: { properties: { body_encoding: { const: 'json' } }, required: ['body_encoding'] }, then: { properties: { body } } } }),
+  });
 }
 
-/** The output envelope advertised for SSH tools; `stdout_json` is the revision's output schema when declared. */
+/** The output schema advertised for SSH tools; `stdout_json` is the revision's output schema when declared (success only). */
 export function sshOutputSchema(output: Record<string, unknown> | undefined): Record<string, unknown> {
-  return {
-    type: 'object',
+  return advertisedOutputSchema({
     properties: {
       exit_code: { type: ['integer', 'null'] },
       signal: { type: ['string', 'null'] },
@@ -66,11 +72,12 @@ export function sshOutputSchema(output: Record<string, unknown> | undefined): Re
       stdout_truncated: { type: 'boolean' },
       stderr_truncated: { type: 'boolean' },
       host_key_fingerprint: { type: 'string' },
-      ...(output === undefined ? {} : { stdout_json: output }),
+      ...(output === undefined ? {} : { stdout_json: {} }),
       ...ENVELOPE,
     },
     required: ['exit_code', 'signal', 'stdout', 'stderr', 'stdout_truncated', 'stderr_truncated', 'result_revision'],
-  };
+    ...(output === undefined ? {} : { successOnly: { stdout_json: output } }),
+  });
 }
 
 interface Verdict {
