@@ -60,3 +60,19 @@ export async function assertPrivateDir(path: string): Promise<void> {
     throw new PosternError(code, `${path} ${c.problem}; ${c.fix}`, { details: { path } });
   }
 }
+
+/**
+ * The one home check every command runs before touching the home: a home
+ * that exists must be a real directory (never a symlink), ours, 0700. A
+ * missing home is left to the command (`init` creates it; others report
+ * VAULT_NOT_FOUND).
+ */
+export async function assertHomeSafe(path: string): Promise<void> {
+  try {
+    await lstat(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new PosternError('HOME_UNSAFE', `cannot inspect ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { details: { path } });
+  }
+  await assertPrivateDir(path);
+}
