@@ -2,7 +2,8 @@
  * The daemon's composition root: unlock the vault, load the accepted catalog,
  * open the journals (recovering interrupted calls as outcome_unknown), listen
  * on the agent socket and the operator socket, adopt newly accepted catalogs
- * (then tell sessions `tools/list_changed`), lock on idle, and shut down
+ * (then tell sessions `tools/list_changed`), adopt new vault generations
+ * written by `postern secret …` (vault-follow.ts), lock on idle, and shut down
  * cleanly. One daemon per home (a lock file in the 0700 run directory).
  */
 import { watch, type FSWatcher } from 'node:fs';
@@ -28,6 +29,7 @@ import { ensureRunDir } from './socket-files.js';
 import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
 import { startOperatorServer } from './operator/index.js';
+import { VaultFollower } from './vault-follow.js';
 
 export interface DaemonHandle {
   readonly services: Services;
@@ -43,8 +45,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map() };
 
 async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<CatalogSnapshot> {
-  const creds = new Set(vault.list().map((m) => m.name));
-  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), creds);
+  // No credential set: a credential removed from the vault fails its tools (CREDENTIAL_MISSING), not the catalog.
+  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'));
   if (accepted === undefined) return snapshotOf(EMPTY, sha256Hex(''), null);
   return snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt);
 }
@@ -81,7 +83,20 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
-    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set() };
+    const follower = new VaultFollower({
+      path: paths.vault,
+      state,
+      vault: { clock },
+      onChange: (change) => {
+        // Connections authenticated with a value that changed end once their running commands finish.
+        let closed = 0;
+        for (const name of [...change.rotated, ...change.removed]) closed += ssh.retire(name);
+        journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
+        const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
+        log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
+      },
+    });
+    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set(), vaultFile: follower };
     const j = journals;
     const journalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>): void => {
       try {
@@ -96,7 +111,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       // Authenticated SSH connections are closed with the keys that opened them.
       void ssh.close();
       journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
-      log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked`);
+      log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked; restart the daemon to unlock`);
     });
 
     const agent = await startAgentSocket(paths.agentSocket, svc, {
@@ -140,6 +155,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     };
     let reloading = Promise.resolve();
     const watcher: FSWatcher = watch(paths.home, (_event, file) => {
+      if (file === basename(paths.vault)) {
+        void follower.refresh();
+        return;
+      }
       if (file !== basename(paths.acceptedRecord)) return;
       reloading = reloading.then(() => reloadCatalog().then(() => undefined)).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
     });
@@ -151,6 +170,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     idle?.unref();
     svc.queue.subscribe(() => idleness.touch());
 
+    // Learn the file's identity now (and adopt a save that landed while we started).
+    await follower.refresh();
     journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
     log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}`);
 

@@ -151,6 +151,7 @@ export const SESSION_EVENT_TYPES = [
   'lock',
   'unlock',
   'catalog_accepted',
+  'vault_changed',
   'session_closed',
   'daemon_started',
   'daemon_stopped',
