@@ -53,7 +53,7 @@ function sameSecret(a: Credential, b: Credential): boolean {
 
 /** Copies of a credential's redaction forms: they outlive the vault arrays they came from. */
 function formsOf(cred: Credential): NamedSecret[] {
-  return injectedForms(cred).map((f) => ({ name: f.name, bytes: f.bytes.slice() }));
+  return injectedForms(cred).map((f) => ({ name: f.name, bytes: Uint8Array.from(f.bytes) }));
 }
 
 export class DaemonState {
@@ -107,7 +107,7 @@ export class DaemonState {
     const c = this.vault().get(name);
     if (c === undefined) return undefined;
     const secret: Record<string, Uint8Array> = {};
-    for (const [part, bytes] of Object.entries(c.secret)) secret[part] = bytes.slice();
+    for (const [part, bytes] of Object.entries(c.secret)) secret[part] = Uint8Array.from(bytes);
     return Object.freeze({ meta: c.meta, secret: Object.freeze(secret) });
   }
 

@@ -148,7 +148,7 @@ export async function reopenVault(path: string, current: UnlockedVault, opts?: V
     const generation = contents.generation;
     return generation === held.contents.generation ? { kind: 'unchanged', generation } : { kind: 'older', generation };
   }
-  const vault = new UnlockedVault({ dataKey: held.dataKey.slice(), keyWrap, contents, dirty: false, locked: false, derivedKeys: new Map(), now: r.now });
+  const vault = new UnlockedVault({ dataKey: Uint8Array.from(held.dataKey), keyWrap, contents, dirty: false, locked: false, derivedKeys: new Map(), now: r.now });
   return { kind: 'newer', vault };
 }
 
