@@ -95,7 +95,7 @@ export class SshPool {
     try {
       for (let mayRetry = true; ; mayRetry = false) {
         if (stop.signal.aborted) throw stop.error('queue');
-        const result = await this.attempt(this.entryFor(key, action, auth, limits), command, limits, stop, opts.onExecSent, mayRetry);
+        const result = await this.attempt(this.entryFor(key, (credential as SshCredential).meta.name, action, auth, limits), command, limits, stop, opts.onExecSent, mayRetry);
         if (result !== null) return result;
       }
     } finally {
@@ -159,12 +159,12 @@ export class SshPool {
     }
   }
 
-  private entryFor(key: string, action: ResolvedSsh, auth: SshAuth, limits: Limits): Entry {
+  private entryFor(key: string, credential: string, action: ResolvedSsh, auth: SshAuth, limits: Limits): Entry {
     const known = this.entries.get(key);
     if (known !== undefined && !known.conn.lost) return known;
     // The connection outlives this call: its handshake limit is not cut to this call's deadline.
     const conn = new SshConnection(action, auth, limits.connectTimeoutMs);
-    const entry: Entry = { key, credential: action.credential, retired: false, conn, active: 0, queue: [], idleTimer: undefined };
+    const entry: Entry = { key, credential, retired: false, conn, active: 0, queue: [], idleTimer: undefined };
     this.entries.set(key, entry);
     conn.onLost(() => this.forget(entry));
     conn.ready.then(
