@@ -43,6 +43,8 @@ export const checkPrivateFile = (path: string): Promise<PathCheck> => checkPriva
 
 /** Creates the home (0700) if missing; refuses an existing unsafe one. */
 export async function ensurePrivateHome(path: string): Promise<void> {
+  // A link (even a dangling one) is refused as a link, before mkdir follows it.
+  await assertHomeSafe(path);
   try {
     // mkdir honours the umask, so a directory we create gets its mode set explicitly.
     const created = await mkdir(path, { recursive: true, mode: 0o700 });
