@@ -95,9 +95,11 @@ export interface AcceptedCatalog {
 
 /**
  * The catalog the daemon may use: the accepted copy, authenticated. Returns
- * undefined when nothing was ever accepted.
+ * undefined when nothing was ever accepted. Credentials are not checked here:
+ * one removed from the vault since the acceptance fails its tools at call time
+ * (CREDENTIAL_MISSING), never the whole catalog.
  */
-export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array, knownCredentials?: ReadonlySet<string>): Promise<AcceptedCatalog | undefined> {
+export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array): Promise<AcceptedCatalog | undefined> {
   const { state, stored } = await currentCatalogState(paths, key);
   if (stored === undefined) return undefined;
   if (verifyAcceptance(key, stored.record, stored.mac).kind !== 'authentic') {
@@ -107,7 +109,7 @@ export async function loadAcceptedCatalog(paths: HomePaths, key: Uint8Array, kno
   if (text === undefined || catalogDigest(text) !== stored.record.digest) {
     throw new PosternError('CATALOG_UNAUTHENTICATED', `${paths.acceptedCatalog} does not match the accepted digest: run \`postern catalog accept\` again`);
   }
-  const catalog = parseCatalog(text, paths.acceptedCatalog, knownCredentials);
+  const catalog = parseCatalog(text, paths.acceptedCatalog);
   return { catalog, digest: stored.record.digest, acceptedAt: stored.record.accepted_at, pending: state.state === 'pending' };
 }
 
