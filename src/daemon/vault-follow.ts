@@ -8,7 +8,7 @@
  * - refreshes run one after another; each one that starts after a save sees
  *   it (a call refreshes before it looks up its credential, so a call made
  *   after `secret rotate` returned uses the new value, whatever the watcher did);
- * - a file whose identity (device, inode, size, mtime) is the one last read
+ * - a file whose identity (device, inode, size, mtime, ctime) is the one last read
  *   is not read again (saves always rename a new file into place);
  * - a newer generation is adopted, then `onChange` runs (close SSH connections
  *   of changed credentials, journal, log);
@@ -34,7 +34,7 @@ export interface VaultFollowerOptions {
 async function identityOf(path: string): Promise<string | null> {
   try {
     const st = await lstat(path, { bigint: true });
-    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`;
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
   } catch {
     return null;
   }
