@@ -7,8 +7,23 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ErrorCodes, isPosternError } from '../protocol/errors.js';
+import { assertHomeSafe } from '../home/permissions.js';
+import { resolveHome } from '../home/paths.js';
 import { registerCommands } from './commands/index.js';
 import { VERSION } from '../version.js';
+
+/**
+ * Commands that check the home themselves: `init` creates it, `doctor` reports
+ * on it, `mcp` holds no secrets and answers agents with a tool error.
+ */
+const OWN_HOME_CHECK: ReadonlySet<string> = new Set(['init', 'doctor', 'mcp']);
+
+/** The top-level command (`secret` for `postern secret list`). */
+function topLevel(cmd: Command): Command {
+  let c = cmd;
+  while (c.parent?.parent !== undefined && c.parent.parent !== null) c = c.parent;
+  return c;
+}
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -21,6 +36,10 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerCommands(program);
+  // One home check for every command: a symlinked or open POSTERN_HOME is refused before anything is read.
+  program.hook('preAction', async (_program, action) => {
+    if (!OWN_HOME_CHECK.has(topLevel(action).name())) await assertHomeSafe(resolveHome());
+  });
   // Subcommands inherit the usage-error handling.
   for (const c of program.commands) c.exitOverride();
   return program;

@@ -24,6 +24,7 @@ export { ApprovalModes, Effects, HttpMethods } from './types.js';
 export { canonicalJson, canonicalDigest, sha256Hex } from '../protocol/canonical.js';
 export { parseCatalog } from './parse-catalog.js';
 export { checkCatalogCredentials, credentialMisfits, type CredentialMisfit } from './credential-check.js';
+export { toolsUsingCredential } from './credential-use.js';
 export { MAX_CATALOG_BYTES } from './parse-yaml.js';
 export { SchemaLimits } from './schema-node.js';
 export { normalizeOrigin, normalizeSshHost, classifyHost, type NormalizedOrigin, type HostClass } from './origin.js';

@@ -2,7 +2,8 @@
  * The daemon's composition root: unlock the vault, load the accepted catalog,
  * open the journals (recovering interrupted calls as outcome_unknown), listen
  * on the agent socket and the operator socket, adopt newly accepted catalogs
- * (then tell sessions `tools/list_changed`), lock on idle, and shut down
+ * (then tell sessions `tools/list_changed`), adopt new vault generations
+ * written by `postern secret …` (vault-follow.ts), lock on idle, and shut down
  * cleanly. One daemon per home (a lock file in the 0700 run directory).
  */
 import { watch, type FSWatcher } from 'node:fs';
@@ -28,6 +29,7 @@ import { ensureRunDir } from './socket-file.js';
 import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
 import { startOperatorServer } from './operator/index.js';
+import { VaultFollower } from './vault-follow.js';
 
 export interface DaemonHandle {
   readonly services: Services;
@@ -44,8 +46,8 @@ const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), 
 
 /** The accepted catalog at start, judged against the vault's own mark of the last acceptance. */
 async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<{ snapshot: CatalogSnapshot; inUse: CurrentAcceptance }> {
-  const creds = new Set(vault.list().map((m) => m.name));
-  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), vault.acceptedCatalog, creds);
+  // No credential set: a credential removed from the vault fails its tools (CREDENTIAL_MISSING), not the catalog.
+  const accepted = await loadAcceptedCatalog(paths, vault.deriveKey('catalog-mac'), vault.acceptedCatalog);
   if (accepted === undefined) return { snapshot: snapshotOf(EMPTY, sha256Hex(''), null), inUse: { sequence: 0, digest: null } };
   return { snapshot: snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt), inUse: { sequence: accepted.sequence, digest: accepted.digest } };
 }
@@ -60,8 +62,7 @@ async function loadSuccessor(paths: HomePaths, vault: UnlockedVault, inUse: Curr
   const next = judgeSuccessor(key, inUse, await readAcceptance(paths), signedOnly(await readHistory(paths)));
   if (next.kind !== 'adopt') return next.kind === 'same' ? next : { kind: 'refused', reason: next.reason };
   const r = next.record;
-  const creds = new Set(vault.list().map((m) => m.name));
-  const accepted = await loadCopy(paths, r.digest, r.sequence, r.accepted_at, false, creds);
+  const accepted = await loadCopy(paths, r.digest, r.sequence, r.accepted_at, false);
   return { kind: 'adopt', snapshot: snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt), inUse: { sequence: r.sequence, digest: r.digest } };
 }
 
@@ -101,7 +102,20 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
-    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set() };
+    const follower = new VaultFollower({
+      path: paths.vault,
+      state,
+      vault: { clock },
+      onChange: (change) => {
+        // Connections authenticated with a value that changed end once their running commands finish.
+        let closed = 0;
+        for (const name of [...change.rotated, ...change.removed]) closed += ssh.retire(name);
+        journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
+        const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
+        log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
+      },
+    });
+    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set(), vaultFile: follower };
     const j = journals;
     const journalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>): void => {
       try {
@@ -116,7 +130,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       // Authenticated SSH connections are closed with the keys that opened them.
       void ssh.close();
       journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
-      log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked`);
+      log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked; restart the daemon to unlock`);
     });
 
     const agent = await startAgentSocket(paths.agentSocket, svc, {
@@ -170,6 +184,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     };
     let reloading = Promise.resolve();
     const watcher: FSWatcher = watch(paths.home, (_event, file) => {
+      if (file === basename(paths.vault)) {
+        void follower.refresh();
+        return;
+      }
       if (file !== basename(paths.acceptedRecord)) return;
       reloading = reloading.then(() => reloadCatalog().then(() => undefined)).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
     });
@@ -181,6 +199,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     idle?.unref();
     svc.queue.subscribe(() => idleness.touch());
 
+    // Learn the file's identity now (and adopt a save that landed while we started).
+    await follower.refresh();
     journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
     // The vault was unlocked with the passphrase to start this daemon: an incident reviewer sees when it was open.
     journalEvent(null, 'unlock', { reason: 'daemon start', vault_generation: vault.generation });

@@ -4,12 +4,17 @@
  *
  * Invariants: a call reads `snapshot()` once and keeps that object to the end
  * (catalog swaps never mix revisions within a call); locking zeroes the vault,
- * drops the redactor and voids approvals and grants (done by the caller via
- * `onLock`); the redactor always covers every secret of the vault in use.
+ * the redactor's copies and the retired values, and voids approvals and grants
+ * (done by the caller via `onLock`); the redactor always covers every secret
+ * of the vault in use and every value a rotate or rm retired since the unlock
+ * (a target may have cached the old one and still echo it); adopting a newer
+ * vault generation (`adoptVault`) never disturbs a call in flight: calls hold
+ * their own copy of the credential (`takeCredential`) and earlier redactors
+ * keep their own copies.
  */
 import type { Catalog } from '../contracts/index.js';
-import { injectedForms, createRedactor, type Redactor, type SecretInput } from '../redaction/index.js';
-import type { UnlockedVault } from '../vault/index.js';
+import { injectedForms, createRedactor, type NamedSecret, type Redactor } from '../redaction/index.js';
+import type { Credential, UnlockedVault } from '../vault/index.js';
 import { PosternError } from '../protocol/errors.js';
 import { VERSION } from '../version.js';
 
@@ -28,9 +33,37 @@ export function snapshotOf(catalog: Catalog, digest: string, acceptedAt: string 
   return Object.freeze({ catalog, digest, handlerRevision: `postern/${VERSION}+catalog.${digest.slice(0, 16)}`, toolset: digest.slice(0, 12), acceptedAt });
 }
 
+/** What adopting a vault generation changed, by credential name (never values). */
+export interface VaultChange {
+  readonly from: number;
+  readonly to: number;
+  readonly added: readonly string[];
+  readonly rotated: readonly string[];
+  readonly removed: readonly string[];
+}
+
+function sameSecret(a: Credential, b: Credential): boolean {
+  if (a.meta.kind !== b.meta.kind) return false;
+  const pa = Object.keys(a.secret).sort();
+  const pb = Object.keys(b.secret).sort();
+  if (pa.join('\0') !== pb.join('\0')) return false;
+  return pa.every((p) => Buffer.from(a.secret[p] as Uint8Array).equals(Buffer.from(b.secret[p] as Uint8Array)))
+    && JSON.stringify(a.meta.fields) === JSON.stringify(b.meta.fields);
+}
+
+/** Copies of a credential's redaction forms: they outlive the vault arrays they came from. */
+function formsOf(cred: Credential): NamedSecret[] {
+  return injectedForms(cred).map((f) => ({ name: f.name, bytes: Uint8Array.from(f.bytes) }));
+}
+
 export class DaemonState {
   #vault: UnlockedVault | null;
+  #lockReason: string | null = null;
   #redactor: Redactor | null = null;
+  /** Forms of values retired by rotate or rm since the unlock. */
+  #retired: NamedSecret[] = [];
+  /** Every copy of a form this state made, for any redactor since the unlock (zeroed at lock). */
+  #owned: NamedSecret[] = [];
   #snapshot: CatalogSnapshot;
   readonly #onLock: ((reason: string) => void)[] = [];
 
@@ -47,7 +80,8 @@ export class DaemonState {
   /** The vault, or VAULT_LOCKED with what the human must do. */
   vault(): UnlockedVault {
     if (this.#vault === null || this.#vault.locked) {
-      throw new PosternError('VAULT_LOCKED', 'the vault is locked: restart the daemon (`postern daemon`) to unlock it');
+      const why = this.#lockReason === null ? '' : ` (${this.#lockReason})`;
+      throw new PosternError('VAULT_LOCKED', `the vault is locked${why}: restart the daemon (\`postern daemon\`) to unlock it`);
     }
     return this.#vault;
   }
@@ -65,6 +99,46 @@ export class DaemonState {
     this.#snapshot = s;
   }
 
+  /**
+   * A copy of the credential for one call: the call keeps using it to the end
+   * even if the vault generation changes meanwhile. The caller zeroes it.
+   */
+  takeCredential(name: string): Credential | undefined {
+    const c = this.vault().get(name);
+    if (c === undefined) return undefined;
+    const secret: Record<string, Uint8Array> = {};
+    for (const [part, bytes] of Object.entries(c.secret)) secret[part] = Uint8Array.from(bytes);
+    return Object.freeze({ meta: c.meta, secret: Object.freeze(secret) });
+  }
+
+  /**
+   * Swap in a newer generation of the vault (same data key). The old vault is
+   * zeroed; the values it held that the new one no longer has stay redacted.
+   */
+  adoptVault(next: UnlockedVault): VaultChange {
+    const old = this.vault();
+    const added: string[] = [];
+    const rotated: string[] = [];
+    const removed: string[] = [];
+    for (const meta of old.list()) {
+      const before = old.get(meta.name) as Credential;
+      const after = next.get(meta.name);
+      if (after === undefined) removed.push(meta.name);
+      else if (!sameSecret(before, after)) rotated.push(meta.name);
+      else continue;
+      const forms = formsOf(before);
+      this.#retired.push(...forms);
+      this.#owned.push(...forms);
+    }
+    for (const meta of next.list()) if (old.get(meta.name) === undefined) added.push(meta.name);
+    const change: VaultChange = { from: old.generation, to: next.generation, added, rotated, removed };
+    this.#vault = next;
+    old.lock();
+    // The previous redactor's copies are not zeroed here: calls in flight may still hold it.
+    this.#rebuildRedactor();
+    return change;
+  }
+
   onLock(listener: (reason: string) => void): void {
     this.#onLock.push(listener);
   }
@@ -73,17 +147,22 @@ export class DaemonState {
     if (this.#vault === null) return;
     this.#vault.lock();
     this.#vault = null;
+    this.#lockReason = reason;
     this.#redactor = null;
+    for (const f of this.#owned) f.bytes.fill(0);
+    this.#owned = [];
+    this.#retired = [];
     for (const l of this.#onLock) l(reason);
   }
 
   #rebuildRedactor(): void {
     const v = this.vault();
-    const inputs: SecretInput[] = [];
+    const current: NamedSecret[] = [];
     for (const meta of v.list()) {
       const cred = v.get(meta.name);
-      if (cred !== undefined) inputs.push(...injectedForms(cred));
+      if (cred !== undefined) current.push(...formsOf(cred));
     }
-    this.#redactor = createRedactor(inputs);
+    this.#owned.push(...current);
+    this.#redactor = createRedactor([...current, ...this.#retired]);
   }
 }

@@ -43,6 +43,8 @@ export const checkPrivateFile = (path: string): Promise<PathCheck> => checkPriva
 
 /** Creates the home (0700) if missing; refuses an existing unsafe one. */
 export async function ensurePrivateHome(path: string): Promise<void> {
+  // A link (even a dangling one) is refused as a link, before mkdir follows it.
+  await assertHomeSafe(path);
   try {
     // mkdir honours the umask, so a directory we create gets its mode set explicitly.
     const created = await mkdir(path, { recursive: true, mode: 0o700 });
@@ -59,4 +61,20 @@ export async function assertPrivateDir(path: string): Promise<void> {
     const code = c.problem === 'does not exist' ? 'VAULT_NOT_FOUND' : 'HOME_UNSAFE';
     throw new PosternError(code, `${path} ${c.problem}; ${c.fix}`, { details: { path } });
   }
+}
+
+/**
+ * The one home check every command runs before touching the home: a home
+ * that exists must be a real directory (never a symlink), ours, 0700. A
+ * missing home is left to the command (`init` creates it; others report
+ * VAULT_NOT_FOUND).
+ */
+export async function assertHomeSafe(path: string): Promise<void> {
+  try {
+    await lstat(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new PosternError('HOME_UNSAFE', `cannot inspect ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { details: { path } });
+  }
+  await assertPrivateDir(path);
 }

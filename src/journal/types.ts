@@ -152,6 +152,7 @@ export const SESSION_EVENT_TYPES = [
   'unlock',
   'catalog_accepted',
   'catalog_refused',
+  'vault_changed',
   'session_closed',
   'daemon_started',
   'daemon_stopped',

@@ -29,6 +29,7 @@ export const ErrorCodes = {
   SECRET_NOT_FOUND: { exit: 1, action: 'check_secret_name', summary: 'no secret with that name' },
   SECRET_EXISTS: { exit: 1, action: 'use_rotate', summary: 'a secret with that name already exists' },
   SECRET_INVALID: { exit: 1, action: 'fix_secret', summary: 'the secret value is not valid for its kind' },
+  SECRET_IN_USE: { exit: 1, action: 'confirm_removal', summary: 'the accepted catalog uses this secret; removal needs confirmation' },
 
   // catalog and contracts
   CATALOG_NOT_FOUND: { exit: 1, action: 'create_catalog', summary: 'no catalog file exists' },

@@ -12,8 +12,10 @@ import type { KeyWrap } from './format.js';
 import { zero } from './libsodium.js';
 import type { VaultContents } from './payload.js';
 import { decodePayload, encodePayload } from './payload.js';
+import type { KdfBounds } from './format.js';
+import { parseHeader } from './format.js';
 import type { UnsealOptions } from './seal.js';
-import { sealVault, unsealVault } from './seal.js';
+import { openPayload, sealVault, unsealVault } from './seal.js';
 
 export interface OpenedBytes {
   /** Caller owns and must zero the data key and the secrets in `contents`. */
@@ -36,6 +38,22 @@ export function sealVaultContents(dataKey: Uint8Array, keyWrap: KeyWrap, content
   const plaintext = encodePayload(contents);
   try {
     return sealVault(dataKey, keyWrap, plaintext);
+  } finally {
+    zero(plaintext);
+  }
+}
+
+/**
+ * Open a file with a data key already held (no passphrase, no KDF): how a
+ * running daemon adopts what a writer saved. A file sealed under another data
+ * key fails exactly like a modified one (VAULT_AUTH).
+ */
+export function openVaultBytesWithKey(file: Uint8Array, dataKey: Uint8Array, opts: { bounds?: KdfBounds; source?: string }): { keyWrap: KeyWrap; contents: VaultContents } {
+  const header = parseHeader(file, opts);
+  const plaintext = openPayload(dataKey, file, header, opts.source);
+  try {
+    const { kdf, salt, wrapNonce, wrappedKey } = header;
+    return { keyWrap: { kdf, salt, wrapNonce, wrappedKey }, contents: decodePayload(plaintext, opts.source) };
   } finally {
     zero(plaintext);
   }

@@ -3,7 +3,7 @@
  * atomic writes.
  *
  * Invariants:
- * - the vault directory must be a directory owned by us without group/other
+ * - the vault directory must be a directory (not a symlink) owned by us without group/other
  *   read or write bits; the vault file must be a regular file (not a symlink)
  *   owned by us with no group/other bits — otherwise VAULT_PERMISSIONS with
  *   the path, the mode and the command that fixes it;
@@ -15,7 +15,7 @@
  */
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PosternError } from '../protocol/errors.js';
@@ -74,17 +74,19 @@ export async function checkVaultDirectory(vaultPath: string, create: boolean): P
   const dir = dirname(vaultPath);
   let st: Stats;
   try {
-    st = await stat(dir);
+    // lstat: a symlinked directory would put the vault wherever the link points.
+    st = await lstat(dir);
   } catch (e) {
     if (errnoOf(e) !== 'ENOENT') throw ioError('inspect', dir, e);
     if (!create) throw notFoundError(vaultPath);
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      st = await stat(dir);
+      st = await lstat(dir);
     } catch (e2) {
       throw ioError('create directory', dir, e2);
     }
   }
+  if (st.isSymbolicLink()) throw permissionError(`directory ${dir} is a symbolic link`, dir, `replace the link with the directory itself`);
   if (!st.isDirectory()) throw new PosternError('VAULT_IO', `${dir} is not a directory`, { details: { path: dir } });
   checkOwner(st, 'directory', dir);
   if ((st.mode & 0o066) !== 0) {

@@ -4,8 +4,8 @@
  * seal.ts (wrap/seal/unseal with given keys) and codec.ts (whole files ↔
  * contents) — is imported directly by tests and tools, not re-exported.
  */
-export { changePassphrase, createVault, openVault, vaultExists, withVaultWriter } from './vault.js';
-export type { Reauthenticate, RekeyKeys, VaultOptions } from './vault.js';
+export { changePassphrase, createVault, openVault, reopenVault, vaultExists, withVaultWriter } from './vault.js';
+export type { Reauthenticate, RekeyKeys, Reopened, VaultOptions } from './vault.js';
 export { UnlockedVault } from './unlocked-vault.js';
 export type { NewCredential } from './unlocked-vault.js';
 export { MODERATE_KDF, MAXIMUM_KDF } from './format.js';

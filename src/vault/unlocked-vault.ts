@@ -76,7 +76,8 @@ function copyMeta(c: StoredCredential): CredentialMeta {
 
 function copySecret(secret: Readonly<Record<string, Uint8Array>>): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
-  for (const [part, bytes] of Object.entries(secret)) out[part] = bytes.slice();
+  // Uint8Array.from, not slice(): a Buffer's slice() is a view, and callers zero their inputs.
+  for (const [part, bytes] of Object.entries(secret)) out[part] = Uint8Array.from(bytes);
   return out;
 }
 

@@ -19,8 +19,9 @@ import { checkVaultDirectory, pathExists, readVaultFile, removeStaleTemps, write
 import type { DeriveKek, KdfRunner } from './kdf.js';
 import { kekDeriver } from './kdf.js';
 import { sodium, zero } from './libsodium.js';
-import { openVaultBytes, sealVaultContents } from './codec.js';
+import { openVaultBytes, openVaultBytesWithKey, sealVaultContents } from './codec.js';
 import type { VaultContents } from './payload.js';
+import { zeroCredentials } from './payload.js';
 import { createKeyWrap } from './seal.js';
 import type { DerivedKeyPurpose, KdfParams } from './types.js';
 import { deriveFromDataKey, UnlockedVault, vaultIsDirty, vaultState } from './unlocked-vault.js';
@@ -120,6 +121,36 @@ export async function openVault(path: string, passphrase: Uint8Array, opts?: Vau
   const vaultPath = resolve(path);
   await checkVaultDirectory(vaultPath, false);
   return loadVault(vaultPath, passphrase, r);
+}
+
+/** What re-reading the vault file found, compared with the generation held. */
+export type Reopened =
+  | { readonly kind: 'unchanged'; readonly generation: number }
+  | { readonly kind: 'newer'; readonly vault: UnlockedVault }
+  | { readonly kind: 'older'; readonly generation: number };
+
+/**
+ * Re-read the vault file with the data key `current` holds: the running
+ * daemon adopts what `secret add|rotate|rm` saved, without the passphrase
+ * (which it no longer has). The returned vault owns copies of everything;
+ * `current` is left as it is (the caller locks it). Throws VAULT_AUTH when the
+ * file is sealed under another data key (or was modified), VAULT_CORRUPT,
+ * VAULT_NOT_FOUND or VAULT_PERMISSIONS as openVault would.
+ */
+export async function reopenVault(path: string, current: UnlockedVault, opts?: VaultOptions): Promise<Reopened> {
+  const r = resolveOptions(opts);
+  const vaultPath = resolve(path);
+  const held = vaultState(current);
+  await checkVaultDirectory(vaultPath, false);
+  const file = await readVaultFile(vaultPath);
+  const { keyWrap, contents } = openVaultBytesWithKey(file, held.dataKey, { bounds: r.bounds, source: vaultPath });
+  if (contents.generation <= held.contents.generation) {
+    zeroCredentials(contents.credentials.values());
+    const generation = contents.generation;
+    return generation === held.contents.generation ? { kind: 'unchanged', generation } : { kind: 'older', generation };
+  }
+  const vault = new UnlockedVault({ dataKey: Uint8Array.from(held.dataKey), keyWrap, contents, dirty: false, locked: false, derivedKeys: new Map(), now: r.now });
+  return { kind: 'newer', vault };
 }
 
 /**

@@ -1,13 +1,19 @@
 /**
  * `postern secret add|list|rotate|rm`. Secrets go into the vault and never come
  * out through the CLI: `list` prints metadata only, and no command reveals or
- * exports a value.
+ * exports a value. A running daemon adopts each saved change before its next
+ * call (src/daemon/vault-follow.ts). `rm` of a credential the accepted catalog
+ * uses names the tools it breaks and needs --yes or a confirmation
+ * (SECRET_IN_USE without a terminal).
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CredentialKinds, isCredentialKind, type CredentialKind, type CredentialMeta } from '../../vault/types.js';
 import { openVault, withVaultWriter } from '../../vault/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError, isPosternError } from '../../protocol/errors.js';
+import { toolsUsingCredential, type AcceptanceMark } from '../../contracts/index.js';
+import { loadAcceptedCatalog } from '../../home/catalog-store.js';
+import type { HomePaths } from '../../home/paths.js';
 import { contextFor } from '../context.js';
 import { readSecretInput, type SecretSourceOpts } from '../secret-input.js';
 import { canPrompt, confirm } from '../tty.js';
@@ -142,23 +148,51 @@ export function registerSecret(program: Command): void {
 
   secret
     .command('rm <name>')
-    .description('remove a credential from the vault')
+    .description('remove a credential from the vault (asks first; tools of the accepted catalog that use it then fail)')
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (name: string, o: { yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      if (o.yes !== true) {
-        if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm the removal: pass --yes');
-        if (!confirm(`Remove secret "${name}"? Tools that use it will fail.`)) {
-          ctx.out('nothing removed');
-          return;
-        }
-      }
       const pass = await ctx.unlockPassphrase();
+      let removed = false;
       try {
-        await withVaultWriter(ctx.paths.vault, pass, (v) => v.remove(name), { clock: ctx.clock });
+        // Decided under the writer lock, so the tools named are the ones of the vault being changed.
+        removed = await withVaultWriter(ctx.paths.vault, pass, async (v) => {
+          if (v.get(name) === undefined) throw new PosternError('SECRET_NOT_FOUND', `no secret named "${name}"`);
+          const use = await catalogUse(ctx.paths, v.deriveKey('catalog-mac'), v.acceptedCatalog, name);
+          const warning = use.kind === 'used'
+            ? `the accepted catalog uses "${name}" in ${use.tools.length} tool(s): ${use.tools.join(', ')}; they will fail with CREDENTIAL_MISSING until it is added again`
+            : use.kind === 'unknown'
+              ? `the accepted catalog could not be read (${use.why}), so tools may use "${name}"`
+              : null;
+          if (o.yes !== true) {
+            if (!canPrompt()) {
+              if (warning !== null) throw new PosternError('SECRET_IN_USE', `${warning}; pass --yes to remove it anyway`, { details: { name, tools: use.kind === 'used' ? use.tools : [] } });
+              throw new PosternError('USAGE', 'no terminal to confirm the removal: pass --yes');
+            }
+            const question = warning === null ? `Remove secret "${name}"? Tools that use it will fail.` : `Warning: ${warning}. Remove secret "${name}"?`;
+            if (!confirm(question)) return false;
+          } else if (warning !== null) {
+            process.stderr.write(`postern: warning: ${warning}\n`);
+          }
+          v.remove(name);
+          return true;
+        }, { clock: ctx.clock });
       } finally {
         pass.fill(0);
       }
-      ctx.out(`removed secret "${name}"`);
+      ctx.out(removed ? `removed secret "${name}"` : 'nothing removed');
     });
+}
+
+type CatalogUse = { readonly kind: 'used'; readonly tools: string[] } | { readonly kind: 'unused' } | { readonly kind: 'unknown'; readonly why: string };
+
+/** Which tools of the accepted catalog send `name`. */
+async function catalogUse(paths: HomePaths, macKey: Uint8Array, mark: AcceptanceMark | null, name: string): Promise<CatalogUse> {
+  try {
+    const accepted = await loadAcceptedCatalog(paths, macKey, mark);
+    const tools = accepted === undefined ? [] : toolsUsingCredential(accepted.catalog, name);
+    return tools.length === 0 ? { kind: 'unused' } : { kind: 'used', tools };
+  } catch (e) {
+    return { kind: 'unknown', why: isPosternError(e) ? e.code : 'error' };
+  }
 }

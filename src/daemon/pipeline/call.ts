@@ -132,6 +132,10 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       }
     }
     try {
+      // A credential missing from the vault (e.g. after `secret rm`) fails the call before any approval; nothing is sent.
+      await svc.vaultFile?.refresh();
+      checkCredential(action, svc.state.vault().get(action.credential));
+
       trail.step('approve');
       const seenRev = decision.kind === 'current' ? undefined : decision.seen;
       const approval: JournalApproval = await obtainApproval(svc, session, req, {
@@ -155,31 +159,40 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       });
       trail.approval(approval);
 
+      // The vault may have changed while the operator decided: take the value in force now, as a
+      // copy this call keeps to the end (a rotate meanwhile never mixes secrets within one call).
+      await svc.vaultFile?.refresh();
       const vault = svc.state.vault();
-      const cred = checkCredential(action, vault.get(action.credential));
-      const target = snapshot.catalog.targets.get(action.target);
+      const taken = svc.state.takeCredential(action.credential);
+      try {
+        const cred = checkCredential(action, taken);
+        const target = snapshot.catalog.targets.get(action.target);
 
-      trail.step('journal:intent');
-      trail.intent(action);
+        trail.step('journal:intent');
+        trail.intent(action);
 
-      trail.step('execute');
-      const started = svc.clock.monotonicMs();
-      const exec = await executeAction(action, cred, {
-        config: svc.config,
-        allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
-        ssh: svc.ssh,
-        signal: req.signal,
-        onRequestSent: () => trail.effectStarted(),
-        readPastCapBytes: redactor.readPastCapBytes,
-      }).catch((e: unknown) => {
-        throw trail.failedExecution(e, svc.clock.monotonicMs() - started);
-      });
-      vault.markUsed(action.credential);
+        trail.step('execute');
+        const started = svc.clock.monotonicMs();
+        const exec = await executeAction(action, cred, {
+          config: svc.config,
+          allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
+          ssh: svc.ssh,
+          signal: req.signal,
+          onRequestSent: () => trail.effectStarted(),
+          readPastCapBytes: redactor.readPastCapBytes,
+        }).catch((e: unknown) => {
+          throw trail.failedExecution(e, svc.clock.monotonicMs() - started);
+        });
+        if (!vault.locked && vault.get(action.credential) !== undefined) vault.markUsed(action.credential);
 
-      trail.step('redact');
-      const shaped = shapeResult(exec, revision, redactor, trail);
-      trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
-      return shaped.result;
+        trail.step('redact');
+        // The newest redactor covers the values of every generation since the unlock, this call's included.
+        const shaped = shapeResult(exec, revision, svc.state.locked ? redactor : svc.state.redactor(), trail);
+        trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
+        return shaped.result;
+      } finally {
+        for (const part of Object.values(taken?.secret ?? {})) part.fill(0);
+      }
     } finally {
       if (reserved && key !== undefined) svc.reservations.release(tool.name, key, trail.callId);
     }

@@ -27,6 +27,11 @@ export interface Services {
   readonly idleness: IdleTracker;
   /** Calls being handled, so shutdown can let them finish. */
   readonly inflight: Set<Promise<unknown>>;
+  /**
+   * The vault file the daemon follows (vault-follow.ts): a call refreshes it
+   * before it looks up its credential. Absent in tests without a vault file.
+   */
+  readonly vaultFile?: { refresh(): Promise<void> };
 }
 
 export interface SessionInfo {

@@ -9,7 +9,9 @@
  * - One connection per key = (host, port, user, pinned fingerprint,
  *   credential name, HMAC-SHA-256 of the credential's kind and secret bytes
  *   under a per-pool random key). A rotated secret gets a new connection; the
- *   old one closes when idle. The key never holds the secret itself.
+ *   old one closes when idle, or at once when the credential is `retire`d
+ *   (rotate, rm): no new call gets it, its running channels finish with the
+ *   secret they started with, then it ends. The key never holds the secret itself.
  * - Calls that arrive while a key's connection is being opened wait for that
  *   attempt; a failed attempt (host key, auth, network) fails all of them
  *   with `side_effect_started` false and is not kept.
@@ -47,6 +49,10 @@ import { DEFAULT_SSH_CHANNELS_PER_CONNECTION, DEFAULT_SSH_IDLE_MS } from './type
 
 interface Entry {
   readonly key: string;
+  /** The vault credential's name. */
+  readonly credential: string;
+  /** Set by retire(): end as soon as no channel uses it. */
+  retired: boolean;
   readonly conn: SshConnection;
   /** Calls holding a channel slot. */
   active: number;
@@ -89,13 +95,30 @@ export class SshPool {
     try {
       for (let mayRetry = true; ; mayRetry = false) {
         if (stop.signal.aborted) throw stop.error('queue');
-        const result = await this.attempt(this.entryFor(key, action, auth, limits), command, limits, stop, opts.onExecSent, mayRetry);
+        const result = await this.attempt(this.entryFor(key, (credential as SshCredential).meta.name, action, auth, limits), command, limits, stop, opts.onExecSent, mayRetry);
         if (result !== null) return result;
       }
     } finally {
       this.calls.delete(stop);
       stop.dispose();
     }
+  }
+
+  /**
+   * Stop using every connection authenticated with `credential` (its secret
+   * changed or was removed): they leave the pool now and end once their
+   * running channels are done. Returns how many connections were retired.
+   */
+  retire(credential: string): number {
+    let n = 0;
+    for (const entry of [...this.entries.values()]) {
+      if (entry.credential !== credential) continue;
+      n++;
+      entry.retired = true;
+      this.forget(entry);
+      this.endIfRetired(entry);
+    }
+    return n;
   }
 
   /** Ends every connection; the calls in flight fail with TARGET_ERROR `pool_closed`. */
@@ -136,12 +159,12 @@ export class SshPool {
     }
   }
 
-  private entryFor(key: string, action: ResolvedSsh, auth: SshAuth, limits: Limits): Entry {
+  private entryFor(key: string, credential: string, action: ResolvedSsh, auth: SshAuth, limits: Limits): Entry {
     const known = this.entries.get(key);
     if (known !== undefined && !known.conn.lost) return known;
     // The connection outlives this call: its handshake limit is not cut to this call's deadline.
     const conn = new SshConnection(action, auth, limits.connectTimeoutMs);
-    const entry: Entry = { key, conn, active: 0, queue: [], idleTimer: undefined };
+    const entry: Entry = { key, credential, retired: false, conn, active: 0, queue: [], idleTimer: undefined };
     this.entries.set(key, entry);
     conn.onLost(() => this.forget(entry));
     conn.ready.then(
@@ -187,7 +210,15 @@ export class SshPool {
     else this.idleIfUnused(entry);
   }
 
+  private endIfRetired(entry: Entry): void {
+    if (entry.retired && entry.active === 0 && entry.queue.length === 0) void entry.conn.end();
+  }
+
   private idleIfUnused(entry: Entry): void {
+    if (entry.retired) {
+      this.endIfRetired(entry);
+      return;
+    }
     if (entry.active > 0 || !entry.conn.usable || entry.idleTimer !== undefined) return;
     entry.conn.setIdle(true);
     entry.idleTimer = setTimeout(() => {

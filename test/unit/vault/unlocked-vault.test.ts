@@ -86,6 +86,23 @@ test('list is sorted metadata; get returns secrets; rotate, markUsed and remove 
   after.lock();
 });
 
+test('add and rotate copy Buffer inputs: the caller zeroing its Buffer before the save leaves the saved value intact', async (t) => {
+  const vault = await withFresh(t, (v) => {
+    const input = Buffer.from('first-value-in-a-buffer');
+    v.add({ name: 'k', kind: 'http_bearer', fields: {}, secret: { token: input } });
+    input.fill(0);
+  });
+  await withVaultWriter(vault, pass, (v) => {
+    // Buffer.concat, as the CLI's stdin reader makes it; zeroed by the CLI before withVaultWriter saves.
+    const input = Buffer.concat([Buffer.from('rotated-'), Buffer.from('value')]);
+    v.rotate('k', { token: input });
+    input.fill(0);
+  }, CHEAP);
+  const v = await openVault(vault, pass, CHEAP);
+  assert.equal(Buffer.from(v.get('k')?.secret['token'] ?? new Uint8Array()).toString('utf8'), 'rotated-value');
+  v.lock();
+});
+
 test('withVaultWriter saves only when something changed', async (t) => {
   const { vault } = tempHome(t);
   await createVault(vault, pass, CHEAP);

@@ -100,6 +100,31 @@ describe('ssh pool', () => {
     await until(() => pool.size === 0 && srv.openConnections === 0, 'idle close');
   });
 
+  it('retire (rotate, rm): idle connections of that credential end now; a busy one finishes its command, takes no new call, then ends', async () => {
+    await setup({ idleMs: 60_000 });
+    await pool.exec(action(srv, ['true']), keyCredential());
+    await pool.exec(action(srv, ['true']), passwordCredential());
+    assert.equal(srv.openConnections, 2);
+    assert.equal(pool.retire('deploy-key'), 1);
+    await until(() => srv.openConnections === 1 && pool.size === 1, 'the retired idle connection ends');
+
+    const job = blocker();
+    const running = pool.exec(action(srv, job.argv), passwordCredential(), { timeoutMs: 30_000 });
+    await until(() => execCount(job.line) === 1, 'the command runs');
+    assert.equal(pool.retire('deploy-pw'), 1);
+    assert.equal(pool.size, 0, 'out of the pool at once');
+    // A call after the retirement opens a new connection, even with the same bytes.
+    const after = await pool.exec(action(srv, ['echo', 'fresh']), passwordCredential());
+    assert.equal(after.stdout, 'fresh\n');
+    assert.equal(srv.accepted, 3);
+    assert.equal(srv.openConnections, 2, 'the busy one is still open for its command');
+    job.release();
+    const res = await running;
+    assert.equal(res.stdout, 'released\n', 'the running command finished with the secret it started with');
+    await until(() => srv.openConnections === 1, 'the retired connection ends once its command is done');
+    assert.equal(pool.retire('unknown'), 0);
+  });
+
   it('idle close ends the connection; the next call reconnects', async () => {
     await setup({ idleMs: 100 });
     await pool.exec(action(srv, ['true']), passwordCredential());

@@ -1,0 +1,95 @@
+/**
+ * Keeps a running daemon on the vault generation on disk. `postern secret
+ * add|rotate|rm` save a new generation while the daemon runs; the daemon has
+ * long forgotten the passphrase, so it re-reads the file with the data key it
+ * holds (`reopenVault`) and adopts the newer generation.
+ *
+ * Invariants:
+ * - refreshes run one after another; each one that starts after a save sees
+ *   it (a call refreshes before it looks up its credential, so a call made
+ *   after `secret rotate` returned uses the new value, whatever the watcher did);
+ * - a file whose identity (device, inode, size, mtime, ctime) is the one last read
+ *   is not read again (saves always rename a new file into place);
+ * - a newer generation is adopted, then `onChange` runs (close SSH connections
+ *   of changed credentials, journal, log);
+ * - anything else that is not the generation held — a file that no longer
+ *   opens with this data key (a passphrase change that made a new data key, a
+ *   replaced or modified file), an older generation (a restored copy), a
+ *   missing, corrupt or unsafe file — locks the vault with a reason: calls then
+ *   fail with VAULT_LOCKED telling the human to restart the daemon. Stale
+ *   secrets are never used silently.
+ */
+import { lstat } from 'node:fs/promises';
+import { isPosternError } from '../protocol/errors.js';
+import { reopenVault, type VaultOptions } from '../vault/index.js';
+import type { DaemonState, VaultChange } from './state.js';
+
+export interface VaultFollowerOptions {
+  readonly path: string;
+  readonly state: DaemonState;
+  readonly vault: VaultOptions;
+  readonly onChange: (change: VaultChange) => void;
+}
+
+async function identityOf(path: string): Promise<string | null> {
+  try {
+    const st = await lstat(path, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Why a vault file that is not the generation held cannot be used, for the lock reason. */
+function refusal(e: unknown): string {
+  if (isPosternError(e, 'VAULT_AUTH')) return 'the vault file no longer opens with the key this daemon holds (new passphrase and data key, or a modified file)';
+  if (isPosternError(e, 'VAULT_NOT_FOUND')) return 'the vault file is gone';
+  if (isPosternError(e)) return `the vault file cannot be read again (${e.code})`;
+  return 'the vault file cannot be read again';
+}
+
+export class VaultFollower {
+  readonly #o: VaultFollowerOptions;
+  #identity: string | null = null;
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(o: VaultFollowerOptions) {
+    this.#o = o;
+  }
+
+  /** Adopt what is on disk now (or lock). Never throws. */
+  refresh(): Promise<void> {
+    const next = this.#chain.then(() => this.#once());
+    this.#chain = next;
+    return next;
+  }
+
+  async #once(): Promise<void> {
+    const { state, path } = this.#o;
+    if (state.locked) return;
+    const identity = await identityOf(path);
+    if (identity !== null && identity === this.#identity) return;
+    try {
+      const r = await reopenVault(path, state.vault(), this.#o.vault);
+      if (state.locked) {
+        if (r.kind === 'newer') r.vault.lock();
+        return;
+      }
+      switch (r.kind) {
+        case 'unchanged':
+          break;
+        case 'older':
+          state.lock(`the vault file went back to generation ${r.generation} (a restored copy?)`);
+          return;
+        case 'newer': {
+          const change = state.adoptVault(r.vault);
+          this.#o.onChange(change);
+          break;
+        }
+      }
+      this.#identity = identity;
+    } catch (e) {
+      if (!state.locked) state.lock(refusal(e));
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// DaemonState.adoptVault: the daemon swaps in a newer vault generation while
+// calls run. What changed is reported by name; the redactor covers the new
+// values and every retired one; a call's own credential copy and an earlier
+// redactor are not disturbed by the swap; locking says why.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sha256Hex } from '../../../src/contracts/index.js';
+import { isPosternError } from '../../../src/protocol/errors.js';
+import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
+import { createVault, openVault, reopenVault, withVaultWriter } from '../../../src/vault/index.js';
+import { CHEAP, tempHome, utf8 } from '../vault/helpers.js';
+
+const pass = utf8('state-passphrase');
+const OLD = 'CANARY-old-5c1d0e9a7b3f';
+const NEW = 'CANARY-new-8e2a4c6d1f0b';
+const GONE = 'CANARY-gone-3a9f7e1c5d2b';
+const text = (b: Uint8Array | undefined): string => Buffer.from(b ?? new Uint8Array()).toString('utf8');
+const empty = snapshotOf({ fileName: 'x', targets: new Map(), tools: new Map() }, sha256Hex(''), null);
+
+test('adoptVault: names what changed, redacts old and new values, leaves calls in flight intact', async (t) => {
+  const { vault } = tempHome(t);
+  await createVault(vault, pass, CHEAP);
+  await withVaultWriter(vault, pass, (v) => {
+    v.add({ name: 'api', kind: 'http_bearer', fields: {}, secret: { token: utf8(OLD) } });
+    v.add({ name: 'gone', kind: 'http_bearer', fields: {}, secret: { token: utf8(GONE) } });
+    v.add({ name: 'same', kind: 'http_bearer', fields: {}, secret: { token: utf8('CANARY-same-value-1234') } });
+  }, CHEAP);
+  const state = new DaemonState(await openVault(vault, pass, CHEAP), empty);
+  const inFlight = state.takeCredential('api');
+  const earlier = state.redactor();
+
+  await withVaultWriter(vault, pass, (v) => {
+    v.rotate('api', { token: utf8(NEW) });
+    v.remove('gone');
+    v.add({ name: 'fresh', kind: 'http_bearer', fields: {}, secret: { token: utf8('CANARY-fresh-value-99') } });
+  }, CHEAP);
+  const r = await reopenVault(vault, state.vault(), CHEAP);
+  assert.equal(r.kind, 'newer');
+  if (r.kind !== 'newer') return;
+  const change = state.adoptVault(r.vault);
+  assert.deepEqual(change, { from: 2, to: 3, added: ['fresh'], rotated: ['api'], removed: ['gone'] });
+
+  assert.equal(text(state.vault().get('api')?.secret['token']), NEW);
+  assert.equal(state.vault().get('gone'), undefined);
+  assert.equal(text(inFlight?.secret['token']), OLD, 'the copy a call took survives the swap');
+  const now = state.redactor();
+  for (const value of [OLD, NEW, GONE, `Bearer ${OLD}`, Buffer.from(OLD).toString('base64')]) {
+    assert.ok(!now.redactText(`echo ${value} echo`).includes(value), `redacted: ${value}`);
+  }
+  assert.equal(now.redactText(`x ${OLD} y`), 'x [REDACTED:api] y');
+  assert.ok(!earlier.redactText(OLD).includes(OLD), 'a redactor taken before the swap still works');
+  assert.ok(now.findSecret({ q: GONE }), 'a retired value in arguments is still refused');
+
+  state.lock('test reason');
+  try {
+    state.redactor();
+    assert.fail('locked');
+  } catch (e) {
+    assert.ok(isPosternError(e, 'VAULT_LOCKED'));
+    assert.match(e.message, /\(test reason\): restart the daemon/);
+  }
+});
