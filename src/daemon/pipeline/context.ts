@@ -10,6 +10,7 @@ import type { Journals } from '../../journal/index.js';
 import type { DaemonConfig } from '../config.js';
 import type { DaemonState } from '../state.js';
 import type { KeyReservations } from './idempotency.js';
+import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
 
 export interface Services {
@@ -27,6 +28,8 @@ export interface Services {
   readonly idleness: IdleTracker;
   /** Calls being handled, so shutdown can let them finish. */
   readonly inflight: Set<Promise<unknown>>;
+  /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
+  readonly pendingOutcomes: PendingOutcomes;
 }
 
 export interface SessionInfo {

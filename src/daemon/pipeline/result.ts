@@ -30,6 +30,8 @@ const ENVELOPE = {
   call_id: { type: 'string' },
   replayed: { type: 'boolean' },
   replay_of: { type: 'string' },
+  /** false when the outcome is not journaled yet (the journal was busy; Postern retries). */
+  outcome_durable: { type: 'boolean' },
 };
 
 /** The output envelope advertised for HTTP tools; `body` is the revision's output schema when declared. */
