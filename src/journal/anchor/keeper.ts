@@ -3,8 +3,9 @@
  * counter each time, sealed under the vault's journal-anchor key.
  *
  * When it is written, and why that is enough:
- * - **an intent is anchored before it returns** (temp file, fsync, rename,
- *   fsync of the directory), so before anything leaves the machine the anchor
+ * - **an intent is anchored before it returns** (its slot rewritten in
+ *   place and flushed: file.ts says why one fdatasync is enough), so before
+ *   anything leaves the machine the anchor
  *   covers the intent and its idempotency claim. A journal rolled back to
  *   before a key's intent is then always behind its anchor — refused at start.
  *   Rolled back to after the intent, the call shows no outcome and recovery
@@ -96,26 +97,27 @@ export class AnchorKeeper {
     this.#schedule();
   }
 
-  /** Writes now (durably) if anything changed since the last write; throws on failure. */
-  flush(): void {
+  /** Writes now if anything changed since the last write; throws on failure. `whole`: replace the whole file (both slots, directory synced). */
+  flush(whole = false): void {
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
     if (!this.#dirty || this.#closed) return;
-    this.#write(true);
+    this.#write(whole);
   }
 
-  /** Writes now even if nothing changed (a fresh counter and time: start, operator commands). */
+  /** Writes now even if nothing changed (a fresh counter and time: start, operator commands), rename included. */
   writeNow(): void {
     this.#dirty = true;
-    this.flush();
+    this.flush(true);
   }
 
-  /** Final write, then the key is zeroed. */
+  /** Final write (rename included), then the key is zeroed. */
   close(): void {
     try {
-      this.flush();
+      this.#dirty = true;
+      this.flush(true);
     } finally {
       this.#closed = true;
       this.#key.fill(0);
@@ -136,9 +138,9 @@ export class AnchorKeeper {
     this.#timer.unref();
   }
 
-  #write(durable: boolean): void {
+  #write(whole: boolean): void {
     const next: AnchorRecord = { ...this.#record, counter: this.#record.counter + 1, at: this.#clock.now().toISOString() };
-    writeAnchor(this.#path, sealAnchor(this.#key, next), durable);
+    writeAnchor(this.#path, sealAnchor(this.#key, next), whole);
     this.#record = next;
     this.#dirty = false;
   }

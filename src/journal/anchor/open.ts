@@ -129,7 +129,7 @@ function handle(journals: Journals, keeper: AnchorKeeper, found: AnchoredJournal
 
 /** The stored anchor, authenticated with the key, or the refusal. */
 function authenticAnchor(ctx: AnchorContext): StoredAnchor | undefined {
-  const stored = readAnchor(ctx.anchorPath);
+  const stored = readAnchor(ctx.anchorPath, ctx.key);
   if (stored !== undefined && !anchorIsAuthentic(ctx.key, stored)) throw anchorMismatch({ kind: 'anchor_forged' });
   return stored;
 }
@@ -169,7 +169,7 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
       journals.sessions.event(null, 'anchor_tail_adopted', { activity_entries: tail.activity, sessions_entries: tail.sessions, anchor_counter: anchor.counter });
     }
   }
-  keeper.flush();
+  keeper.flush(true);
   return handle(journals, keeper, { kind: 'anchored', tail, vaultAccepted });
 }
 
@@ -235,7 +235,7 @@ export type AnchorInspection =
 export function inspectAnchor(journalDir: string, anchorPath: string, key?: Uint8Array, vaultGeneration?: number): AnchorInspection {
   let stored: StoredAnchor | undefined;
   try {
-    stored = readAnchor(anchorPath);
+    stored = readAnchor(anchorPath, key);
   } catch (e) {
     if (e instanceof PosternError && e.code === 'JOURNAL_ANCHOR_MISMATCH') return { anchor: 'malformed' };
     throw e;
