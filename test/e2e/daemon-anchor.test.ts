@@ -302,7 +302,7 @@ describe('daemon: the journal anchor', () => {
 
   it('an outcome blocked by another process holding the journal lock: retried; a same-key retry gets the result; told not durable', async () => {
     const locker = spawn(process.execPath, ['--import', 'tsx', LOCKER, join(journalDir, 'activity.db')], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: locker.stdout! })[Symbol.asyncIterator]();
+    const lines = createInterface({ input: locker.stdout })[Symbol.asyncIterator]();
     const next = async (): Promise<string> => String((await lines.next()).value);
     try {
       assert.equal(await next(), 'ready');
@@ -311,7 +311,7 @@ describe('daemon: the journal anchor', () => {
       const arrived = new Promise<void>((r) => (lockedArrived = r));
       const running = call('locked_write', { title: 'blocked outcome', idempotency_key: k });
       await arrived; // the intent is journaled and the request is at the target
-      locker.stdin!.write('lock\n');
+      locker.stdin.write('lock\n');
       assert.equal(await next(), 'locked');
       answerLocked?.();
       const first = await running;
@@ -322,7 +322,7 @@ describe('daemon: the journal anchor', () => {
       assert.equal(retry.structuredContent?.['replayed'], true, `a replay, not CALL_IN_PROGRESS: ${JSON.stringify(retry)}`);
       assert.deepEqual(retry.structuredContent?.['body'], first.structuredContent?.['body']);
       const journaled = inst.daemonLog.length;
-      locker.stdin!.write('release\n');
+      locker.stdin.write('release\n');
       assert.equal(await next(), 'released');
       await waitFor('the outcome to be journaled', () => /journaled on retry/.test(inst.daemonLog.slice(journaled)));
       const status = await call('postern_call_status', { idempotency_key: k });
@@ -333,7 +333,7 @@ describe('daemon: the journal anchor', () => {
       assert.equal(later.structuredContent?.['outcome_durable'], undefined, 'durable now');
       assert.equal(http.requests.length, before + 1, 'one request in all');
     } finally {
-      locker.stdin!.end();
+      locker.stdin.end();
       await new Promise((r) => locker.once('exit', r));
     }
   });
