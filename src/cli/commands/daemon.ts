@@ -21,14 +21,22 @@ export function registerDaemon(program: Command): void {
       const log = (line: string): void => {
         process.stderr.write(`postern daemon: ${line}\n`);
       };
+      // Listening before the daemon is ready: a signal right after "daemon ready" must stop it cleanly, not kill it.
+      let stopSignal: ((signal: string) => void) | undefined;
+      let early: string | undefined;
+      const onSignal = (signal: string): void => {
+        if (stopSignal !== undefined) stopSignal(signal);
+        else early ??= signal;
+      };
+      process.once('SIGTERM', () => onSignal('SIGTERM'));
+      process.once('SIGINT', () => onSignal('SIGINT'));
       const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, log }).finally(() => pass.fill(0));
       await new Promise<void>((resolve) => {
-        const stop = (signal: string): void => {
+        stopSignal = (signal: string): void => {
           log(`${signal}: stopping`);
           void handle.close(signal).then(resolve);
         };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
+        if (early !== undefined) stopSignal(early);
       });
       log('stopped');
     });
