@@ -16,7 +16,8 @@ import { judgeSuccessor, sha256Hex, type CurrentAcceptance } from '../contracts/
 import { loadAcceptedCatalog, loadCopy, readAcceptance, readHistory, signedOnly } from '../home/catalog-store.js';
 import type { HomePaths } from '../home/paths.js';
 import { assertPrivateDir } from '../home/permissions.js';
-import { openJournals, type Journals } from '../journal/index.js';
+import type { Journals } from '../journal/index.js';
+import { openAnchoredJournals, type AnchoredJournals } from '../journal/anchor/index.js';
 import { PosternError, isPosternError } from '../protocol/errors.js';
 import { SshPool } from '../executors/ssh/index.js';
 import { openVault, type UnlockedVault } from '../vault/index.js';
@@ -24,6 +25,7 @@ import { acquireWriterLock, type WriterLock } from '../vault/writer-lock.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { loadConfig } from './config.js';
 import { KeyReservations } from './pipeline/idempotency.js';
+import { PendingOutcomes } from './pipeline/pending-outcomes.js';
 import type { Services } from './pipeline/context.js';
 import { ensureRunDir } from './socket-file.js';
 import { IdleTracker } from './idle.js';
@@ -86,7 +88,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
   await assertPrivateDir(paths.home);
   await ensureRunDir(paths.runDir);
   const lockFile = await takeDaemonLock(paths);
-  let journals: Journals | undefined;
+  let anchored: AnchoredJournals | undefined;
   let vault: UnlockedVault | undefined;
   // Start-up is all or nothing: whatever started before a failure is stopped again.
   const started: (() => Promise<void> | void)[] = [];
@@ -95,13 +97,21 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     vault = await openVault(paths.vault, passphrase, { clock });
     const { snapshot, inUse: atStart } = await loadSnapshot(paths, vault);
     let inUse = atStart;
-    journals = openJournals(paths.journalDir, { clock });
+    // Refuses a journal that is missing, emptied, replaced, rolled back or rewritten, and an older vault.
+    anchored = openAnchoredJournals({ journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log });
+    const journals = anchored.journals;
+    const keeper = anchored.keeper;
+    if (anchored.found.kind === 'new') log(`new journal ${keeper.record.journal_id} anchored in ${paths.anchor}`);
+    else if (anchored.found.tail.activity + anchored.found.tail.sessions > 0) {
+      log(`adopted ${anchored.found.tail.activity} activity and ${anchored.found.tail.sessions} sessions entries past the anchor (written just before the daemon stopped without a final anchor write)`);
+    }
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
     started.push(() => void operatorKey.fill(0));
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
+    const pendingOutcomes = new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log);
     const follower = new VaultFollower({
       path: paths.vault,
       state,
@@ -115,7 +125,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
       },
     });
-    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set(), vaultFile: follower };
+    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set(), vaultFile: follower, pendingOutcomes };
+    const a = anchored;
+    const closeJournals = (): void => a.close();
     const j = journals;
     const journalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>): void => {
       try {
@@ -176,6 +188,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       inUse = judged.inUse;
       // Build the new tool list first, then tell sessions (in-flight calls keep their snapshot).
       state.setSnapshot(next);
+      keeper.noteCatalog(next.digest);
       journalEvent(null, 'catalog_accepted', { digest: next.digest, sequence: inUse.sequence, accepted_at: next.acceptedAt, tools: next.catalog.tools.size });
       const n = await agent.broadcastListChanged();
       journalEvent(null, 'list_changed_sent', { digest: next.digest, sessions: n });
@@ -226,10 +239,16 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           await agent.close();
           await operator.close();
           await ssh.close();
+          const unwritten = pendingOutcomes.flushNow();
+          if (unwritten > 0) log(`${unwritten} outcomes could not be journaled: they will show as outcome_unknown`);
           // Lock (journaled, like every lock) before the journals close, so the last events are kept.
           state.lock(reason);
           journalEvent(null, 'daemon_stopped', { reason });
-          j.close();
+          try {
+            closeJournals();
+          } catch (e) {
+            log(`journal anchor: ${isPosternError(e) ? e.message : 'final write failed'}`);
+          }
           operatorKey.fill(0);
           await lockFile.release();
         })();
@@ -238,7 +257,11 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     };
   } catch (e) {
     for (const stop of started.reverse()) await Promise.resolve(stop()).catch(() => undefined);
-    journals?.close();
+    try {
+      anchored?.close();
+    } catch {
+      // the start failed already; that error is the one to report
+    }
     vault?.lock();
     await lockFile.release();
     throw e;

@@ -17,6 +17,8 @@ export interface HomePaths {
   /** Append-only log of catalog acceptances. */
   readonly catalogHistory: string;
   readonly journalDir: string;
+  /** The authenticated anchor of both journals (outside them; docs/audit.md). */
+  readonly anchor: string;
   readonly runDir: string;
   /** Daemon settings (optional). */
   readonly config: string;
@@ -41,6 +43,7 @@ export function homePaths(home: string): HomePaths {
     acceptedRecord: join(home, 'catalog.accepted.json'),
     catalogHistory: join(home, 'catalog.history.jsonl'),
     journalDir: join(home, 'journal'),
+    anchor: join(home, 'journal.anchor'),
     runDir: join(home, 'run'),
     config: join(home, 'config.yaml'),
     agentSocket: join(home, 'run', 'agent.sock'),

@@ -12,14 +12,15 @@
  * `prepare`; `write` runs after the vault was saved under the new key, still
  * under the vault's writer lock.
  *
- * To register a new artefact (e.g. the journal anchor): add an entry with its
- * derived-key purpose, a `prepare` that reads and verifies it, and a `write`.
+ * To register a new artefact: add an entry with its derived-key purpose, a
+ * `prepare` that reads and verifies it, and a `write`.
  */
 import { acceptanceMac, verifyAcceptance, type SignedRecord } from '../contracts/index.js';
 import type { DerivedKeyPurpose, RekeyKeys } from '../vault/index.js';
 import { atomicWriteFile } from './atomic-write.js';
 import { readAcceptance, readHistoryLines } from './catalog-store.js';
 import type { HomePaths } from './paths.js';
+import { anchorIsAuthentic, readAnchor, reauthenticateAnchor } from '../journal/anchor/index.js';
 
 export interface PreparedArtefact {
   /** One line for the operator: what was re-authenticated, what was left. */
@@ -78,11 +79,31 @@ const acceptanceHistoryFile: VaultKeyedArtefact = {
   },
 };
 
+/** journal.anchor: the authenticated high-water mark of both journals (src/journal/anchor). */
+const journalAnchorFile: VaultKeyedArtefact = {
+  name: 'journal anchor',
+  purpose: 'journal-anchor',
+  prepare(paths, oldKey, newKey) {
+    const stored = readAnchor(paths.anchor, oldKey);
+    if (stored === undefined) return Promise.resolve({ summary: `${this.name}: none`, write: nothing });
+    if (!anchorIsAuthentic(oldKey, stored)) {
+      return Promise.resolve({ summary: `${this.name}: does NOT verify with the old key; left as it is (see \`postern anchor status\`)`, write: nothing });
+    }
+    return Promise.resolve({
+      summary: `${this.name}: re-authenticated`,
+      write: () => {
+        reauthenticateAnchor(paths.anchor, oldKey, newKey);
+        return Promise.resolve();
+      },
+    });
+  },
+};
+
 /**
  * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
  * artefact missing here stops verifying after `postern passwd`.
  */
-export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile];
+export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile];
 
 /** Prepares every artefact under the new keys; the returned function writes them and returns the summaries. */
 export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<() => Promise<string[]>> {

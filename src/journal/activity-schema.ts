@@ -21,7 +21,7 @@ export const ACTIVITY_SCHEMA: SchemaSpec = {
   name: 'activity',
   file: 'activity.db',
   applicationId: 0x50534131, // 'PSA1'
-  version: 1,
+  version: 2, // 2: the `meta` table with the journal id (database.ts)
   ddl: `
     CREATE TABLE entries (
       seq INTEGER PRIMARY KEY,

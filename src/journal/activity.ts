@@ -21,7 +21,8 @@ import type { CallRow, HeadBody, HeadKind } from './activity-schema.js';
 import { GET_CALL_SQL, HEADS_PAGE_SQL, listCallsQuery } from './activity-queries.js';
 import type { ActivityStore } from './activity-store.js';
 import { firstClaimMismatch } from './claims-check.js';
-import { guard } from './database.js';
+import { guard, journalError } from './database.js';
+import { NO_HOOKS, type CommitHooks } from './hooks.js';
 import { toJsonText } from './json.js';
 import type { CallFilter, CallRecord, CallView, ChainReport, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
 
@@ -45,8 +46,11 @@ export interface ActivityJournal {
   recordIntent(r: CallRecord & { target: TargetDetails }): IntentResult;
   /** Extension: a call answered from the stored result of `replay_of` (same key, same arguments); no effect. */
   recordReplay(r: CallRecord & { replay_of: string }): void;
-  /** The outcome of a call whose intent was recorded; see the header for what it does to the claim. */
-  recordOutcome(call_id: string, o: OutcomeInput): void;
+  /**
+   * The outcome of a call whose intent was recorded; see the header for what it does to the claim.
+   * `busyTimeoutMs` overrides how long this one write waits for another process's lock (a retry passes 0).
+   */
+  recordOutcome(call_id: string, o: OutcomeInput, opts?: { readonly busyTimeoutMs?: number }): void;
   findByKey(tool: string, key: string): IdempotencyRecord | undefined;
   getCall(call_id: string): CallView | undefined;
   /** Newest first; default limit 100, at most 10,000. */
@@ -60,13 +64,37 @@ export interface ActivityJournal {
 
 const PAGE = 500;
 
-export function createActivityJournal(store: ActivityStore): ActivityJournal {
+function withBusyTimeout<T>(db: Database.Database, ms: number | undefined, fn: () => T): T {
+  if (ms === undefined) return fn();
+  const before = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+  try {
+    return fn();
+  } finally {
+    db.pragma(`busy_timeout = ${before}`);
+  }
+}
+
+export function createActivityJournal(store: ActivityStore, hooks: CommitHooks = NO_HOOKS): ActivityJournal {
   const db = store.db;
   const getStmt = db.prepare<[string], CallRow>(GET_CALL_SQL);
   const headsPage = db.prepare<[number, number], { seq: number; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
   const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
 
-  const write = <T>(action: string, fn: () => T): T => guard('activity', action, () => db.transaction(fn).immediate());
+  const commit = <T>(action: string, fn: () => T): T =>
+    guard('activity', action, () =>
+      db
+        .transaction(() => {
+          hooks.check();
+          return fn();
+        })
+        .immediate(),
+    );
+  const write = <T>(action: string, fn: () => T): T => {
+    const r = commit(action, fn);
+    guard('activity', 'advance the anchor', () => hooks.committed(false));
+    return r;
+  };
   const read = <T>(action: string, fn: () => T): T => guard('activity', action, fn);
 
   const appendHead = (kind: HeadKind, r: CallRecord, body: Omit<HeadBody, 'call'>, error_code: string | null): void => {
@@ -91,7 +119,7 @@ export function createActivityJournal(store: ActivityStore): ActivityJournal {
         throw new PosternError('INTERNAL', 'an idempotency key needs an args_digest', { details: { call_id: call.call_id } });
       }
       const text = toJsonText({ call, target: r.target } satisfies HeadBody);
-      return write('record the intent', (): IntentResult => {
+      const result = commit('record the intent', (): IntentResult => {
         if (key !== null) {
           const held = store.claimOf(call.tool, key);
           if (held !== undefined) return { claimed: false, existing: store.idempotencyRecord(held) };
@@ -99,9 +127,17 @@ export function createActivityJournal(store: ActivityStore): ActivityJournal {
         store.appendHead('intent', call, text, null, key !== null);
         return { claimed: true };
       });
+      try {
+        // Nothing may run on an intent the anchor does not cover yet.
+        hooks.committed(result.claimed);
+      } catch (e) {
+        const err = journalError('activity', 'anchor the intent', e);
+        throw new PosternError(err.code, err.message, { details: { ...err.details, intent_committed: result.claimed }, cause: e });
+      }
+      return result;
     },
 
-    recordOutcome(call_id, o) {
+    recordOutcome(call_id, o, opts = {}) {
       const body = {
         status: o.status,
         side_effect_started: o.side_effect_started,
@@ -116,7 +152,7 @@ export function createActivityJournal(store: ActivityStore): ActivityJournal {
         recovered: false,
       };
       toJsonText(body); // refuse a non-JSON result before taking the write lock
-      write('record the outcome', () =>
+      withBusyTimeout(db, opts.busyTimeoutMs, () => write('record the outcome', () =>
         store.appendOutcome(call_id, body, () => {
           switch (o.status) {
             case 'success':
@@ -127,11 +163,12 @@ export function createActivityJournal(store: ActivityStore): ActivityJournal {
               return 'outcome_unknown';
           }
         }),
-      );
+      ));
     },
 
     findByKey(tool, key) {
       return read('look up an idempotency key', () => {
+        hooks.check();
         const held = store.claimOf(tool, key);
         return held === undefined ? undefined : store.idempotencyRecord(held);
       });

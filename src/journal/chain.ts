@@ -19,7 +19,7 @@
  * (seq, hash) recorded elsewhere — `verify` reports the head for that purpose.
  */
 import type Database from 'better-sqlite3';
-import type { ChainReport } from './types.js';
+import type { ChainHead, ChainReport } from './types.js';
 import { canonicalJson, sha256Hex } from './json.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -36,6 +36,7 @@ export class Chain {
   private readonly headStmt: Database.Statement<[], { seq: number; hash: string }>;
   private readonly insertStmt: Database.Statement<[Record<string, Cell>]>;
   private readonly pageStmt: Database.Statement<[number, number], EntryRow>;
+  private readonly hashAtStmt: Database.Statement<[number], string>;
 
   /** `columns` are the content columns of `entries`, `seq` included. */
   constructor(
@@ -46,6 +47,19 @@ export class Chain {
     const names = [...columns, 'prev_hash', 'hash'];
     this.insertStmt = db.prepare(`INSERT INTO entries (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`);
     this.pageStmt = db.prepare('SELECT * FROM entries WHERE seq > ? ORDER BY seq LIMIT ?');
+    this.hashAtStmt = db.prepare<[number], string>('SELECT hash FROM entries WHERE seq = ?').pluck();
+  }
+
+  /** The last entry's (seq, hash); seq 0 and the genesis hash for an empty chain. */
+  head(): ChainHead {
+    const h = this.headStmt.get();
+    return h === undefined ? { seq: 0, hash: GENESIS_HASH } : { seq: h.seq, hash: h.hash };
+  }
+
+  /** The stored hash of entry `seq` (the genesis hash for 0), or undefined when there is no such entry. */
+  hashAt(seq: number): string | undefined {
+    if (seq === 0) return GENESIS_HASH;
+    return this.hashAtStmt.get(seq);
   }
 
   /** Appends one entry and returns its seq. Call only inside a write transaction. */

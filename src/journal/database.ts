@@ -143,20 +143,50 @@ function prepareFile(path: string, spec: SchemaSpec, readonly: boolean): void {
   }
 }
 
-function initialize(db: Database.Database, spec: SchemaSpec): void {
+/**
+ * Every journal file carries `meta`: its journal id, a random value made when
+ * the file is created (both files of one journal share it). The anchor records
+ * it, so a file from elsewhere — or a fresh one in place of a deleted or
+ * emptied file — is told from the journal that was anchored.
+ */
+const META_DDL = 'CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;';
+/** The schema version that added `meta`; older files are migrated (without an id: they were never anchored). */
+const META_VERSION = 2;
+
+function initialize(db: Database.Database, spec: SchemaSpec, journalId: string): void {
   db.transaction(() => {
     // Another process may have initialized the file while we waited for the lock.
     if (db.pragma('user_version', { simple: true }) !== 0) return;
     const tables = db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number;
     if (tables !== 0) throw new PosternError('JOURNAL_UNAVAILABLE', `${spec.name} journal: the file is not a Postern journal`);
     db.exec(spec.ddl);
+    db.exec(META_DDL);
+    db.prepare(`INSERT INTO meta (key, value) VALUES ('journal_id', ?)`).run(journalId);
     db.pragma(`application_id = ${spec.applicationId}`);
     db.pragma(`user_version = ${spec.version}`);
   }).immediate();
 }
 
-/** Opens (creating if needed) one journal database in `dir`. */
-export function openJournalDb(dir: string, spec: SchemaSpec, readonly: boolean): Database.Database {
+function migrate(db: Database.Database, spec: SchemaSpec): void {
+  db.transaction(() => {
+    if ((db.pragma('user_version', { simple: true }) as number) >= META_VERSION) return;
+    db.exec(META_DDL);
+    db.pragma(`user_version = ${spec.version}`);
+  }).immediate();
+}
+
+/** The file's journal id, or null for a file that has none (made before journal ids existed). */
+export function journalIdOf(db: Database.Database): string | null {
+  try {
+    const v = db.prepare(`SELECT value FROM meta WHERE key = 'journal_id'`).pluck().get();
+    return typeof v === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Opens (creating if needed, with `journalId`) one journal database in `dir`. */
+export function openJournalDb(dir: string, spec: SchemaSpec, readonly: boolean, journalId: string): Database.Database {
   const path = join(dir, spec.file);
   prepareFile(path, spec, readonly);
   let db: Database.Database | undefined;
@@ -169,7 +199,11 @@ export function openJournalDb(dir: string, spec: SchemaSpec, readonly: boolean):
     db.pragma('synchronous = FULL');
     let version = db.pragma('user_version', { simple: true }) as number;
     if (version === 0 && !readonly) {
-      initialize(db, spec);
+      initialize(db, spec, journalId);
+      version = db.pragma('user_version', { simple: true }) as number;
+    }
+    if (version > 0 && version < META_VERSION && !readonly && db.pragma('application_id', { simple: true }) === spec.applicationId) {
+      migrate(db, spec);
       version = db.pragma('user_version', { simple: true }) as number;
     }
     if (db.pragma('application_id', { simple: true }) !== spec.applicationId || version === 0) {

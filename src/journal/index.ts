@@ -10,19 +10,29 @@
  * - recovery runs before `openJournals` returns, so no call is served while
  *   an earlier call's fate is still shown as in progress;
  * - `{ readonly: true }` is for the audit while a daemon may be running: no
- *   recovery (it would wrongly end that daemon's live calls), no writes.
+ *   recovery (it would wrongly end that daemon's live calls), no writes;
+ * - `admit` sees each file's journal id and chain head before recovery writes
+ *   anything (the anchor check: throwing refuses the open and leaves the files
+ *   as they were); `exclusive` (the daemon) watches that the files stay the
+ *   ones opened (integrity.ts); `onCommit` is told every new head (the anchor).
  *
  * Caller contract: values are stored as given; redact secrets before calling.
  */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock/index.js';
+import { Chain } from './chain.js';
+import { NO_HOOKS, type CommitHooks, type CommitListener } from './hooks.js';
+import { JournalWatch } from './integrity.js';
+import type { ChainHead } from './types.js';
 import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
 import { ACTIVITY_SCHEMA } from './activity-schema.js';
 import { ActivityStore } from './activity-store.js';
-import { ensureJournalDir, openJournalDb } from './database.js';
+import { ensureJournalDir, journalIdOf, openJournalDb, type JournalName } from './database.js';
 import { recoverOpenCalls } from './recovery.js';
-import { createSessionsJournal, SESSIONS_SCHEMA } from './sessions.js';
+import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
 
 export type { ActivityJournal, HistoricalArguments, IntentResult } from './activity.js';
@@ -30,12 +40,30 @@ export type { SessionsJournal } from './sessions.js';
 export type * from './types.js';
 export { SESSION_EVENT_TYPES } from './types.js';
 export { BUSY_TIMEOUT_MS } from './database.js';
+export type { JournalName } from './database.js';
+export type { CommitListener } from './hooks.js';
+export { GENESIS_HASH } from './chain.js';
+
+/** One journal file as found: its journal id (null when it has none) and its chain. */
+export interface JournalFileFacts {
+  readonly journal_id: string | null;
+  readonly head: ChainHead;
+  /** The stored hash of entry `seq`; undefined when the chain has no such entry. */
+  hashAt(seq: number): string | undefined;
+}
+
+export interface JournalFacts {
+  readonly sessions: JournalFileFacts;
+  readonly activity: JournalFileFacts;
+}
 
 export interface Journals {
   readonly sessions: SessionsJournal;
   readonly activity: ActivityJournal;
   /** Call ids that recovery marked outcome_unknown during this open. */
   readonly recovered: readonly string[];
+  /** Both files' journal ids and current heads. */
+  facts(): JournalFacts;
   close(): void;
 }
 
@@ -44,6 +72,18 @@ export interface OpenOptions {
   readonly clock?: Clock;
   /** Open existing journals without writing: no creation, no recovery. */
   readonly readonly?: boolean;
+  /** The journal id given to files created by this open; random by default. */
+  readonly journalId?: string;
+  /** Called with what was found, before recovery; throwing refuses the open. */
+  readonly admit?: (facts: JournalFacts) => void;
+  /** This process owns the journal: any change by someone else fails later writes closed. */
+  readonly exclusive?: boolean;
+  /** Told after each commit (not recovery's) with the journal's new head. */
+  readonly onCommit?: CommitListener;
+}
+
+function factsOf(db: Database.Database, chain: Chain): JournalFileFacts {
+  return { journal_id: journalIdOf(db), head: chain.head(), hashAt: (seq) => chain.hashAt(seq) };
 }
 
 export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
@@ -52,17 +92,33 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
   const readonly = opts.readonly ?? false;
   if (!readonly) ensureJournalDir(dir);
   const opened: Database.Database[] = [];
+  const journalId = opts.journalId ?? randomUUID();
   try {
-    const sessionsDb = openJournalDb(dir, SESSIONS_SCHEMA, readonly);
+    const sessionsDb = openJournalDb(dir, SESSIONS_SCHEMA, readonly, journalId);
     opened.push(sessionsDb);
-    const activityDb = openJournalDb(dir, ACTIVITY_SCHEMA, readonly);
+    const activityDb = openJournalDb(dir, ACTIVITY_SCHEMA, readonly, journalId);
     opened.push(activityDb);
     const store = new ActivityStore(activityDb, now);
+    const sessionsChain = new Chain(sessionsDb, SESSIONS_CONTENT_COLUMNS);
+    const facts = (): JournalFacts => ({ sessions: factsOf(sessionsDb, sessionsChain), activity: factsOf(activityDb, store.chain) });
+    opts.admit?.(facts());
     const recovered = readonly ? [] : recoverOpenCalls(store);
+    const hooksFor = (name: JournalName, db: Database.Database, chain: Chain, file: string): CommitHooks => {
+      if (opts.exclusive !== true && opts.onCommit === undefined) return NO_HOOKS;
+      const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
+      return {
+        check: () => watch?.check(),
+        committed: (durable) => {
+          const head = watch?.committed() ?? chain.head();
+          opts.onCommit?.(name, head, durable);
+        },
+      };
+    };
     return {
-      sessions: createSessionsJournal(sessionsDb, now),
-      activity: createActivityJournal(store),
+      sessions: createSessionsJournal(sessionsDb, now, sessionsChain, hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file)),
+      activity: createActivityJournal(store, hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file)),
       recovered: Object.freeze(recovered),
+      facts,
       close() {
         for (const db of opened) if (db.open) db.close();
       },

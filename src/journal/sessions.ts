@@ -16,6 +16,7 @@ import { PosternError } from '../protocol/errors.js';
 import { Chain } from './chain.js';
 import type { Cell, EntryRow } from './chain.js';
 import { guard } from './database.js';
+import { NO_HOOKS, type CommitHooks } from './hooks.js';
 import type { SchemaSpec } from './database.js';
 import { clampLimit, isoBound, MAX_LIMIT } from './filters.js';
 import { toJsonText } from './json.js';
@@ -26,7 +27,7 @@ export const SESSIONS_SCHEMA: SchemaSpec = {
   name: 'sessions',
   file: 'sessions.db',
   applicationId: 0x50535331, // 'PSS1'
-  version: 1,
+  version: 2, // 2: the `meta` table with the journal id (database.ts)
   ddl: `
     CREATE TABLE entries (
       seq INTEGER PRIMARY KEY,
@@ -46,7 +47,7 @@ export const SESSIONS_SCHEMA: SchemaSpec = {
   `,
 };
 
-const CONTENT_COLUMNS = ['seq', 'at', 'session_id', 'type', 'body'] as const;
+export const SESSIONS_CONTENT_COLUMNS = ['seq', 'at', 'session_id', 'type', 'body'] as const;
 
 export interface SessionsJournal {
   startSession(s: SessionStart): void;
@@ -68,8 +69,7 @@ interface StartedRow {
   end_body: string | null;
 }
 
-export function createSessionsJournal(db: Database.Database, now: () => Date): SessionsJournal {
-  const chain = new Chain(db, CONTENT_COLUMNS);
+export function createSessionsJournal(db: Database.Database, now: () => Date, chain: Chain = new Chain(db, SESSIONS_CONTENT_COLUMNS), hooks: CommitHooks = NO_HOOKS): SessionsJournal {
   const startedStmt = db.prepare<[string], { seq: number }>(`SELECT seq FROM entries WHERE type = 'session_started' AND session_id = ?`);
   const listStmt = db.prepare<[string, number], StartedRow>(`
     SELECT s.seq, s.at, s.body, c.at AS ended_at, c.body AS end_body
@@ -81,7 +81,13 @@ export function createSessionsJournal(db: Database.Database, now: () => Date): S
   const eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
 
   const write = (action: string, fn: () => void): void =>
-    guard('sessions', action, () => db.transaction(fn).immediate());
+    guard('sessions', action, () => {
+      db.transaction(() => {
+        hooks.check();
+        fn();
+      }).immediate();
+      hooks.committed(false);
+    });
   const append = (session_id: string | null, type: string, data: unknown): void => {
     const row: Record<string, Cell> = { at: now().toISOString(), session_id, type, body: toJsonText(data) };
     chain.append(row);

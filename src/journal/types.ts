@@ -156,6 +156,12 @@ export const SESSION_EVENT_TYPES = [
   'session_closed',
   'daemon_started',
   'daemon_stopped',
+  /** The first entry of a journal started by `postern anchor new-journal` (or a new home). */
+  'journal_started',
+  /** The operator accepted a vault generation older than the anchor's (`postern anchor accept-vault`). */
+  'vault_generation_accepted',
+  /** Entries past the anchor found at start after a crash, and adopted. */
+  'anchor_tail_adopted',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 
@@ -185,6 +191,12 @@ export interface SessionEventRow {
   /** 'session_started' is the entry written by startSession. */
   readonly type: SessionEventType | 'session_started';
   readonly data: Record<string, unknown>;
+}
+
+/** A chain's last entry: seq 0 with the genesis hash (64 zeros) when it is empty. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
 }
 
 export type ChainReport =

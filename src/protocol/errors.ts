@@ -63,6 +63,12 @@ export const ErrorCodes = {
   CALL_CANCELLED: { exit: 1, action: 'none', summary: 'the client cancelled the call before it ran' },
   APPROVAL_MISMATCH: { exit: 1, action: 'request_new_approval', summary: 'the call differs from what was approved' },
   JOURNAL_UNAVAILABLE: { exit: 1, action: 'check_journal', summary: 'the journal cannot be written, so nothing was run' },
+  JOURNAL_ANCHOR_MISMATCH: {
+    exit: 1,
+    action: 'restore_journal_or_run_postern_anchor_new_journal',
+    summary: 'the journal does not match its anchor: it was removed, emptied, replaced, rolled back or rewritten',
+  },
+  VAULT_ROLLED_BACK: { exit: 1, action: 'restore_vault_or_run_postern_anchor_accept_vault', summary: 'the vault is an older generation than the last one seen' },
   CREDENTIAL_MISSING: { exit: 1, action: 'add_secret', summary: 'the credential named by the catalog is not in the vault' },
   CREDENTIAL_KIND_MISMATCH: { exit: 1, action: 'fix_credential_kind', summary: 'the credential is not of the kind (or name) its target needs' },
   EGRESS_BLOCKED: { exit: 1, action: 'fix_catalog_target', summary: 'the connection was refused by egress policy' },

@@ -36,6 +36,8 @@ export function derivedKeyId(purpose: DerivedKeyPurpose): number {
       return 1;
     case 'operator-auth':
       return 2;
+    case 'journal-anchor':
+      return 3;
   }
 }
 

@@ -8,11 +8,13 @@
  * escape sequences and bidi controls must come out escaped everywhere.
  */
 import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openJournals } from '../../src/journal/index.js';
+import { ANCHOR_FORMAT, sealAnchor, writeAnchor } from '../../src/journal/anchor/index.js';
 import type { CallRecord, CallView, ChainReport, SessionEventRow, SessionRow } from '../../src/journal/index.js';
 import { cliSandbox, type CliResult, type CliSandbox } from '../helpers/cli.js';
 import { wallClock } from '../helpers/clock.js';
@@ -100,6 +102,10 @@ function seed(home: string): void {
       target: { kind: 'http', method: 'GET', url: `https://api.example.com/search?q=${EVIL}` },
     });
     j.sessions.event(null, 'lock', { reason: 'idle' });
+    // As the daemon leaves it: an anchor of both heads beside the journal (its MAC is not checked without --unlock).
+    const f = j.facts();
+    const record = { format: ANCHOR_FORMAT, journal_id: f.activity.journal_id ?? '', counter: 1, activity: f.activity.head, sessions: f.sessions.head, vault_generation: 1, catalog_digest: '0'.repeat(64), at: '2026-03-01T00:00:00.000Z' } as const;
+    writeAnchor(join(home, 'journal.anchor'), sealAnchor(randomBytes(32), record), true);
   } finally {
     j.close();
   }

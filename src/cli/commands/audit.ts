@@ -8,7 +8,8 @@
  * Invariants:
  * - the journals are opened read-only (no recovery, no writes), so a running
  *   daemon is not disturbed and its in-flight calls are shown as in progress;
- * - no passphrase is asked: the journals hold no secret values;
+ * - no passphrase is asked (the journals hold no secret values), except by
+ *   `verify --unlock`, which checks the journal anchor's MAC;
  * - every journal value printed for a terminal passes through
  *   sanitizeForTerminal (JSON output through the same escaping as
  *   jsonForTerminal, which keeps it valid JSON with the same value): an agent
@@ -26,7 +27,9 @@ import { ACTIVITY_SCHEMA } from '../../journal/activity-schema.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
 import { SESSIONS_SCHEMA } from '../../journal/sessions.js';
 import { PosternError } from '../../protocol/errors.js';
+import { inspectAnchor } from '../../journal/anchor/index.js';
 import { contextFor, type CliContext } from '../context.js';
+import { describeInspection, vaultFacts } from './anchor.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
 import { CALL_HEADER, SESSION_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine } from '../audit-render.js';
@@ -341,26 +344,33 @@ export function registerAudit(program: Command): void {
 
   audit
     .command('verify')
-    .description('check both hash chains; exits 1 naming the first broken seq, prints each head when intact')
+    .description('check both hash chains and the journal anchor; exits 1 naming the first broken seq or the mismatch, prints each head when intact')
+    .option('--unlock', "ask for the passphrase to check the anchor's MAC too (rewritten and re-chained entries, with the anchor edited to match)")
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }, cmd: Command) => {
+    .action(async (o: { json?: boolean; unlock?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const j = openAudit(ctx);
-      if (j === null) {
-        if (o.json === true) ctx.out(JSON.stringify({ sessions: null, activity: null }));
-        else ctx.out(`${noJournal(ctx)}; nothing to verify`);
-        return;
-      }
-      const reports = withJournals(j, (jj) => ({ sessions: jj.sessions.verify(), activity: jj.activity.verify() }));
-      if (o.json === true) ctx.out(JSON.stringify(reports, null, 2));
-      else {
-        ctx.out(chainLine('sessions', reports.sessions));
-        ctx.out(chainLine('activity', reports.activity));
-        if (reports.sessions.ok && reports.activity.ok) {
-          ctx.out('keep the head seq and hash somewhere else: entries removed from the end can only be noticed against them');
+      const unlocked = o.unlock === true ? await vaultFacts(ctx) : undefined;
+      try {
+        const j = openAudit(ctx);
+        const inspection = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, unlocked?.key, unlocked?.generation);
+        const anchor = describeInspection(inspection);
+        if (j === null) {
+          if (o.json === true) ctx.out(JSON.stringify({ sessions: null, activity: null, anchor: { ok: anchor.ok, ...inspection } }));
+          else ctx.out(`${noJournal(ctx)}; nothing to verify${anchor.ok ? '' : `; anchor: ${clean(anchor.line, 2000)}`}`);
+          if (!anchor.ok) process.exitCode = 1;
+          return;
         }
+        const reports = withJournals(j, (jj) => ({ sessions: jj.sessions.verify(), activity: jj.activity.verify() }));
+        if (o.json === true) ctx.out(JSON.stringify({ ...reports, anchor: { ok: anchor.ok, ...inspection } }, null, 2));
+        else {
+          ctx.out(chainLine('sessions', reports.sessions));
+          ctx.out(chainLine('activity', reports.activity));
+          ctx.out(`anchor: ${anchor.ok ? 'ok' : 'MISMATCH'}: ${clean(anchor.line, 2000)}`);
+        }
+        if (!reports.sessions.ok || !reports.activity.ok || !anchor.ok) process.exitCode = 1;
+      } finally {
+        unlocked?.key.fill(0);
       }
-      if (!reports.sessions.ok || !reports.activity.ok) process.exitCode = 1;
     });
 
   audit

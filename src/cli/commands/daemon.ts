@@ -21,16 +21,23 @@ export function registerDaemon(program: Command): void {
       const log = (line: string): void => {
         process.stderr.write(`postern daemon: ${line}\n`);
       };
-      // The handlers are in place before start-up, so a signal right after "daemon ready" still stops cleanly.
-      let stopSignal: ((signal: string) => void) | null = null;
-      const signalled = new Promise<string>((resolve) => (stopSignal = resolve));
-      const onSignal = (signal: string) => (): void => stopSignal?.(signal);
-      process.once('SIGTERM', onSignal('SIGTERM'));
-      process.once('SIGINT', onSignal('SIGINT'));
+      // Listening before the daemon is ready: a signal right after "daemon ready" must stop it cleanly, not kill it.
+      let stopSignal: ((signal: string) => void) | undefined;
+      let early: string | undefined;
+      const onSignal = (signal: string): void => {
+        if (stopSignal !== undefined) stopSignal(signal);
+        else early ??= signal;
+      };
+      process.once('SIGTERM', () => onSignal('SIGTERM'));
+      process.once('SIGINT', () => onSignal('SIGINT'));
       const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, log }).finally(() => pass.fill(0));
-      const signal = await signalled;
-      log(`${signal}: stopping`);
-      await handle.close(signal);
+      await new Promise<void>((resolve) => {
+        stopSignal = (signal: string): void => {
+          log(`${signal}: stopping`);
+          void handle.close(signal).then(resolve);
+        };
+        if (early !== undefined) stopSignal(early);
+      });
       log('stopped');
     });
 

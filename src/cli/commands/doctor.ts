@@ -1,14 +1,20 @@
 /**
  * `postern doctor`: reports, as ok or warning with what to do, the local
  * settings that protect or weaken the vault: home and vault permissions and
- * the host settings of DESIGN §2 (TIOCSTI, ptrace, core dumps).
+ * the host settings of DESIGN §2 (TIOCSTI, ptrace, core dumps), and whether
+ * the journals match their anchor. With `--unlock` (passphrase) the anchor's
+ * MAC and the vault generation are checked too: a vault older than the
+ * anchor's generation (a restored copy) is reported.
  * Exits 0 unless `--strict` and something is not ok.
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { checkPrivateDir, checkPrivateFile, type PathCheck } from '../../home/permissions.js';
 import { checkCoreDumps, checkPtraceScope, checkTiocsti, type Finding } from '../../home/host-checks.js';
+import { inspectAnchor } from '../../journal/anchor/index.js';
+import { isPosternError } from '../../protocol/errors.js';
 import { contextFor } from '../context.js';
+import { describeInspection, vaultFacts } from './anchor.js';
 import { renderTable } from '../table.js';
 
 async function readOptional(path: string): Promise<string | undefined> {
@@ -27,12 +33,30 @@ function pathFinding(check: string, c: PathCheck, missingIsOk: boolean): Finding
   return { status: 'warning', check, detail: `${c.path} ${c.problem}`, fix: c.fix };
 }
 
-export async function runDoctor(paths: { home: string; vault: string; catalog: string }): Promise<Finding[]> {
+/** The anchor finding; `unlocked` carries the vault's key and generation when the passphrase was given. */
+function anchorFinding(paths: { journalDir: string; anchor: string }, unlocked: { key: Uint8Array; generation: number } | undefined): Finding {
+  const check = 'journal anchor';
+  let line: { ok: boolean; line: string };
+  try {
+    line = describeInspection(inspectAnchor(paths.journalDir, paths.anchor, unlocked?.key, unlocked?.generation));
+  } catch (e) {
+    line = { ok: false, line: isPosternError(e) ? e.message : 'the journal could not be inspected' };
+  }
+  if (!line.ok) return { status: 'warning', check, detail: line.line, fix: 'see `postern anchor status` and docs/audit.md ("The anchor")' };
+  if (unlocked === undefined) return { status: 'ok', check, detail: `${line.line}; run \`postern doctor --unlock\` to check its MAC and the vault generation` };
+  return { status: 'ok', check, detail: line.line };
+}
+
+export async function runDoctor(
+  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string },
+  unlocked?: { key: Uint8Array; generation: number },
+): Promise<Finding[]> {
   const home = await checkPrivateDir(paths.home);
   const findings: Finding[] = [pathFinding('home', home, false)];
   if (home.ok || home.problem !== 'does not exist') {
     findings.push(pathFinding('vault', await checkPrivateFile(paths.vault), false));
     findings.push(pathFinding('catalog', await checkPrivateFile(paths.catalog), true));
+    findings.push(anchorFinding(paths, unlocked));
   }
   findings.push(checkTiocsti(await readOptional('/proc/sys/dev/tty/legacy_tiocsti')));
   findings.push(checkPtraceScope(await readOptional('/proc/sys/kernel/yama/ptrace_scope')));
@@ -46,9 +70,11 @@ export function registerDoctor(program: Command): void {
     .description('check permissions and host settings that protect the vault')
     .option('--json', 'print JSON')
     .option('--strict', 'exit 1 when any check is not ok')
-    .action(async (o: { json?: boolean; strict?: boolean }, cmd: Command) => {
+    .option('--unlock', "ask for the passphrase to check the journal anchor's MAC and the vault generation")
+    .action(async (o: { json?: boolean; strict?: boolean; unlock?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const findings = await runDoctor(ctx.paths);
+      const unlocked = o.unlock === true ? await vaultFacts(ctx) : undefined;
+      const findings = await runDoctor(ctx.paths, unlocked).finally(() => unlocked?.key.fill(0));
       if (o.json === true) {
         ctx.out(JSON.stringify(findings, null, 2));
       } else {

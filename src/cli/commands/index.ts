@@ -9,6 +9,7 @@ import { registerDaemon } from './daemon.js';
 import { registerApprovals } from './approvals.js';
 import { registerAudit } from './audit.js';
 import { registerSsh } from './ssh.js';
+import { registerAnchor } from './anchor.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -20,4 +21,5 @@ export function registerCommands(program: Command): void {
   registerApprovals(program);
   registerAudit(program);
   registerSsh(program);
+  registerAnchor(program);
 }

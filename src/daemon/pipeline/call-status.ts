@@ -52,14 +52,17 @@ export function callStatus(svc: Services, args: Record<string, unknown>, trail: 
   const calls = svc.journals.activity.listCalls({ idempotency_key: key, ...(typeof tool === 'string' ? { tool } : {}), limit: 50 });
   const c = calls.find((x) => x.status !== 'rejected' && x.status !== 'replayed') ?? calls[0];
   if (c === undefined) throw new PosternError('CALL_NOT_FOUND', 'no call with that idempotency_key was journaled');
+  // Finished, but the outcome is not journaled yet (the journal was busy): say what is known.
+  const pending = c.status === 'in_progress' ? svc.pendingOutcomes.pendingStatus(c.call.call_id)?.outcome : undefined;
   const facts = {
     call_id: c.call.call_id,
     tool: c.call.tool,
-    status: c.status,
-    error_code: c.outcome?.error_code ?? c.rejection?.error_code ?? null,
-    side_effect_started: effectStarted(c),
+    status: pending?.status ?? c.status,
+    error_code: pending === undefined ? (c.outcome?.error_code ?? c.rejection?.error_code ?? null) : (pending.error_code ?? null),
+    side_effect_started: pending === undefined ? effectStarted(c) : pending.side_effect_started,
     revision_executed: c.call.revision_executed,
     at: c.journaled_at,
+    ...(pending === undefined ? {} : { outcome_durable: false }),
   };
   return successResult(`call ${facts.call_id} (${facts.tool}): ${facts.status}`, facts);
 }

@@ -109,12 +109,15 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
     let reserved = false;
     if (key !== undefined) {
       trail.step('idempotency');
-      const holder = svc.journals.activity.findByKey(tool.name, key);
+      const journaled = svc.journals.activity.findByKey(tool.name, key);
+      // A finished call whose outcome is not journaled yet answers from memory.
+      const pending = svc.pendingOutcomes.holder(tool.name, key);
+      const holder = pending ?? journaled;
       const retention = { now: svc.clock.now(), days: svc.config.idempotency_retention_days };
       const idem = decideIdempotency(holder, svc.reservations.held(tool.name, key), argsDigest, retention);
       switch (idem.kind) {
         case 'replay':
-          return trail.replay(idem.holder);
+          return trail.replay(idem.holder, pending === undefined);
         case 'expired':
           // Past the window the stored result is no longer served, and the key never runs again.
           throw new PosternError('IDEMPOTENCY_KEY_EXPIRED', `this idempotency_key completed more than ${retention.days} days ago; use a new key for a new action`);
@@ -188,8 +191,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
         trail.step('redact');
         // The newest redactor covers the values of every generation since the unlock, this call's included.
         const shaped = shapeResult(exec, revision, svc.state.locked ? redactor : svc.state.redactor(), trail);
-        trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
-        return shaped.result;
+        return trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
       } finally {
         for (const part of Object.values(taken?.secret ?? {})) part.fill(0);
       }

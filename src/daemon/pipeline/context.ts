@@ -10,6 +10,7 @@ import type { Journals } from '../../journal/index.js';
 import type { DaemonConfig } from '../config.js';
 import type { DaemonState } from '../state.js';
 import type { KeyReservations } from './idempotency.js';
+import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
 
 export interface Services {
@@ -32,6 +33,8 @@ export interface Services {
    * before it looks up its credential. Absent in tests without a vault file.
    */
   readonly vaultFile?: { refresh(): Promise<void> };
+  /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
+  readonly pendingOutcomes: PendingOutcomes;
 }
 
 export interface SessionInfo {

@@ -36,6 +36,8 @@ const ENVELOPE = {
   call_id: { type: 'string' },
   replayed: { type: 'boolean' },
   replay_of: { type: 'string' },
+  /** false when the outcome is not journaled yet (the journal was busy; Postern retries). */
+  outcome_durable: { type: 'boolean' },
 };
 
 /**

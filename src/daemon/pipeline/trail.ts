@@ -4,11 +4,14 @@
  * rejected (no intent), intent + outcome, or replay. Invariants: the intent is
  * committed before `effectStarted` can ever be called; a call that recorded an
  * intent always gets an outcome entry (unless the daemon dies, which recovery
- * turns into outcome_unknown); stored values are already redacted.
+ * turns into outcome_unknown); stored values are already redacted. An
+ * outcome the journal refuses for now is kept in `svc.pendingOutcomes` and
+ * retried, and the agent is told it is not durable yet (`outcome_durable:
+ * false`).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ResolvedAction } from '../../contracts/index.js';
-import type { ApprovalRecord, CallRecord, IdempotencyRecord, TargetDetails } from '../../journal/index.js';
+import type { ApprovalRecord, CallRecord, IdempotencyRecord, OutcomeInput, TargetDetails } from '../../journal/index.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
 import { errorResult } from './respond.js';
 import type { Services, SessionInfo } from './context.js';
@@ -17,6 +20,15 @@ import type { ExecResult } from './execute.js';
 import { clipLabel } from '../../protocol/clip.js';
 
 export type JournalApproval = ApprovalRecord | null;
+
+/** The agent's result, saying that its outcome is not journaled yet. */
+function notDurable(r: CallToolResult): CallToolResult {
+  return {
+    ...r,
+    content: [...r.content, { type: 'text', text: '(the outcome could not be journaled yet: the journal is busy; Postern keeps retrying, and a retry with the same idempotency_key returns this result without running again)' }],
+    structuredContent: { ...(r.structuredContent ?? {}), outcome_durable: false },
+  };
+}
 
 function targetDetails(a: ResolvedAction): TargetDetails {
   switch (a.kind) {
@@ -100,7 +112,14 @@ export class Trail {
 
   /** Commits the intent (and claims the key). Throws JOURNAL_UNAVAILABLE or CALL_IN_PROGRESS; nothing has left the machine. */
   intent(action: ResolvedAction): void {
-    const r = this.svc.journals.activity.recordIntent({ ...this.#record(), target: targetDetails(action) });
+    let r;
+    try {
+      r = this.svc.journals.activity.recordIntent({ ...this.#record(), target: targetDetails(action) });
+    } catch (e) {
+      // Committed but not anchored: nothing runs, and the failure is journaled as its outcome (releasing the key).
+      if (isPosternError(e) && e.details['intent_committed'] === true) this.#intent = true;
+      throw e;
+    }
     if (!r.claimed) throw new PosternError('CALL_IN_PROGRESS', 'another call holds this idempotency_key; check it with postern_call_status');
     this.#intent = true;
   }
@@ -122,7 +141,7 @@ export class Trail {
     const unknown = started && (final.code === 'TARGET_TIMEOUT' || final.code === 'CALL_CANCELLED' || (final.code === 'TARGET_ERROR' && final.details['phase'] !== 'tls'));
     // A refused SSH host key: the journal keeps the offered fingerprint beside the pinned one of the intent.
     const offered = final.details['offered_fingerprint'];
-    this.#writeOutcome({
+    const durable = this.#writeOutcome({
       status: unknown ? 'outcome_unknown' : 'error',
       side_effect_started: started,
       error_code: final.code,
@@ -130,15 +149,17 @@ export class Trail {
       result,
       ...(typeof offered === 'string' ? { target_extra: { offered_fingerprint: offered, pinned_fingerprint: final.details['pinned_fingerprint'] ?? null } } : {}),
     });
-    return final;
+    if (durable) return final;
+    return new PosternError(final.code, final.message, { details: { ...final.details, outcome_durable: false }, sideEffectStarted: final.sideEffectStarted, cause: final });
   }
 
-  outcome(shaped: ShapedResult, ms: number, exec: ExecResult): void {
+  /** Journals a finished call's outcome; returns the result for the agent (marked when the outcome is not durable yet). */
+  outcome(shaped: ShapedResult, ms: number, exec: ExecResult): CallToolResult {
     const target =
       exec.kind === 'http'
         ? { response_status: exec.result.status, connected_ip: exec.result.connected_ip }
         : { exit_code: exec.result.exit_code };
-    this.#writeOutcome({
+    const durable = this.#writeOutcome({
       status: shaped.status,
       side_effect_started: true,
       ...(shaped.errorCode === undefined ? {} : { error_code: shaped.errorCode }),
@@ -147,19 +168,38 @@ export class Trail {
       result: shaped.result,
       result_digest: shaped.digest,
     });
+    return durable ? shaped.result : notDurable(shaped.result);
   }
 
-  #writeOutcome(o: Parameters<Services['journals']['activity']['recordOutcome']>[1]): void {
+  /**
+   * True when the outcome is journaled. When the journal refuses it for now
+   * (JOURNAL_UNAVAILABLE: locked, busy…) it is kept and retried in the
+   * background; until then the intent stays open, so a restart makes it
+   * outcome_unknown — never a re-run.
+   */
+  #writeOutcome(o: OutcomeInput): boolean {
     this.#outcome = true;
     try {
       this.svc.journals.activity.recordOutcome(this.callId, o);
-    } catch {
-      // The intent stays open: after a restart it becomes outcome_unknown, never a re-run.
+      return true;
+    } catch (e) {
+      if (isPosternError(e, 'JOURNAL_UNAVAILABLE')) {
+        this.svc.pendingOutcomes.add({
+          callId: this.callId,
+          tool: this.tool.slice(0, 128),
+          key: this.#key,
+          argsDigest: this.#argsDigest,
+          sessionId: this.session.id,
+          outcome: o,
+          finishedAt: this.svc.clock.now().toISOString(),
+        });
+      }
+      return false;
     }
   }
 
-  /** Same key, same arguments, completed: the stored result, no new effect. */
-  replay(holder: IdempotencyRecord): CallToolResult {
+  /** Same key, same arguments, completed: the stored result, no new effect (`durable` false: answered from a pending outcome). */
+  replay(holder: IdempotencyRecord, durable = true): CallToolResult {
     this.step('idempotency:replay');
     try {
       this.svc.journals.activity.recordReplay({ ...this.#record(), replay_of: holder.call_id });
@@ -168,11 +208,12 @@ export class Trail {
     }
     const stored = holder.result as CallToolResult | undefined;
     const sc = (stored?.structuredContent ?? {}) as Record<string, unknown>;
-    return {
+    const replayed: CallToolResult = {
       ...(stored ?? { content: [] }),
       content: [...(stored?.content ?? []), { type: 'text', text: `(replayed result of call ${holder.call_id}; nothing was run again)` }],
       structuredContent: { ...sc, replayed: true, replay_of: holder.call_id },
     };
+    return durable ? replayed : notDurable(replayed);
   }
 
   #errorResult(err: PosternError): CallToolResult {

@@ -65,17 +65,28 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
     headersTimeout: timeouts.headersMs,
     bodyTimeout: timeouts.bodyMs,
   });
+  // The caller's cancellation (an agent that went away) stops the request until
+  // the target has answered; after the response headers the outcome is known,
+  // so the body is read to the end (bounded by the body timeout and the cap)
+  // and the real outcome is journaled, not outcome_unknown.
+  const untilAnswered = new AbortController();
+  const forward = (): void => untilAnswered.abort(opts.signal?.reason);
+  if (opts.signal?.aborted === true) forward();
+  else opts.signal?.addEventListener('abort', forward, { once: true });
+  let answered = false;
   try {
     const res = await client.request({
       method: prepared.method,
       path: prepared.target,
       headers: [...prepared.headers],
       body: prepared.body,
-      signal: opts.signal,
+      signal: untilAnswered.signal,
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
       reset: true,
     });
+    answered = true;
+    opts.signal?.removeEventListener('abort', forward);
     const read = await readBody(res.body, res.headers, maxBytes, readPast);
     const contentType = res.headers['content-type'];
     const shaped =
@@ -100,10 +111,11 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
       host: origin.host,
       port: origin.port,
       sent: connectedIp !== null,
-      aborted: isAborted(opts.signal),
+      aborted: !answered && isAborted(opts.signal),
       timeouts,
     });
   } finally {
+    opts.signal?.removeEventListener('abort', forward);
     await client.destroy();
   }
 }

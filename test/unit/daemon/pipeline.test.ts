@@ -27,6 +27,8 @@ import Database from 'better-sqlite3';
 import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
+import { EventEmitter, once } from 'node:events';
+import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const TOKEN = 'pipeline-canary-token-0123456789';
@@ -38,6 +40,7 @@ describe('call pipeline', () => {
   let svc: Services;
   // One clock for the pipeline and its journals, as the daemon composes them; its date is arbitrary.
   const clock = new ManualClock('2031-07-15T12:00:00Z');
+  const logs = new EventEmitter();
   const session: SessionInfo = { id: 's-1', clientName: 'unit', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, seen: new Map() };
 
   before(async () => {
@@ -73,6 +76,7 @@ describe('call pipeline', () => {
       clock,
       idleness: new IdleTracker(clock, 0),
       inflight: new Set(),
+      pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), (line) => logs.emit('line', line)),
     };
   });
   after(async () => {
@@ -209,6 +213,49 @@ describe('call pipeline', () => {
     const text = JSON.stringify(r);
     assert.ok(!text.includes(TOKEN));
     assert.ok(text.includes('[REDACTED:api-token]'), text);
+  });
+
+  it('an outcome the journal refuses (locked by another connection) is retried; meanwhile the key replays the result, marked not durable', async () => {
+    const before = http.requests.length;
+    const lock = new Database(join(dir, 'journal', 'activity.db'));
+    // The target answers only once another connection holds the journal's write lock.
+    http.route('/locked-outcome', (_req, res) => {
+      lock.exec('BEGIN EXCLUSIVE');
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
+    });
+    const text = stringify({
+      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+      tools: { locked: { description: 'A write whose outcome meets a locked journal.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: { t: { type: 'string', maxLength: 9 } }, required: ['t'] }, http: { target: 'local', method: 'POST', path: '/locked-outcome', body: { t: '{t}' } } }] } },
+    });
+    const previous = svc.state.snapshot();
+    svc.state.setSnapshot(snapshotOf(parseCatalog(text, 'catalog.yaml'), 'b'.repeat(64), null));
+    try {
+      const first = await call({ t: 'x', idempotency_key: 'pending-key-1' }, 'locked');
+      assert.equal(first.isError, undefined, JSON.stringify(first));
+      assert.equal(first.structuredContent?.['outcome_durable'], false, 'the agent is told the outcome is not journaled yet');
+      assert.equal(journals.activity.findByKey('locked', 'pending-key-1')?.state, 'in_progress');
+      const again = await call({ t: 'x', idempotency_key: 'pending-key-1' }, 'locked');
+      assert.equal(again.structuredContent?.['replayed'], true, JSON.stringify(again));
+      assert.equal(again.structuredContent?.['outcome_durable'], false);
+      const status = await call({ idempotency_key: 'pending-key-1' }, 'postern_call_status');
+      assert.equal(status.structuredContent?.['status'], 'success');
+      assert.equal(status.structuredContent?.['outcome_durable'], false);
+      assert.equal(http.requests.length, before + 1, 'one effect');
+      const written = once(logs, 'line');
+      lock.exec('ROLLBACK');
+      const [line] = (await written) as [string];
+      assert.match(line, /journaled on retry/);
+      assert.equal(svc.pendingOutcomes.size, 0);
+      assert.equal(journals.activity.findByKey('locked', 'pending-key-1')?.state, 'completed');
+      const later = await call({ t: 'x', idempotency_key: 'pending-key-1' }, 'locked');
+      assert.equal(later.structuredContent?.['replayed'], true);
+      assert.equal(later.structuredContent?.['outcome_durable'], undefined, 'durable now');
+      assert.equal(http.requests.length, before + 1, 'still one effect');
+    } finally {
+      if (lock.inTransaction) lock.exec('ROLLBACK');
+      lock.close();
+      svc.state.setSnapshot(previous);
+    }
   });
 
   it('a locked vault refuses calls and voids pending approvals', async () => {

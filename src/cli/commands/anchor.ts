@@ -1,0 +1,166 @@
+/**
+ * `postern anchor status|new-journal|accept-vault`: the operator's view of
+ * the journal anchor (docs/audit.md) and the two explicit ways past a refusal.
+ *
+ * - `status` judges the journals and the vault against the anchor, with the
+ *   passphrase (the MAC is checked); it changes nothing.
+ * - `new-journal` starts a new journal when the old one is lost, emptied,
+ *   replaced or rolled back: the old files are moved aside (kept), the new
+ *   journal gets a new id and an anchor, and its first entry records the
+ *   replacement and what the old anchor said. Keys completed in the old
+ *   journal are no longer known to the new one — the prompt says so.
+ * - `accept-vault` accepts a vault generation older than the anchor's (an
+ *   older vault.pvlt deliberately restored); journaled.
+ * Both writers need the passphrase and refuse while a daemon runs (they take
+ * the daemon's lock).
+ */
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { sha256Hex } from '../../contracts/index.js';
+import { ensureRunDir } from '../../daemon/socket-file.js';
+import type { HomePaths } from '../../home/paths.js';
+import { assertPrivateDir } from '../../home/permissions.js';
+import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection } from '../../journal/anchor/index.js';
+import { PosternError, isPosternError } from '../../protocol/errors.js';
+import { openVault } from '../../vault/index.js';
+import { acquireWriterLock, type WriterLock } from '../../vault/writer-lock.js';
+import { contextFor, type CliContext } from '../context.js';
+import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { canPrompt, confirm } from '../tty.js';
+
+/** The vault facts the anchor needs: its journal-anchor key (copy), generation, and the catalog digest in force. */
+export async function vaultFacts(ctx: CliContext): Promise<{ key: Uint8Array; generation: number; catalogDigest: string }> {
+  const pass = await ctx.unlockPassphrase();
+  const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
+  try {
+    const key = Uint8Array.from(vault.deriveKey('journal-anchor'));
+    // The catalog in force is the one the vault's own mark names (written under the passphrase).
+    return { key, generation: vault.generation, catalogDigest: vault.acceptedCatalog?.digest ?? sha256Hex('') };
+  } finally {
+    vault.lock();
+  }
+}
+
+async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
+  await assertPrivateDir(paths.home);
+  await ensureRunDir(paths.runDir);
+  try {
+    return await acquireWriterLock(join(paths.runDir, 'daemon'));
+  } catch (e) {
+    if (isPosternError(e, 'VAULT_BUSY')) throw new PosternError('DAEMON_RUNNING', `a daemon is running for ${paths.home}: stop it first`);
+    throw e;
+  }
+}
+
+function anchorContext(ctx: CliContext, f: { key: Uint8Array; generation: number; catalogDigest: string }): AnchorContext {
+  return { journalDir: ctx.paths.journalDir, anchorPath: ctx.paths.anchor, key: f.key, vaultGeneration: f.generation, catalogDigest: f.catalogDigest, clock: ctx.clock, log: (l) => process.stderr.write(`postern: ${l}\n`) };
+}
+
+/** One line per fact, for `anchor status` and `doctor`. */
+export function describeInspection(i: AnchorInspection): { ok: boolean; line: string } {
+  switch (i.anchor) {
+    case 'none':
+      return i.journals === 'none'
+        ? { ok: true, line: 'no journal and no anchor yet: the daemon creates both when it first starts' }
+        : { ok: false, line: 'the journal exists but its anchor is missing: the daemon will not start; run `postern anchor new-journal`' };
+    case 'malformed':
+      return { ok: false, line: 'the anchor file is malformed: the daemon will not start; run `postern anchor new-journal`' };
+    case 'forged':
+      return { ok: false, line: `the anchor does not verify with this vault (forged, or from another vault): the daemon will not start` };
+    case 'authentic':
+    case 'unchecked': {
+      const r = i.record;
+      const facts = `journal ${r.journal_id}, counter ${r.counter}, activity seq ${r.activity.seq}, sessions seq ${r.sessions.seq}, vault generation ${r.vault_generation}, written ${r.at}`;
+      const how = i.anchor === 'authentic' ? 'authenticated' : 'MAC not checked (needs the passphrase)';
+      switch (i.verdict.kind) {
+        case 'ok': {
+          const tail = i.verdict.tail.activity + i.verdict.tail.sessions;
+          return { ok: true, line: `journal matches its anchor (${how}; ${facts})${tail > 0 ? `; ${tail} entries past it (adopted at the next start)` : ''}` };
+        }
+        case 'journal_mismatch':
+          return { ok: false, line: `${describeProblem(i.verdict.problem)} (${how}; anchor: ${facts})` };
+        case 'vault_rolled_back':
+          return { ok: false, line: `the vault is generation ${i.verdict.found}, older than generation ${i.verdict.anchored} in the anchor: an older vault.pvlt was put back; restore the newest, or run \`postern anchor accept-vault\`` };
+      }
+    }
+  }
+}
+
+export function registerAnchor(program: Command): void {
+  const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, accept an older vault');
+
+  anchor
+    .command('status')
+    .description('check the journals and the vault against the anchor (passphrase; changes nothing); exits 1 on a mismatch')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const f = await vaultFacts(ctx);
+      try {
+        const i = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, f.key, f.generation);
+        const d = describeInspection(i);
+        if (o.json === true) ctx.out(JSON.stringify({ ...i, vault_generation: f.generation, ok: d.ok }, null, 2));
+        else ctx.out(clean(d.line, 2000));
+        if (!d.ok) process.exitCode = 1;
+      } finally {
+        f.key.fill(0);
+      }
+    });
+
+  anchor
+    .command('new-journal')
+    .description('start a new journal (the old files are kept aside); for a journal that is lost, emptied, replaced or rolled back')
+    .option('--reason <text>', 'why, recorded in the new journal', 'operator started a new journal')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (o: { reason: string; yes?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      if (o.yes !== true) {
+        if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+        if (!confirm('Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.')) {
+          ctx.out('nothing changed');
+          return;
+        }
+      }
+      const f = await vaultFacts(ctx);
+      const lock = await takeDaemonLock(ctx.paths);
+      try {
+        const r = startNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
+        ctx.out(`started journal ${r.journalId}${r.movedTo === null ? '' : `; the old journal was moved to ${clean(r.movedTo, 300)}`}`);
+      } finally {
+        f.key.fill(0);
+        await lock.release();
+      }
+    });
+
+  anchor
+    .command('accept-vault')
+    .description('accept a vault generation older than the one the anchor records (an older vault.pvlt restored on purpose); journaled')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (o: { yes?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const f = await vaultFacts(ctx);
+      const lock = await takeDaemonLock(ctx.paths);
+      try {
+        const i = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, f.key, f.generation);
+        if (i.anchor !== 'authentic' || i.verdict.kind !== 'vault_rolled_back') {
+          const d = describeInspection(i);
+          if (d.ok) ctx.out(`nothing to accept: ${clean(d.line, 2000)}`);
+          else throw new PosternError('JOURNAL_ANCHOR_MISMATCH', `nothing accepted: ${clean(d.line, 2000)}`);
+          return;
+        }
+        if (o.yes !== true) {
+          if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+          if (!confirm(`Accept vault generation ${i.verdict.found} (the anchor last saw ${i.verdict.anchored})? Rotations, removals and passphrase changes made after it stay undone.`)) {
+            ctx.out('nothing changed');
+            return;
+          }
+        }
+        const opened = openAnchoredJournals(anchorContext(ctx, f), { acceptVault: true });
+        opened.close();
+        ctx.out(`accepted vault generation ${i.verdict.found} (the anchor had ${i.verdict.anchored}); journaled`);
+      } finally {
+        f.key.fill(0);
+        await lock.release();
+      }
+    });
+}
