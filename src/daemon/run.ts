@@ -136,12 +136,24 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
       }
     };
+    let stopping = false;
     state.onLock((reason) => {
       const voided = svc.queue.voidAll(`vault locked: ${reason}`);
       const revoked = svc.grants.revokeAll();
       // Authenticated SSH connections are closed with the keys that opened them.
       void ssh.close();
       journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
+      // The anchor key goes with the vault: a last anchor write (the lock included), then none. Entries
+      // journaled while locked are an unanchored tail, adopted at the next start; and a passphrase change
+      // (which locks this daemon first) can re-key the anchor without this daemon writing over it.
+      // (A clean stop writes the final anchor itself, after its last events.)
+      if (!stopping) {
+        try {
+          keeper.close();
+        } catch (e) {
+          log(`journal anchor: ${isPosternError(e) ? e.message : 'final write failed'}`);
+        }
+      }
       log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked; restart the daemon to unlock`);
     });
 
@@ -242,6 +254,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           const unwritten = pendingOutcomes.flushNow();
           if (unwritten > 0) log(`${unwritten} outcomes could not be journaled: they will show as outcome_unknown`);
           // Lock (journaled, like every lock) before the journals close, so the last events are kept.
+          stopping = true;
           state.lock(reason);
           journalEvent(null, 'daemon_stopped', { reason });
           try {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
 import { runInPty } from '../helpers/pty.js';
+import { createHash } from 'node:crypto';
 
 const PASS = 'home-check-passphrase';
 const TOKEN = 'CANARY-home-check-token-7d41a';
@@ -81,11 +82,13 @@ describe('one home check for every command', () => {
   });
 
   it('secret rm of a credential in use asks in a terminal, naming the tools; "n" keeps it, "y" removes it', async () => {
-    writeFileSync(join(sb.home, 'catalog.yaml'), stringify({
+    const text = stringify({
       targets: { api: { http: { origin: 'https://api.example.com', credential: 'api-token', auth: 'bearer' } } },
       tools: { get_thing: { description: 'Read.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'api', method: 'GET', path: '/thing' } }] } },
-    }));
-    const accepted = await sb.run(['catalog', 'accept', '--yes', '--force', '--passphrase-file', pf]);
+    });
+    writeFileSync(join(sb.home, 'catalog.yaml'), text);
+    // A first catalog is accepted by naming the exact bytes reviewed.
+    const accepted = await sb.run(['catalog', 'accept', '--digest', createHash('sha256').update(text).digest('hex'), '--force', '--passphrase-file', pf]);
     assert.equal(accepted.code, 0, accepted.stderr);
     const question = /uses "api-token" in 1 tool\(s\): get_thing; they will fail with CREDENTIAL_MISSING[^\n]*Remove secret "api-token"\? \[y\/N\]/;
     let r = await runInPty(sb.home, ['secret', 'rm', 'api-token', '--passphrase-file', pf], [{ waitFor: question, send: 'n\r' }]);

@@ -73,8 +73,9 @@ function catalogFor(origin: string, ssh: { port: number; pin: string }) {
       local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true } },
       // This machine's own name resolves to loopback, and the target is not marked local.
       guarded: { http: { origin: `https://${hostname()}:${new URL(origin).port}`, credential: 'api-token', auth: 'bearer' } },
-      // A custom-header credential where the target asks for a bearer token.
-      wrong_kind: { http: { origin, credential: 'header-key', auth: 'bearer', allow_private: true } },
+      // Accepted while each credential fits; the test then removes one and replaces the other with another kind.
+      wrong_kind: { http: { origin, credential: 'flip-key', auth: 'bearer', allow_private: true } },
+      gone: { http: { origin, credential: 'gone-key', auth: 'bearer', allow_private: true } },
       unpinned: { ssh: { host: '127.0.0.1', port: ssh.port, user: 'deploy', credential: 'deploy-key' } },
       impostor: { ssh: { host: '127.0.0.1', port: ssh.port, user: 'deploy', credential: 'deploy-key', host_key: ssh.pin } },
     },
@@ -84,6 +85,7 @@ function catalogFor(origin: string, ssh: { port: number; pin: string }) {
       read_slow_body: read('A body that pauses longer than the body timeout.', 'local', '/slow-body', {}, { ms: '20000' }),
       read_guarded: read('A name that resolves to loopback.', 'guarded', '/json'),
       read_wrong_kind: read('A credential of the wrong kind.', 'wrong_kind', '/json'),
+      read_gone: read('A credential removed from the vault.', 'gone', '/json'),
       echo_read: {
         description: 'Echo a short query.',
         effect: 'read',
@@ -217,7 +219,8 @@ describe('every MCP client receives every agent error code, valid against the ad
     inst = await install({
       secrets: [
         { name: 'api-token', kind: 'http_bearer', value: TOKEN },
-        { name: 'header-key', kind: 'http_header', value: `hdr-${randomBytes(8).toString('hex')}`, flags: ['--header', 'X-Api-Key'] },
+        { name: 'flip-key', kind: 'http_bearer', value: `flip-${randomBytes(8).toString('hex')}` },
+        { name: 'gone-key', kind: 'http_bearer', value: `gone-${randomBytes(8).toString('hex')}` },
         { name: 'deploy-key', kind: 'ssh_key', value: CLIENT_KEY.private },
       ],
       config: {
@@ -349,7 +352,13 @@ describe('every MCP client receives every agent error code, valid against the ad
     for (const a of agents) assertError(await a.call('postern_call_status', { idempotency_key: key() }), 'CALL_NOT_FOUND', a.name, false);
   });
 
-  it('targets: TARGET_ERROR (a body that does not match the declared output), TARGET_TIMEOUT, EGRESS_BLOCKED, CREDENTIAL_MISSING', async () => {
+  it('targets: TARGET_ERROR (a body that does not match the declared output), TARGET_TIMEOUT, EGRESS_BLOCKED, CREDENTIAL_MISSING, CREDENTIAL_KIND_MISMATCH', async () => {
+    // The running daemon follows the vault: one credential removed, the other re-added as another kind.
+    const g = ['--passphrase-file', inst.passFile];
+    for (const args of [['secret', 'rm', 'gone-key', '--yes', ...g], ['secret', 'rm', 'flip-key', '--yes', ...g], ['secret', 'add', 'flip-key', '--kind', 'http_header', '--header', 'X-Api-Key', '--stdin', ...g]]) {
+      const r = await inst.sb.run(args, { input: `hdr-${randomBytes(8).toString('hex')}` });
+      assert.equal(r.code, 0, r.stderr);
+    }
     await eachAgent(async (a) => {
       const failing = await a.call('read_failing', {});
       assertError(failing, 'TARGET_ERROR', a.name, true);
@@ -358,7 +367,10 @@ describe('every MCP client receives every agent error code, valid against the ad
       const connections = http.connections;
       assertError(await a.call('read_guarded', {}), 'EGRESS_BLOCKED', a.name, false);
       assert.equal(http.connections, connections, 'no connection to a blocked address');
-      assertError(await a.call('read_wrong_kind', {}), 'CREDENTIAL_MISSING', a.name, false);
+      const requests = http.requests.length;
+      assertError(await a.call('read_gone', {}), 'CREDENTIAL_MISSING', a.name, false);
+      assertError(await a.call('read_wrong_kind', {}), 'CREDENTIAL_KIND_MISMATCH', a.name, false);
+      assert.equal(http.requests.length, requests, 'nothing was sent');
     });
   });
 
