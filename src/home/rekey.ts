@@ -89,10 +89,18 @@ const journalAnchorFile: VaultKeyedArtefact = {
     if (!anchorIsAuthentic(oldKey, stored)) {
       return Promise.resolve({ summary: `${this.name}: does NOT verify with the old key; left as it is (see \`postern anchor status\`)`, write: nothing });
     }
+    // The vault zeroes its derived keys once the new data key is in place: the write keeps copies.
+    const oldCopy = Uint8Array.from(oldKey);
+    const newCopy = Uint8Array.from(newKey);
     return Promise.resolve({
       summary: `${this.name}: re-authenticated`,
       write: () => {
-        reauthenticateAnchor(paths.anchor, oldKey, newKey);
+        try {
+          reauthenticateAnchor(paths.anchor, oldCopy, newCopy);
+        } finally {
+          oldCopy.fill(0);
+          newCopy.fill(0);
+        }
         return Promise.resolve();
       },
     });

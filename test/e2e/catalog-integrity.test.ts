@@ -271,6 +271,7 @@ describe('catalog integrity: an agent with file access cannot widen, restore or 
     assert.match(pw.stdout, /passphrase changed, with a new data key/);
     assert.match(pw.stdout, /catalog acceptance record: re-authenticated/);
     assert.match(pw.stdout, /catalog acceptance history: 4 entries re-authenticated/);
+    assert.match(pw.stdout, /journal anchor: re-authenticated/);
     assert.match(pw.stdout, /the running daemon held the old keys: it was locked and serves nothing until you restart it/);
     assert.equal((await call('get_json')).structuredContent?.['error_code'], 'VAULT_LOCKED');
     await inst.stopDaemon();
