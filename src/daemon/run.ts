@@ -8,26 +8,24 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { Clock } from '../clock/index.js';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { ApprovalQueue } from '../approvals/queue.js';
 import { GrantStore } from '../approvals/grants.js';
 import type { Catalog } from '../contracts/index.js';
 import { judgeSuccessor, sha256Hex, type CurrentAcceptance } from '../contracts/index.js';
 import { loadAcceptedCatalog, loadCopy, readAcceptance, readHistory, signedOnly } from '../home/catalog-store.js';
 import type { HomePaths } from '../home/paths.js';
-import { assertPrivateDir } from '../home/permissions.js';
 import type { Journals } from '../journal/index.js';
 import { openAnchoredJournals, type AnchoredJournals } from '../journal/anchor/index.js';
-import { PosternError, isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../protocol/errors.js';
 import { SshPool } from '../executors/ssh/index.js';
 import { openVault, type UnlockedVault } from '../vault/index.js';
-import { acquireWriterLock, type WriterLock } from '../vault/writer-lock.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { loadConfig } from './config.js';
 import { KeyReservations } from './pipeline/idempotency.js';
 import { PendingOutcomes } from './pipeline/pending-outcomes.js';
 import type { Services } from './pipeline/context.js';
-import { ensureRunDir } from './socket-file.js';
+import { takeDaemonLock } from './socket-file.js';
 import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
 import { startOperatorServer } from './operator/index.js';
@@ -68,14 +66,6 @@ async function loadSuccessor(paths: HomePaths, vault: UnlockedVault, inUse: Curr
   return { kind: 'adopt', snapshot: snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt), inUse: { sequence: r.sequence, digest: r.digest } };
 }
 
-async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
-  try {
-    return await acquireWriterLock(join(paths.runDir, 'daemon'));
-  } catch (e) {
-    if (isPosternError(e, 'VAULT_BUSY')) throw new PosternError('DAEMON_RUNNING', `a daemon is already running for ${paths.home}`);
-    throw e;
-  }
-}
 
 export interface DaemonOptions {
   /** The daemon's one clock, created by the caller (the composition root). */
@@ -85,8 +75,6 @@ export interface DaemonOptions {
 
 export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions): Promise<DaemonHandle> {
   const { clock, log } = opts;
-  await assertPrivateDir(paths.home);
-  await ensureRunDir(paths.runDir);
   const lockFile = await takeDaemonLock(paths);
   let anchored: AnchoredJournals | undefined;
   let vault: UnlockedVault | undefined;

@@ -16,7 +16,9 @@ import { chmod, lstat, mkdir, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
 import { assertPrivateDir, checkPrivateDir } from '../home/permissions.js';
-import { PosternError } from '../protocol/errors.js';
+import type { HomePaths } from '../home/paths.js';
+import { PosternError, isPosternError } from '../protocol/errors.js';
+import { acquireWriterLock, type WriterLock } from '../vault/writer-lock.js';
 
 export interface SocketIdentity {
   readonly dev: number;
@@ -39,6 +41,22 @@ export async function ensureRunDir(dir: string): Promise<void> {
   const created = await mkdir(dir, { recursive: true, mode: 0o700 });
   if (created !== undefined) await chmod(dir, 0o700);
   await assertPrivateDir(dir);
+}
+
+/**
+ * One daemon per home: the lock file in the private run directory. Taken by
+ * the daemon for its lifetime, and by the operator commands that must not
+ * run beside it. A held lock is DAEMON_RUNNING.
+ */
+export async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
+  await assertPrivateDir(paths.home);
+  await ensureRunDir(paths.runDir);
+  try {
+    return await acquireWriterLock(join(paths.runDir, 'daemon'));
+  } catch (e) {
+    if (isPosternError(e, 'VAULT_BUSY')) throw new PosternError('DAEMON_RUNNING', `a daemon is running for ${paths.home}: stop it first`);
+    throw e;
+  }
 }
 
 /** Does anything accept a connection on this socket path? */

@@ -14,16 +14,12 @@
  * Both writers need the passphrase and refuse while a daemon runs (they take
  * the daemon's lock).
  */
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
-import { ensureRunDir } from '../../daemon/socket-file.js';
-import type { HomePaths } from '../../home/paths.js';
-import { assertPrivateDir } from '../../home/permissions.js';
+import { takeDaemonLock } from '../../daemon/socket-file.js';
 import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection } from '../../journal/anchor/index.js';
-import { PosternError, isPosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../protocol/errors.js';
 import { openVault } from '../../vault/index.js';
-import { acquireWriterLock, type WriterLock } from '../../vault/writer-lock.js';
 import { contextFor, type CliContext } from '../context.js';
 import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { canPrompt, confirm } from '../tty.js';
@@ -41,16 +37,6 @@ export async function vaultFacts(ctx: CliContext): Promise<{ key: Uint8Array; ge
   }
 }
 
-async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
-  await assertPrivateDir(paths.home);
-  await ensureRunDir(paths.runDir);
-  try {
-    return await acquireWriterLock(join(paths.runDir, 'daemon'));
-  } catch (e) {
-    if (isPosternError(e, 'VAULT_BUSY')) throw new PosternError('DAEMON_RUNNING', `a daemon is running for ${paths.home}: stop it first`);
-    throw e;
-  }
-}
 
 function anchorContext(ctx: CliContext, f: { key: Uint8Array; generation: number; catalogDigest: string }): AnchorContext {
   return { journalDir: ctx.paths.journalDir, anchorPath: ctx.paths.anchor, key: f.key, vaultGeneration: f.generation, catalogDigest: f.catalogDigest, clock: ctx.clock, log: (l) => process.stderr.write(`postern: ${l}\n`) };
