@@ -182,7 +182,8 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
           ssh: svc.ssh,
           signal: req.signal,
           onRequestSent: () => trail.effectStarted(),
-          readPastCapBytes: redactor.readPastCapBytes,
+          // The redactor of the vault the credential was taken from: it knows the longest form of that value.
+          readPastCapBytes: svc.state.redactor().readPastCapBytes,
         }).catch((e: unknown) => {
           throw trail.failedExecution(e, svc.clock.monotonicMs() - started);
         });
