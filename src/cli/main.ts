@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-/** Entry point of the `postern` binary; everything else lives in program.ts. */
-import { main } from './program.js';
+/**
+ * Entry point of the `postern` binary. `postern mcp` — the process an agent
+ * host spawns — takes a fast path that loads only the shim (no commander, no
+ * libsodium, no vault or journal code), so the host's spawn is as quick as a
+ * bare MCP server's. Every other command goes through program.ts.
+ */
 
 // A reader that stops early (`postern catalog check | head`) closes the pipe:
 // stop quietly, as other command-line tools do, instead of dying with a stack trace.
@@ -11,4 +15,11 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+if (argv.length === 1 && argv[0] === 'mcp') {
+  const { runMcp } = await import('./mcp-entry.js');
+  await runMcp();
+} else {
+  const { main } = await import('./program.js');
+  process.exitCode = await main(argv);
+}

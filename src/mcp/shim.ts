@@ -7,6 +7,14 @@
  * the next request, replaying the client's `initialize` so the session
  * continues. It imports nothing from the vault, executors or journals.
  *
+ * While the daemon is away, the listing holds one tool, `postern_status`,
+ * whose description (and result, when called) tells the agent what the
+ * operator must run, for which home; the initialize result's `instructions`
+ * say the same. Clients show tool descriptions to the model; not all of them
+ * show `instructions`. Once a session that was given the stand-in listing
+ * reaches the daemon again, the shim sends `notifications/tools/list_changed`
+ * so the client lists the real tools.
+ *
  * Invariants:
  * - every client request gets exactly one answer, never a hang: the shim
  *   remembers which requests the daemon has not answered yet, and when the
@@ -40,7 +48,8 @@ const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
 const FALLBACK_PROTOCOL = '2025-11-25';
 /** The modern era the daemon serves (its SDK's `serveStdio`). */
 const MODERN_PROTOCOL = '2026-07-28';
-const DOWN_INSTRUCTIONS = 'The Postern daemon is not running: tools are unavailable until the operator starts it (`postern daemon`).';
+/** The one tool listed while the daemon is away. */
+export const STATUS_TOOL = 'postern_status';
 /** A request carrying this `_meta` key speaks the 2026-07-28 era (no `initialize`; per-request envelope). */
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
@@ -49,6 +58,8 @@ type Json = Record<string, unknown>;
 
 export interface ShimOptions {
   readonly socketPath: string;
+  /** The Postern home, named in what the agent is told while the daemon is away. */
+  readonly home?: string;
   readonly input: NodeJS.ReadableStream;
   readonly output: NodeJS.WritableStream;
   readonly version: string;
@@ -62,8 +73,25 @@ function tryConnect(path: string): Promise<Socket | null> {
   });
 }
 
-export function unavailableResult(): Json {
-  return toolErrorResult('DAEMON_UNAVAILABLE', 'the Postern daemon is not running or not reachable: ask the operator to run `postern daemon`', false);
+/** What the agent is told while the daemon is away: one sentence it can pass on to the operator. */
+export function daemonDownMessage(home: string | undefined): string {
+  const where = home === undefined ? '' : ` for the home ${home}`;
+  return `the Postern daemon is not running${where}: ask the operator to run \`postern daemon\` (Postern's tools appear once it is running)`;
+}
+
+export function unavailableResult(home?: string): Json {
+  return toolErrorResult('DAEMON_UNAVAILABLE', daemonDownMessage(home), false);
+}
+
+/** The stand-in listing: no outputSchema (so no client validates its error result), no arguments. */
+function statusTool(home: string | undefined): Json {
+  return {
+    name: STATUS_TOOL,
+    title: 'Postern status (daemon not running)',
+    description: `Postern is unavailable: ${daemonDownMessage(home)}. Call this tool to check again; it runs nothing.`,
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  };
 }
 
 /** A `tools/call` the daemon had accepted when the connection dropped: it may have run. */
@@ -83,6 +111,12 @@ function isModern(params: unknown): boolean {
 const isRequest = (m: Json | null): m is Json => m !== null && 'id' in m && typeof m['method'] === 'string';
 const isResponse = (m: Json | null): m is Json => m !== null && 'id' in m && m['method'] === undefined && ('result' in m || 'error' in m);
 const idKey = (id: unknown): string => JSON.stringify(id ?? null);
+
+/** A `tools/call` of the stand-in tool. */
+function isStatusCall(m: Json): boolean {
+  const params = m['params'];
+  return m['method'] === 'tools/call' && typeof params === 'object' && params !== null && (params as Json)['name'] === STATUS_TOOL;
+}
 
 /** The screen's verdict on a line that is JSON; undefined when it is not (the daemon answers the parse error, with its id). */
 function screenLine(line: Buffer): ScreenVerdict | undefined {
@@ -129,6 +163,9 @@ export async function runShim(opts: ShimOptions): Promise<void> {
   let socket: Socket | null = null;
   let initialize: Buffer | null = null;
   let initialized = false;
+  /** The client was given the stand-in listing: it must re-list once the daemon is back. */
+  let standInListed = false;
+  const downInstructions = `Postern: ${daemonDownMessage(opts.home)}.`;
   /** Client requests sent to the daemon and not answered yet: id → method and era. */
   const pending = new Map<string, { id: unknown; method: string; modern: boolean }>();
 
@@ -148,18 +185,19 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     switch (method) {
       case 'initialize': {
         const asked = (params as Json | undefined)?.['protocolVersion'];
-        write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: opts.version }, instructions: DOWN_INSTRUCTIONS } });
+        write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: opts.version }, instructions: downInstructions } });
         return;
       }
       case 'server/discover':
         // The 2026-07-28 era's opening (in place of initialize): the era the daemon speaks, nothing cacheable.
-        return result(id, 'server/discover', true, { supportedVersions: [MODERN_PROTOCOL], capabilities: { tools: { listChanged: true } }, instructions: DOWN_INSTRUCTIONS, ttlMs: 0, cacheScope: 'private' });
+        return result(id, 'server/discover', true, { supportedVersions: [MODERN_PROTOCOL], capabilities: { tools: { listChanged: true } }, instructions: downInstructions, ttlMs: 0, cacheScope: 'private' });
       case 'ping':
         return result(id, method, modern, {});
       case 'tools/list':
-        return result(id, method, modern, { tools: [] });
+        standInListed = true;
+        return result(id, method, modern, { tools: [statusTool(opts.home)] });
       case 'tools/call':
-        return result(id, method, modern, unavailableResult());
+        return result(id, method, modern, unavailableResult(opts.home));
       default:
         write({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } });
     }
@@ -257,6 +295,10 @@ export async function runShim(opts: ShimOptions): Promise<void> {
       return;
     }
     adopt(s);
+    if (standInListed) {
+      standInListed = false;
+      write({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    }
   };
 
   const first = await tryConnect(opts.socketPath);
@@ -284,6 +326,10 @@ export async function runShim(opts: ShimOptions): Promise<void> {
       }
     }
     const s: Socket | null = socket;
+    if (s !== null && !s.destroyed && isRequest(msg) && isStatusCall(msg)) {
+      // The stand-in tool, called from a listing taken while the daemon was away: the daemon has no such tool.
+      return result(msg['id'], 'tools/call', isModern(msg['params']), { content: [{ type: 'text', text: 'The Postern daemon is running: list the tools again to see them.' }] });
+    }
     if (s !== null && !s.destroyed) {
       if (isRequest(msg)) pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']) });
       s.write(Buffer.concat([line, Buffer.from('\n')]));

@@ -37,6 +37,7 @@ export const ErrorCodes = {
   CATALOG_PENDING: { exit: 1, action: 'run_postern_catalog_accept', summary: 'the catalog file changed and was not accepted' },
   CATALOG_UNAUTHENTICATED: { exit: 1, action: 'run_postern_catalog_accept', summary: 'the accepted-catalog record does not authenticate' },
   CATALOG_ROLLED_BACK: { exit: 1, action: 'run_postern_catalog_accept', summary: 'an older accepted catalog (or an older vault) was put back' },
+  HOST_CONFIG_CONFLICT: { exit: 1, action: 'review_host_config', summary: "the agent host's configuration already has a different postern entry" },
   RELEASE_GATE_FAILED: { exit: 1, action: 'add_policy_or_rename', summary: 'the catalog change is unsafe for existing clients' },
 
   // files

@@ -6,9 +6,7 @@
  */
 import type { Command } from 'commander';
 import { startDaemon } from '../../daemon/run.js';
-import { runShim } from '../../mcp/shim.js';
-import { homePaths, resolveHome } from '../../home/paths.js';
-import { VERSION } from '../../version.js';
+import { runMcp } from '../mcp-entry.js';
 import { contextFor } from '../context.js';
 
 export function registerDaemon(program: Command): void {
@@ -44,8 +42,5 @@ export function registerDaemon(program: Command): void {
   program
     .command('mcp')
     .description('the MCP server for agent hosts (stdio); relays to the running daemon and holds no secrets')
-    .action(async () => {
-      const paths = homePaths(resolveHome());
-      await runShim({ socketPath: paths.agentSocket, input: process.stdin, output: process.stdout, version: VERSION });
-    });
+    .action(runMcp);
 }

@@ -1,0 +1,108 @@
+/**
+ * `postern setup claude-code|codex|cursor|json`: the MCP configuration an
+ * agent host needs to launch `postern mcp` by absolute path (src/cli/setup),
+ * printed; with `--write`, merged into the host's config file. A write keeps
+ * every other entry, goes through a temp file and a rename (the file is
+ * replaced whole or not at all), keeps the previous file beside it as
+ * `<file>.postern-backup`, and refuses an existing different `postern` entry
+ * unless `--force`. Nothing here reads the vault.
+ */
+import { existsSync } from 'node:fs';
+import { lstat, mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { atomicWriteFile } from '../../home/atomic-write.js';
+import { homePaths, resolveHome } from '../../home/paths.js';
+import { PosternError } from '../../protocol/errors.js';
+import { configFile, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
+import { launchSpec, type LaunchSpec } from '../setup/launch.js';
+
+interface SetupOpts {
+  write?: boolean;
+  force?: boolean;
+  home?: string;
+  scope: Scope;
+}
+
+async function readIfExists(path: string): Promise<{ text: string; mode: number } | undefined> {
+  try {
+    const [text, st] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
+    return { text, mode: st.mode & 0o777 };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new PosternError('FILE_IO', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+}
+
+/** The file behind a symlinked config (dotfile managers link them), so the link stays a link. */
+async function target(path: string): Promise<string> {
+  try {
+    if ((await lstat(path)).isSymbolicLink()) return await realpath(path);
+  } catch {
+    // absent: written where it was asked for
+  }
+  return path;
+}
+
+async function writeConfig(host: Exclude<Host, 'json'>, file: string, spec: LaunchSpec, force: boolean, out: (l: string) => void): Promise<void> {
+  const path = await target(file);
+  const current = await readIfExists(path);
+  const m = mergeFor(host, current?.text, spec, force);
+  switch (m.kind) {
+    case 'unchanged':
+      out(`${path} already has this postern entry; nothing changed`);
+      return;
+    case 'unsupported':
+      throw new PosternError('INPUT_INVALID', `cannot merge into ${path}: ${m.why}; add the entry by hand (postern setup ${host} prints it)`);
+    case 'conflict':
+      throw new PosternError('HOST_CONFIG_CONFLICT', `${path} already has a different postern entry; nothing changed (review it, then pass --force to replace it)`);
+    case 'write': {
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      const mode = current?.mode ?? 0o600;
+      if (current !== undefined) await atomicWriteFile(`${path}.postern-backup`, current.text, mode);
+      await atomicWriteFile(path, m.text, mode);
+      out(`${m.replaced ? 'replaced the postern entry in' : 'added postern to'} ${path}${current === undefined ? '' : ` (previous file: ${path}.postern-backup)`}`);
+      return;
+    }
+  }
+}
+
+export function registerSetup(program: Command): void {
+  program
+    .command('setup')
+    .argument('<host>', `the agent host: ${Hosts.join(', ')}`)
+    .description("print (or with --write, merge into the host's config) the MCP entry that launches `postern mcp` by absolute path")
+    .option('--write', "merge the entry into the host's config file (keeps other entries, leaves a .postern-backup)")
+    .option('--force', 'with --write: replace an existing, different postern entry')
+    .addOption(new Option('--scope <scope>', 'claude-code, cursor: user (all projects) or project (the current directory)').choices(Scopes).default('user'))
+    .option('--home <dir>', 'the Postern home the agent is connected to (default: POSTERN_HOME or ~/.postern)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  postern setup claude-code            # prints `claude mcp add …` and the .mcp.json form',
+        '  postern setup codex --write          # merges [mcp_servers.postern] into ~/.codex/config.toml',
+        '  postern setup cursor --write --scope project',
+        '  postern setup json > postern-mcp.json',
+      ].join('\n'),
+    )
+    .action(async (host: string, o: SetupOpts) => {
+      if (!isHost(host)) throw new PosternError('USAGE', `unknown host "${host.slice(0, 40)}" (expected one of ${Hosts.join(', ')})`);
+      const home = o.home !== undefined ? resolve(o.home) : resolveHome();
+      const spec = launchSpec(home);
+      const places: Places = { userHome: homedir(), cwd: process.cwd(), env: process.env };
+      const out = (l: string): void => void process.stdout.write(`${l}\n`);
+      if (!existsSync(homePaths(home).vault)) process.stderr.write(`postern: note: no vault in ${home} yet: run \`postern init\` before the agent connects\n`);
+      if (o.write !== true) {
+        if (o.force === true) throw new PosternError('USAGE', '--force only applies with --write');
+        out(snippet(host, spec, places));
+        return;
+      }
+      if (host === 'json') throw new PosternError('USAGE', 'json has no config file to write: redirect the output instead');
+      const file = configFile(host, o.scope, places);
+      if (file === null) throw new PosternError('INTERNAL', 'no config file for this host');
+      await writeConfig(host, file, spec, o.force === true, out);
+    });
+}
