@@ -94,13 +94,13 @@ export function registerSetup(program: Command): void {
       const spec = launchSpec(home);
       const places: Places = { userHome: homedir(), cwd: process.cwd(), env: process.env };
       const out = (l: string): void => void process.stdout.write(`${l}\n`);
+      if (o.write !== true && o.force === true) throw new PosternError('USAGE', '--force only applies with --write');
+      if (o.write === true && host === 'json') throw new PosternError('USAGE', 'json has no config file to write: redirect the output instead');
       if (!existsSync(homePaths(home).vault)) process.stderr.write(`postern: note: no vault in ${home} yet: run \`postern init\` before the agent connects\n`);
       if (o.write !== true) {
-        if (o.force === true) throw new PosternError('USAGE', '--force only applies with --write');
         out(snippet(host, spec, places));
         return;
       }
-      if (host === 'json') throw new PosternError('USAGE', 'json has no config file to write: redirect the output instead');
       const file = configFile(host, o.scope, places);
       if (file === null) throw new PosternError('INTERNAL', 'no config file for this host');
       await writeConfig(host, file, spec, o.force === true, out);
