@@ -1,6 +1,6 @@
 /**
  * Benchmark: how fast an agent host's spawn of `postern mcp` answers
- * `initialize`, against the smallest server the MCP SDK makes (bare-sdk-server.mjs),
+ * `initialize`, against the smallest server the MCP SDK makes (scripts/bare-sdk-server.mjs),
  * side by side, alternating, in one run. Each sample spawns a fresh process,
  * writes `initialize` at once and stops the clock at the first answer line.
  * The daemon is not running (the shim answers initialize itself); with a
@@ -15,7 +15,7 @@ import { systemClock } from '../../src/clock/index.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15);
 const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
-const BARE = resolve(import.meta.dirname, 'bare-sdk-server.mjs');
+const BARE = resolve(import.meta.dirname, '../bare-sdk-server.mjs');
 const home = mkdtempSync(join(tmpdir(), 'postern-bench-shim-'));
 const INIT = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } })}\n`;
 

@@ -9,17 +9,22 @@ import type { Command } from 'commander';
 import { systemClock, type Clock } from '../clock/index.js';
 import { homePaths, resolveHome, type HomePaths } from '../home/paths.js';
 import { PosternError } from '../protocol/errors.js';
-import { canPrompt, promptHidden } from './tty.js';
+import { canPrompt, promptHidden, promptNote } from './tty.js';
 
 export const MIN_PASSPHRASE_LENGTH = 12;
 
 export interface CliContext {
   readonly paths: HomePaths;
-  /** Passphrase of an existing vault. No source → VAULT_LOCKED. */
-  unlockPassphrase(): Promise<Uint8Array>;
+  /**
+   * Passphrase of an existing vault. No source → VAULT_LOCKED. On a terminal,
+   * says "unlocking vault…" on stderr, since the key derivation that follows
+   * takes seconds (`notice: false` when something else is asked first).
+   */
+  unlockPassphrase(opts?: { notice?: boolean }): Promise<Uint8Array>;
   /**
    * A new passphrase: from `file`, else from the global passphrase file (unless
-   * `ignoreGlobalFile`, used when that file holds the old one), else asked twice.
+   * `ignoreGlobalFile`, used when that file holds the old one), else asked twice,
+   * up to three times when it is too short or the two entries differ.
    */
   newPassphrase(opts?: { file?: string | undefined; ignoreGlobalFile?: boolean }): Promise<Uint8Array>;
   out(line: string): void;
@@ -47,11 +52,44 @@ export async function readLineFile(path: string, what: string): Promise<Uint8Arr
   return bytes;
 }
 
-function checkStrength(p: Uint8Array): void {
+/** Tries a person gets at a new passphrase before the command gives up. */
+export const NEW_PASSPHRASE_TRIES = 3;
+
+function strengthProblem(p: Uint8Array): PosternError | null {
   const chars = [...Buffer.from(p).toString('utf8')].length;
-  if (chars < MIN_PASSPHRASE_LENGTH) {
-    throw new PosternError('PASSPHRASE_WEAK', `the passphrase must have at least ${MIN_PASSPHRASE_LENGTH} characters`);
+  return chars < MIN_PASSPHRASE_LENGTH ? new PosternError('PASSPHRASE_WEAK', `the passphrase must have at least ${MIN_PASSPHRASE_LENGTH} characters`) : null;
+}
+
+function checkStrength(p: Uint8Array): void {
+  const problem = strengthProblem(p);
+  if (problem !== null) throw problem;
+}
+
+/** Says on a terminal's stderr that the slow key derivation is running. */
+export function unlockingNotice(): void {
+  if (process.stderr.isTTY) process.stderr.write('unlocking vault…\n');
+}
+
+/** Asks twice, again (up to NEW_PASSPHRASE_TRIES) after a short or mismatched entry; the last problem is thrown. */
+function askNewPassphrase(): Uint8Array {
+  let last: PosternError | null = null;
+  for (let i = 0; i < NEW_PASSPHRASE_TRIES; i++) {
+    if (last !== null) promptNote(`${last.message}; try again (${NEW_PASSPHRASE_TRIES - i} ${NEW_PASSPHRASE_TRIES - i === 1 ? 'try' : 'tries'} left)`);
+    const first = promptHidden(`New passphrase (at least ${MIN_PASSPHRASE_LENGTH} characters): `);
+    last = strengthProblem(first);
+    if (last !== null) {
+      first.fill(0);
+      continue;
+    }
+    const second = promptHidden('Repeat the passphrase: ');
+    const same = Buffer.from(first).equals(Buffer.from(second));
+    second.fill(0);
+    if (same) return first;
+    first.fill(0);
+    last = new PosternError('PASSPHRASE_MISMATCH', 'the two passphrases differ');
   }
+  const failure = last ?? new PosternError('PASSPHRASE_REQUIRED', 'no passphrase was entered');
+  throw new PosternError(failure.code, `${failure.message}; nothing was changed`);
 }
 
 export function contextFor(cmd: Command): CliContext {
@@ -61,12 +99,14 @@ export function contextFor(cmd: Command): CliContext {
   return {
     paths,
     clock: systemClock,
-    async unlockPassphrase() {
-      if (passFile !== undefined && passFile !== '') return readLineFile(passFile, 'passphrase');
-      if (!canPrompt()) {
+    async unlockPassphrase(o = {}) {
+      let p: Uint8Array;
+      if (passFile !== undefined && passFile !== '') p = await readLineFile(passFile, 'passphrase');
+      else if (!canPrompt()) {
         throw new PosternError('VAULT_LOCKED', 'the vault is locked and no passphrase was given: run in a terminal or pass --passphrase-file');
-      }
-      return promptHidden('Vault passphrase: ');
+      } else p = promptHidden('Vault passphrase: ');
+      if (o.notice !== false) unlockingNotice();
+      return p;
     },
     async newPassphrase(o = {}) {
       const file = o.file ?? (o.ignoreGlobalFile === true ? undefined : passFile);
@@ -78,16 +118,7 @@ export function contextFor(cmd: Command): CliContext {
       if (!canPrompt()) {
         throw new PosternError('PASSPHRASE_REQUIRED', 'no terminal to ask for a passphrase: pass --passphrase-file');
       }
-      const first = promptHidden(`New passphrase (at least ${MIN_PASSPHRASE_LENGTH} characters): `);
-      checkStrength(first);
-      const second = promptHidden('Repeat the passphrase: ');
-      const same = Buffer.from(first).equals(Buffer.from(second));
-      second.fill(0);
-      if (!same) {
-        first.fill(0);
-        throw new PosternError('PASSPHRASE_MISMATCH', 'the two passphrases differ; nothing was changed');
-      }
-      return first;
+      return askNewPassphrase();
     },
     out(line: string) {
       process.stdout.write(`${line}\n`);

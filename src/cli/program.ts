@@ -5,11 +5,12 @@
  * Exit codes: 0 ok, 1 operational error, 2 usage. No stack trace reaches the
  * user unless POSTERN_DEBUG=1.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { ErrorCodes, isPosternError } from '../protocol/errors.js';
 import { assertHomeSafe } from '../home/permissions.js';
 import { resolveHome } from '../home/paths.js';
 import { registerCommands } from './commands/index.js';
+import { examples } from './help.js';
 import { VERSION } from '../version.js';
 
 /**
@@ -26,6 +27,28 @@ function topLevel(cmd: Command): Command {
   return c;
 }
 
+/**
+ * Usage errors look like every other failure: `postern: USAGE: message`, one
+ * line, then where to read more (commander's own "error: " prefix dropped).
+ */
+export function usageLine(commanderMessage: string, commandPath: string): string {
+  const msg = commanderMessage.trim().replace(/^error:\s*/, '').split('\n')[0] ?? '';
+  return `postern: USAGE: ${msg} (see \`${commandPath} --help\`)\n`;
+}
+
+function commandPath(c: Command): string {
+  const names: string[] = [];
+  for (let x: Command | null = c; x !== null; x = x.parent) names.unshift(x.name());
+  return names.join(' ');
+}
+
+function usageOutput(c: Command): OutputConfiguration {
+  return {
+    writeErr: (s: string): void => void process.stderr.write(s),
+    outputError: (s: string, write: (s: string) => void): void => write(usageLine(s, commandPath(c))),
+  };
+}
+
 export function buildProgram(): Command {
   const program = new Command();
   program
@@ -33,16 +56,22 @@ export function buildProgram(): Command {
     .description('Approval-bound, credential-isolating action executor for AI agents')
     .version(VERSION, '-V, --version')
     .option('--passphrase-file <file>', 'read the vault passphrase from a file (env: POSTERN_PASSPHRASE_FILE)')
-    .showHelpAfterError('(run with --help for usage)')
-    .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .exitOverride();
   registerCommands(program);
+  program.addHelpText('after', examples([
+    'postern init                                # create the home and the vault',
+    'postern secret add github-token --kind http_bearer',
+    'postern catalog check && postern catalog accept',
+    'postern daemon                              # then, in another terminal: postern approvals list',
+    'postern setup claude-code                   # connect an agent host',
+  ], 'Getting started'));
   // One home check for every command: a symlinked or open POSTERN_HOME is refused before anything is read.
   program.hook('preAction', async (_program, action) => {
     if (!OWN_HOME_CHECK.has(topLevel(action).name())) await assertHomeSafe(resolveHome());
   });
-  // Subcommands inherit the usage-error handling.
-  for (const c of program.commands) c.exitOverride();
+  // Every command, at every depth, reports usage errors the same way.
+  const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
+  for (const c of all(program)) c.exitOverride().configureOutput(usageOutput(c));
   return program;
 }
 
@@ -53,7 +82,11 @@ function report(e: unknown): number {
     return 2;
   }
   if (isPosternError(e)) {
-    process.stderr.write(`postern: ${e.code}: ${e.message}\n`);
+    const issues = e.details['issues'];
+    if (Array.isArray(issues) && issues.length > 1) {
+      // Every problem, one per line (a catalog with several mistakes is fixed in one round).
+      process.stderr.write(`postern: ${e.code}: ${issues.length} problems:\n${issues.map((i) => `  ${String(i)}\n`).join('')}`);
+    } else process.stderr.write(`postern: ${e.code}: ${e.message}\n`);
     return ErrorCodes[e.code].exit;
   }
   const msg = e instanceof Error ? e.message.split('\n')[0] : String(e);

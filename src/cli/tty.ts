@@ -54,6 +54,16 @@ export function promptHidden(prompt: string): Uint8Array {
   }
 }
 
+/** Writes one line to the terminal (between prompts), not to stdout or stderr. */
+export function promptNote(line: string): void {
+  const fd = openSync('/dev/tty', 'r+');
+  try {
+    writeSync(fd, `${line}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Asks a yes/no question on the terminal; anything but y/yes is no. */
 export function confirm(question: string): boolean {
   const fd = openSync('/dev/tty', 'r+');

@@ -5,12 +5,39 @@
  * output.
  */
 import type { z } from 'zod';
+import { didYouMean } from '../protocol/suggest.js';
 import type { DocPath, IssueSink } from './issues.js';
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let at = root;
   for (const seg of path) at = typeof at === 'object' && at !== null ? (at as Record<PropertyKey, unknown>)[seg] : undefined;
   return at;
+}
+
+type Def = { type?: string; shape?: Record<string, unknown>; innerType?: unknown; element?: unknown; valueType?: unknown; in?: unknown; options?: unknown[] };
+const defOf = (s: unknown): Def | undefined => (s as { _zod?: { def?: Def } } | undefined)?._zod?.def;
+
+/** The field names an object schema knows at `path` (best effort: wrappers, arrays, records and unions are followed). */
+function knownKeysAt(schema: unknown, path: readonly PropertyKey[]): string[] {
+  let at: unknown[] = [schema];
+  const unwrap = (s: unknown): unknown[] => {
+    const d = defOf(s);
+    if (d === undefined) return [];
+    if (d.innerType !== undefined) return unwrap(d.innerType);
+    if (d.type === 'pipe' && d.in !== undefined) return unwrap(d.in);
+    if (d.type === 'union' && Array.isArray(d.options)) return d.options.flatMap(unwrap);
+    return [s];
+  };
+  for (const seg of path) {
+    at = at.flatMap(unwrap).flatMap((s) => {
+      const d = defOf(s)!;
+      if (d.type === 'object' && typeof seg === 'string' && d.shape !== undefined) return d.shape[seg] === undefined ? [] : [d.shape[seg]];
+      if (d.type === 'array') return [d.element];
+      if (d.type === 'record') return [d.valueType];
+      return [];
+    });
+  }
+  return at.flatMap(unwrap).flatMap((s) => Object.keys(defOf(s)?.shape ?? {}));
 }
 
 function toDocPath(path: readonly PropertyKey[]): (string | number)[] {
@@ -24,7 +51,8 @@ export function checkShape<S extends z.ZodType>(schema: S, value: unknown, at: D
   for (const issue of r.error.issues) {
     const sub = toDocPath(issue.path);
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) sink.add([...at, ...sub, k], 'unknown field');
+      const known = knownKeysAt(schema, issue.path);
+      for (const k of issue.keys) sink.add([...at, ...sub, k], `unknown field${didYouMean(k, known)}`);
       continue;
     }
     const missing = valueAt(value, issue.path) === undefined;

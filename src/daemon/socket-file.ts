@@ -59,6 +59,11 @@ export async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
   }
 }
 
+/** Refuses early (DAEMON_RUNNING) when a daemon holds the home, so nothing is asked for in vain. */
+export async function assertNoDaemon(paths: HomePaths): Promise<void> {
+  await (await takeDaemonLock(paths)).release();
+}
+
 /** Does anything accept a connection on this socket path? */
 function answers(path: string, timeoutMs = 1_000): Promise<boolean> {
   return new Promise((resolve) => {

@@ -41,7 +41,7 @@ describe('postern catalog', () => {
     const bad = await sb.file('bad.yaml', stringify({ targets, tools: { t: { description: 'x', effect: 'sideways', approval: 'none', revisions: [r1] } } }));
     const r = await sb.run(['catalog', 'check', bad]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^postern: CATALOG_INVALID: .*bad\.yaml.*tools\.t\.effect/m);
+    assert.match(r.stderr, /^postern: CATALOG_INVALID: [\s\S]*bad\.yaml.*tools\.t\.effect/m);
   });
 
   it('checks, shows and accepts a first catalog', async () => {

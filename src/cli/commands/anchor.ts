@@ -100,20 +100,20 @@ export function registerAnchor(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (o: { reason: string; yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      if (o.yes !== true) {
-        if (!canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
-        if (!confirm('Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.')) {
+      if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+      // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
+      const lock = await takeDaemonLock(ctx.paths);
+      let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
+      try {
+        if (o.yes !== true && !confirm('Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.')) {
           ctx.out('nothing changed');
           return;
         }
-      }
-      const f = await vaultFacts(ctx);
-      const lock = await takeDaemonLock(ctx.paths);
-      try {
+        f = await vaultFacts(ctx);
         const r = startNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
         ctx.out(`started journal ${r.journalId}${r.movedTo === null ? '' : `; the old journal was moved to ${clean(r.movedTo, 300)}`}`);
       } finally {
-        f.key.fill(0);
+        f?.key.fill(0);
         await lock.release();
       }
     });
@@ -124,9 +124,11 @@ export function registerAnchor(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (o: { yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const f = await vaultFacts(ctx);
+      // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
       const lock = await takeDaemonLock(ctx.paths);
+      let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
       try {
+        f = await vaultFacts(ctx);
         const i = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, f.key, f.generation);
         if (i.anchor !== 'authentic' || i.verdict.kind !== 'vault_rolled_back') {
           const d = describeInspection(i);
@@ -145,7 +147,7 @@ export function registerAnchor(program: Command): void {
         opened.close();
         ctx.out(`accepted vault generation ${i.verdict.found} (the anchor had ${i.verdict.anchored}); journaled`);
       } finally {
-        f.key.fill(0);
+        f?.key.fill(0);
         await lock.release();
       }
     });

@@ -25,6 +25,7 @@ import {
   catalogDigest,
   gateReportJson,
   parseCatalog,
+  gateRuleFor,
   releaseGate,
   renderGateReport,
   withHostKeyPin,
@@ -120,11 +121,43 @@ function confirmed(ctx: CliContext, o: AcceptOpts, digest: string, reviewedDiff:
 }
 
 /**
+ * What can be refused without the passphrase, before asking for it: no
+ * catalog, a catalog that does not parse, and a release gate that fails
+ * against the stored accepted copy. Only a refusal is decided here; the
+ * accepting path checks again against the authenticated copy.
+ */
+async function precheck(ctx: CliContext, o: AcceptOpts): Promise<void> {
+  if (o.pinOnly !== undefined) return;
+  const file = await readCatalogFile(ctx.paths.catalog);
+  if (file === undefined) throw new PosternError('CATALOG_NOT_FOUND', `no catalog at ${ctx.paths.catalog}`);
+  const cand = parseCatalog(file.text, ctx.paths.catalog);
+  if (o.force === true) return;
+  const stored = await readCatalogFile(ctx.paths.acceptedCatalog);
+  if (stored === undefined) return;
+  let old: Catalog;
+  try {
+    old = parseCatalog(stored.text, ctx.paths.acceptedCatalog);
+  } catch {
+    return; // the authenticated path reports what is wrong with it
+  }
+  const report = releaseGate(old, cand);
+  // Only schema failures are decided early. A change of target or authority may come from a misspelt or
+  // mis-kinded credential, which only the vault can tell (unknown credential, kind mismatch — not widening):
+  // those are left to the authenticated path, after the passphrase.
+  const failing = report.changes.filter((c) => gateRuleFor(c) !== undefined);
+  if (report.ok || failing.length === 0 || failing.some((c) => c.aspect !== 'input' && c.aspect !== 'output')) return;
+  ctx.out(o.json === true ? JSON.stringify(gateReportJson(report), null, 2) : renderGateReport(report));
+  if (o.json !== true) ctx.out('(checked against the stored accepted catalog, before asking for the passphrase)');
+  throw gateError(report);
+}
+
+/**
  * Adopts catalog.yaml: shows the classified diff against the last
  * authenticated accepted catalog, runs the release gate, asks, then records
  * the acceptance in the vault and in the MAC'd record and history.
  */
 export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<AcceptOutcome> {
+  await precheck(ctx, o);
   const pass = await ctx.unlockPassphrase();
   let inner: Inner;
   try {

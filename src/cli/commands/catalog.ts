@@ -25,6 +25,7 @@ import { PosternError } from '../../protocol/errors.js';
 import { alarmError, currentCatalogState, loadAcceptedCatalog, readAcceptance, readCatalogFile, readHistory } from '../../home/catalog-store.js';
 import { acceptCatalog, type AcceptOpts } from './catalog-accept.js';
 import { contextFor, type CliContext } from '../context.js';
+import { examples } from '../help.js';
 
 async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
   const f = await readCatalogFile(path);
@@ -98,6 +99,11 @@ export function registerCatalog(program: Command): void {
     .option('--against <file>', 'compare with this catalog file instead of the accepted one')
     .option('--against-journal [jsonl]', 'revalidate journaled raw arguments (from the Activity journal, or a JSONL file) against the candidate')
     .option('--json', 'print JSON')
+    .addHelpText('after', examples([
+      'postern catalog check                      # ~/.postern/catalog.yaml against the accepted one',
+      'postern catalog check new.yaml --against old.yaml',
+      'postern catalog check --against-journal    # would past calls still validate?',
+    ]))
     .action(async (file: string | undefined, o: CheckOpts, cmd: Command) => {
       const ctx = contextFor(cmd);
       const cand = await loadCatalogFile(file ?? ctx.paths.catalog);
@@ -112,6 +118,11 @@ export function registerCatalog(program: Command): void {
       if (typeof o.againstJournal === 'string') history = await readHistoryFile(o.againstJournal);
       else if (o.againstJournal === true) history = readHistoryJournal(ctx);
       const report = releaseGate(old, cand.catalog, history);
+      if (old === undefined && o.json !== true) {
+        // A first catalog has no changes to classify: say what accepting it would add.
+        ctx.out(`No accepted catalog yet: accepting ${file ?? ctx.paths.catalog} would add ${cand.catalog.tools.size} tool${cand.catalog.tools.size === 1 ? '' : 's'}:`);
+        ctx.out(renderCatalogSummary(cand.catalog));
+      }
       printReport(ctx, report, o.json === true);
       if (!report.ok) throw gateError(report);
     });
@@ -176,6 +187,10 @@ export function registerCatalog(program: Command): void {
     .option('--digest <sha256>', 'accept exactly the file with this SHA-256 (the one you reviewed); works without a terminal, also for a first catalog')
     .option('--force', 'accept even when the release gate fails')
     .option('--json', 'print the report as JSON')
+    .addHelpText('after', examples([
+      'postern catalog accept                     # shows the diff, asks, then asks for the passphrase',
+      'postern catalog accept --digest <sha256>   # accept exactly the reviewed file, no terminal needed',
+    ]))
     .action(async (o: AcceptOpts, cmd: Command) => {
       await acceptCatalog(contextFor(cmd), o);
     });

@@ -6,15 +6,19 @@
  */
 import type { Command } from 'commander';
 import { startDaemon } from '../../daemon/run.js';
+import { assertNoDaemon } from '../../daemon/socket-file.js';
 import { runMcp } from '../mcp-entry.js';
 import { contextFor } from '../context.js';
+import { examples } from '../help.js';
 
 export function registerDaemon(program: Command): void {
   program
     .command('daemon')
     .description('run the daemon without a TUI: unlock the vault, serve agents, wait for approvals from `postern approvals`')
+    .addHelpText('after', examples(['postern daemon', 'postern daemon --passphrase-file ./pass   # a user service']))
     .action(async (_o: unknown, cmd: Command) => {
       const ctx = contextFor(cmd);
+      await assertNoDaemon(ctx.paths); // before the passphrase; startDaemon takes the lock for real
       const pass = await ctx.unlockPassphrase();
       const log = (line: string): void => {
         process.stderr.write(`postern daemon: ${line}\n`);
@@ -42,5 +46,6 @@ export function registerDaemon(program: Command): void {
   program
     .command('mcp')
     .description('the MCP server for agent hosts (stdio); relays to the running daemon and holds no secrets')
+    .addHelpText('after', examples(['postern setup claude-code   # prints the host config that runs this command by absolute path']))
     .action(runMcp);
 }

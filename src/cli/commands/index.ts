@@ -11,6 +11,7 @@ import { registerAudit } from './audit.js';
 import { registerSsh } from './ssh.js';
 import { registerAnchor } from './anchor.js';
 import { registerSetup } from './setup.js';
+import { registerCompletion } from './completion.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -24,4 +25,5 @@ export function registerCommands(program: Command): void {
   registerSsh(program);
   registerAnchor(program);
   registerSetup(program);
+  registerCompletion(program);
 }

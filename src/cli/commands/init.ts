@@ -3,11 +3,13 @@ import type { Command } from 'commander';
 import { createVault } from '../../vault/index.js';
 import { ensurePrivateHome } from '../../home/permissions.js';
 import { contextFor } from '../context.js';
+import { examples } from '../help.js';
 
 export function registerInit(program: Command): void {
   program
     .command('init')
     .description('create the Postern home and an encrypted vault (passphrase asked twice, no echo)')
+    .addHelpText('after', examples(['postern init', 'POSTERN_HOME=~/work-postern postern init', 'postern init --passphrase-file ./pass   # no terminal (CI)']))
     .action(async (_o: unknown, cmd: Command) => {
       const ctx = contextFor(cmd);
       await ensurePrivateHome(ctx.paths.home);

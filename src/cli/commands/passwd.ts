@@ -14,7 +14,8 @@ import type { HomePaths } from '../../home/paths.js';
 import { isPosternError } from '../../protocol/errors.js';
 import { changePassphrase } from '../../vault/index.js';
 import { connectOperator } from '../operator-client.js';
-import { contextFor } from '../context.js';
+import { contextFor, unlockingNotice } from '../context.js';
+import { examples } from '../help.js';
 
 type DaemonAfterRekey = { readonly kind: 'not_running' } | { readonly kind: 'locked' } | { readonly kind: 'already_locked' } | { readonly kind: 'unreachable'; readonly why: string };
 
@@ -40,12 +41,14 @@ export function registerPasswd(program: Command): void {
     .command('passwd')
     .description('change the vault passphrase (new data key: the old passphrase and old vault copies stop authenticating anything)')
     .option('--new-passphrase-file <file>', 'read the new passphrase from a file instead of asking twice')
+    .addHelpText('after', examples(['postern passwd', 'postern passwd --passphrase-file old.txt --new-passphrase-file new.txt']))
     .action(async (o: { newPassphraseFile?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const oldPass = await ctx.unlockPassphrase();
+      const oldPass = await ctx.unlockPassphrase({ notice: false });
       let result: { summaries: string[]; daemon: DaemonAfterRekey } | undefined;
       try {
         const newPass = await ctx.newPassphrase({ file: o.newPassphraseFile, ignoreGlobalFile: true });
+        unlockingNotice();
         try {
           result = await changePassphrase(ctx.paths.vault, oldPass, newPass, { clock: ctx.clock }, async (keys) => {
             const commit = await prepareReauthentication(ctx.paths, keys);

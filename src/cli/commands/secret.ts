@@ -10,11 +10,13 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CredentialKinds, isCredentialKind, type CredentialKind, type CredentialMeta } from '../../vault/types.js';
 import { openVault, withVaultWriter } from '../../vault/index.js';
+import { CREDENTIAL_NAME, nameProblem } from '../../vault/credentials.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
 import { toolsUsingCredential, type AcceptanceMark } from '../../contracts/index.js';
 import { loadAcceptedCatalog } from '../../home/catalog-store.js';
 import type { HomePaths } from '../../home/paths.js';
 import { contextFor } from '../context.js';
+import { examples } from '../help.js';
 import { readSecretInput, type SecretSourceOpts } from '../secret-input.js';
 import { canPrompt, confirm } from '../tty.js';
 import { renderTable } from '../table.js';
@@ -60,6 +62,12 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
   }
 }
 
+/** A suggestion for a name that breaks only the case rule: `My_Token` → `my_token`. */
+function suggestName(name: string): string {
+  const s = name.toLowerCase();
+  return s !== name && CREDENTIAL_NAME.test(s) ? ` (try "${s}")` : '';
+}
+
 function addSourceOptions(c: Command): Command {
   return c
     .option('--from-file <file>', 'read the value from a file (one trailing newline is dropped; SSH keys are read as is)')
@@ -79,12 +87,21 @@ export function registerSecret(program: Command): void {
     secret
       .command('add <name>')
       .description('add a credential; the value is read without echo, from a file, or from stdin')
+      .addHelpText('after', examples([
+        'postern secret add github-token --kind http_bearer',
+        'postern secret add jira --kind http_basic --username ann@example.com',
+        'postern secret add deploy-key --kind ssh_key --from-file ~/.ssh/id_ed25519',
+        'printf %s "$TOKEN" | postern secret add ci-token --kind http_header --header X-Api-Key --stdin',
+      ]))
       .addOption(new Option('--kind <kind>', 'credential kind').choices(Object.keys(CredentialKinds)).makeOptionMandatory())
       .option('--username <name>', 'http_basic: the user name (stored as metadata)')
       .option('--header <name>', 'http_header: the header that carries the value')
       .option('--param <name>', 'http_query: the query parameter that carries the value'),
   ).action(async (name: string, o: AddOpts, cmd: Command) => {
     const ctx = contextFor(cmd);
+    // Cheap checks first: nothing is asked for a name the vault would refuse.
+    const bad = nameProblem(name);
+    if (bad !== null) throw new PosternError('INPUT_INVALID', `"${name.slice(0, 64)}" is not a valid name: ${bad}${suggestName(name)}`);
     if (!isCredentialKind(o.kind)) throw new PosternError('USAGE', `unknown kind ${o.kind}`);
     const kind = o.kind;
     const fields = fieldsFor(kind, o);

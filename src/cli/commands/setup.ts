@@ -17,6 +17,7 @@ import { homePaths, resolveHome } from '../../home/paths.js';
 import { PosternError } from '../../protocol/errors.js';
 import { configFile, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
 import { launchSpec, type LaunchSpec } from '../setup/launch.js';
+import { examples } from '../help.js';
 
 interface SetupOpts {
   write?: boolean;
@@ -77,17 +78,12 @@ export function registerSetup(program: Command): void {
     .option('--force', 'with --write: replace an existing, different postern entry')
     .addOption(new Option('--scope <scope>', 'claude-code, cursor: user (all projects) or project (the current directory)').choices(Scopes).default('user'))
     .option('--home <dir>', 'the Postern home the agent is connected to (default: POSTERN_HOME or ~/.postern)')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Examples:',
-        '  postern setup claude-code            # prints `claude mcp add …` and the .mcp.json form',
-        '  postern setup codex --write          # merges [mcp_servers.postern] into ~/.codex/config.toml',
-        '  postern setup cursor --write --scope project',
-        '  postern setup json > postern-mcp.json',
-      ].join('\n'),
-    )
+    .addHelpText('after', examples([
+      'postern setup claude-code            # prints `claude mcp add …` and the .mcp.json form',
+      'postern setup codex --write          # merges [mcp_servers.postern] into ~/.codex/config.toml',
+      'postern setup cursor --write --scope project',
+      'postern setup json > postern-mcp.json',
+    ]))
     .action(async (host: string, o: SetupOpts) => {
       if (!isHost(host)) throw new PosternError('USAGE', `unknown host "${host.slice(0, 40)}" (expected one of ${Hosts.join(', ')})`);
       const home = o.home !== undefined ? resolve(o.home) : resolveHome();
@@ -101,6 +97,7 @@ export function registerSetup(program: Command): void {
         out(snippet(host, spec, places));
         return;
       }
+      if (host === 'json') throw new PosternError('USAGE', 'json has no config file to write: redirect the output instead');
       const file = configFile(host, o.scope, places);
       if (file === null) throw new PosternError('INTERNAL', 'no config file for this host');
       await writeConfig(host, file, spec, o.force === true, out);
