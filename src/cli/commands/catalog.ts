@@ -118,11 +118,6 @@ export function registerCatalog(program: Command): void {
       if (typeof o.againstJournal === 'string') history = await readHistoryFile(o.againstJournal);
       else if (o.againstJournal === true) history = readHistoryJournal(ctx);
       const report = releaseGate(old, cand.catalog, history);
-      if (old === undefined && o.json !== true) {
-        // A first catalog has no changes to classify: say what accepting it would add.
-        ctx.out(`No accepted catalog yet: accepting ${file ?? ctx.paths.catalog} would add ${cand.catalog.tools.size} tool${cand.catalog.tools.size === 1 ? '' : 's'}:`);
-        ctx.out(renderCatalogSummary(cand.catalog));
-      }
       printReport(ctx, report, o.json === true);
       if (!report.ok) throw gateError(report);
     });
