@@ -11,6 +11,7 @@ import type { DocPath, IssueSink } from './issues.js';
 import { normalizeOrigin, normalizeSshHost } from './origin.js';
 import { checkShape, isRecord } from './shape-check.js';
 import type { HttpAuth, Target } from './types.js';
+import { didYouMean } from '../protocol/suggest.js';
 
 function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, known: ReadonlySet<string> | undefined): Target | undefined {
   if (!isRecord(raw)) {
@@ -23,7 +24,7 @@ function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, know
     return undefined;
   }
   const checkCredential = (credential: string, where: DocPath): void => {
-    if (known !== undefined && !known.has(credential)) sink.add(where, `unknown credential "${credential}" (add it with postern secret add)`);
+    if (known !== undefined && !known.has(credential)) sink.add(where, `unknown credential "${credential}"${didYouMean(credential, known)} (add it with postern secret add)`);
   };
   if (keys[0] === 'http') {
     const p = [...at, 'http'];

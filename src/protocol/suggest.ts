@@ -23,14 +23,17 @@ export function editDistance(a: string, b: string): number {
 export function closest(word: string, known: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
-  for (const k of known) {
+  const words = [...known];
+  if (words.includes(word)) return undefined;
+  for (const k of words) {
     const dist = editDistance(word.toLowerCase(), k.toLowerCase());
     if (dist < bestD) {
       best = k;
       bestD = dist;
     }
   }
-  return best !== undefined && bestD > 0 && bestD <= 2 && bestD * 2 < Math.max(word.length, 2) ? best : undefined;
+  // Distance is measured ignoring case, so `Effect` finds `effect` (distance 0, not an exact match).
+  return best !== undefined && bestD <= 2 && bestD * 2 < Math.max(word.length, 2) ? best : undefined;
 }
 
 /** ` (did you mean "x"?)`, or nothing. */

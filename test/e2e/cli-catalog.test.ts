@@ -84,6 +84,16 @@ describe('postern catalog', () => {
     await writeFile(catalogPath, orig);
   });
 
+  it('a misspelt credential is an unknown credential with a suggestion, not an authority widening', async () => {
+    const orig = await readFile(catalogPath, 'utf8');
+    await writeFile(catalogPath, orig.replace('credential: api-token', 'credential: api-tokn'));
+    const r = await sb.run(['catalog', 'accept', '--yes', ...g]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^postern: CATALOG_INVALID: .*targets\.api\.http\.credential: unknown credential "api-tokn" \(did you mean "api-token"\?\)/m);
+    assert.doesNotMatch(r.stdout + r.stderr, /RELEASE_GATE_FAILED|authority_widening/);
+    await writeFile(catalogPath, orig);
+  });
+
   it('refuses a catalog whose target needs another kind of credential than the vault holds', async () => {
     const orig = await readFile(catalogPath, 'utf8');
     assert.match(orig, /auth: bearer/);
