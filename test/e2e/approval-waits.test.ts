@@ -117,7 +117,7 @@ describe('approval waits fit real MCP clients', () => {
   }
 
   async function pendingIds(): Promise<string[]> {
-    return ((await op.request('approvals.list', {})) as ApprovalCard[]).map((c) => c.id);
+    return (await op.request('approvals.list', {})).map((c) => c.id);
   }
 
   before(async () => {

@@ -21,8 +21,9 @@ describe('ParkedApprovals', () => {
     assert.deepEqual(q.list().map((c) => c.id), [w.card.id], 'the card stays in the queue');
     q.decide(w.card.id, { verdict: 'approve', scope: 'once' }, 'op');
     const back = q.parked.take('k');
-    assert.equal(back?.card.id, w.card.id);
-    assert.equal((await back!.decision).kind, 'approved');
+    assert.ok(back !== undefined);
+    assert.equal(back.card.id, w.card.id);
+    assert.equal((await back.decision).kind, 'approved');
     assert.equal(q.parked.take('k'), undefined, 'a decision is consumed once');
   });
 
