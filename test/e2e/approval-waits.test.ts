@@ -1,8 +1,9 @@
 /**
  * Approval waits that fit real MCP clients (issue 10 §3; docs/decisions.md,
- * "Approval waits that fit MCP clients"). The SDK 1.x and 2.x clients over
- * real stdio (`postern mcp`) → the real daemon → a loopback HTTP service with
- * its append-only request log; decisions go through the operator channel.
+ * "Approval waits that fit MCP clients"). The SDK 1.x client, and the 2.x
+ * client in its default era and pinned to 2026-07-28, over real stdio
+ * (`postern mcp`) → the real daemon → a loopback HTTP service with its
+ * append-only request log; decisions go through the operator channel.
  *
  * - A client that resets its timeout on progress outlives its own (short)
  *   request timeout while the call waits, and is approved; the same client
@@ -24,7 +25,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { ErrorCodes } from '../../src/protocol/errors.js';
 import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approvals.js';
 import type { OperatorEvent } from '../../src/protocol/operator.js';
@@ -54,6 +56,8 @@ interface Agent {
   readonly name: string;
   call(args: Record<string, string>, o?: CallOptions): Promise<Result>;
   close(): Promise<void>;
+  /** A new client of the same kind, over its own shim. */
+  another(): Promise<Agent>;
 }
 
 const catalog = (origin: string) => ({
@@ -96,19 +100,25 @@ describe('approval waits fit real MCP clients', () => {
       name: 'sdk-1.x',
       call: async (args, o = {}) => (await client.callTool({ name: 'gated_write', arguments: args }, undefined, o)) as Result,
       close: () => client.close(),
+      another: v1Agent,
     };
   }
 
-  async function v2Agent(): Promise<Agent> {
-    const client: ClientV2 = await inst.client({ name: 'agent-sdk-2' });
+  /** The 2.x client, in the era it negotiates by default (2025-11-25, `initialize`) or pinned to 2026-07-28. */
+  async function v2Agent(era: 'default' | '2026-07-28' = 'default'): Promise<Agent> {
+    const transport = new StdioV2({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' });
+    const client = new ClientV2({ name: 'agent-sdk-2', version: '1.0.0' }, era === 'default' ? {} : { versionNegotiation: { mode: { pin: era } } });
+    await client.connect(transport);
+    if (era !== 'default') assert.equal(client.getNegotiatedProtocolVersion(), era);
     await client.listTools();
     return {
-      name: 'sdk-2.x',
+      name: `sdk-2.x@${client.getNegotiatedProtocolVersion() ?? '?'}${era === 'default' ? ' (default)' : ' (pinned)'}`,
       call: async (args, o = {}) => (await client.callTool({ name: 'gated_write', arguments: args }, o)) as Result,
       close: () => client.close(),
+      another: () => v2Agent(era),
     };
   }
-  const agents = (): Promise<Agent>[] => [v1Agent(), v2Agent()];
+  const agents = (): Promise<Agent>[] => [v1Agent(), v2Agent(), v2Agent('2026-07-28')];
 
   async function journalOf(k: string): Promise<CallView[]> {
     const r = await inst.sb.run(['audit', 'activity', '--json']);
@@ -141,9 +151,10 @@ describe('approval waits fit real MCP clients', () => {
     await http.close();
   });
 
-  it('a client that resets its timeout on progress outlives that timeout while it waits, then is approved', async () => {
+  it('a client that resets its timeout on progress outlives that timeout while it waits, then is approved', async (t) => {
     for (const made of agents()) {
       const a = await made;
+      t.diagnostic(a.name);
       const before = http.requests.length;
       const progress: string[] = [];
       let enough: () => void = () => undefined;
@@ -193,7 +204,7 @@ describe('approval waits fit real MCP clients', () => {
     const before = http.requests.length;
     for (const made of agents()) {
       for (const how of ['cancel', 'close'] as const) {
-        const a = await made.then(async (first) => (how === 'cancel' ? first : first.name === 'sdk-1.x' ? v1Agent() : v2Agent()));
+        const a = how === 'cancel' ? await made : await (await made).another();
         const ctl = new AbortController();
         const appeared = nextCard();
         const k = key();
