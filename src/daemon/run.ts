@@ -157,6 +157,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         }
       },
       sessionEnded: (s) => {
+        // Cards left open for this session's calls (APPROVAL_PENDING) leave the queue with it.
+        svc.queue.parked.dropSession(s.id);
         const revoked = svc.grants.revokeSession(s.id);
         for (const g of revoked) journalEvent(s.id, 'grant_revoked', { tool: g.tool, reason: 'session ended' });
         try {
