@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { anchorVaultGeneration } from '../../../src/cli/vault-write.js';
 import { takeDaemonLock } from '../../../src/daemon/socket-file.js';
 import { homePaths } from '../../../src/home/paths.js';
-import { ANCHOR_FORMAT, readAnchor, sealAnchor, writeAnchor } from '../../../src/journal/anchor/index.js';
+import { ANCHOR_FORMAT, readAnchor, sealAnchor, writeAnchor, type AnchorRecord } from '../../../src/journal/anchor/index.js';
 import { ManualClock } from '../../helpers/clock.js';
 
 function home(t: { after: (fn: () => void) => void }) {
@@ -23,7 +23,7 @@ function home(t: { after: (fn: () => void) => void }) {
   return homePaths(h);
 }
 
-const record = (generation: number) => ({
+const record = (generation: number): AnchorRecord => ({
   format: ANCHOR_FORMAT,
   journal_id: 'J',
   counter: 3,
