@@ -54,7 +54,7 @@ export async function startHttpService(log: RequestLog, token: Uint8Array): Prom
       } catch {
         return send(res, 400, { error: 'the body is not JSON' });
       }
-      const ticket = { id: `T-${tickets.length + 1}`, title: String(input.title ?? ''), team: typeof input.team === 'string' ? input.team : null };
+      const ticket = { id: `T-${tickets.length + 1}`, title: typeof input.title === 'string' ? input.title : '', team: typeof input.team === 'string' ? input.team : null };
       tickets.push(ticket);
       return send(res, 201, { ticket });
     }

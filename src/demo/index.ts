@@ -59,6 +59,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   const stop = (): void => void world.close({ keep: o.keep });
   o.signal.addEventListener('abort', stop, { once: true });
   try {
+    if (o.signal.aborted) return INTERRUPTED;
     await setUp(world, say, o);
     if (o.signal.aborted) return INTERRUPTED;
     if (!o.agent) {
@@ -81,6 +82,11 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   }
 }
 
+/** Between the phases of a run: an interruption stops it there. */
+function stillRunning(o: DemoOptions): void {
+  if (o.signal.aborted) throw new PosternError('DEMO_FAILED', 'interrupted');
+}
+
 async function setUp(world: DemoWorld, say: Narrator, o: DemoOptions): Promise<void> {
   const t = world.targets;
   say.line(`  home      ${world.paths.home} (0700; ${o.keep ? 'kept afterwards' : 'removed on exit'})`);
@@ -90,7 +96,9 @@ async function setUp(world: DemoWorld, say: Narrator, o: DemoOptions): Promise<v
   say.line(`            preview  ${t.sshUser}@127.0.0.1:${t.sshPort}  (in-process SSH server, host key ${t.hostKey} pinned)`);
   say.line(`            both append every request they receive to ${world.requestLogFile}`);
   await world.accept(1);
+  stillRunning(o);
   say.line('  catalog   #1 accepted: list_tickets r1 (read), create_ticket r1 (write, per-call approval), deploy_preview r1 (write, session approval)');
+  stillRunning(o);
   await world.startDaemon();
   say.line(`  daemon    ready; agents connect through ${world.paths.agentSocket}`);
   say.line('');
@@ -110,11 +118,13 @@ async function serve(world: DemoWorld, say: Narrator): Promise<void> {
 }
 
 async function tellStory(world: DemoWorld, say: Narrator, o: DemoOptions, started: number): Promise<void> {
+  stillRunning(o);
   const agent = await startAgent({ node: process.execPath, cli: cliEntryPoint(), home: world.paths.home });
   world.onClose(() => agent.close());
   const operator = await operatorFor(world, o.headless);
   world.onClose(() => operator.close());
-  say.line('The story. Agent: the MCP client over stdio to `postern mcp`. Operator: this script, over the authenticated operator channel.');
+  say.line('The story. Agent: an MCP client over stdio to `postern mcp`. Operator: this script, over the operator channel.');
+  const storyStarted = o.clock.monotonicMs();
   const steps = await runStory({ world, agent, operator, narrate: (s) => say.step(s) });
 
   const requests = world.log.all();
@@ -125,7 +135,8 @@ async function tellStory(world: DemoWorld, say: Narrator, o: DemoOptions, starte
   const leaked = leakedCredentials(world.canaries, texts);
   if (leaked.length > 0) throw new PosternError('DEMO_FAILED', `a form of ${leaked.join(', ')} appeared in the demo's output, the agent's results or a log`);
   say.line('');
-  say.line(`Summary: all ${steps.length} steps behaved as the story says, in ${seconds(o.clock.monotonicMs() - started)}. ` +
-    `${requests.length} requests reached the targets; no form of ${DEMO_CREDENTIALS.http} or ${DEMO_CREDENTIALS.ssh} appeared in anything the agent received, the logs, or this output.`);
+  say.line(`Summary: all ${steps.length} steps behaved as the story says, in ${seconds(o.clock.monotonicMs() - started)} (set-up ${seconds(storyStarted - started)}). ` +
+    `${requests.length} requests reached the targets;`);
+  say.line(`no form of ${DEMO_CREDENTIALS.http} or ${DEMO_CREDENTIALS.ssh} appeared in anything the agent received, the logs, or this output.`);
   if (o.keep) say.line(`Inspect the journals: POSTERN_HOME=${world.paths.home} ${process.execPath} ${cliEntryPoint()} audit activity`);
 }

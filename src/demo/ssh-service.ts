@@ -25,7 +25,7 @@ export function demoKeyPair(): DemoKeyPair {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256', privateKeyEncoding: { type: 'sec1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const parsed = ssh2.utils.parseKey(privateKey);
   if (parsed instanceof Error || Array.isArray(parsed)) throw new Error('the demo could not make an SSH key');
-  const key = parsed as ParsedKey;
+  const key = parsed;
   const publicSsh = key.getPublicSSH();
   return { privatePem: privateKey, publicLine: `${key.type} ${publicSsh.toString('base64')}`, fingerprint: sshFingerprint(publicSsh) };
 }

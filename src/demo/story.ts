@@ -72,7 +72,7 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
   const sent = (from: number): LoggedRequest[] => log.since(from);
   const delta = (from: number): string => {
     const got = sent(from);
-    return got.length === 0 ? 'request log: nothing new' : `request log: ${got.map(describeRequest).join('; ')}`;
+    return got.length === 0 ? 'request log: nothing new' : `request log: +${got.map(describeRequest).join('; +')}`;
   };
   const ok = (r: AgentResult): boolean => !r.isError;
   const errorOf = (r: AgentResult): string => `${t(r.structured['error_code'] ?? 'no code')}: ${t(r.text, 160)}`;
@@ -92,8 +92,8 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const got = sent(before);
     check(got.length === 1 && got[0]?.target === 'http' && got[0].method === 'GET' && got[0].auth === 'ok', `the tracker saw ${got.length} requests`);
     return [
-      `The agent lists ${names.join(', ')} and calls list_tickets: effect read, no approval; GET /tickets → 200, ${body?.tickets?.length ?? 0} tickets.`,
-      `The tracker echoed the Authorization header it got; the agent sees "${t(echoed)}". ${delta(before)}`,
+      `The agent lists ${names.join(', ')}. list_tickets (read, no approval) → 200, ${body?.tickets?.length ?? 0} tickets.`,
+      `The tracker echoed its Authorization header: the agent sees "${t(echoed)}". ${delta(before)}`,
     ];
   });
 
@@ -113,8 +113,8 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     check(got.length === 1 && got[0]?.target === 'http' && got[0].method === 'POST' && got[0].idempotencyKey === ticketArgs.idempotency_key, 'the tracker did not get exactly one POST with the idempotency key');
     const where = card.target.kind === 'http' ? `${card.target.method} ${card.target.origin}${card.target.path}` : '';
     return [
-      `create_ticket (write, per-call) waits; the operator's card shows ${t(where)}, credential ${t(card.credential)}, key ${t(card.idempotency_key)} → approved ${verdict.verdict === 'approve' ? verdict.scope : 'no'}.`,
-      `POST /tickets → 201, ticket ${t(ticketId)}. ${delta(before)}`,
+      `create_ticket (write, per-call) waits; the operator's card: ${t(where)}, credential ${t(card.credential)} → approved ${verdict.verdict === 'approve' ? verdict.scope : 'no'}.`,
+      `201, ticket ${t(ticketId)}. ${delta(before)}`,
     ];
   });
 
@@ -125,8 +125,8 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const posts = log.all().filter((e) => e.target === 'http' && e.method === 'POST');
     check(sent(before).length === 0 && posts.length === 1, `the tracker got ${posts.length} POST requests`);
     return [
-      `The agent retries with the same idempotency_key and arguments → the stored result (replayed: true, ticket ${t(ticketId)}), no approval, nothing sent.`,
-      `The tracker's log shows ONE POST /tickets. ${delta(before)}`,
+      `Same idempotency_key, same arguments → the stored result (replayed: true, ${t(ticketId)}); no approval, nothing run again.`,
+      `${delta(before)}: ONE POST /tickets in all.`,
     ];
   });
 
@@ -140,7 +140,7 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const got = sent(before);
     check(got.length === 1 && got[0]?.target === 'ssh' && got[0].argv.join(' ') === '/srv/deploy.sh --branch=fix-login us-east-preview', 'the host did not run the r1 command');
     return [
-      `deploy_preview r1 {branch: fix-login} over SSH (host key pinned); the operator grants this session → exit ${t(r.structured['exit_code'])}, "${t(String(r.structured['stdout']).trim())}".`,
+      `deploy_preview r1 {branch: fix-login} over SSH, host key pinned; the operator grants the session → exit ${t(r.structured['exit_code'])}.`,
       delta(before),
     ];
   });
@@ -154,14 +154,19 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const first = await Promise.race([told.then(() => 'told' as const), timedOut]);
     clearTimeout(timer);
     check(first === 'told', 'the agent was not told notifications/tools/list_changed');
-    const links = changes
-      .filter((c) => c.from !== null && c.to !== null)
-      .map((c) => `${c.tool} r${c.from}→r${c.to} ${c.class}${c.policy === null ? '' : ` (${c.policy})`}`);
-    const uniq = [...new Set(links)];
-    check(uniq.some((l) => l.startsWith('deploy_preview') && l.includes('(adapt)')) && uniq.some((l) => l.startsWith('create_ticket') && l.includes('(reject)')), `catalog #2 was classified as ${uniq.join('; ')}`);
+    const links = new Map<string, { classes: Set<string>; policy: string }>();
+    for (const c of changes) {
+      if (c.from === null || c.to === null) continue;
+      const k = `${c.tool} r${c.from}→r${c.to}`;
+      const l = links.get(k) ?? { classes: new Set<string>(), policy: c.policy ?? 'none' };
+      l.classes.add(c.class);
+      links.set(k, l);
+    }
+    const text = [...links].map(([k, l]) => `${k}: ${[...l.classes].join(', ')} → ${l.policy}`);
+    check(links.get('deploy_preview r1→r2')?.policy === 'adapt' && links.get('create_ticket r1→r2')?.policy === 'reject', `catalog #2 was classified as ${text.join('; ')}`);
     return [
-      `The operator accepts catalog #2 while the session is live: ${t(uniq.join('; '), 400)}.`,
-      'The agent gets notifications/tools/list_changed, and, like the seeds\' long-running agent, still holds its r1 plans.',
+      ...text.map((l, i) => `${i === 0 ? 'Catalog #2 accepted under the live session. ' : ''}${t(l, 200)}`),
+      'The agent gets notifications/tools/list_changed and, like the seeds\' long-running agent, keeps its r1 plans.',
     ];
   });
 
@@ -178,8 +183,9 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const got = sent(before);
     check(got.length === 1 && got[0]?.target === 'ssh' && got[0].argv.join(' ') === '/srv/deploy.sh --branch=fix-signup us-east-preview', 'the host did not run the adapted command');
     return [
-      `A deploy_preview call planned against r1 {branch: fix-signup} is adapted to r2 (${t(card.adapter)}); r2 widens authority (${t(card.widening.join('; '), 120)}), so the session grant does not apply: approved once.`,
-      `The host ran exactly what r1 would have run. ${delta(before)}`,
+      `deploy_preview planned against r1 {branch: fix-signup} → adapted to r2 (${t(card.adapter)}).`,
+      `r2 widens authority (${t(card.widening.join('; '), 80)}): the session grant does not apply; approved once.`,
+      `${delta(before)}: what r1 would have run.`,
     ];
   });
 
@@ -192,8 +198,8 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const posts = log.all().filter((e) => e.target === 'http' && e.method === 'POST');
     check(sent(before).length === 0 && posts.length === 1, 'the tracker received a request for a rejected call');
     return [
-      `A create_ticket call planned against r1 (no team) → ${t(r.structured['error_code'])}, side_effect_started: false, current_revision ${t(r.structured['current_revision'])}; no approval was asked.`,
-      `The tracker's log proves it: ${delta(before)}; still ONE POST /tickets in all.`,
+      `create_ticket planned against r1 (no team) → ${t(r.structured['error_code'])}, side_effect_started: false, current_revision ${t(r.structured['current_revision'])}.`,
+      `No approval was asked; ${delta(before)}: still ONE POST /tickets in all.`,
     ];
   });
 
@@ -203,7 +209,7 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const create = now.find((x) => x.name === 'create_ticket');
     check(deploy?.revision === 2 && create?.revision === 2, 'the refreshed list does not show revision 2');
     return [
-      `The agent re-lists: deploy_preview r2 needs ${t(deploy?.required.join(', '))}; create_ticket r2 needs ${t(create?.required.join(', '))} — new plans use the new contract.`,
+      `The agent re-lists: deploy_preview r2 needs ${t(deploy?.required.join(', '))}; create_ticket r2 needs ${t(create?.required.join(', '))}.`,
     ];
   });
   return steps;

@@ -55,6 +55,7 @@ export interface DemoWorld {
   startDaemon(): Promise<DaemonHandle>;
   /** Registers something to stop at close (run in reverse order). */
   onClose(stop: () => Promise<void> | void): void;
+  /** Stops everything and removes the home (unless `keep`); later calls return the first one's promise. */
   close(opts: { keep: boolean }): Promise<void>;
 }
 
@@ -71,21 +72,28 @@ export async function buildWorld(clock: Clock): Promise<DemoWorld> {
   };
   process.once('exit', removeSync);
   const stops: (() => Promise<void> | void)[] = [];
-  const close = async ({ keep }: { keep: boolean }): Promise<void> => {
-    for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch(() => undefined);
-    if (!keep) await rm(dir, { recursive: true, force: true });
-    removed = true;
-    process.removeListener('exit', removeSync);
+  let closing: Promise<void> | undefined;
+  const close = ({ keep }: { keep: boolean }): Promise<void> =>
+    (closing ??= (async () => {
+      for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch(() => undefined);
+      if (!keep) await rm(dir, { recursive: true, force: true });
+      removed = true;
+      process.removeListener('exit', removeSync);
+    })());
+  // Something started after close() began (an interrupted start-up) is stopped at once.
+  const register = (stop: () => Promise<void> | void): void => {
+    if (closing === undefined) stops.push(stop);
+    else void Promise.resolve(stop()).catch(() => undefined);
   };
   try {
-    return await populate(dir, clock, stops, close);
+    return await populate(dir, clock, register, close);
   } catch (e) {
     await close({ keep: false });
     throw e;
   }
 }
 
-async function populate(dir: string, clock: Clock, stops: (() => Promise<void> | void)[], close: DemoWorld['close']): Promise<DemoWorld> {
+async function populate(dir: string, clock: Clock, register: (stop: () => Promise<void> | void) => void, close: DemoWorld['close']): Promise<DemoWorld> {
   const paths = homePaths(dir);
   await ensurePrivateHome(paths.home);
   const passphrase = `demo-${randomBytes(12).toString('base64url')}`;
@@ -105,14 +113,14 @@ async function populate(dir: string, clock: Clock, stops: (() => Promise<void> |
     for (const c of canaries) v.add({ name: c.meta.name, kind: c.meta.kind, fields: { ...c.meta.fields }, secret: { ...c.secret } });
     return Uint8Array.from(v.deriveKey('operator-auth'));
   }, { clock });
-  stops.push(() => void operatorKey.fill(0));
+  register(() => void operatorKey.fill(0));
 
   const requestLogFile = join(dir, 'requests.jsonl');
   const log = new RequestLog(requestLogFile);
   const http = await startHttpService(log, new TextEncoder().encode(token));
-  stops.push(() => http.close());
+  register(() => http.close());
   const ssh = await startSshService(log, hostKey, clientKey.publicLine, SSH_USER);
-  stops.push(() => ssh.close());
+  register(() => ssh.close());
   const targets: DemoTargets = { httpOrigin: http.origin, sshPort: ssh.port, sshUser: SSH_USER, hostKey: hostKey.fingerprint };
 
   const daemonLog: string[] = [];
@@ -147,10 +155,10 @@ async function populate(dir: string, clock: Clock, stops: (() => Promise<void> |
     },
     async startDaemon() {
       const handle = await startDaemon(paths, pass(), { clock, log: (line) => void daemonLog.push(line) });
-      stops.push(() => handle.close('demo finished'));
+      register(() => handle.close('demo finished'));
       return handle;
     },
-    onClose: (stop) => void stops.push(stop),
+    onClose: register,
     close,
   };
 }
