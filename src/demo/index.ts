@@ -65,7 +65,8 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     if (!o.agent) {
       await serve(world, say);
       await interrupted(o.signal);
-      return INTERRUPTED;
+      // Ctrl-C is how a served demo ends, as it is for `postern daemon`.
+      return 0;
     }
     await tellStory(world, say, o, started);
     return 0;

@@ -32,6 +32,7 @@ export function demoKeyPair(): DemoKeyPair {
 
 /** Splits a command line made of POSIX single-quoted words (`'a'\''b' 'c'`); null for anything else. */
 export function splitQuoted(command: string): string[] | null {
+  if (command === '') return null;
   const words: string[] = [];
   let i = 0;
   while (i < command.length) {
