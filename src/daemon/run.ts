@@ -109,6 +109,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         let closed = 0;
         for (const name of [...change.rotated, ...change.removed]) closed += ssh.retire(name);
         journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
+        // A restored copy older than this generation must be refused at the next start too.
+        keeper.noteVaultGeneration(change.to);
         const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
         log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
       },
