@@ -31,7 +31,7 @@ export interface DemoOperator {
   close(): void;
 }
 
-const CARD_WAIT_MS = 20_000;
+const CARD_WAIT_MS = 60_000;
 
 export async function scriptedOperator(socketPath: string, key: Uint8Array): Promise<DemoOperator> {
   const conn: OperatorConnection = await connectOperator(socketPath, key);

@@ -32,7 +32,7 @@ export interface StoryParts {
   readonly narrate: (step: StoryStep) => void;
 }
 
-const LIST_CHANGED_WAIT_MS = 20_000;
+const LIST_CHANGED_WAIT_MS = 60_000;
 const t = (v: unknown, max = 120): string => sanitizeForTerminal(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v), max);
 const newKey = (): string => `demo-${randomBytes(6).toString('hex')}`;
 
