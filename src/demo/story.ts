@@ -30,6 +30,8 @@ export interface StoryParts {
   readonly operator: DemoOperator;
   /** Called as each step completes, so the narration keeps pace with the run. */
   readonly narrate: (step: StoryStep) => void;
+  /** How long the drift step waits for `tools/list_changed` (default a minute). */
+  readonly listChangedWaitMs?: number;
 }
 
 const LIST_CHANGED_WAIT_MS = 60_000;
@@ -150,7 +152,7 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     const told = agent.nextListChanged();
     changes = await world.accept(2);
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), LIST_CHANGED_WAIT_MS)));
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), parts.listChangedWaitMs ?? LIST_CHANGED_WAIT_MS)));
     const first = await Promise.race([told.then(() => 'told' as const), timedOut]);
     clearTimeout(timer);
     check(first === 'told', 'the agent was not told notifications/tools/list_changed');
