@@ -81,6 +81,9 @@ export const ErrorCodes = {
   OPERATOR_AUTH_FAILED: { exit: 1, action: 'check_passphrase', summary: 'the operator could not be authenticated' },
   APPROVAL_NOT_FOUND: { exit: 1, action: 'list_approvals', summary: 'no pending approval with that id' },
   INTERNAL: { exit: 1, action: 'report_bug', summary: 'an unexpected internal failure' },
+
+  // postern demo
+  DEMO_FAILED: { exit: 1, action: 'report_bug', summary: 'a step of `postern demo` did not behave as the story expects' },
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
