@@ -15,10 +15,11 @@ import { VERSION } from '../version.js';
 
 /**
  * Commands that check the home themselves: `init` creates it, `doctor` reports
- * on it, `mcp` holds no secrets and answers agents with a tool error; `setup`
- * and `completion` only print or write an agent host's files.
+ * on it, `mcp` holds no secrets and answers agents with a tool error, `demo`
+ * makes a temporary home of its own; `setup` and `completion` only print or
+ * write an agent host's files.
  */
-const OWN_HOME_CHECK: ReadonlySet<string> = new Set(['init', 'doctor', 'mcp', 'setup', 'completion']);
+const OWN_HOME_CHECK: ReadonlySet<string> = new Set(['init', 'doctor', 'mcp', 'demo', 'setup', 'completion']);
 
 /** The top-level command (`secret` for `postern secret list`). */
 function topLevel(cmd: Command): Command {

@@ -12,6 +12,7 @@ import { registerSsh } from './ssh.js';
 import { registerAnchor } from './anchor.js';
 import { registerSetup } from './setup.js';
 import { registerCompletion } from './completion.js';
+import { registerDemo } from './demo.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -26,4 +27,5 @@ export function registerCommands(program: Command): void {
   registerAnchor(program);
   registerSetup(program);
   registerCompletion(program);
+  registerDemo(program);
 }
