@@ -7,6 +7,7 @@
  * code; nothing has been run or journaled as an intent at this point.
  */
 import type { Authority, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
+import { advertiseTool } from '../../contracts/index.js';
 import { requiredApproval } from '../../approvals/policy.js';
 import type { TargetView } from '../../protocol/approvals.js';
 import { PosternError } from '../../protocol/errors.js';
@@ -64,6 +65,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
       session: { id: session.id, client_name: session.clientName, client_version: session.clientVersion, pid: session.pid },
       tool: s.tool.name,
       effect: s.tool.effect,
+      annotations: { ...advertiseTool(s.tool).annotations },
       revision: s.revision.revision,
       revision_seen: s.revisionSeen,
       scope_allowed: need.scope,
@@ -86,7 +88,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   switch (d.kind) {
     case 'approved':
       if (d.scope === 'session') {
-        const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
+        const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, revision: s.revision.revision, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
         try {
           svc.journals.sessions.event(session.id, 'grant_given', { tool: s.tool.name, authority_digest: g.authorityDigest, approval_id: card.id, by: d.by });
         } catch {
