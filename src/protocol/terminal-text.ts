@@ -20,6 +20,11 @@ const MAX_COMBINING_RUN = 4;
 const NEEDS_ESCAPE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Cn}\p{Zs}]/u;
 const IS_MARK = /\p{M}/u;
 
+/** Variation selectors (VS1–16, VS17–256, Mongolian FVS1–4): invisible marks that change how a neighbour looks. */
+function isVariationSelector(cp: number): boolean {
+  return (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef) || (cp >= 0x180b && cp <= 0x180f);
+}
+
 function hex(n: number, width: number): string {
   return n.toString(16).toUpperCase().padStart(width, '0');
 }
@@ -38,7 +43,7 @@ function escapeOf(ch: string, cp: number): string | null {
     case ' ':
       return null;
   }
-  if (!NEEDS_ESCAPE.test(ch) && !INVISIBLE.has(cp) && !(cp >= 0xfe00 && cp <= 0xfe0f)) return null;
+  if (!NEEDS_ESCAPE.test(ch) && !INVISIBLE.has(cp) && !isVariationSelector(cp)) return null;
   if (cp < 0x100) return `\\x${hex(cp, 2).toLowerCase()}`;
   if (cp <= 0xffff) return `\\u${hex(cp, 4)}`;
   return `\\u{${hex(cp, 5)}}`;

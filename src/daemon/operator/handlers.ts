@@ -88,7 +88,7 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
     case 'grants.revoke':
       return { revoked: b.revokeGrant(paramsOf(op, params).id) };
     case 'activity.recent':
-      return b.activity(paramsOf(op, params) as ActivityFilter);
+      return b.activity(paramsOf(op, params));
     case 'catalog.pending':
       paramsOf(op, params);
       return b.catalogPending();
