@@ -32,6 +32,8 @@ import type { MessagePort } from 'node:worker_threads';
 import { startOperatorServer, type OperatorServer } from './operator/index.js';
 import { createBackend, grantView } from './operator/backend.js';
 import { EventBus } from './events.js';
+import { pendingCatalog } from './catalog-pending.js';
+import type { CatalogPendingView } from '../protocol/operator/index.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { VaultFollower } from './vault-follow.js';
 
@@ -191,6 +193,16 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       },
     });
     started.push(() => agent.close());
+    // What catalog.yaml would change (read-only; recomputed when it or the catalog in use changes).
+    let pending: CatalogPendingView | null = null;
+    const refreshPending = async (): Promise<void> => {
+      if (state.locked) return;
+      const snap = state.snapshot();
+      const next = await pendingCatalog(paths.catalog, { catalog: snap.catalog, digest: snap.digest, trusted: snap.acceptedAt !== null }, new Set(state.vault().list().map((m) => m.name))).catch(() => pending);
+      if (JSON.stringify(next) === JSON.stringify(pending)) return;
+      pending = next;
+      bus.emit({ type: 'catalog.pending', pending });
+    };
     let lockReason: string | null = null;
     state.onLock((reason) => void (lockReason = reason));
     const backend = createBackend({
@@ -207,11 +219,11 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           lock_reason: lockReason,
           started_at: startedAt,
           catalog: { digest: snap.digest, sequence: inUse.sequence, accepted_at: snap.acceptedAt, tools: snap.catalog.tools.size },
-          catalog_pending: false,
+          catalog_pending: pending !== null,
           approval_timeout_seconds: config.approval_timeout_seconds,
         };
       },
-      catalogPending: () => null,
+      catalogPending: () => pending,
       lock: () => state.lock('operator request'),
     });
     const operator = await startOperatorServer({
@@ -257,8 +269,12 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         void follower.refresh();
         return;
       }
+      if (file === basename(paths.catalog)) {
+        void refreshPending();
+        return;
+      }
       if (file !== basename(paths.acceptedRecord)) return;
-      reloading = reloading.then(() => reloadCatalog().then(() => undefined)).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
+      reloading = reloading.then(() => reloadCatalog().then(() => refreshPending())).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
     });
     const idle = config.idle_lock_minutes > 0
       ? setInterval(() => {
@@ -270,6 +286,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
 
     // Learn the file's identity now (and adopt a save that landed while we started).
     await follower.refresh();
+    await refreshPending();
     journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
     // The vault was unlocked with the passphrase to start this daemon: an incident reviewer sees when it was open.
     journalEvent(null, 'unlock', { reason: 'daemon start', vault_generation: vault.generation });

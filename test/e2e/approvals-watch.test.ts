@@ -8,6 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
 import { CLI } from '../helpers/cli.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
@@ -62,10 +65,12 @@ describe('postern approvals watch', () => {
   let agent: Client;
   let events: EventWatch;
 
+  let catalog: { targets: Record<string, unknown>; tools: Record<string, unknown> };
+
   before(async () => {
     http = await startFakeHttp();
     inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 60 } });
-    await inst.acceptCatalog({
+    catalog = {
       targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
       tools: {
         create_issue: {
@@ -75,7 +80,8 @@ describe('postern approvals watch', () => {
           revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
         },
       },
-    });
+    };
+    await inst.acceptCatalog(catalog);
     await inst.startDaemon();
     agent = await inst.client({ name: 'watch-agent' });
     events = await watchEvents(() => inst.operator());
@@ -121,5 +127,23 @@ describe('postern approvals watch', () => {
     assert.equal(((await call) as { isError?: boolean }).isError, true);
     w.child.kill('SIGINT');
     assert.equal(await w.exited, 0, w.err);
+  });
+
+  it('an edited catalog.yaml is announced as pending with its classified diff, and cleared once accepted', async () => {
+    const wider = { ...catalog, tools: { ...catalog.tools, delete_all: { description: 'Delete.', effect: 'destructive', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'DELETE', path: '/all' } }] } } };
+    await writeFile(join(inst.sb.home, 'catalog.yaml'), stringify(wider));
+    // A watcher may see the file half-written first (pending, invalid); the whole file follows.
+    const p = await events.next('catalog.pending', (e) => e.pending !== null && e.pending.invalid === null);
+    assert.ok(p.pending !== null);
+    assert.equal(p.pending.tools, 2);
+    assert.equal(p.pending.widening, true);
+    assert.ok(p.pending.changes.some((c) => c.tool === 'delete_all' && c.class === 'authority_widening'), JSON.stringify(p.pending.changes));
+    const op = await inst.operator();
+    assert.equal((await op.request('status', {})).catalog_pending, true);
+    assert.equal((await op.request('catalog.pending', {}))?.digest, p.pending.digest);
+    op.close();
+    await inst.acceptCatalog(wider);
+    await events.next('catalog.adopted', (e) => e.catalog.tools === 2);
+    await events.next('catalog.pending', (e) => e.pending === null);
   });
 });
