@@ -30,7 +30,7 @@ import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
 import type { MessagePort } from 'node:worker_threads';
 import { startOperatorServer, type OperatorServer } from './operator/index.js';
-import { createBackend, grantView } from './operator/backend.js';
+import { createBackend, grantView, OPERATOR_REVOKED } from './operator/backend.js';
 import { EventBus } from './events.js';
 import { pendingCatalog } from './catalog-pending.js';
 import type { CatalogPendingView } from '../protocol/operator/index.js';
@@ -128,7 +128,11 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const bus = new EventBus(clock);
     const grants = new GrantStore({
       added: (g) => bus.emit({ type: 'grant.added', grant: grantView(g) }),
-      revoked: (g, reason) => bus.emit({ type: 'grant.revoked', id: g.approvalId, reason }),
+      revoked: (g, reason) => {
+        bus.emit({ type: 'grant.revoked', id: g.approvalId, reason });
+        // Session ends and locks journal their own revocations; an operator's is journaled here.
+        if (reason === OPERATOR_REVOKED) journalEvent(g.sessionId, 'grant_revoked', { tool: g.tool, reason, approval_id: g.approvalId });
+      },
     });
     const live = new Map<string, SessionView>();
     const startedAt = clock.now().toISOString();

@@ -81,8 +81,13 @@ describe('daemon: contract drift while sessions run', () => {
     const { card, op } = await nextCard();
     assert.equal(card.scope_allowed, 'session');
     await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'session' } });
+    const { grant } = await events.next('grant.added');
+    assert.deepEqual([grant.id, grant.tool, grant.revision, grant.session_id], [card.id, 'create_issue', 1, card.session.id]);
+    assert.deepEqual((await op.request('grants.list', {})).map((g) => g.id), [card.id]);
     op.close();
     assert.equal((await pending).isError, undefined);
+    const done = await events.next('activity', (e) => e.record.status === 'success');
+    assert.deepEqual([done.record.tool, done.record.decision, done.record.side_effect_started], ['create_issue', 'approved_session', true]);
   });
 
   it('r2 accepted while running: list_changed is sent, a stale call is adapted under the same grant', async () => {

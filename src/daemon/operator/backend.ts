@@ -17,6 +17,9 @@ import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
 
+/** The reason recorded for a grant the operator revoked (`grants.revoke`). */
+export const OPERATOR_REVOKED = 'revoked by the operator';
+
 export function grantView(g: Grant): GrantView {
   return { id: g.approvalId, session_id: g.sessionId, tool: g.tool, revision: g.revision, scope: 'session', authority_digest: g.authorityDigest, granted_at: g.grantedAt, by: g.grantedBy };
 }
@@ -78,7 +81,7 @@ export function createBackend(p: BackendParts): OperatorBackend {
     },
     grants: (sessionId) => p.grants.list().filter((g) => sessionId === undefined || g.sessionId === sessionId).map(grantView),
     revokeGrant: (id) => {
-      const g = p.grants.revoke(id, 'revoked by the operator');
+      const g = p.grants.revoke(id, OPERATOR_REVOKED);
       if (g === undefined) throw new PosternError('APPROVAL_NOT_FOUND', `no grant ${id.slice(0, 64)}`);
       return grantView(g);
     },
