@@ -8,7 +8,7 @@ import type { ActivityDecision, ActivityStatus, ActivityView } from '../protocol
 
 export function decisionOf(r: Pick<CallRecord, 'approval' | 'decision_path'>, errorCode: string | null): ActivityDecision | null {
   const a: ApprovalRecord | null = r.approval;
-  if (errorCode === 'CALL_CANCELLED' && a !== null && a.outcome === 'voided') return 'cancelled';
+  if (errorCode === 'CALL_CANCELLED' && a?.outcome === 'voided') return 'cancelled';
   if (a === null) return r.decision_path.includes('execute') || r.decision_path.includes('journal:intent') ? 'auto' : null;
   switch (a.outcome) {
     case 'approved':
@@ -20,6 +20,10 @@ export function decisionOf(r: Pick<CallRecord, 'approval' | 'decision_path'>, er
       return 'timeout';
     case 'voided':
       return 'voided';
+    case 'cancelled':
+      return 'cancelled';
+    case 'pending':
+      return 'pending';
   }
 }
 

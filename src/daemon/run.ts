@@ -121,6 +121,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         let closed = 0;
         for (const name of [...change.rotated, ...change.removed]) closed += ssh.retire(name);
         journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
+        // A restored copy older than this generation must be refused at the next start too.
+        keeper.noteVaultGeneration(change.to);
         const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
         log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
       },
@@ -187,6 +189,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       },
       sessionEnded: (s) => {
         if (live.delete(s.id)) bus.emit({ type: 'session.closed', id: s.id, ended_at: clock.now().toISOString() });
+        // Cards left open for this session's calls (APPROVAL_PENDING) leave the queue with it.
+        svc.queue.parked.dropSession(s.id);
         const revoked = svc.grants.revokeSession(s.id);
         for (const g of revoked) journalEvent(s.id, 'grant_revoked', { tool: g.tool, reason: 'session ended' });
         try {

@@ -61,6 +61,16 @@ export interface CallRequest {
   readonly progress: (message: string) => void;
 }
 
+/**
+ * The call's MCP progress token, when its client asked for progress. A client
+ * that sends one declares it can be kept waiting: progress resets its timeout
+ * (`resetTimeoutOnProgress` in the SDKs); without one its own timeout runs.
+ */
+export function progressTokenOf(meta: Readonly<Record<string, unknown>>): string | number | undefined {
+  const token = meta['progressToken'];
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
 /** Our reverse-DNS prefix for `_meta` keys. */
 export const META_PREFIX = 'dev.postern';
 export const META_REVISION = `${META_PREFIX}/revision`;

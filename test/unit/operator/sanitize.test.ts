@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonForTerminal, sanitizeForTerminal, sanitizeWithInfo } from '../../../src/protocol/terminal-text.js';
+import { CONTINUATION, cellWidth, foldLinesToWidth, foldToWidth, jsonForTerminal, sanitizeForTerminal, sanitizeWithInfo } from '../../../src/protocol/terminal-text.js';
 import { assertInert } from './helpers.js';
 
 
@@ -66,5 +66,93 @@ describe('jsonForTerminal', () => {
     assertInert(text, true); // only the layout's own newlines
     assert.deepEqual(JSON.parse(text), value);
     assertInert(jsonForTerminal(value, 0));
+  });
+});
+
+describe('default-ignorable code points', () => {
+  const rows: { name: string; input: string; expect: string }[] = [
+    { name: 'variation selector supplement spells a word it is not', input: 'ma\u{E0100}\u{E01EF}in', expect: 'ma\\u{E0100}\\u{E01EF}in' },
+    { name: 'variation selectors 1–16', input: 'a\uFE00b\uFE0Fc', expect: 'a\\uFE00b\\uFE0Fc' },
+    { name: 'combining grapheme joiner', input: 'a\u034Fb', expect: 'a\\u034Fb' },
+    { name: 'Mongolian free variation selector and vowel separator', input: 'a\u180Bb\u180Ec', expect: 'a\\u180Bb\\u180Ec' },
+    { name: 'Hangul fillers', input: 'a\u115Fb\u1160c\uFFA0d', expect: 'a\\u115Fb\\u1160c\\uFFA0d' },
+    { name: 'Khmer inherent vowels', input: 'a\u17B4b\u17B5c', expect: 'a\\u17B4b\\u17B5c' },
+    { name: 'unassigned default-ignorable plane-14 code point', input: 'a\u{E0FFF}b', expect: 'a\\u{E0FFF}b' },
+  ];
+  for (const r of rows) {
+    it(r.name, () => {
+      const out = sanitizeForTerminal(r.input);
+      assert.equal(out, r.expect);
+      assertInert(out);
+    });
+  }
+
+  it('no default-ignorable code point in the BMP or plane 14 passes raw', () => {
+    const ranges: [number, number][] = [[0x0000, 0xffff], [0xe0000, 0xe0fff]];
+    for (const [lo, hi] of ranges) {
+      for (let cp = lo; cp <= hi; cp++) {
+        if (cp >= 0xd800 && cp <= 0xdfff) continue;
+        const ch = String.fromCodePoint(cp);
+        if (!/\p{Default_Ignorable_Code_Point}/u.test(ch)) continue;
+        assert.ok(!sanitizeForTerminal(`a${ch}b`).includes(ch), `U+${cp.toString(16)} passed raw`);
+      }
+    }
+  });
+
+  it('jsonForTerminal escapes them too and keeps the value', () => {
+    const value = { branch: 'ma\u{E0100}in\uFE0F' };
+    const text = jsonForTerminal(value, 0);
+    assert.ok(!/\p{Default_Ignorable_Code_Point}/u.test(text));
+    assert.deepEqual(JSON.parse(text), value);
+  });
+});
+
+describe('foldToWidth', () => {
+  it('a short line is one row', () => {
+    assert.deepEqual(foldToWidth('target  GET https://a.example/', 80), ['target  GET https://a.example/']);
+  });
+
+  it('no row is wider than the terminal and every continuation starts with the mark', () => {
+    const line = `args    ${'x'.repeat(50)}target        GET https://safe.example/ok${'y'.repeat(40)}`;
+    for (const width of [20, 33, 80]) {
+      const rows = foldToWidth(line, width, '        ');
+      for (const r of rows) assert.ok(cellWidth(r) <= width, `${r} is wider than ${width}`);
+      for (const r of rows.slice(1)) assert.ok(r.startsWith(`        ${CONTINUATION}`));
+      assert.equal(rows.map((r, i) => (i === 0 ? r : r.slice(8 + CONTINUATION.length))).join(''), line);
+    }
+  });
+
+  it('agent text that would start a row after a soft wrap is behind the mark instead', () => {
+    const forged = `${' '.repeat(70)}postern: ok approved once`;
+    const rows = foldToWidth(`reason  ${sanitizeForTerminal(forged, 1000)}`, 80);
+    assert.ok(rows.length > 1);
+    for (const r of rows.slice(1)) assert.ok(r.startsWith(CONTINUATION));
+    assert.ok(!rows.some((r) => r.startsWith('postern:')));
+  });
+
+  it('wide characters count two cells and grapheme clusters stay whole', () => {
+    const rows = foldToWidth('東京東京東京', 5);
+    for (const r of rows) assert.ok(cellWidth(r) <= 5);
+    const flag = foldToWidth('ab🇫🇷🇫🇷🇫🇷', 4);
+    for (const r of flag) assert.equal((r.match(/[\u{1F1E6}-\u{1F1FF}]/gu)?.length ?? 0) % 2, 0, `a flag was split: ${r}`);
+  });
+
+  it('a control character a caller forgot to sanitize is escaped, not printed', () => {
+    const rows = foldToWidth('a\u001b[2Kb\rc', 80);
+    assert.deepEqual(rows, ['a\\x1b[2Kb\\rc']);
+    assertInert(rows.join(''));
+  });
+
+  it('progresses even when the terminal is narrower than the indent', () => {
+    const rows = foldToWidth('abcdef', 2, '      ');
+    assert.ok(rows.length >= 3);
+    assert.equal(rows.map((r, i) => (i === 0 ? r : r.slice(6 + CONTINUATION.length))).join(''), 'abcdef');
+  });
+
+  it('foldLinesToWidth folds each line of a multi-line dump', () => {
+    const rows = foldLinesToWidth('{\n  "a": "' + 'z'.repeat(100) + '"\n}', 40, '  ');
+    for (const r of rows) assert.ok(cellWidth(r) <= 40);
+    assert.equal(rows[0], '{');
+    assert.equal(rows.at(-1), '}');
   });
 });
