@@ -10,7 +10,8 @@
  */
 import type { ApprovalCard, OperatorVerdict } from '../protocol/approvals.js';
 import { PosternError } from '../protocol/errors.js';
-import { connectOperator, type OperatorConnection } from '../cli/operator-client.js';
+import { connectOperator } from '../cli/operator-client.js';
+import type { OperatorClient } from '../protocol/operator/index.js';
 
 export interface ApprovalRequest {
   readonly tool: string;
@@ -34,16 +35,16 @@ export interface DemoOperator {
 const CARD_WAIT_MS = 60_000;
 
 export async function scriptedOperator(socketPath: string, key: Uint8Array): Promise<DemoOperator> {
-  const conn: OperatorConnection = await connectOperator(socketPath, key);
+  const conn: OperatorClient = await connectOperator(socketPath, key);
   const cards: ApprovalCard[] = [];
   let wake: (() => void) | null = null;
   const arrived = (card: ApprovalCard): void => {
     if (!cards.some((c) => c.id === card.id)) cards.push(card);
     wake?.();
   };
-  for (const card of await conn.subscribe((e) => {
-    if (e.type === 'added') arrived(e.card);
-  })) {
+  for (const card of (await conn.subscribe((env) => {
+    if (env.event.type === 'approval.added') arrived(env.event.card);
+  })).pending) {
     arrived(card);
   }
 

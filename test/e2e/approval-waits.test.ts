@@ -29,7 +29,7 @@ import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { ErrorCodes } from '../../src/protocol/errors.js';
 import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approvals.js';
-import type { OperatorEvent } from '../../src/protocol/operator.js';
+import type { OperatorEvent } from '../../src/protocol/operator/index.js';
 import type { CallView } from '../../src/journal/index.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { CLI } from '../helpers/cli.js';
@@ -89,8 +89,8 @@ describe('approval waits fit real MCP clients', () => {
       });
     });
   }
-  const nextCard = (): Promise<ApprovalCard> => nextEvent((e) => (e.type === 'added' ? e.card : undefined));
-  const resolvedOf = (id: string): Promise<ApprovalDecision> => nextEvent((e) => (e.type === 'resolved' && e.id === id ? e.decision : undefined));
+  const nextCard = (): Promise<ApprovalCard> => nextEvent((e) => (e.type === 'approval.added' ? e.card : undefined));
+  const resolvedOf = (id: string): Promise<ApprovalDecision> => nextEvent((e) => (e.type === 'approval.resolved' && e.id === id ? e.decision : undefined));
 
   async function v1Agent(): Promise<Agent> {
     const client = new ClientV1({ name: 'agent-sdk-1', version: '1.0.0' });
@@ -139,8 +139,8 @@ describe('approval waits fit real MCP clients', () => {
     await inst.acceptCatalog(catalog(http.origin));
     await inst.startDaemon();
     op = await inst.operator();
-    await op.subscribe((e) => {
-      for (const l of [...listeners]) if (l(e)) listeners.delete(l);
+    await op.subscribe((env) => {
+      for (const l of [...listeners]) if (l(env.event)) listeners.delete(l);
     });
   });
 

@@ -16,6 +16,7 @@
  * connection) cancels the card at once.
  */
 import type { Authority, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
+import { advertiseTool } from '../../contracts/index.js';
 import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
 import type { ApprovalWait } from '../../approvals/parked.js';
 import type { TargetView } from '../../protocol/approvals.js';
@@ -105,7 +106,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   switch (d.kind) {
     case 'approved':
       if (d.scope === 'session') {
-        const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
+        const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, revision: s.revision.revision, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
         try {
           svc.journals.sessions.event(session.id, 'grant_given', { tool: s.tool.name, authority_digest: g.authorityDigest, approval_id: card.id, by: d.by });
         } catch {
@@ -137,6 +138,7 @@ function openCard(svc: Services, session: SessionInfo, s: ApprovalSubject, need:
       session: { id: session.id, client_name: session.clientName, client_version: session.clientVersion, pid: session.pid },
       tool: s.tool.name,
       effect: s.tool.effect,
+      annotations: { ...advertiseTool(s.tool).annotations },
       revision: s.revision.revision,
       revision_seen: s.revisionSeen,
       scope_allowed: need.scope,
