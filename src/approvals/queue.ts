@@ -21,7 +21,7 @@ interface Pending {
   readonly settle: (d: ApprovalDecision) => void;
 }
 
-export type CardDraft = Omit<ApprovalCard, 'id' | 'requested_at' | 'expires_at'>;
+export type CardDraft = Omit<ApprovalCard, 'id' | 'requested_at' | 'expires_at' | 'annotations'> & { readonly annotations?: ApprovalCard['annotations'] };
 
 export class ApprovalQueue {
   readonly #pending = new Map<string, Pending>();
@@ -40,6 +40,7 @@ export class ApprovalQueue {
     const now = this.#now();
     const card: ApprovalCard = {
       ...draft,
+      annotations: draft.annotations ?? null,
       id: randomUUID(),
       requested_at: now.toISOString(),
       expires_at: new Date(now.getTime() + opts.timeoutMs).toISOString(),

@@ -25,10 +25,20 @@ export const TargetViewSchema = z.discriminatedUnion('kind', [
     user: z.string(),
     argv: z.array(z.string()),
     command: z.string(),
+    /** The pinned host-key fingerprint the connection must present (calls to unpinned hosts never reach the queue). */
     host_key: z.string().nullable(),
   }),
 ]);
 export type TargetView = z.infer<typeof TargetViewSchema>;
+
+/** The MCP annotations the tool advertises (hints for clients; Postern's own effect class is what counts). */
+export const ToolAnnotationsSchema = z.object({
+  readOnlyHint: z.boolean(),
+  destructiveHint: z.boolean(),
+  idempotentHint: z.boolean(),
+  openWorldHint: z.boolean(),
+});
+export type ToolAnnotations = z.infer<typeof ToolAnnotationsSchema>;
 
 export const ApprovalCardSchema = z.object({
   id: z.string(),
@@ -39,7 +49,10 @@ export const ApprovalCardSchema = z.object({
     pid: z.number().nullable(),
   }),
   tool: z.string(),
+  /** Postern's effect class for the tool (read, write, destructive…), from the accepted catalog. */
   effect: z.string(),
+  /** What the tool advertises to the agent; shown beside `effect`, never lowering the risk shown. */
+  annotations: ToolAnnotationsSchema.nullable().default(null),
   revision: z.number(),
   revision_seen: z.number().nullable(),
   /** `session` when the operator may approve for the rest of the session; `per-call` otherwise. */
@@ -59,12 +72,15 @@ export const ApprovalCardSchema = z.object({
 });
 export type ApprovalCard = z.infer<typeof ApprovalCardSchema>;
 
-export type ApprovalDecision =
-  | { readonly kind: 'approved'; readonly scope: 'once' | 'session'; readonly by: string; readonly at: string }
-  | { readonly kind: 'denied'; readonly reason: string | null; readonly by: string; readonly at: string }
-  | { readonly kind: 'timeout'; readonly at: string }
-  | { readonly kind: 'voided'; readonly reason: string; readonly at: string }
-  | { readonly kind: 'cancelled'; readonly at: string };
+/** How a card was resolved: the one definition, used by the queue and the wire. */
+export const ApprovalDecisionSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('approved'), scope: z.enum(['once', 'session']), by: z.string(), at: z.string() }),
+  z.object({ kind: z.literal('denied'), reason: z.string().nullable(), by: z.string(), at: z.string() }),
+  z.object({ kind: z.literal('timeout'), at: z.string() }),
+  z.object({ kind: z.literal('voided'), reason: z.string(), at: z.string() }),
+  z.object({ kind: z.literal('cancelled'), at: z.string() }),
+]);
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 
 export const OperatorVerdictSchema = z.discriminatedUnion('verdict', [
   z.object({ verdict: z.literal('approve'), scope: z.enum(['once', 'session']), call_digest: z.string().optional() }),

@@ -79,6 +79,8 @@ export const ErrorCodes = {
   HOST_KEY_UNKNOWN: { exit: 1, action: 'run_postern_ssh_trust', summary: 'the SSH host key is not pinned yet' },
   HOST_KEY_MISMATCH: { exit: 1, action: 'verify_host_key', summary: 'the SSH host key differs from the pinned one' },
   OPERATOR_AUTH_FAILED: { exit: 1, action: 'check_passphrase', summary: 'the operator could not be authenticated' },
+  OBSERVER_READ_ONLY: { exit: 1, action: 'attach_as_operator', summary: 'an observer connection cannot decide or change anything' },
+  OPERATOR_TOO_SLOW: { exit: 1, action: 'reattach', summary: 'the operator connection fell too far behind the daemon\'s events and was dropped' },
   APPROVAL_NOT_FOUND: { exit: 1, action: 'list_approvals', summary: 'no pending approval with that id' },
   INTERNAL: { exit: 1, action: 'report_bug', summary: 'an unexpected internal failure' },
 } as const;

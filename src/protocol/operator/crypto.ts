@@ -1,6 +1,6 @@
 /**
- * The operator channel's crypto and framing, shared by the daemon and the CLI
- * (spec: src/protocol/operator.ts). Proofs and the session key come from
+ * The operator channel's crypto and framing, shared by the daemon and every
+ * client (spec: ./wire.ts). Proofs and the session key come from
  * HKDF-SHA256 over the vault's operator-auth key and both nonces; every frame
  * after the handshake is MAC'd over (direction, sequence, body).
  *
@@ -11,9 +11,9 @@
  * `LineReader`, re-exported here), which never buffers more than its limit.
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { NONCE_BYTES, SealedFrameSchema } from '../../protocol/operator.js';
+import { NONCE_BYTES, SealedFrameSchema, type OperatorRole } from './wire.js';
 
-const LABEL = 'postern-operator/1';
+const LABEL = 'postern-operator/2';
 const FRAME_LABEL = Buffer.from(`${LABEL} frame\0`, 'utf8');
 
 export type Direction = 'c2s' | 's2c';
@@ -37,14 +37,15 @@ export function usableKey(k: Uint8Array | null | undefined): k is Uint8Array {
   return k instanceof Uint8Array && k.length === 32 && k.some((b) => b !== 0);
 }
 
-function hkdf(key: Uint8Array, serverNonce: Uint8Array, clientNonce: Uint8Array, what: string): Buffer {
+/** The role is part of every derivation, so a relay cannot change it without breaking the proofs. */
+function hkdf(key: Uint8Array, serverNonce: Uint8Array, clientNonce: Uint8Array, what: string, role: OperatorRole): Buffer {
   const salt = Buffer.concat([serverNonce, clientNonce]);
-  return Buffer.from(hkdfSync('sha256', key, salt, `${LABEL} ${what}`, 32));
+  return Buffer.from(hkdfSync('sha256', key, salt, `${LABEL} ${what} ${role}`, 32));
 }
 
-export const clientProof = (k: Uint8Array, ns: Uint8Array, nc: Uint8Array): Buffer => hkdf(k, ns, nc, 'client-proof');
-export const serverProof = (k: Uint8Array, ns: Uint8Array, nc: Uint8Array): Buffer => hkdf(k, ns, nc, 'server-proof');
-export const sessionKey = (k: Uint8Array, ns: Uint8Array, nc: Uint8Array): Buffer => hkdf(k, ns, nc, 'session');
+export const clientProof = (k: Uint8Array, ns: Uint8Array, nc: Uint8Array, role: OperatorRole): Buffer => hkdf(k, ns, nc, 'client-proof', role);
+export const serverProof = (k: Uint8Array, ns: Uint8Array, nc: Uint8Array, role: OperatorRole): Buffer => hkdf(k, ns, nc, 'server-proof', role);
+export const sessionKey = (k: Uint8Array, ns: Uint8Array, nc: Uint8Array, role: OperatorRole): Buffer => hkdf(k, ns, nc, 'session', role);
 
 /** Constant-time equality for equal-length byte strings; different lengths are simply unequal. */
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -111,4 +112,4 @@ export class FrameCodec {
 }
 
 // The operator channel's strict UTF-8 lines come from the one NDJSON splitter.
-export { LineReader, type LineEvent } from '../../protocol/ndjson.js';
+export { LineReader, type LineEvent } from '../ndjson.js';

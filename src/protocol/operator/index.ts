@@ -1,0 +1,25 @@
+/**
+ * The operator protocol, version 2 — the seam between the daemon and every
+ * operator front end (the CLI's `postern approvals …`, `postern approvals
+ * watch`, the TUI of `postern up` / `postern attach`). Front ends import only
+ * this folder (and the rest of src/protocol).
+ *
+ *   wire.ts            socket handshake + sealed frames, the in-process port's attach lines, roles
+ *   views.ts           SessionView, GrantView, ActivityView, CatalogPendingView, StatusView
+ *   messages.ts        events + envelope, ops (params/result), snapshot, server messages
+ *   transport.ts       OperatorTransport (JSON text in/out, role, close, closed, backlog)
+ *   client.ts          OperatorClient (request / subscribe / close / closed)
+ *   crypto.ts          HKDF proofs, session key, FrameCodec (shared by both ends)
+ *   socket-transport.ts  connectSocketTransport(path, key, {role}) — MAC'd Unix socket
+ *   port-transport.ts    connectPortTransport(port, {role}) — private MessagePort (postern up)
+ *   operator-client.ts   createOperatorClient(transport)
+ *   card-view.ts         the rows an approval card shows (sanitized, folded, fullyShown)
+ *
+ * The approval card and verdict are ../approvals.ts.
+ */
+export * from './wire.js';
+export * from './views.js';
+export * from './messages.js';
+export type * from './transport.js';
+export type * from './client.js';
+export * from './card-view.js';

@@ -1,0 +1,152 @@
+/**
+ * The operator protocol's messages (version OPERATOR_VERSION): what a client
+ * asks (ops, each with a params and a result schema), what the daemon answers,
+ * and the events it pushes. The same messages travel on every transport
+ * (./transport.ts): as sealed frame bodies on the socket (./wire.ts), as plain
+ * JSON text on the in-process port.
+ *
+ *   C→D  {"id":n,"op":OP,"params":{…}}
+ *   D→C  {"kind":"response","id":n,"ok":true,"result":…}
+ *        {"kind":"response","id":n|null,"ok":false,"error":{"code","message"}}
+ *        {"kind":"event","envelope":{"seq":n,"at":ISO,"event":{"type":…}}}
+ *        {"kind":"fatal","error":{…}}          then the daemon closes
+ *
+ * Invariants: every type is inferred from its schema; an unknown op or bad
+ * params is an error response, never a crash; ops in MUTATING_OPS are refused
+ * on an observer connection with OBSERVER_READ_ONLY; event seq numbers
+ * increase by one per event, daemon-wide, from 1; `subscribe` answers with a
+ * snapshot as of `last_seq`, then sends the retained events after `since`
+ * (when given) up to `last_seq`, then live events — so a client that keeps
+ * the highest seq it saw can re-attach and miss nothing the ring still holds
+ * (`gap` says when it did not).
+ *
+ * Catalog acceptance over the channel (decision): an operator connection was
+ * authenticated by proof of the vault passphrase (socket) or is the private
+ * port of the process that unlocked the vault with it (`postern up`), so
+ * `catalog.accept {digest}` on it IS "accepting with the passphrase". The
+ * digest binds the acceptance to the exact file whose diff the operator saw:
+ * a file changed meanwhile is refused (CATALOG_PENDING). Observers cannot.
+ */
+import { z } from 'zod';
+import { ApprovalCardSchema, ApprovalDecisionSchema, OperatorVerdictSchema } from '../approvals.js';
+import { WireErrorSchema } from './wire.js';
+import {
+  ActivityDecisionSchema,
+  ActivityStatusSchema,
+  ActivityViewSchema,
+  CatalogInUseSchema,
+  CatalogPendingViewSchema,
+  GrantViewSchema,
+  SessionViewSchema,
+  StatusViewSchema,
+} from './views.js';
+
+const id = z.string().min(1).max(200);
+const iso = z.string().max(64);
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex');
+
+// ---- events ----------------------------------------------------------------
+
+export const OperatorEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('approval.added'), card: ApprovalCardSchema }),
+  z.strictObject({ type: z.literal('approval.resolved'), id, decision: ApprovalDecisionSchema }),
+  /** The card's contract changed while it waited (a new catalog was adopted): what is approved is no longer what it shows. */
+  z.strictObject({ type: z.literal('approval.stale'), id, reason: z.string().max(1000) }),
+  z.strictObject({ type: z.literal('activity'), record: ActivityViewSchema }),
+  z.strictObject({ type: z.literal('session.opened'), session: SessionViewSchema }),
+  z.strictObject({ type: z.literal('session.closed'), id, ended_at: iso }),
+  z.strictObject({ type: z.literal('grant.added'), grant: GrantViewSchema }),
+  z.strictObject({ type: z.literal('grant.revoked'), id, reason: z.string().max(1000) }),
+  z.strictObject({ type: z.literal('daemon.locked'), reason: z.string().max(1000) }),
+  z.strictObject({ type: z.literal('daemon.unlocked') }),
+  z.strictObject({ type: z.literal('catalog.adopted'), catalog: CatalogInUseSchema }),
+  z.strictObject({ type: z.literal('catalog.pending'), pending: CatalogPendingViewSchema.nullable() }),
+]);
+export type OperatorEvent = z.infer<typeof OperatorEventSchema>;
+export type OperatorEventType = OperatorEvent['type'];
+
+export const OperatorEventEnvelopeSchema = z.strictObject({
+  seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  at: iso,
+  event: OperatorEventSchema,
+});
+export type OperatorEventEnvelope = z.infer<typeof OperatorEventEnvelopeSchema>;
+
+// ---- ops -------------------------------------------------------------------
+
+const empty = z.strictObject({});
+/** At most this many activity records per `activity.recent` (and in a snapshot). */
+export const MAX_ACTIVITY = 500;
+
+export const ActivityFilterSchema = z.strictObject({
+  limit: z.number().int().min(1).max(MAX_ACTIVITY).optional(),
+  session_id: id.optional(),
+  tool: z.string().min(1).max(200).optional(),
+  status: ActivityStatusSchema.optional(),
+  decision: ActivityDecisionSchema.optional(),
+  /** Only calls that ended with an error code (any, or this one). */
+  error_code: z.union([z.literal(true), z.string().min(1).max(64)]).optional(),
+});
+export type ActivityFilter = z.infer<typeof ActivityFilterSchema>;
+
+export const OperatorSnapshotSchema = z.strictObject({
+  pending: z.array(ApprovalCardSchema),
+  /** Live sessions, then recently ended ones. */
+  sessions: z.array(SessionViewSchema),
+  grants: z.array(GrantViewSchema),
+  /** Recent activity, newest first. */
+  recent: z.array(ActivityViewSchema),
+  catalog: CatalogPendingViewSchema.nullable(),
+  status: StatusViewSchema,
+  /** The seq of the newest event the snapshot includes; replayed and live events follow it. */
+  last_seq: z.number().int().min(0),
+  /** True when `since` was older than the replay ring: some events between it and the snapshot are not replayed. */
+  gap: z.boolean(),
+});
+export type OperatorSnapshot = z.infer<typeof OperatorSnapshotSchema>;
+
+/** Params and result of every operation; the op names are the keys. */
+export const OperatorOps = {
+  'approvals.list': { params: empty, result: z.array(ApprovalCardSchema) },
+  'approvals.decide': { params: z.strictObject({ approval_id: id, verdict: OperatorVerdictSchema }), result: ApprovalDecisionSchema },
+  'sessions.list': {
+    params: z.strictObject({ include_ended: z.boolean().optional(), limit: z.number().int().min(1).max(MAX_ACTIVITY).optional() }),
+    result: z.array(SessionViewSchema),
+  },
+  'grants.list': { params: z.strictObject({ session_id: id.optional() }), result: z.array(GrantViewSchema) },
+  'grants.revoke': { params: z.strictObject({ id }), result: z.strictObject({ revoked: GrantViewSchema }) },
+  'activity.recent': { params: ActivityFilterSchema, result: z.array(ActivityViewSchema) },
+  'catalog.pending': { params: empty, result: CatalogPendingViewSchema.nullable() },
+  'catalog.accept': { params: z.strictObject({ digest: sha256 }), result: z.strictObject({ accepted: CatalogInUseSchema }) },
+  'catalog.reject': { params: z.strictObject({ digest: sha256 }), result: z.strictObject({ rejected: sha256 }) },
+  status: { params: empty, result: StatusViewSchema },
+  lock: { params: empty, result: z.strictObject({ locked: z.literal(true) }) },
+  subscribe: { params: z.strictObject({ since: z.number().int().min(0).optional() }), result: OperatorSnapshotSchema },
+} as const;
+export type OperatorOp = keyof typeof OperatorOps;
+export type OperatorParams<O extends OperatorOp> = z.input<(typeof OperatorOps)[O]['params']>;
+export type OperatorResult<O extends OperatorOp> = z.infer<(typeof OperatorOps)[O]['result']>;
+
+/** Ops that decide or change something: refused on an observer connection (OBSERVER_READ_ONLY). */
+export const MUTATING_OPS: ReadonlySet<OperatorOp> = new Set<OperatorOp>(['approvals.decide', 'grants.revoke', 'catalog.accept', 'catalog.reject', 'lock']);
+
+export function isOperatorOp(op: string): op is OperatorOp {
+  return Object.prototype.hasOwnProperty.call(OperatorOps, op);
+}
+
+// ---- envelopes -------------------------------------------------------------
+
+export const RequestEnvelopeSchema = z.strictObject({
+  id: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  op: z.string().max(64),
+  params: z.unknown().optional(),
+});
+export type RequestEnvelope = z.infer<typeof RequestEnvelopeSchema>;
+
+export const ServerMessageSchema = z.union([
+  z.strictObject({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(true), result: z.unknown() }),
+  z.strictObject({ kind: z.literal('response'), id: z.number().int().nullable(), ok: z.literal(false), error: WireErrorSchema }),
+  z.strictObject({ kind: z.literal('event'), envelope: OperatorEventEnvelopeSchema }),
+  z.strictObject({ kind: z.literal('fatal'), error: WireErrorSchema }),
+]);
+export type ServerMessage = z.infer<typeof ServerMessageSchema>;

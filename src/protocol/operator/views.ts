@@ -1,0 +1,130 @@
+/**
+ * The views that cross the operator channel besides the approval card
+ * (../approvals.ts): sessions, grants, call activity, a catalog waiting for
+ * acceptance, and the daemon's status. Plain data validated with zod on
+ * receipt; none carries a secret value or a raw argument value — activity
+ * names the call, not what it was called with.
+ *
+ * Every string here may come from an agent or a catalog: a consumer shows it
+ * only through ../terminal-text.ts (or ./card-view.ts for cards).
+ */
+import { z } from 'zod';
+
+const iso = z.string().max(64);
+const name = z.string().max(4096);
+
+export const SessionViewSchema = z.strictObject({
+  id: z.string().max(200),
+  client_name: name.nullable(),
+  client_version: name.nullable(),
+  pid: z.number().int().nullable(),
+  /** The MCP protocol version the client negotiated. */
+  protocol_version: name.nullable(),
+  started_at: iso,
+  /** null while the session is live. */
+  ended_at: iso.nullable(),
+  end_reason: name.nullable(),
+});
+export type SessionView = z.infer<typeof SessionViewSchema>;
+
+export const GrantViewSchema = z.strictObject({
+  /** The id of the approval that gave the grant (unique; `grants.revoke` takes it). */
+  id: z.string().max(200),
+  session_id: z.string().max(200),
+  tool: name,
+  /** The tool revision approved; the grant holds only while the authority stays the same. */
+  revision: z.number().int(),
+  scope: z.literal('session'),
+  authority_digest: z.string().max(128),
+  granted_at: iso,
+  by: name,
+});
+export type GrantView = z.infer<typeof GrantViewSchema>;
+
+/** How the call's approval stage ended (null: it stopped before approval, or the tool needs none). */
+export const ActivityDecisionSchema = z.enum(['auto', 'approved_once', 'approved_session', 'granted', 'denied', 'timeout', 'voided', 'cancelled']);
+export type ActivityDecision = z.infer<typeof ActivityDecisionSchema>;
+
+export const ActivityStatusSchema = z.enum(['rejected', 'replayed', 'in_progress', 'success', 'error', 'outcome_unknown']);
+export type ActivityStatus = z.infer<typeof ActivityStatusSchema>;
+
+/**
+ * One call record. The same call id is announced again as it advances
+ * (in_progress → success / error / outcome_unknown): a consumer keeps the
+ * newest per id.
+ */
+export const ActivityViewSchema = z.strictObject({
+  id: z.string().max(200),
+  /** When the call was admitted. */
+  at: iso,
+  session_id: z.string().max(200).nullable(),
+  tool: name,
+  /** The revision run (or the one the session saw when it stopped before that). */
+  revision: z.number().int().nullable(),
+  status: ActivityStatusSchema,
+  decision: ActivityDecisionSchema.nullable(),
+  error_code: z.string().max(64).nullable(),
+  side_effect_started: z.boolean(),
+  duration_ms: z.number().nullable(),
+  idempotency_key: name.nullable(),
+});
+export type ActivityView = z.infer<typeof ActivityViewSchema>;
+
+export const ChangeClassSchema = z.enum(['additive', 'bounded_migration', 'breaking', 'behavior_change', 'authority_widening', 'removal', 'semantic_change', 'metadata']);
+
+export const CatalogChangeViewSchema = z.strictObject({
+  tool: name,
+  from: z.number().int().nullable(),
+  to: z.number().int().nullable(),
+  class: ChangeClassSchema,
+  aspect: z.enum(['input', 'output', 'action', 'authority', 'tool', 'catalog']),
+  reasons: z.array(name),
+});
+export type CatalogChangeView = z.infer<typeof CatalogChangeViewSchema>;
+
+/** catalog.yaml differs from the accepted catalog: what accepting it would change. */
+export const CatalogPendingViewSchema = z.strictObject({
+  /** SHA-256 of the candidate file; catalog.accept / catalog.reject name it. */
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The accepted catalog it is compared with; null when nothing trusted precedes it (every tool is then new). */
+  baseline_digest: z.string().nullable(),
+  /** An alarm about the acceptance files (record missing, forged, rolled back), or null. */
+  alarm: name.nullable(),
+  tools: z.number().int(),
+  changes: z.array(CatalogChangeViewSchema),
+  /** True when any change widens authority; `widening_reasons` says what widened. */
+  widening: z.boolean(),
+  widening_reasons: z.array(name),
+  /** The release gate: failures block acceptance. */
+  gate: z.strictObject({ ok: z.boolean(), failures: z.array(name) }),
+  /** A file that does not parse: the reason (then `changes` is empty and it cannot be accepted). */
+  invalid: name.nullable(),
+});
+export type CatalogPendingView = z.infer<typeof CatalogPendingViewSchema>;
+
+export const CatalogInUseSchema = z.strictObject({
+  digest: z.string(),
+  sequence: z.number().int(),
+  accepted_at: iso.nullable(),
+  tools: z.number().int(),
+});
+export type CatalogInUse = z.infer<typeof CatalogInUseSchema>;
+
+export const StatusViewSchema = z.strictObject({
+  /** The operator protocol version the daemon speaks. */
+  protocol_version: z.number().int(),
+  daemon_version: z.string().max(64),
+  pid: z.number().int(),
+  locked: z.boolean(),
+  lock_reason: name.nullable(),
+  started_at: iso,
+  catalog: CatalogInUseSchema,
+  catalog_pending: z.boolean(),
+  sessions: z.number().int(),
+  pending: z.number().int(),
+  grants: z.number().int(),
+  approval_timeout_seconds: z.number(),
+  /** The role of the connection that asked. */
+  role: z.enum(['operator', 'observer']),
+});
+export type StatusView = z.infer<typeof StatusViewSchema>;
