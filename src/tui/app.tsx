@@ -11,7 +11,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Box, useApp, useInput, useStdout, type Key } from 'ink';
-import type { ApprovalCard, OperatorClient, OperatorVerdict } from './contract.js';
+import type { ApprovalCard, OperatorClient, OperatorOp, OperatorParams, OperatorVerdict } from './contract.js';
 import { Rows, line, type Line, type Seg } from './lines.js';
 import { cells, clipCells } from './text.js';
 import { useOperatorState } from './use-operator.js';
@@ -20,7 +20,7 @@ import { approvalsView, focusIndex, focusedCard } from './views/approvals.js';
 import { activityView, visibleActivity } from './views/activity.js';
 import { sessionsView, visibleSessions } from './views/sessions.js';
 import { grantsView, visibleGrants } from './views/grants.js';
-import { catalogView } from './views/catalog.js';
+import { acceptBlocked, catalogView } from './views/catalog.js';
 import { helpLines } from './views/help.js';
 import { sanitizeForTerminal } from '../protocol/terminal-text.js';
 
@@ -161,7 +161,7 @@ export function App(props: AppProps) {
   );
 
   const send = useCallback(
-    (op: string, params: unknown, done: string) => {
+    <O extends OperatorOp>(op: O, params: OperatorParams<O>, done: string) => {
       if (observe) return;
       client.request(op, params, { signal: alive.current.signal }).then(
         () => say(done),
@@ -271,6 +271,9 @@ export function App(props: AppProps) {
         if (view === 'catalog' && !observe && state.catalog !== null && (input === 'A' || input === 'R')) {
           const digest = state.catalog.digest;
           const accept = input === 'A';
+          const blocked = accept ? acceptBlocked(state.catalog) : null;
+          if (blocked !== null) return say(blocked);
+          if (state.locked) return say('daemon locked: nothing can be decided until it is unlocked');
           const question = `${accept ? 'Accept' : 'Reject'} catalog ${sanitizeForTerminal(digest, 24)}?`;
           setUi((u) => ({ ...u, mode: { kind: 'confirm', question, action: { kind: accept ? 'catalog.accept' : 'catalog.reject', digest } } }));
         }
@@ -278,6 +281,7 @@ export function App(props: AppProps) {
       case 'grants': {
         if (down || up) return moveCursor(down ? 1 : -1);
         if (input === 'r' && !observe) {
+          if (state.locked) return say('daemon locked: nothing can be decided until it is unlocked');
           const list = visibleGrants(ctx);
           const g = list[Math.min(Math.max(0, ui.cursor.grants), list.length - 1)];
           if (g !== undefined) send('grants.revoke', { id: g.id }, `revoked the grant of ${sanitizeForTerminal(g.tool, 60)}`);
@@ -315,7 +319,10 @@ export function App(props: AppProps) {
     }
   };
 
-  useInput((input, key) => {
+  // The handler of the frame last drawn: React runs effects after ink has
+  // written a frame, so a handler registered by effect could still be the one
+  // of the frame before — a key must act on what is on screen.
+  const onKey = (input: string, key: Key): void => {
     const mode = ui.mode;
     if (key.ctrl && input === 'c') {
       if (mode.kind === 'confirm' && mode.action.kind === 'quit') return quit();
@@ -344,9 +351,13 @@ export function App(props: AppProps) {
         return setUi((u) => ({ ...u, mode: { ...mode, draft: Array.from(mode.draft + input).slice(0, REASON_MAX).join('') } }));
       }
       case 'normal':
+        if (ui.message !== null) setUi((u) => ({ ...u, message: null }));
         return onNormalKey(input, key);
     }
-  });
+  };
+  const keyHandler = useRef(onKey);
+  keyHandler.current = onKey;
+  useInput(useCallback((input: string, key: Key) => keyHandler.current(input, key), []));
 
   // Header: views, badges.
   const header: Seg[] = [{ text: 'Postern ', tone: 'title' }];
@@ -411,6 +422,7 @@ export function App(props: AppProps) {
         const a = catalogView(vctx);
         body = a.lines;
         hints = a.hints;
+        disabled = a.disabled;
         break;
       }
     }

@@ -30,6 +30,7 @@ export interface OperatorState {
   readonly connection: Connection;
   readonly closedReason: string | null;
   readonly locked: boolean;
+  readonly lockReason: string | null;
   readonly pending: readonly ApprovalCard[];
   readonly stale: Readonly<Record<string, string>>;
   readonly resolved: Readonly<Record<string, ApprovalDecision>>;
@@ -49,6 +50,7 @@ export const initialState: OperatorState = {
   connection: 'connecting',
   closedReason: null,
   locked: false,
+  lockReason: null,
   pending: [],
   stale: {},
   resolved: {},
@@ -99,7 +101,8 @@ function applyEvent(s: OperatorState, env: EventEnvelope): OperatorState {
     case 'approval.stale':
       return s.pending.some((c) => c.id === e.id) ? { ...s, stale: { ...s.stale, [e.id]: e.reason } } : s;
     case 'activity': {
-      const activity = [...s.activity, e.record];
+      // A call is announced again as it advances: the newest record per id, in place.
+      const activity = upsert(s.activity, e.record);
       return { ...s, activity: activity.length > ACTIVITY_LIMIT ? activity.slice(activity.length - ACTIVITY_LIMIT) : activity };
     }
     case 'session.opened':
@@ -115,9 +118,9 @@ function applyEvent(s: OperatorState, env: EventEnvelope): OperatorState {
       return { ...s, grants: s.grants.filter((g) => g.id !== e.id) };
     case 'daemon.locked':
       // A locked daemon decides nothing; its queue is voided on its side.
-      return { ...s, locked: true };
+      return { ...s, locked: true, lockReason: e.reason };
     case 'daemon.unlocked':
-      return { ...s, locked: false };
+      return { ...s, locked: false, lockReason: null };
     case 'catalog.adopted':
       return { ...s, catalog: null };
     case 'catalog.pending':
@@ -133,11 +136,12 @@ export function reduce(s: OperatorState, a: StateAction): OperatorState {
         ...s,
         connection: s.connection === 'closed' ? 'closed' : 'open',
         locked: snap.status.locked,
+        lockReason: snap.status.lock_reason,
         pending: [...snap.pending].sort(byAge),
         stale: {},
         sessions: [...snap.sessions],
         grants: [...snap.grants],
-        activity: snap.recent.slice(-ACTIVITY_LIMIT),
+        activity: [...snap.recent].reverse().slice(-ACTIVITY_LIMIT), // the snapshot is newest first
         catalog: snap.catalog,
         lastSeq: snap.last_seq,
       };

@@ -51,10 +51,15 @@ export interface FieldRows {
  */
 export function fieldRows(label: string, value: string, width: number, maxRows: number, maxChars = 4000): FieldRows {
   const s = sanitizeWithInfo(value, maxChars);
+  return foldField(label, s.text, s.hidden, width, maxRows);
+}
+
+/** fieldRows for a value already sanitized (a card view row); `hidden` says it was cut. */
+export function foldField(label: string, text: string, hidden: number, width: number, maxRows: number): FieldRows {
   const labelCol = clipCells(label, LABEL_WIDTH - 1).padEnd(LABEL_WIDTH);
   const indent = ' '.repeat(LABEL_WIDTH - cellWidth(CONTINUATION));
-  const rows = foldToWidth(`${labelCol}${s.text}`, width, indent);
-  let complete = s.hidden === 0;
+  const rows = foldToWidth(`${labelCol}${text}`, width, indent);
+  let complete = hidden === 0;
   if (rows.length > maxRows) {
     const keep = Math.max(1, maxRows - 1);
     const lead = Array.from(`${indent}${CONTINUATION}`).length;

@@ -50,7 +50,7 @@ export const initialUi: UiState = {
   focusId: null,
   expanded: false,
   scroll: 0,
-  cursor: { approvals: 0, activity: 0, sessions: 0, grants: 0, catalog: 0 },
+  cursor: { approvals: 0, activity: -1, sessions: 0, grants: 0, catalog: 0 },
   filter: { approvals: '', activity: '', sessions: '', grants: '', catalog: '' },
   inflight: {},
   cardError: {},

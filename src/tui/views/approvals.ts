@@ -9,7 +9,7 @@
  * screen with what happened to it until the operator moves; an observer is
  * offered no deciding key at all.
  */
-import type { ApprovalCard, ApprovalDecision } from '../contract.js';
+import type { ApprovalCard, ApprovalDecision, CardView } from '../contract.js';
 import { cardRows, countdown } from '../card.js';
 import { line, type Line } from '../lines.js';
 import { sanitizeForTerminal } from '../../protocol/terminal-text.js';
@@ -41,7 +41,7 @@ export function focusIndex(ctx: Pick<ViewCtx, 'state' | 'ui'>): number {
 }
 
 /** What may be done with the card on screen, and why not. */
-export function offers(ctx: ViewCtx, card: ApprovalCard | null, fullyShown: boolean): Offers {
+export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: { fullyShown: boolean; view: CardView } | null): Offers {
   const blocked = (r: string): Offers => ({ approveOnce: no(r), approveSession: no(r), deny: no(r) });
   if (ctx.observe) return blocked('observer (read-only): deciding is disabled');
   if (card === null) return blocked('no card on screen');
@@ -55,9 +55,10 @@ export function offers(ctx: ViewCtx, card: ApprovalCard | null, fullyShown: bool
     return { approveOnce: r, approveSession: r, deny: yes };
   }
   let session: Offer = yes;
-  if (card.widening.length > 0) session = no('session approval is not offered: this revision widens authority');
-  else if (card.scope_allowed !== 'session') session = no('session approval is not offered: this call may only be approved once');
-  else if (!fullyShown) session = no('session approval is not offered: the card is not fully shown (x: details)');
+  const sa = shown?.view.sessionApproval;
+  if (sa === undefined) session = no('session approval is not offered: the card is not shown');
+  else if (!sa.offered) session = no(sa.why);
+  else if (shown?.fullyShown !== true) session = no('session approval is not offered: the card is not fully shown (x: details)');
   return { approveOnce: yes, approveSession: session, deny: yes };
 }
 
@@ -113,7 +114,7 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
     } else {
       lines.push(line(clipCells(total === 0 ? 'No calls are waiting for approval.' : `${total} waiting: press n to show the next.`, width), 'dim'));
     }
-    const o = offers(ctx, null, false);
+    const o = offers(ctx, null, null);
     return { lines, hints: nav, disabled: [], offers: o, fullyShown: false };
   }
   const head = `Approval ${idx + 1} of ${total} · oldest first · ${perSession(state.pending)}`;
@@ -146,7 +147,7 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
     fullyShown = false;
   }
   lines.push(...body);
-  const o = offers(ctx, card, fullyShown);
+  const o = offers(ctx, card, { fullyShown, view: rows.view });
   const hints: KeyHint[] = [];
   if (!ctx.observe) {
     if (o.approveOnce.ok) hints.push({ key: 'a', label: 'approve once' });

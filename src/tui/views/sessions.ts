@@ -27,7 +27,7 @@ export function sessionsView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } 
     const grants = ctx.state.grants.filter((g) => g.session_id === s.id);
     rows.push([
       { text: col(s.ended_at === null ? 'live' : 'ended', 7), tone: s.ended_at === null ? 'ok' : 'dim' },
-      { text: `${col(s.id, 14)}${col(`${s.client_name ?? '?'} ${s.client_version ?? ''}`, 28)}${col(s.pid === null ? '-' : String(s.pid), 8)}${col(timeOf(s.opened_at), 10)}${col(String(grants.length), Math.max(1, w - 67))}` },
+      { text: `${col(s.id, 14)}${col(`${s.client_name ?? '?'} ${s.client_version ?? ''}`, 28)}${col(s.pid === null ? '-' : String(s.pid), 8)}${col(timeOf(s.started_at), 10)}${col(String(grants.length), Math.max(1, w - 67))}` },
     ]);
     for (const g of grants) rows.push([{ text: `${' '.repeat(9)}↳ grant ${col(g.tool, 30)} r${g.revision}`.slice(0, w), tone: 'dim' }]);
   }

@@ -11,7 +11,9 @@ import type {
   OperatorClient,
   OperatorEvent,
   OperatorSnapshot,
+  StatusView,
 } from '../../../src/tui/contract.js';
+import type { PosternError } from '../../../src/protocol/errors.js';
 
 export interface RecordedRequest {
   readonly op: string;
@@ -20,14 +22,33 @@ export interface RecordedRequest {
   reject(e: unknown): void;
 }
 
+export function status(over: Partial<StatusView> = {}): StatusView {
+  return {
+    protocol_version: 2,
+    daemon_version: '0.1.0',
+    pid: 100,
+    locked: false,
+    lock_reason: null,
+    started_at: '2026-01-01T00:00:00.000Z',
+    catalog: { digest: 'c'.repeat(64), sequence: 1, accepted_at: null, tools: 3 },
+    catalog_pending: false,
+    sessions: 0,
+    pending: 0,
+    grants: 0,
+    approval_timeout_seconds: 120,
+    role: 'operator',
+    ...over,
+  };
+}
+
 export function emptySnapshot(over: Partial<OperatorSnapshot> = {}): OperatorSnapshot {
-  return { pending: [], sessions: [], grants: [], recent: [], catalog: null, status: { locked: false }, last_seq: 0, ...over };
+  return { pending: [], sessions: [], grants: [], recent: [], catalog: null, status: status(), last_seq: 0, gap: false, ...over };
 }
 
 export class FakeOperator implements OperatorClient {
   readonly requests: RecordedRequest[] = [];
-  readonly closed: Promise<unknown>;
-  #closeNow!: () => void;
+  readonly closed: Promise<PosternError | null>;
+  #closeNow!: (e: PosternError | null) => void;
   #listener: ((e: EventEnvelope) => void) | null = null;
   #seq: number;
   #onRequest: ((r: RecordedRequest) => void)[] = [];
@@ -38,19 +59,19 @@ export class FakeOperator implements OperatorClient {
     readonly autoAnswer = false,
   ) {
     this.#seq = snapshot.last_seq;
-    this.closed = new Promise<void>((r) => {
+    this.closed = new Promise<PosternError | null>((r) => {
       this.#closeNow = r;
     });
   }
 
-  request(op: string, params: unknown): Promise<unknown> {
+  readonly request = ((op: string, params: unknown): Promise<unknown> => {
     return new Promise((resolve, reject) => {
       const r: RecordedRequest = { op, params, resolve, reject };
       this.requests.push(r);
       if (this.autoAnswer && op === 'approvals.decide') this.answerDecision(r);
       for (const f of this.#onRequest.splice(0)) f(r);
     });
-  }
+  }) as OperatorClient['request'];
 
   /** Answers a decision as the daemon does: the decision, then the resolved event. */
   answerDecision(r: RecordedRequest): ApprovalDecision {
@@ -83,7 +104,12 @@ export class FakeOperator implements OperatorClient {
   }
 
   close(): void {
-    this.#closeNow();
+    this.#closeNow(null);
+  }
+
+  /** The connection ends from the daemon's side. */
+  drop(e: PosternError): void {
+    this.#closeNow(e);
   }
 }
 
@@ -116,6 +142,7 @@ export function card(over: Partial<ApprovalCard> & { id?: string } = {}): Approv
     raw_arguments: { service: 'web' },
     normalized_arguments: { service: 'web' },
     adapter: null,
+    annotations: null,
     idempotency_key: null,
     call_digest: `digest-${id}`,
     requested_at: '2026-01-01T00:00:00.000Z',

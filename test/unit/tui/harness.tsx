@@ -13,12 +13,16 @@ export interface Mounted {
   frame(): string;
   waitFor(pred: (frame: string) => boolean, what: string): Promise<string>;
   press(keys: string): void;
-  quits: number;
+  readonly quits: number;
+  /** Settles when the TUI calls onQuit. */
+  readonly quitted: Promise<void>;
   unmount(): void;
 }
 
 export function mount(client: FakeOperator, opts: { observe?: boolean; now?: () => number; attention?: (n: number, ring: boolean) => void } = {}): Mounted {
   const state = { quits: 0 };
+  let quitNow!: () => void;
+  const quitted = new Promise<void>((r) => (quitNow = r));
   const inst = render(
     <App
       client={client}
@@ -28,6 +32,7 @@ export function mount(client: FakeOperator, opts: { observe?: boolean; now?: () 
       onAttention={opts.attention}
       onQuit={() => {
         state.quits += 1;
+        quitNow();
       }}
       tickMs={60_000}
     />,
@@ -44,7 +49,7 @@ export function mount(client: FakeOperator, opts: { observe?: boolean; now?: () 
     get quits() {
       return state.quits;
     },
-    set quits(_v: number) {},
+    quitted,
     waitFor(pred, what) {
       if (pred(frame())) return Promise.resolve(frame());
       return new Promise((resolve, reject) => {
