@@ -5,7 +5,7 @@
  */
 import { sanitizeForTerminal } from '../../protocol/terminal-text.js';
 import { cells, clipCells } from '../text.js';
-import { line, type Line, type Seg } from '../lines.js';
+import { line, type Line } from '../lines.js';
 
 /** One table cell: sanitized, cut to `w` cells and padded to it. */
 export function col(value: string, w: number): string {
@@ -27,7 +27,7 @@ export function windowRows(rows: readonly Line[], cursor: number, height: number
     if (from + i !== c) return r;
     const text = r.map((s) => s.text).join('');
     const pad = ' '.repeat(Math.max(0, width - cells(text)));
-    return [{ text: text + pad, tone: 'selected' } as Seg];
+    return [{ text: text + pad, tone: 'selected' }];
   });
 }
 

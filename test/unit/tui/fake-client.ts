@@ -17,6 +17,7 @@ import type { PosternError } from '../../../src/protocol/errors.js';
 
 export interface RecordedRequest {
   readonly op: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read the params the UI built
   readonly params: any;
   resolve(result: unknown): void;
   reject(e: unknown): void;
