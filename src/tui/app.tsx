@@ -15,7 +15,7 @@ import type { ApprovalCard, OperatorClient, OperatorOp, OperatorParams, Operator
 import { Rows, line, type Line, type Seg } from './lines.js';
 import { cells, clipCells } from './text.js';
 import { useOperatorState } from './use-operator.js';
-import { VIEWS, VIEW_TITLES, initialUi, type KeyHint, type UiState, type ViewCtx, type ViewId, type ConfirmAction } from './ui.js';
+import { VIEWS, VIEW_TITLES, initialUi, type KeyHint, type UiState, type ViewCtx, type ViewId, type ConfirmAction, type Mode } from './ui.js';
 import { approvalsView, focusIndex, focusedCard } from './views/approvals.js';
 import { activityView, visibleActivity } from './views/activity.js';
 import { sessionsView, visibleSessions } from './views/sessions.js';
@@ -142,6 +142,14 @@ export function App(props: AppProps) {
   const nowMs = props.now();
   const ctx: ViewCtx = { state, ui, width, height, nowMs, observe };
 
+  // The mode is read by the key handler from this ref, updated at once, so
+  // keys typed faster than a frame (a pasted reason, then Enter) all land.
+  const modeRef = useRef<Mode>(ui.mode);
+  const setMode = useCallback((mode: Mode) => {
+    modeRef.current = mode;
+    setUi((u) => ({ ...u, mode }));
+  }, []);
+
   const say = useCallback((message: string | null) => setUi((u) => ({ ...u, message })), []);
 
   const decide = useCallback(
@@ -179,7 +187,7 @@ export function App(props: AppProps) {
   const askQuit = (): void => {
     if (!observe && state.pending.length > 0 && state.connection === 'open') {
       const n = state.pending.length;
-      setUi((u) => ({ ...u, mode: { kind: 'confirm', question: `${n} call${n === 1 ? ' is' : 's are'} waiting for a decision. Quit anyway?`, action: { kind: 'quit' } } }));
+      setMode({ kind: 'confirm', question: `${n} call${n === 1 ? ' is' : 's are'} waiting for a decision. Quit anyway?`, action: { kind: 'quit' } });
     } else quit();
   };
 
@@ -236,7 +244,7 @@ export function App(props: AppProps) {
   const approvals = view === 'approvals' ? approvalsView(vctx) : null;
 
   const onNormalKey = (input: string, key: Key): void => {
-    if (input === '?') return setUi((u) => ({ ...u, mode: { kind: 'help' } }));
+    if (input === '?') return setMode({ kind: 'help' });
     if (input === 'q' || key.escape) {
       if (view === 'approvals' && ui.expanded) return setUi((u) => ({ ...u, expanded: false, scroll: 0 }));
       if (ui.filter[view] !== '' && key.escape) return setUi((u) => ({ ...u, filter: { ...u.filter, [view]: '' } }));
@@ -255,7 +263,7 @@ export function App(props: AppProps) {
       if (v !== undefined) setUi((u) => ({ ...u, view: v, message: null }));
       return;
     }
-    if (input === '/' && view !== 'approvals') return setUi((u) => ({ ...u, mode: { kind: 'filter', draft: u.filter[view] } }));
+    if (input === '/' && view !== 'approvals') return setMode({ kind: 'filter', draft: ui.filter[view] });
     const down = input === 'j' || key.downArrow;
     const up = input === 'k' || key.upArrow;
     switch (view) {
@@ -275,7 +283,7 @@ export function App(props: AppProps) {
           if (blocked !== null) return say(blocked);
           if (state.locked) return say('daemon locked: nothing can be decided until it is unlocked');
           const question = `${accept ? 'Accept' : 'Reject'} catalog ${sanitizeForTerminal(digest, 24)}?`;
-          setUi((u) => ({ ...u, mode: { kind: 'confirm', question, action: { kind: accept ? 'catalog.accept' : 'catalog.reject', digest } } }));
+          setMode({ kind: 'confirm', question, action: { kind: accept ? 'catalog.accept' : 'catalog.reject', digest } });
         }
         return;
       case 'grants': {
@@ -293,7 +301,17 @@ export function App(props: AppProps) {
 
   const onApprovalsKey = (input: string, key: Key, down: boolean, up: boolean): void => {
     if (input === 'x' || key.return) return setUi((u) => ({ ...u, expanded: !u.expanded, scroll: 0 }));
-    if (ui.expanded && (down || up)) return setUi((u) => ({ ...u, scroll: Math.max(0, u.scroll + (down ? 1 : -1)) }));
+    if (ui.expanded) {
+      const max = approvals?.maxScroll ?? 0;
+      const page = Math.max(1, vctx.height - 4);
+      const to = (n: number): void => setUi((u) => ({ ...u, scroll: Math.max(0, Math.min(max, n)) }));
+      const at = Math.min(ui.scroll, max);
+      if (down || up) return to(at + (down ? 1 : -1));
+      if (key.pageDown || input === ' ') return to(at + page);
+      if (key.pageUp) return to(at - page);
+      if (input === 'G') return to(max);
+      if (input === 'g') return to(0);
+    }
     if (input === 'n' || key.rightArrow || down) return moveCard(1);
     if (input === 'p' || key.leftArrow || up) return moveCard(-1);
     if (observe || approvals === null) {
@@ -315,7 +333,7 @@ export function App(props: AppProps) {
         return decide(card, { verdict: 'deny', reason: null }, 'deny');
       case 'r':
         if (card === null || !o.deny.ok) return refuse(o.deny.reason);
-        return setUi((u) => ({ ...u, mode: { kind: 'reason', cardId: card.id, draft: '' } }));
+        return setMode({ kind: 'reason', cardId: card.id, draft: '' });
     }
   };
 
@@ -323,32 +341,32 @@ export function App(props: AppProps) {
   // written a frame, so a handler registered by effect could still be the one
   // of the frame before — a key must act on what is on screen.
   const onKey = (input: string, key: Key): void => {
-    const mode = ui.mode;
+    const mode = modeRef.current;
     if (key.ctrl && input === 'c') {
       if (mode.kind === 'confirm' && mode.action.kind === 'quit') return quit();
       return askQuit();
     }
     switch (mode.kind) {
       case 'help':
-        return setUi((u) => ({ ...u, mode: { kind: 'normal' } }));
+        return setMode({ kind: 'normal' });
       case 'confirm':
-        setUi((u) => ({ ...u, mode: { kind: 'normal' } }));
+        setMode({ kind: 'normal' });
         if (input === 'y' || input === 'Y') runConfirmed(mode.action);
         return;
       case 'filter':
       case 'reason': {
-        if (key.escape) return setUi((u) => ({ ...u, mode: { kind: 'normal' } }));
+        if (key.escape) return setMode({ kind: 'normal' });
         if (key.return) {
-          if (mode.kind === 'filter') return setUi((u) => ({ ...u, mode: { kind: 'normal' }, filter: { ...u.filter, [u.view]: mode.draft.trim() } }));
-          setUi((u) => ({ ...u, mode: { kind: 'normal' } }));
+          setMode({ kind: 'normal' });
+          if (mode.kind === 'filter') return setUi((u) => ({ ...u, filter: { ...u.filter, [u.view]: mode.draft.trim() } }));
           const card = state.pending.find((c) => c.id === mode.cardId);
           if (card === undefined) return say('that request is no longer waiting');
           const reason = mode.draft.trim();
           return decide(card, { verdict: 'deny', reason: reason === '' ? null : reason.slice(0, REASON_MAX) }, 'deny with reason');
         }
-        if (key.backspace || key.delete) return setUi((u) => ({ ...u, mode: { ...mode, draft: Array.from(mode.draft).slice(0, -1).join('') } }));
+        if (key.backspace || key.delete) return setMode({ ...mode, draft: Array.from(mode.draft).slice(0, -1).join('') });
         if (key.ctrl || key.meta || input === '') return;
-        return setUi((u) => ({ ...u, mode: { ...mode, draft: Array.from(mode.draft + input).slice(0, REASON_MAX).join('') } }));
+        return setMode({ ...mode, draft: Array.from(mode.draft + input).slice(0, REASON_MAX).join('') });
       }
       case 'normal':
         if (ui.message !== null) setUi((u) => ({ ...u, message: null }));

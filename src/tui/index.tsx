@@ -6,8 +6,8 @@
  * stops the daemon, `postern attach` just disconnects).
  *
  * Invariants: stdin that cannot be put in raw mode is refused with
- * TUI_NO_TTY before anything is drawn; ink renders incrementally with a frame
- * limit; NO_COLOR turns colours off; the bell and the terminal title are
+ * TUI_NO_TTY before anything is drawn; ink redraws at most MAX_FPS frames a
+ * second inside synchronized updates; NO_COLOR turns colours off; the bell and the terminal title are
  * written only to a TTY.
  *
  * @example
@@ -61,7 +61,11 @@ export async function runTui(client: OperatorClient, opts: TuiOptions): Promise<
         opts.onQuit?.();
       }}
     />,
-    { stdin, stdout, exitOnCtrlC: false, patchConsole: false, maxFps: MAX_FPS, incrementalRendering: true },
+    // Not ink's incrementalRendering: in ink 6.8 it moves the cursor one row
+    // short when the frame fills the screen, and the card scrolls off the top
+    // (the xterm render test shows it). Every frame is the full height and is
+    // written inside a synchronized update (DEC 2026), at most MAX_FPS a second.
+    { stdin, stdout, exitOnCtrlC: false, patchConsole: false, maxFps: MAX_FPS },
   );
   try {
     await instance.waitUntilExit();

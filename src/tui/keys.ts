@@ -29,7 +29,7 @@ export const KEY_SECTIONS: ReadonlyArray<{ readonly title: string; readonly keys
       { keys: 's', what: 'approve for the rest of this session (not for widening calls or cards not fully shown)', decides: true },
       { keys: 'd', what: 'deny', decides: true },
       { keys: 'r', what: 'deny with a reason (type it, Enter sends, Esc cancels)', decides: true },
-      { keys: 'x, Enter', what: 'details: the whole card (j/k scroll)' },
+      { keys: 'x, Enter', what: 'details: the whole card (j/k, Space/PgDn, PgUp, g/G to scroll)' },
       { keys: 'n/p, →/←', what: 'next/previous waiting call (j/k too in the compact card)' },
     ],
   },

@@ -71,16 +71,19 @@ function styleOf(tone: Tone, noColor: boolean): Style {
 export function Rows(props: { readonly lines: readonly Line[]; readonly width: number; readonly noColor: boolean }) {
   return (
     <Box flexDirection="column" width={props.width}>
-      {props.lines.map((l, i) => (
+      {props.lines.map((l, i) =>
+        l.length === 0 ? (
+          <Box key={i} height={1} />
+        ) : (
         <Text key={i} wrap="truncate">
           {fitLine(l, props.width).map((seg, j) => (
             <Text key={j} {...styleOf(seg.tone ?? 'plain', props.noColor)}>
               {seg.text}
             </Text>
           ))}
-          {l.length === 0 ? ' ' : ''}
         </Text>
-      ))}
+        ),
+      )}
     </Box>
   );
 }

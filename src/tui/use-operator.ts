@@ -36,8 +36,8 @@ export function useOperatorState(client: OperatorClient): OperatorState {
       },
     );
     client.closed.then(
-      () => {
-        if (!ac.signal.aborted) dispatch({ type: 'closed', reason: 'the connection to the daemon closed' });
+      (e) => {
+        if (!ac.signal.aborted) dispatch({ type: 'closed', reason: e === null ? 'the connection to the daemon closed' : reasonOf(e) });
       },
       (e: unknown) => {
         if (!ac.signal.aborted) dispatch({ type: 'closed', reason: reasonOf(e) });

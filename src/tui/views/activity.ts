@@ -6,7 +6,7 @@
 import type { ActivityView } from '../contract.js';
 import { line, type Line } from '../lines.js';
 import type { KeyHint, ViewCtx } from '../ui.js';
-import { col, filterLine, matches, parseFilter, timeOf, windowRows } from './list.js';
+import { NO_CURSOR, col, filterLine, matches, parseFilter, timeOf, windowRows } from './list.js';
 
 export function activityRecord(a: ActivityView): Record<string, string> {
   return {
@@ -30,8 +30,8 @@ export function activityView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } 
   const items = visibleActivity(ctx);
   const w = ctx.width;
   const lines: Line[] = [filterLine(ctx.ui.filter.activity, items.length, ctx.state.activity.length, w)];
-  lines.push(line(`${col('time', 9)}${col('session', 11)}${col('tool', 22)}${col('status', 15)}${col('decision', 17)}error`.slice(0, w), 'dim'));
-  const errW = Math.max(1, w - 74);
+  lines.push(line(`  ${col('time', 9)}${col('session', 11)}${col('tool', 22)}${col('status', 15)}${col('decision', 17)}error`.slice(0, w), 'dim'));
+  const errW = Math.max(1, w - NO_CURSOR.length - 74);
   const rows: Line[] = items.map((a) => [
     { text: `${col(timeOf(a.at), 9)}${col(a.session_id ?? '-', 11)}${col(a.tool, 22)}` },
     { text: col(a.status, 15), tone: a.status === 'success' ? 'ok' : a.status === 'error' || a.status === 'outcome_unknown' ? 'danger' : 'plain' },

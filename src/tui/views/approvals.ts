@@ -93,6 +93,8 @@ export interface ApprovalsView {
   readonly disabled: string[];
   readonly offers: Offers;
   readonly fullyShown: boolean;
+  /** The furthest the details can scroll (0 in the compact card). */
+  readonly maxScroll: number;
 }
 
 export function approvalsView(ctx: ViewCtx): ApprovalsView {
@@ -115,7 +117,7 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
       lines.push(line(clipCells(total === 0 ? 'No calls are waiting for approval.' : `${total} waiting: press n to show the next.`, width), 'dim'));
     }
     const o = offers(ctx, null, null);
-    return { lines, hints: nav, disabled: [], offers: o, fullyShown: false };
+    return { lines, hints: nav, disabled: [], offers: o, fullyShown: false, maxScroll: 0 };
   }
   const head = `Approval ${idx + 1} of ${total} · oldest first · ${perSession(state.pending)}`;
   lines.push(line(clipCells(head, width), 'title'));
@@ -133,14 +135,15 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
   const room = Math.max(1, height - lines.length);
   let body = rows.lines;
   let fullyShown = rows.fullyShown;
+  let maxScroll = 0;
   if (ui.expanded) {
-    const maxScroll = Math.max(0, body.length - room);
+    maxScroll = body.length <= room ? 0 : body.length - room + 1;
     const from = Math.min(ui.scroll, maxScroll);
     const end = Math.min(body.length, from + room);
     body = body.slice(from, end);
     if (end < rows.lines.length || from > 0) {
       body = body.slice(0, Math.max(0, room - 1));
-      body.push(line(`rows ${from + 1}–${from + body.length} of ${rows.lines.length} (j/k scroll)`, 'dim'));
+      body.push(line(clipCells(`rows ${from + 1}–${from + body.length} of ${rows.lines.length} (j/k, Space/PgDn, g/G scroll)`, width), 'dim'));
     }
   } else if (body.length > room) {
     body = [...body.slice(0, room - 1), line(clipCells(`… +${rows.lines.length - room + 1} more rows (x: details)`, width), 'dim')];
@@ -156,5 +159,5 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
   }
   hints.push(...nav);
   const disabled = [...new Set([o.approveOnce, o.approveSession, o.deny].filter((x) => !x.ok && x.reason !== null).map((x) => x.reason ?? ''))];
-  return { lines, hints, disabled: ctx.observe ? [] : disabled, offers: o, fullyShown };
+  return { lines, hints, disabled: ctx.observe ? [] : disabled, offers: o, fullyShown, maxScroll };
 }

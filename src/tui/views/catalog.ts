@@ -10,7 +10,7 @@ import { sanitizeForTerminal } from '../../protocol/terminal-text.js';
 import { line, type Line, type Tone } from '../lines.js';
 import { clipCells, fieldRows } from '../text.js';
 import type { KeyHint, ViewCtx } from '../ui.js';
-import { windowRows } from './list.js';
+import { NO_CURSOR, windowRows } from './list.js';
 
 const CLASS_LABEL: Readonly<Record<CatalogChangeView['class'], string>> = {
   additive: 'added',
@@ -55,7 +55,7 @@ export function catalogView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[]; di
   for (const c of p.changes) {
     const tone: Tone = DANGER_CLASSES.has(c.class) ? 'danger' : c.class === 'metadata' ? 'dim' : 'plain';
     const value = `${c.tool} ${rev(c.from)}→${rev(c.to)} [${c.aspect}] ${c.reasons.join('; ')}`;
-    for (const r of fieldRows(CLASS_LABEL[c.class], value, w, 4).rows) rows.push([{ text: r, tone }]);
+    for (const r of fieldRows(CLASS_LABEL[c.class], value, w - NO_CURSOR.length, 4).rows) rows.push([{ text: r, tone }]);
   }
   if (rows.length === 0) lines.push(line('No tool changes.', 'dim'));
   lines.push(...windowRows(rows, ctx.ui.cursor.catalog, ctx.height - lines.length, w));

@@ -17,15 +17,19 @@ export function clampCursor(cursor: number, count: number): number {
   return count === 0 ? 0 : Math.min(Math.max(0, cursor), count - 1);
 }
 
-/** The rows that fit in `height`, keeping the cursor row visible and marked. */
+/** Marks the selected row (visible without colour too). */
+export const CURSOR = '› ';
+export const NO_CURSOR = '  ';
+
+/** The rows that fit in `height`, keeping the cursor row visible, marked and inverted. */
 export function windowRows(rows: readonly Line[], cursor: number, height: number, width: number): Line[] {
   if (rows.length === 0) return [];
   const c = clampCursor(cursor, rows.length);
   const h = Math.max(1, height);
   const from = Math.max(0, Math.min(c - Math.floor(h / 2), rows.length - h));
   return rows.slice(from, from + h).map((r, i) => {
-    if (from + i !== c) return r;
-    const text = r.map((s) => s.text).join('');
+    if (from + i !== c) return [{ text: NO_CURSOR }, ...r];
+    const text = CURSOR + r.map((s) => s.text).join('');
     const pad = ' '.repeat(Math.max(0, width - cells(text)));
     return [{ text: text + pad, tone: 'selected' }];
   });

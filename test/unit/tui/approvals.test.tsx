@@ -145,7 +145,7 @@ describe('approvals view', () => {
     m.press('x');
     const d = await m.waitFor((f) => f.includes('x compact') && f.includes('s approve for session'), 'details');
     assert.doesNotMatch(d, /more characters/);
-    for (let i = 0; i < 10; i++) m.press('j');
+    m.press('G');
     await m.waitFor((f) => f.includes('digest      digest-llll-card'), 'scrolled to the digest');
     m.press('q');
     await m.waitFor((f) => f.includes('more characters'), 'back to the compact card');
