@@ -23,8 +23,8 @@ if (files.length === 0) {
 }
 const res = spawnSync(
   process.execPath,
-  // A test that hangs fails with its name after 4 minutes instead of stalling the run.
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=240000', ...files],
+  // A test that hangs fails with its name after 8 minutes instead of stalling the run.
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=480000', ...files],
   { stdio: 'inherit' },
 );
 process.exit(res.status ?? 1);

@@ -9,6 +9,8 @@ import { authorityDigest, type Authority } from '../contracts/index.js';
 export interface Grant {
   readonly sessionId: string;
   readonly tool: string;
+  /** The revision the operator approved. */
+  readonly revision: number;
   readonly authorityDigest: string;
   readonly authority: Authority;
   readonly grantedAt: string;
@@ -16,8 +18,28 @@ export interface Grant {
   readonly approvalId: string;
 }
 
+/** Told of every grant given and revoked (the daemon's event bus). A throwing listener is ignored. */
+export interface GrantListener {
+  added(g: Grant): void;
+  revoked(g: Grant, reason: string): void;
+}
+
 export class GrantStore {
   readonly #grants = new Map<string, Grant>();
+  readonly #listener: GrantListener | undefined;
+
+  constructor(listener?: GrantListener) {
+    this.#listener = listener;
+  }
+
+  #tell(fn: (l: GrantListener) => void): void {
+    if (this.#listener === undefined) return;
+    try {
+      fn(this.#listener);
+    } catch {
+      // the grant itself stands either way
+    }
+  }
 
   static key(sessionId: string, tool: string): string {
     return `${sessionId}\u0000${tool}`;
@@ -29,20 +51,37 @@ export class GrantStore {
 
   give(g: Omit<Grant, 'authorityDigest'>): Grant {
     const grant: Grant = { ...g, authorityDigest: authorityDigest(g.authority) };
-    this.#grants.set(GrantStore.key(g.sessionId, g.tool), grant);
+    const k = GrantStore.key(g.sessionId, g.tool);
+    const before = this.#grants.get(k);
+    this.#grants.set(k, grant);
+    if (before !== undefined) this.#tell((l) => l.revoked(before, 'replaced by a newer grant'));
+    this.#tell((l) => l.added(grant));
     return grant;
   }
 
+  /** Revokes the grant given by approval `approvalId`; undefined when there is none. */
+  revoke(approvalId: string, reason: string): Grant | undefined {
+    const g = [...this.#grants.values()].find((x) => x.approvalId === approvalId);
+    if (g === undefined) return undefined;
+    this.#grants.delete(GrantStore.key(g.sessionId, g.tool));
+    this.#tell((l) => l.revoked(g, reason));
+    return g;
+  }
+
   /** Revokes every grant of a session; returns what was revoked. */
-  revokeSession(sessionId: string): Grant[] {
+  revokeSession(sessionId: string, reason = 'session ended'): Grant[] {
     const gone = [...this.#grants.values()].filter((g) => g.sessionId === sessionId);
-    for (const g of gone) this.#grants.delete(GrantStore.key(g.sessionId, g.tool));
+    for (const g of gone) {
+      this.#grants.delete(GrantStore.key(g.sessionId, g.tool));
+      this.#tell((l) => l.revoked(g, reason));
+    }
     return gone;
   }
 
-  revokeAll(): Grant[] {
+  revokeAll(reason = 'vault locked'): Grant[] {
     const gone = [...this.#grants.values()];
     this.#grants.clear();
+    for (const g of gone) this.#tell((l) => l.revoked(g, reason));
     return gone;
   }
 

@@ -5,12 +5,15 @@
  * (each has its own id and its own promise). A verdict names the approval id
  * and may name the call digest it was shown; a digest that differs from the
  * pending call's is refused (APPROVAL_MISMATCH). A session-scoped approval is
- * refused for a card that only allows per-call approval.
+ * refused for a card that only allows per-call approval. The cards of calls
+ * that stopped waiting (APPROVAL_PENDING) are held in `parked` until the same
+ * call comes back for them; voiding the queue voids those too.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/index.js';
 import { PosternError } from '../protocol/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
+import { ParkedApprovals } from './parked.js';
 
 export type QueueEvent =
   | { readonly type: 'added'; readonly card: ApprovalCard }
@@ -27,6 +30,8 @@ export class ApprovalQueue {
   readonly #pending = new Map<string, Pending>();
   readonly #listeners = new Set<(e: QueueEvent) => void>();
   readonly #now: () => Date;
+  /** Cards whose call was answered APPROVAL_PENDING, kept for the same call's return. */
+  readonly parked = new ParkedApprovals();
 
   constructor(clock: Clock) {
     this.#now = () => clock.now();
@@ -101,11 +106,12 @@ export class ApprovalQueue {
     return d;
   }
 
-  /** Resolves every pending request as voided (vault locked, shutdown). */
+  /** Resolves every pending request as voided (vault locked, shutdown), and drops every parked one (decided or not). */
   voidAll(reason: string): number {
     const all = [...this.#pending.values()];
     const at = this.#now().toISOString();
     for (const p of all) p.settle({ kind: 'voided', reason, at });
+    this.parked.clear();
     return all.length;
   }
 

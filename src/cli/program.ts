@@ -14,9 +14,10 @@ import { VERSION } from '../version.js';
 
 /**
  * Commands that check the home themselves: `init` creates it, `doctor` reports
- * on it, `mcp` holds no secrets and answers agents with a tool error.
+ * on it, `mcp` holds no secrets and answers agents with a tool error, `demo`
+ * makes a temporary home of its own.
  */
-const OWN_HOME_CHECK: ReadonlySet<string> = new Set(['init', 'doctor', 'mcp']);
+const OWN_HOME_CHECK: ReadonlySet<string> = new Set(['init', 'doctor', 'mcp', 'demo']);
 
 /** The top-level command (`secret` for `postern secret list`). */
 function topLevel(cmd: Command): Command {

@@ -18,6 +18,11 @@ const ConfigSchema = z
     idempotency_retention_days: z.number().positive().max(3650).default(30),
     max_request_bytes: z.number().int().min(1024).max(MAX_REQUEST_BYTES_CEILING).default(DEFAULT_MAX_REQUEST_BYTES),
     max_depth: z.number().int().min(2).max(256).default(32),
+    /**
+     * How long a call waits for approval when its client cannot be kept waiting (it sent no progress
+     * token): it is then answered APPROVAL_PENDING, before the MCP SDKs' default 60 s request timeout.
+     */
+    approval_wait_without_progress_seconds: z.number().positive().max(86_400).default(45),
     progress_interval_seconds: z.number().positive().max(300).default(5),
     http: z
       .object({

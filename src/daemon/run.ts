@@ -28,12 +28,22 @@ import type { Services } from './pipeline/context.js';
 import { takeDaemonLock } from './socket-file.js';
 import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
-import { startOperatorServer } from './operator/index.js';
+import type { MessagePort } from 'node:worker_threads';
+import { startOperatorServer, type OperatorServer } from './operator/index.js';
+import { createBackend, grantView, OPERATOR_REVOKED } from './operator/backend.js';
+import { EventBus } from './events.js';
+import { pendingCatalog } from './catalog-pending.js';
+import type { CatalogPendingView } from '../protocol/operator/index.js';
+import type { SessionView } from '../protocol/operator/index.js';
 import { VaultFollower } from './vault-follow.js';
 
 export interface DaemonHandle {
   readonly services: Services;
   readonly agent: AgentEndpoint;
+  /** Every change an operator sees, numbered (src/daemon/events.ts). */
+  readonly events: EventBus;
+  /** The operator channel: `attachPort` serves a private in-process port (postern up). */
+  readonly operator: OperatorServer;
   /** Re-reads the accepted catalog; returns true when a new one was adopted. */
   reloadCatalog(): Promise<boolean>;
   lock(reason: string): void;
@@ -71,6 +81,8 @@ export interface DaemonOptions {
   /** The daemon's one clock, created by the caller (the composition root). */
   readonly clock: Clock;
   readonly log: (line: string) => void;
+  /** A private in-process operator port (postern up): served like a socket connection, without the passphrase proof. */
+  readonly operatorPort?: MessagePort;
 }
 
 export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions): Promise<DaemonHandle> {
@@ -109,11 +121,24 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         let closed = 0;
         for (const name of [...change.rotated, ...change.removed]) closed += ssh.retire(name);
         journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
+        // A restored copy older than this generation must be refused at the next start too.
+        keeper.noteVaultGeneration(change.to);
         const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
         log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
       },
     });
-    const svc: Services = { state, journals, queue: new ApprovalQueue(clock), grants: new GrantStore(), reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set(), vaultFile: follower, pendingOutcomes };
+    const bus = new EventBus(clock);
+    const grants = new GrantStore({
+      added: (g) => bus.emit({ type: 'grant.added', grant: grantView(g) }),
+      revoked: (g, reason) => {
+        bus.emit({ type: 'grant.revoked', id: g.approvalId, reason });
+        // Session ends and locks journal their own revocations; an operator's is journaled here.
+        if (reason === OPERATOR_REVOKED) journalEvent(g.sessionId, 'grant_revoked', { tool: g.tool, reason, approval_id: g.approvalId });
+      },
+    });
+    const live = new Map<string, SessionView>();
+    const startedAt = clock.now().toISOString();
+    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set(), vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;
@@ -125,7 +150,12 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       }
     };
     let stopping = false;
+    svc.queue.subscribe((e) => {
+      if (e.type === 'added') bus.emit({ type: 'approval.added', card: e.card });
+      else bus.emit({ type: 'approval.resolved', id: e.id, decision: e.decision });
+    });
     state.onLock((reason) => {
+      bus.emit({ type: 'daemon.locked', reason });
       const voided = svc.queue.voidAll(`vault locked: ${reason}`);
       const revoked = svc.grants.revokeAll();
       // Authenticated SSH connections are closed with the keys that opened them.
@@ -148,6 +178,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const agent = await startAgentSocket(paths.agentSocket, svc, {
       sessionStarted: (s) => {
         idleness.touch();
+        const view: SessionView = { id: s.id, client_name: s.clientName, client_version: s.clientVersion, pid: s.pid, protocol_version: s.protocolVersion, started_at: clock.now().toISOString(), ended_at: null, end_reason: null };
+        live.set(s.id, view);
+        bus.emit({ type: 'session.opened', session: view });
         try {
           j.sessions.startSession({ session_id: s.id, transport: 'stdio-socket', client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: null });
         } catch (e) {
@@ -155,6 +188,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         }
       },
       sessionEnded: (s) => {
+        if (live.delete(s.id)) bus.emit({ type: 'session.closed', id: s.id, ended_at: clock.now().toISOString() });
+        // Cards left open for this session's calls (APPROVAL_PENDING) leave the queue with it.
+        svc.queue.parked.dropSession(s.id);
         const revoked = svc.grants.revokeSession(s.id);
         for (const g of revoked) journalEvent(s.id, 'grant_revoked', { tool: g.tool, reason: 'session ended' });
         try {
@@ -165,13 +201,46 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       },
     });
     started.push(() => agent.close());
+    // What catalog.yaml would change (read-only; recomputed when it or the catalog in use changes).
+    let pending: CatalogPendingView | null = null;
+    const refreshPending = async (): Promise<void> => {
+      if (state.locked) return;
+      const snap = state.snapshot();
+      const next = await pendingCatalog(paths.catalog, { catalog: snap.catalog, digest: snap.digest, trusted: snap.acceptedAt !== null }, new Set(state.vault().list().map((m) => m.name))).catch(() => pending);
+      if (JSON.stringify(next) === JSON.stringify(pending)) return;
+      pending = next;
+      bus.emit({ type: 'catalog.pending', pending });
+    };
+    let lockReason: string | null = null;
+    state.onLock((reason) => void (lockReason = reason));
+    const backend = createBackend({
+      queue: svc.queue,
+      grants,
+      journals,
+      operatorName: 'operator-cli',
+      live,
+      status: () => {
+        const snap = state.snapshot();
+        return {
+          pid: process.pid,
+          locked: state.locked,
+          lock_reason: lockReason,
+          started_at: startedAt,
+          catalog: { digest: snap.digest, sequence: inUse.sequence, accepted_at: snap.acceptedAt, tools: snap.catalog.tools.size },
+          catalog_pending: pending !== null,
+          approval_timeout_seconds: config.approval_timeout_seconds,
+        };
+      },
+      catalogPending: () => pending,
+      lock: () => state.lock('operator request'),
+    });
     const operator = await startOperatorServer({
       socketPath: paths.operatorSocket,
       key: () => (state.locked ? null : operatorKey),
-      queue: svc.queue,
-      status: () => ({ locked: state.locked, catalog: state.snapshot().digest, tools: state.snapshot().catalog.tools.size, sessions: agent.sessions.size, pending: svc.queue.list().length }),
-      onLock: () => state.lock('operator request'),
+      backend,
+      bus,
     });
+    if (opts.operatorPort !== undefined) void operator.attachPort(opts.operatorPort).catch((e: unknown) => log(`operator port: ${isPosternError(e) ? e.message : 'attach failed'}`));
 
     started.push(() => operator.close());
 
@@ -193,6 +262,13 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       const n = await agent.broadcastListChanged();
       journalEvent(null, 'list_changed_sent', { digest: next.digest, sessions: n });
       log(`adopted catalog ${next.digest.slice(0, 16)}…; told ${n} sessions`);
+      bus.emit({ type: 'catalog.adopted', catalog: { digest: next.digest, sequence: inUse.sequence, accepted_at: next.acceptedAt, tools: next.catalog.tools.size } });
+      for (const card of svc.queue.list()) {
+        const tool = next.catalog.tools.get(card.tool);
+        if (tool === undefined || tool.current.revision !== card.revision) {
+          bus.emit({ type: 'approval.stale', id: card.id, reason: tool === undefined ? 'the tool is no longer in the accepted catalog' : `the accepted catalog now has revision ${tool.current.revision} of this tool` });
+        }
+      }
       return true;
     };
     let reloading = Promise.resolve();
@@ -201,8 +277,12 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         void follower.refresh();
         return;
       }
+      if (file === basename(paths.catalog)) {
+        void refreshPending();
+        return;
+      }
       if (file !== basename(paths.acceptedRecord)) return;
-      reloading = reloading.then(() => reloadCatalog().then(() => undefined)).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
+      reloading = reloading.then(() => reloadCatalog().then(() => refreshPending())).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
     });
     const idle = config.idle_lock_minutes > 0
       ? setInterval(() => {
@@ -214,6 +294,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
 
     // Learn the file's identity now (and adopt a save that landed while we started).
     await follower.refresh();
+    await refreshPending();
     journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
     // The vault was unlocked with the passphrase to start this daemon: an incident reviewer sees when it was open.
     journalEvent(null, 'unlock', { reason: 'daemon start', vault_generation: vault.generation });
@@ -223,6 +304,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     return {
       services: svc,
       agent,
+      events: bus,
+      operator,
       reloadCatalog,
       lock: (reason) => state.lock(reason),
       close(reason: string) {

@@ -17,7 +17,8 @@ export interface ApprovalRecord {
   /** Who decided: an operator label, or e.g. 'policy' for mode 'none'. */
   readonly decided_by: string | null;
   readonly decided_at: string | null;
-  readonly outcome: 'approved' | 'denied' | 'timeout' | 'voided';
+  /** `pending`: the call was answered APPROVAL_PENDING and its card stayed open; `cancelled`: the client gave up. */
+  readonly outcome: 'approved' | 'denied' | 'timeout' | 'voided' | 'pending' | 'cancelled';
 }
 
 /** Everything DESIGN §8 lists for one call, known before execution. */

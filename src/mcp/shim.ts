@@ -12,7 +12,12 @@
  *   remembers which requests the daemon has not answered yet, and when the
  *   daemon connection drops it answers them itself — a `tools/call` that was
  *   in flight is reported as possibly started (the daemon journals it and a
- *   retry with the same idempotency key never runs twice);
+ *   retry with the same idempotency key never runs twice); once the client
+ *   has closed its input, nothing is answered any more, and closing the
+ *   daemon connection is how the daemon learns the client gave up (it
+ *   cancels that session's waiting calls);
+ * - `notifications/cancelled` is forwarded like any line, so the daemon
+ *   cancels the call (and its approval card) the client gave up on;
  * - client lines are split on bytes and forwarded byte for byte, so a
  *   multi-byte character that straddles two reads arrives intact and invalid
  *   UTF-8 is not "repaired" into U+FFFD (the daemon refuses it, with its id);
@@ -127,6 +132,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     else opts.output.write(line);
   };
   let socket: Socket | null = null;
+  /** The client closed its side: nothing is answered any more, and the daemon sees the session end. */
+  let clientGone = false;
   let initialize: Buffer | null = null;
   let initialized = false;
   /** Client requests sent to the daemon and not answered yet: id → method and era. */
@@ -165,10 +172,11 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     }
   };
 
-  /** The daemon connection dropped: every request it still owed an answer gets one now. */
+  /** The daemon connection dropped: every request it still owed an answer gets one now (unless the client left first). */
   const answerPending = (): void => {
     const owed = [...pending.values()];
     pending.clear();
+    if (clientGone) return;
     for (const { id, method, modern } of owed) {
       if (method === 'tools/call') result(id, method, modern, lostCallResult());
       else if (method === 'initialize' || method === 'server/discover' || method === 'ping' || method === 'tools/list') answerAlone(id, method, undefined, modern);
@@ -314,6 +322,9 @@ export async function runShim(opts: ShimOptions): Promise<void> {
   await new Promise<void>((resolve) => {
     opts.input.on('end', () => {
       void queue.then(() => {
+        // The client gave up on whatever it still waited for: the daemon cancels those calls when the
+        // connection closes (their approval cards leave the queue); they are not reported as lost.
+        clientGone = true;
         const s: Socket | null = socket;
         s?.end();
         resolve();

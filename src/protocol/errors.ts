@@ -61,6 +61,7 @@ export const ErrorCodes = {
   CALL_NOT_FOUND: { exit: 1, action: 'none', summary: 'no call with that idempotency key' },
   APPROVAL_DENIED: { exit: 1, action: 'ask_operator', summary: 'the operator denied the call' },
   APPROVAL_TIMEOUT: { exit: 1, action: 'retry_when_operator_present', summary: 'nobody approved the call in time' },
+  APPROVAL_PENDING: { exit: 1, action: 'call_again_with_same_arguments', summary: 'the operator has not decided yet; the approval stays open' },
   CALL_CANCELLED: { exit: 1, action: 'none', summary: 'the client cancelled the call before it ran' },
   APPROVAL_MISMATCH: { exit: 1, action: 'request_new_approval', summary: 'the call differs from what was approved' },
   JOURNAL_UNAVAILABLE: { exit: 1, action: 'check_journal', summary: 'the journal cannot be written, so nothing was run' },
@@ -83,6 +84,9 @@ export const ErrorCodes = {
   OPERATOR_TOO_SLOW: { exit: 1, action: 'reattach', summary: 'the operator connection fell too far behind the daemon\'s events and was dropped' },
   APPROVAL_NOT_FOUND: { exit: 1, action: 'list_approvals', summary: 'no pending approval with that id' },
   INTERNAL: { exit: 1, action: 'report_bug', summary: 'an unexpected internal failure' },
+
+  // postern demo
+  DEMO_FAILED: { exit: 1, action: 'report_bug', summary: 'a step of `postern demo` did not behave as the story expects' },
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

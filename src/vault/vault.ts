@@ -153,18 +153,22 @@ export async function reopenVault(path: string, current: UnlockedVault, opts?: V
   return { kind: 'newer', vault };
 }
 
+/** What `withVaultWriter` saved: the new generation, or null when `fn` changed nothing. */
+export type VaultSave = { readonly generation: number } | null;
+
 /**
  * Lock, open, run `fn`, save if `fn` changed anything, run `afterSave` (still
- * holding the writer lock: files that must follow the vault's new generation),
- * zero, unlock. If `fn` throws nothing is saved. The vault passed to `fn` is
- * locked when this returns, so `fn` must not return secret arrays.
+ * holding the writer lock: files that must follow the vault's new generation;
+ * it is told the generation saved), zero, unlock. If `fn` throws nothing is
+ * saved. The vault passed to `fn` is locked when this returns, so `fn` must
+ * not return secret arrays.
  */
 export async function withVaultWriter<T>(
   path: string,
   passphrase: Uint8Array,
   fn: (v: UnlockedVault) => T | Promise<T>,
   opts?: VaultOptions,
-  afterSave?: (result: T) => Promise<void>,
+  afterSave?: (result: T, saved: VaultSave) => Promise<void>,
 ): Promise<T> {
   assertPassphrase(passphrase);
   const r = resolveOptions(opts);
@@ -178,9 +182,13 @@ export async function withVaultWriter<T>(
     if (vault.locked && vaultIsDirty(vault)) {
       throw new PosternError('VAULT_LOCKED', `the vault was locked before its changes were saved; nothing was written to ${vaultPath}`);
     }
-    if (vaultIsDirty(vault)) await saveVault(vaultPath, vault);
+    let saved: VaultSave = null;
+    if (vaultIsDirty(vault)) {
+      await saveVault(vaultPath, vault);
+      saved = { generation: vault.generation };
+    }
     vault.lock();
-    await afterSave?.(result);
+    await afterSave?.(result, saved);
     return result;
   } finally {
     vault?.lock();

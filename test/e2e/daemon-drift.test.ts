@@ -15,6 +15,7 @@ import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
+import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -28,6 +29,7 @@ describe('daemon: contract drift while sessions run', () => {
   let watcher: Client; // re-lists when told the list changed
   const changed: unknown[] = [];
   let targets: Record<string, unknown>;
+  let events: EventWatch; // the daemon's own events: adoption is waited for, not read from the log
   const r1 = { revision: 1, input: obj({ title }, ['title']), http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } };
   const r2 = {
     revision: 2,
@@ -52,8 +54,10 @@ describe('daemon: contract drift while sessions run', () => {
     watcher = await inst.client({ name: 'watcher', listChanged: (tools) => changed.push(tools) });
     await planner.listTools();
     await watcher.listTools();
+    events = await watchEvents(() => inst.operator());
   });
   after(async () => {
+    events.close();
     await inst.cleanup();
     await http.close();
   });
@@ -61,20 +65,10 @@ describe('daemon: contract drift while sessions run', () => {
   const call = async (c: Client, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<Result> =>
     (await c.callTool({ name: 'create_issue', arguments: args, ...(meta === undefined ? {} : { _meta: meta }) })) as Result;
 
+  /** The next card to reach the queue (from the daemon's events), and an operator connection to decide it. */
   async function nextCard() {
-    const op = await inst.operator();
-    try {
-      for (let i = 0; i < 100; i++) {
-        const cards = (await op.request('approvals.list', {})) as { id: string; scope_allowed: string; widening: string[]; call_digest: string; revision: number; revision_seen: number | null }[];
-        if (cards[0] !== undefined) return { card: cards[0], op };
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    } catch (e) {
-      op.close();
-      throw e;
-    }
-    op.close();
-    throw new Error('no pending approval');
+    const { card } = await events.next('approval.added');
+    return { card, op: await inst.operator() };
   }
 
   async function waitFor(cond: () => boolean, what: string): Promise<void> {
@@ -87,15 +81,21 @@ describe('daemon: contract drift while sessions run', () => {
     const { card, op } = await nextCard();
     assert.equal(card.scope_allowed, 'session');
     await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'session' } });
+    const { grant } = await events.next('grant.added');
+    assert.deepEqual([grant.id, grant.tool, grant.revision, grant.session_id], [card.id, 'create_issue', 1, card.session.id]);
+    assert.deepEqual((await op.request('grants.list', {})).map((g) => g.id), [card.id]);
     op.close();
     assert.equal((await pending).isError, undefined);
+    const done = await events.next('activity', (e) => e.record.status === 'success');
+    assert.deepEqual([done.record.tool, done.record.decision, done.record.side_effect_started], ['create_issue', 'approved_session', true]);
   });
 
   it('r2 accepted while running: list_changed is sent, a stale call is adapted under the same grant', async () => {
     const before = http.requests.length;
     await inst.acceptCatalog(catalog([r1, r2]));
     await waitFor(() => changed.length > 0, 'the watcher was told tools/list_changed');
-    await waitFor(() => inst.daemonLog.includes('adopted catalog'), 'the daemon adopted the catalog');
+    const adopted = await events.next('catalog.adopted');
+    assert.equal(adopted.catalog.sequence, 2);
     const r = await call(planner, { title: 'old shape', idempotency_key: key() });
     assert.equal(r.isError, undefined, JSON.stringify(r));
     assert.equal(r.structuredContent?.['result_revision'], 2);
@@ -107,7 +107,7 @@ describe('daemon: contract drift while sessions run', () => {
 
   it('r3 rejects calls planned against r2: refused before any effect', async () => {
     await inst.acceptCatalog(catalog([r1, r2, r3]));
-    await waitFor(() => (inst.daemonLog.match(/adopted catalog/g) ?? []).length >= 2, 'adopted r3');
+    await events.next('catalog.adopted', (e) => e.catalog.sequence === 3);
     const before = http.requests.length;
     const r = await call(planner, { title: 'stale', region: 'us', idempotency_key: key() }, { 'dev.postern/revision': 2 });
     assert.equal(r.structuredContent?.['error_code'], 'CONTRACT_STALE');
@@ -118,7 +118,7 @@ describe('daemon: contract drift while sessions run', () => {
 
   it('r4 widens authority (new method): the session grant no longer applies; per-call only', async () => {
     await inst.acceptCatalog(catalog([r1, r2, r3, r4]));
-    await waitFor(() => (inst.daemonLog.match(/adopted catalog/g) ?? []).length >= 3, 'adopted r4');
+    await events.next('catalog.adopted', (e) => e.catalog.sequence === 4);
     await planner.listTools();
     const before = http.requests.length;
     const pending = call(planner, { title: 'wider', region: 'us', idempotency_key: key() });

@@ -30,7 +30,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCodes, type ErrorCode } from '../../src/protocol/errors.js';
 import type { ApprovalCard } from '../../src/protocol/approvals.js';
-import type { OperatorEvent } from '../../src/protocol/operator.js';
+import type { OperatorEvent, OperatorEventEnvelope } from '../../src/protocol/operator/index.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
@@ -141,12 +141,14 @@ describe('every MCP client receives every agent error code, valid against the ad
     return new Promise((resolve) => waiters.push({ tool, resolve }));
   }
 
-  function onEvent(e: OperatorEvent): void {
+  function onEvent(env: OperatorEventEnvelope): void {
+    const e = env.event;
     for (const l of [...listeners]) if (l(e)) listeners.delete(l);
-    if (e.type === 'resolved') {
+    if (e.type === 'approval.resolved') {
       pending.delete(e.id);
       return;
     }
+    if (e.type !== 'approval.added') return;
     const i = waiters.findIndex((w) => w.tool === e.card.tool);
     if (i >= 0) waiters.splice(i, 1)[0]?.resolve(e.card);
     else pending.set(e.card.id, e.card);
@@ -234,7 +236,7 @@ describe('every MCP client receives every agent error code, valid against the ad
     await inst.acceptCatalog(catalogFor(http.origin, { port: ssh.port, pin: keyPair().fingerprint }));
     await inst.startDaemon();
     op = await inst.operator();
-    for (const c of await op.subscribe(onEvent)) pending.set(c.id, c);
+    for (const c of (await op.subscribe(onEvent)).pending) pending.set(c.id, c);
     agents = [await v1Agent(), await v2Agent(), inspectorAgent()];
   });
 
@@ -332,7 +334,7 @@ describe('every MCP client receives every agent error code, valid against the ad
       const card = await nextCard('gated_write');
       const resolved = new Promise<void>((resolve) => {
         listeners.add((e) => {
-          if (e.type !== 'resolved' || e.id !== card.id) return false;
+          if (e.type !== 'approval.resolved' || e.id !== card.id) return false;
           resolve();
           return true;
         });

@@ -1,11 +1,13 @@
 /**
- * `postern approvals list|show|approve|deny` — the operator's CLI on the
+ * `postern approvals list|show|approve|deny|watch` — the operator's CLI on the
  * daemon's operator socket. The vault passphrase proves the operator: the
  * command opens the vault, copies its operator-auth key, locks the vault and
- * authenticates with that key (src/cli/operator-client.ts).
+ * authenticates with that key (src/cli/operator-client.ts) — once per
+ * command, and once for the whole of a `watch`.
  *
  * Invariants: every string taken from a card passes through
- * sanitizeForTerminal (or jsonForTerminal) before it is printed; an approval
+ * src/protocol/operator/card-view.ts or sanitizeForTerminal (or
+ * jsonForTerminal) before it is printed; an approval
  * is always bound to the call digest of the card the id resolved to, so the
  * daemon refuses it if the call is not the one named; a session grant is
  * refused for a card that cannot be shown in full; ids may be given as a
@@ -17,14 +19,15 @@ import type { Command } from 'commander';
 import { openVault } from '../../vault/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../protocol/approvals.js';
-import { OPERATOR_SOCKET_FILE } from '../../protocol/operator.js';
+import { OPERATOR_SOCKET_FILE, cardView, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
 import { contextFor, type CliContext } from '../context.js';
-import { NO_DAEMON_MESSAGE, connectOperator, type OperatorConnection } from '../operator-client.js';
-import { jsonForTerminal, sanitizeForTerminal as clean, sanitizeWithInfo } from '../../protocol/terminal-text.js';
+import { NO_DAEMON_MESSAGE, connectOperator } from '../operator-client.js';
+import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
 
 const SHORT_ID = 8;
-const SHOW_MAX = 2_000;
+
+export { targetSummary };
 
 export function operatorSocketPath(ctx: CliContext): string {
   return join(ctx.paths.runDir, OPERATOR_SOCKET_FILE);
@@ -51,7 +54,7 @@ async function keyFromVault(ctx: CliContext): Promise<Uint8Array> {
 }
 
 /** Runs `fn` on an authenticated connection; asks for the passphrase only if a socket exists. */
-async function withOperator<T>(ctx: CliContext, deps: ApprovalsDeps, fn: (c: OperatorConnection) => Promise<T>): Promise<T> {
+async function withOperator<T>(ctx: CliContext, deps: ApprovalsDeps, fn: (c: OperatorClient) => Promise<T>, role: OperatorRole = 'operator'): Promise<T> {
   const socketPath = operatorSocketPath(ctx);
   try {
     await lstat(socketPath);
@@ -60,7 +63,7 @@ async function withOperator<T>(ctx: CliContext, deps: ApprovalsDeps, fn: (c: Ope
   }
   const key = await (deps.operatorKey ?? keyFromVault)(ctx);
   try {
-    const conn = await connectOperator(socketPath, key);
+    const conn = await connectOperator(socketPath, key, { role });
     try {
       return await fn(conn);
     } finally {
@@ -77,23 +80,6 @@ function duration(ms: number): string {
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
-
-function shellWord(a: string): string {
-  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
-}
-
-/** One line naming where the call goes: method + URL, or ssh user@host and argv. */
-export function targetSummary(card: ApprovalCard): string {
-  const t = card.target;
-  switch (t.kind) {
-    case 'http': {
-      const query = t.query.length === 0 ? '' : `?${t.query.map(([k, v]) => `${k}=${v}`).join('&')}`;
-      return `${t.method} ${t.origin}${t.path}${query}`;
-    }
-    case 'ssh':
-      return `ssh ${t.user}@${t.host}${t.port === 22 ? '' : `:${t.port}`} ${t.argv.map(shellWord).join(' ')}`;
-  }
 }
 
 export function cardRow(card: ApprovalCard, now: Date): string[] {
@@ -113,41 +99,10 @@ export function cardRow(card: ApprovalCard, now: Date): string[] {
   ];
 }
 
-/** The full card, one field a line; `hidden` counts characters that did not fit. */
-export function cardDetails(card: ApprovalCard): { lines: string[]; hidden: number } {
-  let hidden = 0;
-  const lines: string[] = [];
-  const field = (name: string, value: string): void => {
-    const s = sanitizeWithInfo(value, SHOW_MAX);
-    hidden += s.hidden;
-    lines.push(`${name.padEnd(14)}${s.text}`);
-  };
-  const json = (v: unknown): string => JSON.stringify(v) ?? 'undefined';
-  field('id', card.id);
-  field('session', `${card.session.id} ${card.session.client_name ?? '?'} ${card.session.client_version ?? ''} pid ${card.session.pid ?? '?'}`);
-  field('tool', `${card.tool} (${card.effect}) r${card.revision}, session saw ${card.revision_seen === null ? 'none' : `r${card.revision_seen}`}`);
-  field('approval', card.scope_allowed === 'session' ? 'once or for the session' : 'once only');
-  for (const r of card.reasons) field('reason', r);
-  for (const w of card.widening) field('WIDENS', w);
-  field('target', targetSummary(card));
-  const t = card.target;
-  if (t.kind === 'http') {
-    field('host', `${t.host} port ${t.port}`);
-    for (const [k, v] of t.headers) field('header', `${k}: ${v}`);
-    if (t.body !== null) field('body', t.body);
-  } else {
-    field('host', `${t.host} port ${t.port}, host key ${t.host_key ?? 'not pinned'}`);
-    field('command', t.command);
-    t.argv.forEach((a, i) => field(`argv[${i}]`, a));
-  }
-  field('credential', card.credential ?? '-');
-  if (card.adapter !== null) field('adapter', card.adapter);
-  field('raw args', json(card.raw_arguments));
-  field('normalized', json(card.normalized_arguments));
-  field('idempotency', card.idempotency_key ?? '-');
-  field('digest', card.call_digest);
-  field('requested', `${card.requested_at}, expires ${card.expires_at}`);
-  return { lines, hidden };
+/** The full card, one field a line (src/protocol/operator/card-view.ts); `hidden` counts characters that did not fit. */
+export function cardDetails(card: ApprovalCard): { lines: string[]; hidden: number; view: CardView } {
+  const view = cardView(card);
+  return { lines: view.rows.map((r) => `${r.label.padEnd(14)}${r.value}`), hidden: view.hidden, view };
 }
 
 /** The card a full id or unique prefix names. */
@@ -195,7 +150,7 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const cards = await withOperator(ctx, deps, (c) => c.request('approvals.list'));
+      const cards = await withOperator(ctx, deps, (c) => c.request('approvals.list', {}));
       if (o.json === true) ctx.out(jsonForTerminal(cards));
       else if (cards.length === 0) ctx.out('no pending approvals');
       else {
@@ -209,7 +164,7 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
     .description('show every field of one pending approval')
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const card = await withOperator(ctx, deps, async (c) => resolveCard(await c.request('approvals.list'), id));
+      const card = await withOperator(ctx, deps, async (c) => resolveCard(await c.request('approvals.list', {}), id));
       const d = cardDetails(card);
       for (const line of d.lines) ctx.out(line);
       if (d.hidden > 0) ctx.out(`(${d.hidden} characters not shown: this call can only be approved once)`);
@@ -223,8 +178,8 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
     .action(async (id: string, o: { session?: boolean; digest?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const line = await withOperator(ctx, deps, async (c) => {
-        const card = resolveCard(await c.request('approvals.list'), id);
-        if (o.session === true && cardDetails(card).hidden > 0) {
+        const card = resolveCard(await c.request('approvals.list', {}), id);
+        if (o.session === true && !cardView(card).fullyShown) {
           throw new PosternError('USAGE', 'this call has values too long to show in full: approve it once, not for the session');
         }
         const d = await c.request('approvals.decide', { approval_id: card.id, verdict: approveVerdict(card, o) });
@@ -241,10 +196,94 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
       const ctx = contextFor(cmd);
       if (o.reason !== undefined && o.reason.length > 500) throw new PosternError('USAGE', '--reason is limited to 500 characters');
       const line = await withOperator(ctx, deps, async (c) => {
-        const card = resolveCard(await c.request('approvals.list'), id);
+        const card = resolveCard(await c.request('approvals.list', {}), id);
         const d = await c.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'deny', reason: o.reason ?? null } });
         return describeDecision(card, d);
       });
       ctx.out(line);
     });
+
+  approvals
+    .command('watch')
+    .description('print each call waiting for approval as it arrives, and each decision, until Ctrl-C (one unlock for the whole watch)')
+    .option('--observe', 'connect read-only (an observer cannot decide anything)')
+    .action(async (o: { observe?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      await withOperator(ctx, deps, (c) => watch(ctx, c), o.observe === true ? 'observer' : 'operator');
+    });
+}
+
+function printCard(ctx: CliContext, card: ApprovalCard): void {
+  const d = cardDetails(card);
+  ctx.out(`--- waiting for approval: ${clean(card.id.slice(0, SHORT_ID))} ${clean(card.tool, 40)}${card.widening.length > 0 ? ' (WIDENS AUTHORITY)' : ''}`);
+  for (const line of d.lines) ctx.out(`  ${line}`);
+  const session = d.view.sessionApproval.offered ? ` (or --session)` : ` (${d.view.sessionApproval.why})`;
+  ctx.out(`  decide: postern approvals approve ${clean(card.id.slice(0, SHORT_ID))}${session} | postern approvals deny ${clean(card.id.slice(0, SHORT_ID))}`);
+}
+
+function describeResolution(card: ApprovalCard | undefined, id: string, d: ApprovalDecision): string {
+  const what = `${clean(id.slice(0, SHORT_ID))}${card === undefined ? '' : ` (${clean(card.tool, 40)})`}`;
+  switch (d.kind) {
+    case 'approved':
+      return `--- approved ${what} ${d.scope === 'session' ? 'for the session' : 'once'}, by ${clean(d.by, 40)}`;
+    case 'denied':
+      return `--- denied ${what}, by ${clean(d.by, 40)}${d.reason === null ? '' : `: ${clean(d.reason, 200)}`}`;
+    case 'timeout':
+      return `--- ${what} timed out: nobody decided in time`;
+    case 'voided':
+      return `--- ${what} voided: ${clean(d.reason, 200)}`;
+    case 'cancelled':
+      return `--- ${what} cancelled by the agent's client`;
+  }
+}
+
+/** Prints the pending cards, then every card added and every resolution, until Ctrl-C or the daemon goes. */
+async function watch(ctx: CliContext, c: OperatorClient): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const known = new Map<string, ApprovalCard>();
+  const onEvent = (env: OperatorEventEnvelope): void => {
+    const e = env.event;
+    switch (e.type) {
+      case 'approval.added':
+        known.set(e.card.id, e.card);
+        printCard(ctx, e.card);
+        return;
+      case 'approval.resolved':
+        ctx.out(describeResolution(known.get(e.id), e.id, e.decision));
+        known.delete(e.id);
+        return;
+      case 'approval.stale':
+        ctx.out(`--- ${clean(e.id.slice(0, SHORT_ID))} is stale: ${clean(e.reason, 200)}`);
+        return;
+      case 'daemon.locked':
+        ctx.out(`--- the daemon locked (${clean(e.reason, 200)}): pending approvals were voided`);
+        return;
+      case 'activity':
+      case 'session.opened':
+      case 'session.closed':
+      case 'grant.added':
+      case 'grant.revoked':
+      case 'daemon.unlocked':
+      case 'catalog.adopted':
+      case 'catalog.pending':
+        return;
+    }
+  };
+  try {
+    const snap = await c.subscribe(onEvent, { signal: stop.signal });
+    ctx.out(`watching for approvals as ${c.role} (${snap.pending.length} pending; Ctrl-C to stop)`);
+    for (const card of snap.pending) {
+      known.set(card.id, card);
+      printCard(ctx, card);
+    }
+    const stopped = new Promise<null>((resolve) => stop.signal.addEventListener('abort', () => resolve(null), { once: true }));
+    const err = await Promise.race([stopped, c.closed]);
+    if (err !== null) throw err;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
 }

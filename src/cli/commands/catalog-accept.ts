@@ -36,9 +36,9 @@ import {
 } from '../../contracts/index.js';
 import { currentCatalogState, readAcceptedCopy, readCatalogFile, writeAcceptance } from '../../home/catalog-store.js';
 import { PosternError } from '../../protocol/errors.js';
-import { withVaultWriter } from '../../vault/index.js';
 import type { CliContext } from '../context.js';
 import { canPrompt, confirm } from '../tty.js';
+import { writeVault } from '../vault-write.js';
 
 export interface AcceptOpts {
   yes?: boolean;
@@ -128,8 +128,8 @@ export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<Acc
   const pass = await ctx.unlockPassphrase();
   let inner: Inner;
   try {
-    inner = await withVaultWriter<Inner>(
-      ctx.paths.vault,
+    ({ result: inner } = await writeVault<Inner>(
+      ctx,
       pass,
       async (vault) => {
         const key = vault.deriveKey('catalog-mac');
@@ -171,12 +171,11 @@ export async function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<Acc
         const record = acceptanceRecord({ sequence, digest: cand.digest, acceptedAt: ctx.clock.now(), previousDigest: previous, forced: !report.ok, changes: report.changes.length });
         return { kind: 'write', text: cand.text, signed: { record, mac: acceptanceMac(key, record) }, tools: cand.catalog.tools.size };
       },
-      { clock: ctx.clock },
       async (r) => {
         // The vault holds the new mark now; the files follow while the lock is still held.
         if (r.kind === 'write') await writeAcceptance(ctx.paths, r.text, r.signed);
       },
-    );
+    ));
   } finally {
     pass.fill(0);
   }

@@ -10,6 +10,7 @@ import { registerApprovals } from './approvals.js';
 import { registerAudit } from './audit.js';
 import { registerSsh } from './ssh.js';
 import { registerAnchor } from './anchor.js';
+import { registerDemo } from './demo.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -22,4 +23,5 @@ export function registerCommands(program: Command): void {
   registerAudit(program);
   registerSsh(program);
   registerAnchor(program);
+  registerDemo(program);
 }

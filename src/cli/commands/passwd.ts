@@ -23,7 +23,7 @@ async function lockRunningDaemon(paths: HomePaths, oldOperatorKey: Uint8Array): 
   try {
     const conn = await connectOperator(paths.operatorSocket, oldOperatorKey);
     try {
-      await conn.request('lock');
+      await conn.request('lock', {});
       return { kind: 'locked' };
     } finally {
       conn.close();

@@ -9,7 +9,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CredentialKinds, isCredentialKind, type CredentialKind, type CredentialMeta } from '../../vault/types.js';
-import { openVault, withVaultWriter } from '../../vault/index.js';
+import { openVault } from '../../vault/index.js';
+import { writeVault } from '../vault-write.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
 import { toolsUsingCredential, type AcceptanceMark } from '../../contracts/index.js';
 import { loadAcceptedCatalog } from '../../home/catalog-store.js';
@@ -91,7 +92,7 @@ export function registerSecret(program: Command): void {
     const input = await readSecretInput(kind, o, fields);
     const pass = await ctx.unlockPassphrase();
     try {
-      await withVaultWriter(ctx.paths.vault, pass, (v) => v.add({ name, kind, fields: input.fields, secret: input.secret }), { clock: ctx.clock });
+      await writeVault(ctx, pass, (v) => v.add({ name, kind, fields: input.fields, secret: input.secret }));
     } finally {
       pass.fill(0);
       for (const part of Object.values(input.secret)) part.fill(0);
@@ -129,7 +130,7 @@ export function registerSecret(program: Command): void {
     const ctx = contextFor(cmd);
     const pass = await ctx.unlockPassphrase();
     try {
-      await withVaultWriter(ctx.paths.vault, pass, async (v) => {
+      await writeVault(ctx, pass, async (v) => {
         const meta = v.list().find((m) => m.name === name);
         if (meta === undefined) throw new PosternError('SECRET_NOT_FOUND', `no secret named "${name}"`);
         const keep = Object.fromEntries(Object.entries(meta.fields).filter(([k]) => k !== 'key_type' && k !== 'public_fingerprint'));
@@ -139,7 +140,7 @@ export function registerSecret(program: Command): void {
         } finally {
           for (const part of Object.values(input.secret)) part.fill(0);
         }
-      }, { clock: ctx.clock });
+      });
     } finally {
       pass.fill(0);
     }
@@ -156,7 +157,7 @@ export function registerSecret(program: Command): void {
       let removed = false;
       try {
         // Decided under the writer lock, so the tools named are the ones of the vault being changed.
-        removed = await withVaultWriter(ctx.paths.vault, pass, async (v) => {
+        ({ result: removed } = await writeVault(ctx, pass, async (v) => {
           if (v.get(name) === undefined) throw new PosternError('SECRET_NOT_FOUND', `no secret named "${name}"`);
           const use = await catalogUse(ctx.paths, v.deriveKey('catalog-mac'), v.acceptedCatalog, name);
           const warning = use.kind === 'used'
@@ -176,7 +177,7 @@ export function registerSecret(program: Command): void {
           }
           v.remove(name);
           return true;
-        }, { clock: ctx.clock });
+        }));
       } finally {
         pass.fill(0);
       }

@@ -8,7 +8,7 @@
 import { Server, type CallToolRequest, type CallToolResult, type ListToolsResult, type ServerContext } from '@modelcontextprotocol/server';
 import { handleCall } from '../pipeline/call.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
-import { META_RUN_ID } from '../pipeline/context.js';
+import { META_RUN_ID, progressTokenOf } from '../pipeline/context.js';
 import { VERSION } from '../../version.js';
 import { toolList } from './tools.js';
 import { clipLabel } from '../../protocol/clip.js';
@@ -66,7 +66,7 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
   server.setRequestHandler('tools/call', async (req: CallToolRequest, ctx): Promise<CallToolResult> => {
     begin(ctx);
     const meta = (ctx.mcpReq._meta ?? {}) as Record<string, unknown>;
-    const token = meta['progressToken'];
+    const token = progressTokenOf(meta);
     let n = 0;
     const running = handleCall(svc, session, {
       name: req.params.name,
@@ -74,7 +74,7 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
       meta,
       signal: ctx.mcpReq.signal,
       progress: (message) => {
-        if (typeof token !== 'string' && typeof token !== 'number') return;
+        if (token === undefined) return;
         n++;
         ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: n, message } }).catch(() => undefined);
       },

@@ -1,15 +1,15 @@
 /**
- * One operator connection on the daemon side: handshake, then verified
- * commands and pushed events (spec: src/protocol/operator.ts).
+ * One operator connection on the Unix socket, daemon side: the handshake
+ * (spec: src/protocol/operator/wire.ts), then a sealed-frame transport handed
+ * to serveOperator (./session.ts), shared with the in-process port.
  *
- * Invariants: no command is read before the client proved K; the server's
- * proof is sent only after that; each connection gets one proof attempt, and
- * a failure is answered only after `failureDelayMs` (so guessing is slow and
- * costs a connection each time). K is read from `key()` at the moment of the
- * proof and not kept; a null, wrong-sized or all-zero key refuses everyone.
- * Any bad frame, oversized line, invalid UTF-8 or handshake timeout closes the
- * connection; nothing here throws into the server. Commands are refused once
- * the vault is locked. A subscriber that stops reading is dropped, not buffered.
+ * Invariants: no command is read before the client proved K for the role it
+ * named; the server's proof is sent only after that; each connection gets one
+ * proof attempt, and a failure is answered only after `failureDelayMs` (so
+ * guessing is slow and costs a connection each time). K is read from `key()`
+ * at the moment of the proof and not kept; a null, wrong-sized or all-zero
+ * key refuses everyone. Any bad frame, oversized line, invalid UTF-8 or
+ * handshake timeout closes the connection; nothing here throws into the server.
  */
 import type { Socket } from 'node:net';
 import {
@@ -18,30 +18,26 @@ import {
   OPERATOR_PROTOCOL,
   OPERATOR_VERSION,
   PREAUTH_LINE_BYTES,
-  MAX_RESPONSE_LINE_BYTES,
-  type ServerMessage,
+  type OperatorRole,
+  type OperatorTransport,
   type WireError,
-} from '../../protocol/operator.js';
-import type { ApprovalQueue, QueueEvent } from '../../approvals/queue.js';
-import { FrameCodec, LineReader, clientProof, decodeB64u, encodeB64u, newNonce, sameBytes, serverProof, sessionKey, usableKey } from './channel.js';
-import { handleRequest, type HandlerDeps } from './handlers.js';
+} from '../../protocol/operator/index.js';
+import { FrameCodec, LineReader, clientProof, decodeB64u, encodeB64u, newNonce, sameBytes, serverProof, sessionKey, usableKey } from '../../protocol/operator/crypto.js';
+import type { PosternError } from '../../protocol/errors.js';
 
 export type OperatorNotice =
-  | { readonly type: 'authenticated' }
+  | { readonly type: 'authenticated'; readonly role: OperatorRole }
   /** The connection was refused or closed for a failed proof, a bad frame or a protocol violation. */
   | { readonly type: 'refused'; readonly code: string; readonly reason: string }
   | { readonly type: 'closed' };
 
-export interface ConnectionOptions {
+export interface HandshakeOptions {
   readonly key: () => Uint8Array | null;
-  readonly queue: ApprovalQueue;
-  readonly status: () => unknown;
-  readonly onLock: () => void;
-  readonly operatorName: string;
   readonly handshakeTimeoutMs: number;
   readonly failureDelayMs: number;
-  readonly maxBufferedBytes: number;
   readonly notify: (n: OperatorNotice) => void;
+  /** Called once the peer is authenticated, with the sealed transport. */
+  readonly ready: (t: OperatorTransport) => void;
 }
 
 function currentKey(key: () => Uint8Array | null): Uint8Array | null {
@@ -53,22 +49,24 @@ function currentKey(key: () => Uint8Array | null): Uint8Array | null {
   }
 }
 
-export function serveConnection(sock: Socket, o: ConnectionOptions): void {
+export function serveSocket(sock: Socket, o: HandshakeOptions): void {
   const reader = new LineReader(PREAUTH_LINE_BYTES);
   const ns = newNonce();
   let stage: 'hello' | 'judging' | 'ready' | 'closed' = 'hello';
   let codec: FrameCodec | null = null;
-  let unsubscribe: (() => void) | null = null;
+  let listener: ((text: string) => void) | null = null;
+  let settle: (e: PosternError | null) => void = () => undefined;
+  const closed = new Promise<PosternError | null>((r) => (settle = r));
 
-  const close = (): void => {
+  const close = (err: PosternError | null = null): void => {
     if (stage === 'closed') return;
     stage = 'closed';
     clearTimeout(timer);
-    unsubscribe?.();
     codec?.destroy();
     sock.end();
     // end() lets the last line out; destroy() bounds how long a peer can hold us.
     setTimeout(() => sock.destroy(), 1_000).unref();
+    settle(err);
     o.notify({ type: 'closed' });
   };
   const plainFail = (error: WireError, reason: string, delayMs: number): void => {
@@ -83,33 +81,29 @@ export function serveConnection(sock: Socket, o: ConnectionOptions): void {
       close();
     }, delayMs).unref();
   };
-  const send = (msg: ServerMessage): void => {
-    if (codec === null || stage !== 'ready') return;
-    let line: string;
-    try {
-      line = codec.seal(JSON.stringify(msg));
-    } catch {
-      // A value the daemon handed us that JSON cannot carry (a BigInt, a cycle).
-      const id = msg.kind === 'response' ? msg.id : null;
-      line = codec.seal(JSON.stringify({ kind: 'response', id, ok: false, error: { code: 'INTERNAL', message: 'the answer could not be encoded' } }));
-    }
-    if (line.length > MAX_RESPONSE_LINE_BYTES) {
-      const error = { code: 'RESPONSE_TOO_LARGE', message: 'the answer is larger than the operator channel allows' };
-      if (msg.kind !== 'response' || msg.id === null) return fatal(error, 'oversized event');
-      sock.write(`${codec.seal(JSON.stringify({ kind: 'response', id: msg.id, ok: false, error }))}\n`);
-      return;
-    }
-    sock.write(`${line}\n`);
-    if (sock.writableLength > o.maxBufferedBytes) close();
-  };
+  /** A sealed fatal message from the transport layer itself (bad frame, oversized line). */
   const fatal = (error: WireError, reason: string): void => {
     o.notify({ type: 'refused', code: error.code, reason });
-    send({ kind: 'fatal', error });
+    if (codec !== null && stage === 'ready') sock.write(`${codec.seal(JSON.stringify({ kind: 'fatal', error }))}\n`);
     close();
   };
 
   const timer = setTimeout(() => plainFail({ code: 'OPERATOR_AUTH_FAILED', message: 'handshake timed out' }, 'timeout', 0), o.handshakeTimeoutMs);
   timer.unref();
+
+  const transport = (role: OperatorRole): OperatorTransport => ({
+    role,
+    send(text) {
+      if (codec === null || stage !== 'ready') return;
+      sock.write(`${codec.seal(text)}\n`);
+    },
+    onMessage(l) {
+      listener = l;
+    },
+    close: (err = null) => close(err),
+    closed,
+    backlog: () => sock.writableLength,
+  });
 
   const onAuth = (line: string): void => {
     let raw: unknown;
@@ -122,46 +116,33 @@ export function serveConnection(sock: Socket, o: ConnectionOptions): void {
     const nc = a.success ? decodeB64u(a.data.nonce) : null;
     const proof = a.success ? decodeB64u(a.data.proof) : null;
     if (!a.success || nc === null || proof === null) {
-      return plainFail({ code: 'OPERATOR_AUTH_FAILED', message: 'expected an auth message' }, 'malformed auth', o.failureDelayMs);
+      return plainFail({ code: 'OPERATOR_AUTH_FAILED', message: 'expected an auth message (this daemon speaks operator protocol version 2)' }, 'malformed auth', o.failureDelayMs);
     }
+    const role = a.data.role;
     const k = currentKey(o.key);
     if (k === null) return plainFail({ code: 'VAULT_LOCKED', message: 'the daemon is locked' }, 'locked', 0);
     try {
-      if (!sameBytes(proof, clientProof(k, ns, nc))) {
+      if (!sameBytes(proof, clientProof(k, ns, nc, role))) {
         return plainFail({ code: 'OPERATOR_AUTH_FAILED', message: 'the proof does not match this daemon\'s vault' }, 'bad proof', o.failureDelayMs);
       }
-      const ps = serverProof(k, ns, nc);
-      codec = new FrameCodec(sessionKey(k, ns, nc), 'server');
+      const ps = serverProof(k, ns, nc, role);
+      codec = new FrameCodec(sessionKey(k, ns, nc, role), 'server');
       clearTimeout(timer);
       stage = 'ready';
       reader.setLimit(MAX_REQUEST_LINE_BYTES);
-      sock.write(`${JSON.stringify({ t: 'welcome', v: OPERATOR_VERSION, proof: encodeB64u(ps) })}\n`);
-      o.notify({ type: 'authenticated' });
+      sock.write(`${JSON.stringify({ t: 'welcome', v: OPERATOR_VERSION, role, proof: encodeB64u(ps) })}\n`);
+      o.notify({ type: 'authenticated', role });
+      o.ready(transport(role));
     } finally {
       k.fill(0);
     }
-  };
-
-  const deps: HandlerDeps = {
-    queue: o.queue,
-    status: o.status,
-    onLock: o.onLock,
-    operatorName: o.operatorName,
-    subscribe: () => {
-      unsubscribe ??= o.queue.subscribe((e: QueueEvent) => {
-        send({ kind: 'event', event: e.type === 'added' ? { type: 'added', card: e.card } : { type: 'resolved', id: e.id, decision: e.decision } });
-      });
-    },
   };
 
   const onFrame = (line: string): void => {
     if (codec === null) return;
     const opened = codec.open(line);
     if (!opened.ok) return fatal({ code: 'OPERATOR_AUTH_FAILED', message: 'a message failed authentication; the connection is closed' }, opened.why);
-    if (currentKey(o.key) === null) return fatal({ code: 'VAULT_LOCKED', message: 'the daemon is locked' }, 'locked');
-    const out = handleRequest(opened.body, deps);
-    if (out.kind === 'result') send({ kind: 'response', id: out.id, ok: true, result: out.result });
-    else send({ kind: 'response', id: out.id, ok: false, error: out.error });
+    listener?.(opened.body);
   };
 
   const onData = (chunk: Buffer): void => {

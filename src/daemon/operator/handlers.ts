@@ -1,24 +1,56 @@
 /**
  * What each operator command does, once the connection is authenticated and
- * the frame verified. One function per op, no I/O of its own: the answer is
+ * the message verified. One case per op, no I/O of its own: the answer is
  * data or a PosternError, and the connection turns either into a response.
  *
  * Invariants: params are validated with the op's zod schema before use; an
  * unknown op or bad params is a USAGE error, never a throw past this file;
- * decisions are attributed to the server's configured operator name, never to
- * a name the client supplies.
+ * a mutating op (MUTATING_OPS) on an observer connection is refused with
+ * OBSERVER_READ_ONLY before anything else; decisions are attributed to the
+ * server's configured operator name, never to a name the client supplies.
  */
 import type { ApprovalQueue } from '../../approvals/queue.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
-import { OperatorOps, RequestEnvelopeSchema, isOperatorOp, type OperatorOp, type OperatorParams, type WireError } from '../../protocol/operator.js';
+import {
+  MUTATING_OPS,
+  OperatorOps,
+  RequestEnvelopeSchema,
+  isOperatorOp,
+  type ActivityFilter,
+  type ActivityView,
+  type CatalogInUse,
+  type CatalogPendingView,
+  type GrantView,
+  type OperatorOp,
+  type OperatorParams,
+  type OperatorRole,
+  type OperatorSnapshot,
+  type SessionView,
+  type StatusView,
+  type WireError,
+} from '../../protocol/operator/index.js';
+
+/** What the daemon offers the operator channel (built by the composition root). */
+export interface OperatorBackend {
+  readonly queue: ApprovalQueue;
+  readonly operatorName: string;
+  status(role: OperatorRole): StatusView;
+  sessions(p: { include_ended?: boolean | undefined; limit?: number | undefined }): SessionView[];
+  grants(sessionId: string | undefined): GrantView[];
+  /** Throws APPROVAL_NOT_FOUND when there is no such grant. */
+  revokeGrant(id: string): GrantView;
+  activity(filter: ActivityFilter): ActivityView[];
+  catalogPending(): CatalogPendingView | null;
+  acceptCatalog(digest: string): Promise<CatalogInUse>;
+  rejectCatalog(digest: string): void;
+  lock(): void;
+}
 
 export interface HandlerDeps {
-  readonly queue: ApprovalQueue;
-  readonly status: () => unknown;
-  readonly onLock: () => void;
-  readonly operatorName: string;
-  /** Starts pushing queue events on this connection (idempotent). */
-  readonly subscribe: () => void;
+  readonly backend: OperatorBackend;
+  readonly role: OperatorRole;
+  /** Starts pushing events on this connection; returns the snapshot (one subscription per connection). */
+  readonly subscribe: (since: number | undefined) => OperatorSnapshot;
 }
 
 export type Outcome =
@@ -36,31 +68,51 @@ function paramsOf<O extends OperatorOp>(op: O, params: unknown): OperatorParams<
   return r.data as OperatorParams<O>;
 }
 
-function run(op: OperatorOp, params: unknown, d: HandlerDeps): unknown {
+async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unknown> {
+  if (MUTATING_OPS.has(op) && d.role !== 'operator') {
+    throw new PosternError('OBSERVER_READ_ONLY', `${op} is refused: this connection is an observer (attach without --observe to decide)`);
+  }
+  const b = d.backend;
   switch (op) {
     case 'approvals.list':
       paramsOf(op, params);
-      return d.queue.list();
+      return b.queue.list();
     case 'approvals.decide': {
       const p = paramsOf(op, params);
-      return d.queue.decide(p.approval_id, p.verdict, d.operatorName);
+      return b.queue.decide(p.approval_id, p.verdict, b.operatorName);
+    }
+    case 'sessions.list':
+      return b.sessions(paramsOf(op, params));
+    case 'grants.list':
+      return b.grants(paramsOf(op, params).session_id);
+    case 'grants.revoke':
+      return { revoked: b.revokeGrant(paramsOf(op, params).id) };
+    case 'activity.recent':
+      return b.activity(paramsOf(op, params));
+    case 'catalog.pending':
+      paramsOf(op, params);
+      return b.catalogPending();
+    case 'catalog.accept':
+      return { accepted: await b.acceptCatalog(paramsOf(op, params).digest) };
+    case 'catalog.reject': {
+      const p = paramsOf(op, params);
+      b.rejectCatalog(p.digest);
+      return { rejected: p.digest };
     }
     case 'status':
       paramsOf(op, params);
-      return d.status() ?? null;
+      return b.status(d.role);
     case 'lock':
       paramsOf(op, params);
-      d.onLock();
+      b.lock();
       return { locked: true };
     case 'subscribe':
-      paramsOf(op, params);
-      d.subscribe();
-      return { pending: d.queue.list() };
+      return d.subscribe(paramsOf(op, params).since);
   }
 }
 
 /** Handles one verified message body. Never throws. */
-export function handleRequest(body: string, d: HandlerDeps): Outcome {
+export async function handleRequest(body: string, d: HandlerDeps): Promise<Outcome> {
   let raw: unknown;
   try {
     raw = JSON.parse(body);
@@ -70,9 +122,9 @@ export function handleRequest(body: string, d: HandlerDeps): Outcome {
   const env = RequestEnvelopeSchema.safeParse(raw);
   if (!env.success) return { kind: 'error', id: null, error: { code: 'USAGE', message: 'the command is not {id, op, params}' } };
   const { id, op, params } = env.data;
-  if (!isOperatorOp(op)) return { kind: 'error', id, error: { code: 'USAGE', message: `unknown op ${JSON.stringify(op)}` } };
+  if (!isOperatorOp(op)) return { kind: 'error', id, error: { code: 'USAGE', message: `unknown op ${JSON.stringify(op.slice(0, 64))}` } };
   try {
-    return { kind: 'result', id, result: run(op, params ?? {}, d) };
+    return { kind: 'result', id, result: await run(op, params ?? {}, d) };
   } catch (e) {
     return { kind: 'error', id, error: toWireError(e) };
   }

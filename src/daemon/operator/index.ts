@@ -1,12 +1,12 @@
 /**
- * The daemon's operator socket: `postern approvals …` (and `postern attach`)
- * list, approve and deny pending calls through it after proving the vault
- * passphrase (spec: src/protocol/operator.ts).
+ * The daemon's operator channel: the socket `postern approvals …` and
+ * `postern attach` reach after proving the vault passphrase (spec:
+ * src/protocol/operator/wire.ts), and in-process ports (`postern up`) handed
+ * in by the composition root. Both serve the same session (./session.ts).
  *
  * Invariants: the socket is 0600 in a private directory, never created over a
  * symlink, a foreign file or a live socket; nobody is authenticated while
- * `key()` returns null; decisions are attributed to `operatorName`
- * ("operator-cli" by default); at most `maxConnections` connections exist and
+ * `key()` returns null; decisions are attributed to the backend's `operatorName`; at most `maxConnections` connections exist and
  * at most `maxUnauthenticated` of them are still in the handshake. A new
  * connection is never refused for lack of a handshake slot: the OLDEST
  * unauthenticated connection is evicted instead, so a process that keeps
@@ -17,28 +17,32 @@
  * is still ours.
  */
 import { createServer, type Socket } from 'node:net';
-import type { ApprovalQueue } from '../../approvals/queue.js';
-import { serveConnection, type OperatorNotice } from './connection.js';
+import type { MessagePort } from 'node:worker_threads';
+import { acceptPortTransport } from '../../protocol/operator/port-transport.js';
+import { usableKey } from '../../protocol/operator/crypto.js';
+import type { OperatorTransport } from '../../protocol/operator/index.js';
+import type { EventBus } from '../events.js';
+import { serveSocket, type OperatorNotice } from './connection.js';
+import type { OperatorBackend } from './handlers.js';
+import { serveOperator } from './session.js';
 import { listenPrivate, prepareSocketPath, removeIfOurs } from '../socket-file.js';
 
 export type { OperatorNotice } from './connection.js';
+export type { OperatorBackend } from './handlers.js';
 
 export interface OperatorServerOptions {
   readonly socketPath: string;
   /** The vault's operator-auth key, or null while locked (then every handshake is refused). */
   readonly key: () => Uint8Array | null;
-  readonly queue: ApprovalQueue;
-  /** A JSON-serializable status object for `status` (no secret values: it crosses the socket). */
-  readonly status: () => unknown;
-  /** Called for `lock`, before the answer is sent; tear the server down asynchronously if at all. */
-  readonly onLock: () => void;
-  readonly operatorName?: string;
+  /** What the ops do (backend.lock is called for `lock`, before the answer is sent). */
+  readonly backend: OperatorBackend;
+  readonly bus: EventBus;
   readonly handshakeTimeoutMs?: number;
   /** Delay before a failed proof is answered (default 250 ms). */
   readonly failureDelayMs?: number;
   readonly maxConnections?: number;
   readonly maxUnauthenticated?: number;
-  /** Per-connection output buffer bound; a subscriber that falls further behind is dropped. */
+  /** Per-connection output backlog bound; a subscriber that falls further behind is dropped (OPERATOR_TOO_SLOW). */
   readonly maxBufferedBytes?: number;
   /** Authentication outcomes, for the daemon's log (never contains key material). */
   readonly onNotice?: (n: OperatorNotice) => void;
@@ -51,7 +55,20 @@ export interface OperatorServerOptions {
 export const HANDSHAKE_TIMEOUT_MS = 1_000;
 
 export interface OperatorServer {
+  /**
+   * Serves a private in-process port (`postern up`): the peer attaches with
+   * connectPortTransport. Resolves once attached; rejects if it never does.
+   */
+  attachPort(port: MessagePort): Promise<void>;
   close(): Promise<void>;
+}
+
+function usableKeyNow(key: () => Uint8Array | null): boolean {
+  try {
+    return usableKey(key());
+  } catch {
+    return false; // a vault that throws VAULT_LOCKED is locked
+  }
 }
 
 export async function startOperatorServer(opts: OperatorServerOptions): Promise<OperatorServer> {
@@ -70,6 +87,26 @@ export async function startOperatorServer(opts: OperatorServerOptions): Promise<
     return true;
   };
 
+  const transports = new Set<OperatorTransport>();
+  const serve = (t: OperatorTransport): void => {
+    transports.add(t);
+    void t.closed.then(() => transports.delete(t));
+    serveOperator(t, {
+      backend: opts.backend,
+      bus: opts.bus,
+      isLocked: () => !usableKeyNow(opts.key),
+      maxBacklogBytes: opts.maxBufferedBytes ?? 8 * 1024 * 1024,
+      onRefused: (code, reason) => notice({ type: 'refused', code, reason }),
+    });
+  };
+  const notice = (n: OperatorNotice): void => {
+    try {
+      opts.onNotice?.(n);
+    } catch {
+      // A failing logger must not take the channel down.
+    }
+  };
+
   const server = createServer({ allowHalfOpen: false }, (sock) => {
     while (handshaking.size >= maxUnauthenticated && evictOldest()) {
       // make room: the newest connection is the one most likely to be the operator's
@@ -84,34 +121,32 @@ export async function startOperatorServer(opts: OperatorServerOptions): Promise<
       handshaking.delete(sock);
       sockets.delete(sock);
     });
-    serveConnection(sock, {
+    serveSocket(sock, {
       key: opts.key,
-      queue: opts.queue,
-      status: opts.status,
-      onLock: opts.onLock,
-      operatorName: opts.operatorName ?? 'operator-cli',
       handshakeTimeoutMs: opts.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS,
       failureDelayMs: opts.failureDelayMs ?? 250,
-      maxBufferedBytes: opts.maxBufferedBytes ?? 8 * 1024 * 1024,
       notify: (n) => {
         if (n.type === 'authenticated') handshaking.delete(sock);
-        try {
-          opts.onNotice?.(n);
-        } catch {
-          // A failing logger must not take the channel down.
-        }
+        notice(n);
       },
+      ready: serve,
     });
   });
   const identity = await listenPrivate(server, opts.socketPath);
 
   let closing: Promise<void> | null = null;
   return {
+    async attachPort(port) {
+      const t = await acceptPortTransport(port);
+      serve(t);
+      notice({ type: 'authenticated', role: t.role });
+    },
     close() {
       closing ??= (async () => {
         await removeIfOurs(opts.socketPath, identity);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const s of sockets) s.destroy();
+        for (const t of transports) t.close(null);
         await closed;
       })();
       return closing;

@@ -5,12 +5,23 @@
  * approval becomes a grant bound to (session, tool, authority digest).
  * Denied, timed out, voided and cancelled each end the call with their own
  * code; nothing has been run or journaled as an intent at this point.
+ *
+ * How long a call waits (docs/decisions.md, "Approval waits that fit MCP
+ * clients"): a client that sent a progress token is kept waiting up to the
+ * approval timeout; one that did not is answered APPROVAL_PENDING after
+ * `approval_wait_without_progress_seconds`, before its own request timeout,
+ * and the card stays open: the same call again (same session, tool, key and
+ * call digest) waits on that card or takes its decision. A client that gives
+ * up (its request's AbortSignal: notifications/cancelled or a closed
+ * connection) cancels the card at once.
  */
 import type { Authority, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
-import { requiredApproval } from '../../approvals/policy.js';
+import { advertiseTool } from '../../contracts/index.js';
+import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
+import type { ApprovalWait } from '../../approvals/parked.js';
 import type { TargetView } from '../../protocol/approvals.js';
 import { PosternError } from '../../protocol/errors.js';
-import type { CallRequest, Services, SessionInfo } from './context.js';
+import { progressTokenOf, type CallRequest, type Services, type SessionInfo } from './context.js';
 import type { JournalApproval } from './trail.js';
 
 export interface ApprovalSubject {
@@ -27,6 +38,8 @@ export interface ApprovalSubject {
   readonly key: string | undefined;
   readonly callDigest: string;
 }
+
+type Ask = Extract<ApprovalRequirement, { kind: 'ask' }>;
 
 export function targetView(a: ResolvedAction): TargetView {
   switch (a.kind) {
@@ -59,34 +72,41 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
       break;
   }
   const timeoutMs = svc.config.approval_timeout_seconds * 1000;
-  const { card, decision } = svc.queue.request(
-    {
-      session: { id: session.id, client_name: session.clientName, client_version: session.clientVersion, pid: session.pid },
-      tool: s.tool.name,
-      effect: s.tool.effect,
-      revision: s.revision.revision,
-      revision_seen: s.revisionSeen,
-      scope_allowed: need.scope,
-      reasons: [...need.reasons],
-      widening: [...need.widening],
-      target: targetView(s.action),
-      credential: s.action.credential,
-      raw_arguments: s.rawArguments,
-      normalized_arguments: s.adapted.length === 0 ? s.rawArguments : svc.state.redactor().redactValue(s.normalized),
-      adapter: s.adapted.length === 0 ? null : s.adapted.join('; '),
-      idempotency_key: s.key ?? null,
-      call_digest: s.callDigest,
-    },
-    { timeoutMs, signal: req.signal },
-  );
-  req.progress(`waiting for operator approval ${card.id.slice(0, 8)} (up to ${Math.round(timeoutMs / 1000)} s)`);
-  const ping = setInterval(() => req.progress(`still waiting for operator approval ${card.id.slice(0, 8)}`), svc.config.progress_interval_seconds * 1000);
-  const d = await decision.finally(() => clearInterval(ping));
   const mode = need.scope === 'session' ? 'session' : 'per-call';
+  // The same call, back after APPROVAL_PENDING, waits on the card it left open (or takes its decision).
+  const parkKey = [session.id, s.tool.name, s.key ?? '', s.callDigest].join('\n');
+  const wait = svc.queue.parked.take(parkKey) ?? openCard(svc, session, s, need, timeoutMs);
+  const { card } = wait;
+  // The client gave up (notifications/cancelled, or its connection closed): the card leaves the queue at once.
+  const onAbort = (): void => wait.cancel();
+  if (req.signal.aborted) wait.cancel();
+  else req.signal.addEventListener('abort', onAbort, { once: true });
+  const longWait = progressTokenOf(req.meta) !== undefined;
+  req.progress(`waiting for operator approval ${card.id.slice(0, 8)} (until ${card.expires_at})`);
+  const ping = setInterval(() => req.progress(`still waiting for operator approval ${card.id.slice(0, 8)}`), svc.config.progress_interval_seconds * 1000);
+  let limit: NodeJS.Timeout | undefined;
+  const waitOver = new Promise<'wait_over'>((resolve) => {
+    if (!longWait) limit = setTimeout(() => resolve('wait_over'), svc.config.approval_wait_without_progress_seconds * 1000);
+  });
+  const d = await Promise.race([wait.decision, waitOver]).finally(() => {
+    clearInterval(ping);
+    clearTimeout(limit);
+    req.signal.removeEventListener('abort', onAbort);
+  });
+  if (d === 'wait_over') {
+    // Answer before the client's own timeout: a clear "not yet", nothing run, the card still open.
+    svc.queue.parked.park(parkKey, session.id, wait, timeoutMs);
+    throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: null, outcome: 'pending' },
+      new PosternError(
+        'APPROVAL_PENDING',
+        `the operator has not decided on approval ${card.id.slice(0, 8)} yet; nothing was run. Call again with the same arguments and idempotency_key to wait for the decision (the approval stays open until ${card.expires_at})`,
+        { details: { approval_id: card.id, expires_at: card.expires_at } },
+      ));
+  }
   switch (d.kind) {
     case 'approved':
       if (d.scope === 'session') {
-        const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
+        const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, revision: s.revision.revision, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
         try {
           svc.journals.sessions.event(session.id, 'grant_given', { tool: s.tool.name, authority_digest: g.authorityDigest, approval_id: card.id, by: d.by });
         } catch {
@@ -100,14 +120,41 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
         new PosternError('APPROVAL_DENIED', d.reason === null ? 'the operator denied the call' : `the operator denied the call: ${d.reason}`, { details: { reason: d.reason } }));
     case 'timeout':
       throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: d.at, outcome: 'timeout' },
-        new PosternError('APPROVAL_TIMEOUT', `no operator answered within ${Math.round(timeoutMs / 1000)} s; nothing was run`));
+        new PosternError('APPROVAL_TIMEOUT', `no operator answered approval ${card.id.slice(0, 8)} in time (by ${card.expires_at}); nothing was run`));
     case 'voided':
       throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: d.at, outcome: 'voided' },
         new PosternError('VAULT_LOCKED', `the approval was voided (${d.reason}); nothing was run`));
     case 'cancelled':
-      throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: d.at, outcome: 'voided' },
-        new PosternError('CALL_CANCELLED', 'the client cancelled the call while it waited for approval; nothing was run'));
+      throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: d.at, outcome: 'cancelled' },
+        new PosternError('CALL_CANCELLED', 'the client gave up on the call (cancelled it or closed its connection) while it waited for approval; nothing was run'));
   }
+}
+
+/** Puts a new card in the queue; its own controller lets the card outlive the call that opened it (APPROVAL_PENDING). */
+function openCard(svc: Services, session: SessionInfo, s: ApprovalSubject, need: Ask, timeoutMs: number): ApprovalWait {
+  const ctl = new AbortController();
+  const { card, decision } = svc.queue.request(
+    {
+      session: { id: session.id, client_name: session.clientName, client_version: session.clientVersion, pid: session.pid },
+      tool: s.tool.name,
+      effect: s.tool.effect,
+      annotations: { ...advertiseTool(s.tool).annotations },
+      revision: s.revision.revision,
+      revision_seen: s.revisionSeen,
+      scope_allowed: need.scope,
+      reasons: [...need.reasons],
+      widening: [...need.widening],
+      target: targetView(s.action),
+      credential: s.action.credential,
+      raw_arguments: s.rawArguments,
+      normalized_arguments: s.adapted.length === 0 ? s.rawArguments : svc.state.redactor().redactValue(s.normalized),
+      adapter: s.adapted.length === 0 ? null : s.adapted.join('; '),
+      idempotency_key: s.key ?? null,
+      call_digest: s.callDigest,
+    },
+    { timeoutMs, signal: ctl.signal },
+  );
+  return { card, decision, cancel: () => ctl.abort() };
 }
 
 /** Carries the journal's approval record along with the error that ends the call. */

@@ -12,6 +12,7 @@ import type { DaemonState } from '../state.js';
 import type { KeyReservations } from './idempotency.js';
 import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
+import type { ActivityView } from '../../protocol/operator/index.js';
 
 export interface Services {
   readonly state: DaemonState;
@@ -35,6 +36,8 @@ export interface Services {
   readonly vaultFile?: { refresh(): Promise<void> };
   /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
   readonly pendingOutcomes: PendingOutcomes;
+  /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
+  readonly onActivity?: (v: ActivityView) => void;
 }
 
 export interface SessionInfo {
@@ -56,6 +59,16 @@ export interface CallRequest {
   readonly signal: AbortSignal;
   /** Sends an MCP progress notification, when the client asked for progress. */
   readonly progress: (message: string) => void;
+}
+
+/**
+ * The call's MCP progress token, when its client asked for progress. A client
+ * that sends one declares it can be kept waiting: progress resets its timeout
+ * (`resetTimeoutOnProgress` in the SDKs); without one its own timeout runs.
+ */
+export function progressTokenOf(meta: Readonly<Record<string, unknown>>): string | number | undefined {
+  const token = meta['progressToken'];
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
 
 /** Our reverse-DNS prefix for `_meta` keys. */

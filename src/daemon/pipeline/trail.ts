@@ -18,6 +18,8 @@ import type { Services, SessionInfo } from './context.js';
 import type { ShapedResult } from './result.js';
 import type { ExecResult } from './execute.js';
 import { clipLabel } from '../../protocol/clip.js';
+import type { ActivityStatus } from '../../protocol/operator/index.js';
+import { activityOfLive } from '../activity-view.js';
 
 export type JournalApproval = ApprovalRecord | null;
 
@@ -110,6 +112,16 @@ export class Trail {
     };
   }
 
+  /** Tells the operator channel where the call stands; a failing listener never affects the call. */
+  #announce(status: ActivityStatus, errorCode: string | null, durationMs: number | null, effect = this.#effect): void {
+    if (this.svc.onActivity === undefined) return;
+    try {
+      this.svc.onActivity(activityOfLive({ record: this.#record(), status, errorCode, sideEffectStarted: effect, durationMs }));
+    } catch {
+      // the journal is the record; the event is a courtesy
+    }
+  }
+
   /** Commits the intent (and claims the key). Throws JOURNAL_UNAVAILABLE or CALL_IN_PROGRESS; nothing has left the machine. */
   intent(action: ResolvedAction): void {
     let r;
@@ -122,6 +134,7 @@ export class Trail {
     }
     if (!r.claimed) throw new PosternError('CALL_IN_PROGRESS', 'another call holds this idempotency_key; check it with postern_call_status');
     this.#intent = true;
+    this.#announce('in_progress', null, null);
   }
 
   /**
@@ -179,6 +192,7 @@ export class Trail {
    */
   #writeOutcome(o: OutcomeInput): boolean {
     this.#outcome = true;
+    this.#announce(o.status, o.error_code ?? null, o.duration_ms, o.side_effect_started);
     try {
       this.svc.journals.activity.recordOutcome(this.callId, o);
       return true;
@@ -206,6 +220,7 @@ export class Trail {
     } catch {
       // A replay has no effect; failing to journal it does not change what happened.
     }
+    this.#announce('replayed', null, null);
     const stored = holder.result as CallToolResult | undefined;
     const sc = (stored?.structuredContent ?? {}) as Record<string, unknown>;
     const replayed: CallToolResult = {
@@ -240,6 +255,7 @@ export class Trail {
       } catch {
         // Nothing ran; the agent still gets the error.
       }
+      this.#announce('rejected', err.code, null);
     }
     return result;
   }

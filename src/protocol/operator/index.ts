@@ -23,3 +23,6 @@ export * from './messages.js';
 export type * from './transport.js';
 export type * from './client.js';
 export * from './card-view.js';
+export { createOperatorClient, fromWire, type OperatorClientOptions } from './operator-client.js';
+export { connectSocketTransport, NO_DAEMON_MESSAGE, type SocketTransportOptions } from './socket-transport.js';
+export { connectPortTransport, acceptPortTransport, type PortTransportOptions } from './port-transport.js';

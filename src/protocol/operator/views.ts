@@ -41,8 +41,11 @@ export const GrantViewSchema = z.strictObject({
 });
 export type GrantView = z.infer<typeof GrantViewSchema>;
 
-/** How the call's approval stage ended (null: it stopped before approval, or the tool needs none). */
-export const ActivityDecisionSchema = z.enum(['auto', 'approved_once', 'approved_session', 'granted', 'denied', 'timeout', 'voided', 'cancelled']);
+/**
+ * How the call's approval stage ended (null: it stopped before approval).
+ * `pending`: the client was answered APPROVAL_PENDING and its card stays open.
+ */
+export const ActivityDecisionSchema = z.enum(['auto', 'approved_once', 'approved_session', 'granted', 'denied', 'timeout', 'voided', 'cancelled', 'pending']);
 export type ActivityDecision = z.infer<typeof ActivityDecisionSchema>;
 
 export const ActivityStatusSchema = z.enum(['rejected', 'replayed', 'in_progress', 'success', 'error', 'outcome_unknown']);

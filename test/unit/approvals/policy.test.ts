@@ -22,7 +22,7 @@ const otherHost: Authority = { ...base, origins: ['https://api.example.com:443',
 const narrower: Authority = { ...base, credentials: ['gh'], paths: [] };
 
 function grantFor(a: Authority) {
-  return new GrantStore().give({ sessionId: 's', tool: 't', authority: a, grantedAt: 'now', grantedBy: 'op', approvalId: 'a1' });
+  return new GrantStore().give({ sessionId: 's', tool: 't', revision: 1, authority: a, grantedAt: 'now', grantedBy: 'op', approvalId: 'a1' });
 }
 
 describe('requiredApproval', () => {

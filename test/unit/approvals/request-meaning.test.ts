@@ -27,7 +27,7 @@ function twoRevisions(second: Obj, first: Obj = {}): Catalog {
 function afterGrantForRevision1(c: Catalog) {
   const t = toolOf(c, 't');
   const [r1, r2] = t.revisions;
-  const grant = new GrantStore().give({ sessionId: 's', tool: 't', authority: authorityOf(t, r1!), grantedAt: 'then', grantedBy: 'operator', approvalId: 'a1' });
+  const grant = new GrantStore().give({ sessionId: 's', tool: 't', revision: 1, authority: authorityOf(t, r1!), grantedAt: 'then', grantedBy: 'operator', approvalId: 'a1' });
   return requiredApproval({ policy: 'session', current: authorityOf(t, r2!), grant });
 }
 

@@ -3,32 +3,86 @@
  * agent host launches — reaches nothing that holds or handles secrets: not the
  * vault, the executors, the journals, the daemon, nor ssh2 / libsodium /
  * better-sqlite3 / undici. Follows every relative import transitively.
+ *
+ * The operator UI (dist/tui) talks to the daemon only through the operator
+ * protocol: its files import only dist/tui and dist/protocol, and the
+ * packages ink, react and string-width; and nothing it reaches, transitively,
+ * lies outside dist/tui and dist/protocol. Every file that exists is checked
+ * (none yet is not a failure: the UI lands separately).
  */
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const DIST = resolve(import.meta.dirname, '../../../dist');
 const FORBIDDEN_DIRS = ['vault', 'executors', 'journal', 'daemon', 'redaction', 'approvals'];
 const FORBIDDEN_PACKAGES = ['ssh2', 'libsodium-wrappers-sumo', 'better-sqlite3', 'undici'];
 
-function closure(entry: string): { files: Set<string>; packages: Set<string> } {
+const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s*['"]([^'"]+)['"]/g;
+
+/** What one file imports directly: resolved relative files, and bare package names. */
+function importsOf(f: string): { files: string[]; packages: string[] } {
+  const files: string[] = [];
+  const packages: string[] = [];
+  for (const m of readFileSync(f, 'utf8').matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2] ?? m[3] ?? '';
+    if (spec.startsWith('.')) files.push(resolve(dirname(f), spec));
+    else packages.push(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+  }
+  return { files, packages };
+}
+
+function closure(...entries: string[]): { files: Set<string>; packages: Set<string> } {
   const files = new Set<string>();
   const packages = new Set<string>();
-  const todo = [entry];
+  const todo = [...entries];
   while (todo.length > 0) {
     const f = todo.pop()!;
     if (files.has(f)) continue;
     files.add(f);
-    const src = readFileSync(f, 'utf8');
-    for (const m of src.matchAll(/(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s*['"]([^'"]+)['"]/g)) {
-      const spec = m[1] ?? m[2] ?? m[3] ?? '';
-      if (spec.startsWith('.')) todo.push(resolve(dirname(f), spec));
-      else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
-    }
+    const direct = importsOf(f);
+    todo.push(...direct.files);
+    for (const p of direct.packages) packages.add(p);
   }
   return { files, packages };
+}
+
+function jsFilesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...jsFilesUnder(p));
+    else if (name.endsWith('.js')) out.push(p);
+  }
+  return out;
+}
+
+const TUI_PACKAGES = ['ink', 'react', 'string-width'];
+const TUI_MAY_REACH = ['tui', 'protocol'];
+
+/** The checks on the UI's files, given the build directory (a function so a fixture build can prove it fails). */
+export function tuiBoundaryProblems(dist: string): string[] {
+  const problems: string[] = [];
+  const tuiFiles = jsFilesUnder(join(dist, 'tui'));
+  for (const f of tuiFiles) {
+    const direct = importsOf(f);
+    for (const p of direct.packages) if (!TUI_PACKAGES.includes(p)) problems.push(`${relative(dist, f)} imports ${p}`);
+    for (const g of direct.files) {
+      const top = relative(dist, g).split('/')[0]!;
+      if (!TUI_MAY_REACH.includes(top)) problems.push(`${relative(dist, f)} imports ${relative(dist, g)}`);
+    }
+  }
+  if (tuiFiles.length > 0) {
+    for (const f of closure(...tuiFiles).files) {
+      const top = relative(dist, f).split('/')[0]!;
+      if (!TUI_MAY_REACH.includes(top)) problems.push(`the UI reaches ${relative(dist, f)}`);
+    }
+  }
+  return problems;
 }
 
 it('the MCP shim imports nothing that handles secrets', () => {
@@ -41,4 +95,23 @@ it('the MCP shim imports nothing that handles secrets', () => {
   }
   for (const p of FORBIDDEN_PACKAGES) assert.ok(!packages.has(p), `shim imports ${p}`);
   assert.ok(files.size >= 2, 'the walk followed the shim\'s own imports');
+});
+
+it('the operator UI imports only the operator protocol (and ink, react, string-width)', () => {
+  assert.ok(existsSync(join(DIST, 'protocol')), 'build first (npm run build)');
+  assert.deepEqual(tuiBoundaryProblems(DIST), []);
+});
+
+it('the UI boundary check catches a UI file that reaches past the protocol', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'postern-dist-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'tui'), { recursive: true });
+  mkdirSync(join(dir, 'protocol'), { recursive: true });
+  mkdirSync(join(dir, 'vault'), { recursive: true });
+  writeFileSync(join(dir, 'protocol', 'operator.js'), "import { z } from 'zod';\nexport const x = z;\n");
+  writeFileSync(join(dir, 'vault', 'index.js'), 'export const secret = 1;\n');
+  writeFileSync(join(dir, 'tui', 'ok.js'), "import { Box } from 'ink';\nimport { x } from '../protocol/operator.js';\nexport { Box, x };\n");
+  assert.deepEqual(tuiBoundaryProblems(dir), []);
+  writeFileSync(join(dir, 'tui', 'bad.js'), "import { secret } from '../vault/index.js';\nimport { readFileSync } from 'node:fs';\nexport { secret, readFileSync };\n");
+  assert.deepEqual(tuiBoundaryProblems(dir).sort(), ['the UI reaches vault/index.js', 'tui/bad.js imports node:fs', 'tui/bad.js imports vault/index.js']);
 });

@@ -162,6 +162,90 @@ describe('call pipeline', () => {
     assert.equal(journals.activity.getCall(String(r3.structuredContent?.['call_id']))?.call.approval?.mode, 'session');
   });
 
+  describe('approval waits that fit the client', () => {
+    /** The daemon answers a call without a progress token after 50 ms; progress goes out every 20 ms. */
+    const quick = (): Services => ({ ...svc, config: parseConfig('approval_timeout_seconds: 600\napproval_wait_without_progress_seconds: 0.05\nprogress_interval_seconds: 0.02', 'config.yaml') });
+    const nextCard = (): Promise<ApprovalCard> =>
+      new Promise((resolve) => {
+        const stop = svc.queue.subscribe((e) => {
+          if (e.type === 'added') {
+            stop();
+            resolve(e.card);
+          }
+        });
+      });
+    const run = (s: Services, who: SessionInfo, args: Record<string, unknown>, meta: Record<string, unknown> = {}, progress: (m: string) => void = () => undefined): Promise<Result> =>
+      handleCall(s, who, { name: 'memo', arguments: args, meta, signal: new AbortController().signal, progress }) as Promise<Result>;
+
+    it('without a progress token: APPROVAL_PENDING, the card stays open, the same call again takes the decision once', async () => {
+      const s = quick();
+      const who = newSession('s-parked');
+      const before = http.requests.length;
+      const args = { t: 'parked', idempotency_key: 'parked-key-1' };
+      const queued = nextCard();
+      const first = await run(s, who, args);
+      const card = await queued;
+      assert.equal(first.structuredContent?.['error_code'], 'APPROVAL_PENDING', JSON.stringify(first));
+      assert.equal(first.structuredContent?.['side_effect_started'], false);
+      assert.equal(first.structuredContent?.['approval_id'], card.id);
+      assert.equal(svc.queue.get(card.id)?.id, card.id, 'the card is still open');
+
+      // Another session with the same arguments does not get this card: it opens its own.
+      const otherQueued = nextCard();
+      const other = await run(s, newSession('s-parked-other'), args);
+      const otherCard = await otherQueued;
+      assert.notEqual(otherCard.id, card.id);
+      assert.equal(other.structuredContent?.['approval_id'], otherCard.id);
+      assert.equal(svc.queue.parked.dropSession('s-parked-other'), 1);
+      assert.equal(svc.queue.get(otherCard.id), undefined, "the other session's card left with it");
+
+      svc.queue.decide(card.id, { verdict: 'deny', reason: 'not this one' }, 'op');
+      const second = await run(s, who, args);
+      assert.equal(second.structuredContent?.['error_code'], 'APPROVAL_DENIED', JSON.stringify(second));
+      assert.match(String(second.structuredContent?.['message']), /not this one/);
+      const third = await run(s, who, args);
+      assert.equal(third.structuredContent?.['error_code'], 'APPROVAL_PENDING', 'the decision was consumed: a new card');
+      assert.notEqual(third.structuredContent?.['approval_id'], card.id);
+      svc.queue.parked.dropSession(who.id);
+
+      const outcomes = [first, second, third].map((r) => journals.activity.getCall(String(r.structuredContent?.['call_id']))?.call.approval?.outcome);
+      assert.deepEqual(outcomes, ['pending', 'denied', 'pending']);
+      assert.equal(http.requests.length, before, 'nothing ran');
+    });
+
+    it('with a progress token: the call waits past that limit, with progress, until the operator decides', async () => {
+      const s = quick();
+      const who = newSession('s-progress');
+      const queued = nextCard();
+      let past: () => void = () => undefined;
+      const pastLimit = new Promise<void>((resolve) => (past = resolve));
+      let n = 0;
+      // Five notifications span at least four 20 ms intervals: longer than the 50 ms limit without a token.
+      const result = run(s, who, { t: 'waits', idempotency_key: 'progress-key-1' }, { progressToken: 7 }, () => {
+        if (++n === 5) past();
+      });
+      const card = await queued;
+      await pastLimit;
+      assert.equal(svc.queue.get(card.id)?.id, card.id);
+      svc.queue.decide(card.id, { verdict: 'approve', scope: 'once' }, 'op');
+      const r = await result;
+      assert.equal(r.isError, undefined, JSON.stringify(r));
+    });
+
+    it('a client that gives up while it waits: the card leaves the queue and the journal says cancelled', async () => {
+      const who = newSession('s-cancel');
+      const ctl = new AbortController();
+      const queued = nextCard();
+      const result = handleCall(svc, who, { name: 'memo', arguments: { t: 'gone', idempotency_key: 'cancel-key-1' }, meta: { progressToken: 'p' }, signal: ctl.signal, progress: () => undefined }) as Promise<Result>;
+      const card = await queued;
+      ctl.abort();
+      const r = await result;
+      assert.equal(r.structuredContent?.['error_code'], 'CALL_CANCELLED');
+      assert.equal(svc.queue.get(card.id), undefined);
+      assert.equal(journals.activity.getCall(String(r.structuredContent?.['call_id']))?.call.approval?.outcome, 'cancelled');
+    });
+  });
+
   it('two different calls get different digests; approving B with A\'s digest is refused and runs nothing', async () => {
     const s = newSession('s-digests');
     const before = http.requests.length;

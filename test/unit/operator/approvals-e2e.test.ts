@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectOperator } from '../../../src/cli/operator-client.js';
-import type { OperatorEvent } from '../../../src/protocol/operator.js';
+import type { OperatorEvent } from '../../../src/protocol/operator/index.js';
 import { draft, rejectsWith, startHarness, until } from './helpers.js';
 
 describe('operator commands end to end', () => {
@@ -15,7 +15,7 @@ describe('operator commands end to end', () => {
     const b = h.queue.request(draft({ call_digest: 'digest-2' }), { timeoutMs: 10_000 });
     t.after(() => h.queue.voidAll('test over'));
     const c = await connectOperator(h.socket, h.key);
-    const cards = await c.request('approvals.list');
+    const cards = await c.request('approvals.list', {});
     assert.deepEqual(cards.map((x) => x.id).sort(), [a.card.id, b.card.id].sort());
     assert.deepEqual(cards.find((x) => x.id === a.card.id), a.card);
     const d = await c.request('approvals.decide', { approval_id: a.card.id, verdict: { verdict: 'approve', scope: 'once', call_digest: 'digest-1' } });
@@ -34,7 +34,7 @@ describe('operator commands end to end', () => {
     await rejectsWith(c.request('approvals.decide', { approval_id: 'no-such-id', verdict: { verdict: 'deny', reason: null } }), 'APPROVAL_NOT_FOUND');
     assert.equal(h.queue.list().length, 1);
     // The connection survives ordinary errors.
-    assert.equal((await c.request('approvals.list')).length, 1);
+    assert.equal((await c.request('approvals.list', {})).length, 1);
     c.close();
   });
 
@@ -63,35 +63,30 @@ describe('operator commands end to end', () => {
     t.after(() => h.queue.voidAll('test over'));
     const watcher = await connectOperator(h.socket, h.key);
     const events: OperatorEvent[] = [];
-    const snapshot = await watcher.subscribe((e) => events.push(e));
-    assert.deepEqual(snapshot.map((x) => x.id), [first.card.id]);
+    const snapshot = await watcher.subscribe((e) => events.push(e.event));
+    assert.deepEqual(snapshot.pending.map((x) => x.id), [first.card.id]);
 
     const second = h.queue.request(draft({ call_digest: 'digest-2' }), { timeoutMs: 10_000 });
     const decider = await connectOperator(h.socket, h.key);
     await decider.request('approvals.decide', { approval_id: first.card.id, verdict: { verdict: 'deny', reason: null } });
     await until(() => events.length >= 2);
-    assert.deepEqual(events[0], { type: 'added', card: second.card });
+    assert.deepEqual(events[0], { type: 'approval.added', card: second.card });
     const resolved = events[1];
-    assert.ok(resolved?.type === 'resolved' && resolved.id === first.card.id && resolved.decision.kind === 'denied');
+    assert.ok(resolved?.type === 'approval.resolved' && resolved.id === first.card.id && resolved.decision.kind === 'denied');
     // Answers and events interleave on one channel without breaking the sequence.
-    assert.equal((await watcher.request('approvals.list')).length, 1);
+    assert.equal((await watcher.request('approvals.list', {})).length, 1);
     watcher.close();
     decider.close();
   });
 
-  it('status returns the daemon-provided object', async (t) => {
-    const h = await startHarness(t, { status: () => ({ version: 'test', sessions: 3 }) });
+  it('status is typed; a throwing lock is an error answer, not a crash', async (t) => {
+    const h = await startHarness(t, { onLock: () => { throw new Error('boom'); } });
     const c = await connectOperator(h.socket, h.key);
-    assert.deepEqual(await c.request('status'), { version: 'test', sessions: 3 });
-    c.close();
-  });
-
-  it('a status the daemon cannot encode, or a throwing onLock, is an error answer, not a crash', async (t) => {
-    const h = await startHarness(t, { status: () => ({ big: 1n }), onLock: () => { throw new Error('boom'); } });
-    const c = await connectOperator(h.socket, h.key);
-    await rejectsWith(c.request('status'), 'INTERNAL');
-    await rejectsWith(c.request('lock'), 'INTERNAL');
-    assert.deepEqual(await c.request('approvals.list'), []);
+    const st = await c.request('status', {});
+    assert.equal(st.role, 'operator');
+    assert.equal(st.protocol_version, 2);
+    await rejectsWith(c.request('lock', {}), 'INTERNAL');
+    assert.deepEqual(await c.request('approvals.list', {}), []);
     c.close();
   });
 });

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { FrameCodec, LineReader, clientProof, decodeB64u, serverProof, sessionKey, usableKey, type LineEvent } from '../../../src/daemon/operator/channel.js';
+import { FrameCodec, LineReader, clientProof, decodeB64u, serverProof, sessionKey, usableKey, type LineEvent } from '../../../src/protocol/operator/crypto.js';
 
 const pair = (): { client: FrameCodec; server: FrameCodec } => {
   const k = randomBytes(32);
@@ -46,11 +46,11 @@ describe('FrameCodec', () => {
 });
 
 describe('handshake derivations', () => {
-  it('client proof, server proof and session key are distinct and bound to both nonces', () => {
+  it('client proof, server proof and session key are distinct and bound to both nonces and the role', () => {
     const k = randomBytes(32);
     const ns = randomBytes(32);
     const nc = randomBytes(32);
-    const all = [clientProof(k, ns, nc), serverProof(k, ns, nc), sessionKey(k, ns, nc), clientProof(k, nc, ns), clientProof(k, ns, randomBytes(32))];
+    const all = [clientProof(k, ns, nc, 'operator'), serverProof(k, ns, nc, 'operator'), sessionKey(k, ns, nc, 'operator'), clientProof(k, nc, ns, 'operator'), clientProof(k, ns, randomBytes(32), 'operator'), clientProof(k, ns, nc, 'observer'), sessionKey(k, ns, nc, 'observer')];
     assert.equal(new Set(all.map((b) => b.toString('hex'))).size, all.length);
   });
 

@@ -52,7 +52,7 @@ describe('operator socket under a connection flood', () => {
     const idle = await Promise.all([0, 1, 2, 3].map(() => rawConnect(h.socket)));
     const firstClosed = new Promise<void>((resolve) => idle[0]!.sock.once('close', () => resolve()));
     const c = await connectOperator(h.socket, h.key, { attempts: 1 });
-    assert.deepEqual(await c.request('status'), { state: 'unlocked', pending: 0 });
+    assert.equal((await c.request('status', {})).pending, 0);
     await firstClosed;
     assert.equal(idle[3]!.sock.destroyed, false, 'the newest idle connection is still there');
     c.close();
@@ -68,7 +68,7 @@ describe('operator socket under a connection flood', () => {
     await until(() => f.opened() > 200, 10_000);
     for (let round = 0; round < 5; round++) {
       const c = await connectOperator(h.socket, h.key);
-      assert.equal((await c.request('approvals.list')).length, 1);
+      assert.equal((await c.request('approvals.list', {})).length, 1);
       c.close();
     }
     const c = await connectOperator(h.socket, h.key);
@@ -85,7 +85,7 @@ describe('operator socket under a connection flood', () => {
     const f = flood(h.socket, 16);
     t.after(() => f.stop());
     await until(() => f.opened() > 100, 10_000);
-    assert.deepEqual(await c.request('status'), { state: 'unlocked', pending: 0 });
+    assert.equal((await c.request('status', {})).pending, 0);
     f.stop();
     c.close();
     assert.equal(await c.closed, null, 'closed by us, not by the daemon');

@@ -8,14 +8,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { connectOperator, NO_DAEMON_MESSAGE } from '../../../src/cli/operator-client.js';
-import { decodeB64u, encodeB64u, serverProof } from '../../../src/daemon/operator/channel.js';
+import { decodeB64u, encodeB64u, serverProof } from '../../../src/protocol/operator/crypto.js';
 import { draft, Lines, rawConnect, rejectsWith, sleep, startHarness, tempRun, until } from './helpers.js';
 
 describe('operator handshake', () => {
   it('a client with the key authenticates and is answered', async (t) => {
     const h = await startHarness(t);
     const c = await connectOperator(h.socket, h.key);
-    assert.deepEqual(await c.request('status'), { state: 'unlocked', pending: 0 });
+    assert.equal((await c.request('status', {})).pending, 0);
     c.close();
     assert.equal(await c.closed, null);
     assert.ok(h.notices.some((n) => n.type === 'authenticated'));
@@ -44,7 +44,7 @@ describe('operator handshake', () => {
     const received: string[] = [];
     const impostor = createServer((sock) => {
       const lines = new Lines(sock);
-      sock.write(`${JSON.stringify({ t: 'hello', protocol: 'postern-operator', v: 1, nonce: encodeB64u(randomBytes(32)) })}\n`);
+      sock.write(`${JSON.stringify({ t: 'hello', protocol: 'postern-operator', v: 2, nonce: encodeB64u(randomBytes(32)) })}\n`);
       void (async () => {
         for (;;) {
           const l = await lines.next(5_000).catch(() => null);
@@ -52,8 +52,8 @@ describe('operator handshake', () => {
           received.push(l);
           const auth = JSON.parse(l);
           // It answers with a proof from the key it does have (not the vault's).
-          const wrong = serverProof(randomBytes(32), randomBytes(32), decodeB64u(auth.nonce)!);
-          sock.write(`${JSON.stringify({ t: 'welcome', v: 1, proof: encodeB64u(wrong) })}\n`);
+          const wrong = serverProof(randomBytes(32), randomBytes(32), decodeB64u(auth.nonce)!, 'operator');
+          sock.write(`${JSON.stringify({ t: 'welcome', v: 2, role: 'operator', proof: encodeB64u(wrong) })}\n`);
         }
       })();
     });
@@ -68,7 +68,7 @@ describe('operator handshake', () => {
   it('an impostor that skips the hello or speaks something else is refused', async (t) => {
     const { socket } = tempRun(t);
     const impostor = createServer((sock) => {
-      sock.write('{"t":"welcome","v":1,"proof":"' + encodeB64u(randomBytes(32)) + '"}\n');
+      sock.write('{"t":"welcome","v":2,"role":"operator","proof":"' + encodeB64u(randomBytes(32)) + '"}\n');
     });
     await new Promise<void>((r) => impostor.listen(socket, r));
     t.after(() => impostor.close());
@@ -89,8 +89,8 @@ describe('operator handshake', () => {
     const key = new Uint8Array(randomBytes(32));
     const h = await startHarness(t, { key: () => (locked ? null : key), onLock: () => (locked = true) });
     const c = await connectOperator(h.socket, key);
-    assert.deepEqual(await c.request('lock'), { locked: true });
-    await rejectsWith(c.request('approvals.list'), 'VAULT_LOCKED');
+    assert.deepEqual(await c.request('lock', {}), { locked: true });
+    await rejectsWith(c.request('approvals.list', {}), 'VAULT_LOCKED');
     await rejectsWith(connectOperator(h.socket, key), 'VAULT_LOCKED');
   });
 

@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalQueue, type CardDraft } from '../../../src/approvals/queue.js';
 import { startOperatorServer, type OperatorNotice, type OperatorServerOptions } from '../../../src/daemon/operator/index.js';
-import { FrameCodec, clientProof, decodeB64u, encodeB64u, newNonce, sessionKey } from '../../../src/daemon/operator/channel.js';
+import { createBackend } from '../../../src/daemon/operator/backend.js';
+import { EventBus } from '../../../src/daemon/events.js';
+import { GrantStore } from '../../../src/approvals/grants.js';
+import { FrameCodec, clientProof, decodeB64u, encodeB64u, newNonce, sessionKey } from '../../../src/protocol/operator/crypto.js';
 import { PosternError, type ErrorCode } from '../../../src/protocol/errors.js';
 import { systemClock } from '../../../src/clock/index.js';
 
@@ -44,6 +47,8 @@ export function tempRun(t: { after: (fn: () => void) => void }): { dir: string; 
 export interface Harness {
   readonly key: Uint8Array;
   readonly queue: ApprovalQueue;
+  readonly bus: EventBus;
+  readonly server: Awaited<ReturnType<typeof startOperatorServer>>;
   readonly socket: string;
   readonly notices: OperatorNotice[];
   readonly locks: number[];
@@ -52,25 +57,51 @@ export interface Harness {
 
 export async function startHarness(
   t: { after: (fn: () => unknown) => void },
-  over: Partial<OperatorServerOptions> & { socket?: string } = {},
+  over: Partial<OperatorServerOptions> & { socket?: string; operatorName?: string; onLock?: () => void } = {},
 ): Promise<Harness> {
   const socket = over.socket ?? tempRun(t).socket;
   const key = new Uint8Array(randomBytes(32));
   const queue = new ApprovalQueue(systemClock);
+  const bus = new EventBus(systemClock);
+  queue.subscribe((e) => {
+    if (e.type === 'added') bus.emit({ type: 'approval.added', card: e.card });
+    else bus.emit({ type: 'approval.resolved', id: e.id, decision: e.decision });
+  });
   const notices: OperatorNotice[] = [];
   const locks: number[] = [];
+  const backend = createBackend({
+    queue,
+    grants: new GrantStore(),
+    journals: null,
+    operatorName: over.operatorName ?? 'operator-cli',
+    live: new Map(),
+    status: () => ({
+      pid: process.pid,
+      locked: false,
+      lock_reason: null,
+      started_at: '2026-01-01T00:00:00.000Z',
+      catalog: { digest: 'd', sequence: 1, accepted_at: null, tools: 0 },
+      catalog_pending: false,
+      approval_timeout_seconds: 120,
+    }),
+    catalogPending: () => null,
+    lock: () => {
+      locks.push(locks.length);
+      over.onLock?.();
+    },
+  });
+  const { operatorName: _n, onLock: _l, ...rest } = over;
   const server = await startOperatorServer({
     socketPath: socket,
     key: () => key,
-    queue,
-    status: () => ({ state: 'unlocked', pending: queue.list().length }),
-    onLock: () => locks.push(Date.now()),
+    backend,
+    bus,
     failureDelayMs: 20,
     onNotice: (n) => notices.push(n),
-    ...over,
+    ...rest,
   });
   t.after(() => server.close());
-  return { key, queue, socket, notices, locks, close: () => server.close() };
+  return { key, queue, bus, server, socket, notices, locks, close: () => server.close() };
 }
 
 /** Splits a socket's input into lines, as a queue the test can await. */
@@ -140,10 +171,10 @@ export async function rawSession(path: string, key: Uint8Array): Promise<{ sock:
   const hello = JSON.parse((await lines.next()) ?? 'null');
   const ns = decodeB64u(hello.nonce)!;
   const nc = newNonce();
-  sock.write(`${JSON.stringify({ t: 'auth', v: 1, nonce: encodeB64u(nc), proof: encodeB64u(clientProof(key, ns, nc)) })}\n`);
+  sock.write(`${JSON.stringify({ t: 'auth', v: 2, role: 'operator', nonce: encodeB64u(nc), proof: encodeB64u(clientProof(key, ns, nc, 'operator')) })}\n`);
   const welcome = JSON.parse((await lines.next()) ?? 'null');
   assert.equal(welcome.t, 'welcome');
-  return { sock, lines, codec: new FrameCodec(sessionKey(key, ns, nc), 'client') };
+  return { sock, lines, codec: new FrameCodec(sessionKey(key, ns, nc, 'operator'), 'client') };
 }
 
 /** A server message as the tests read it (fields absent on other kinds). */

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { connectOperator } from '../../../src/cli/operator-client.js';
-import { encodeB64u } from '../../../src/daemon/operator/channel.js';
-import { MAX_REQUEST_LINE_BYTES, PREAUTH_LINE_BYTES } from '../../../src/protocol/operator.js';
+import { encodeB64u } from '../../../src/protocol/operator/crypto.js';
+import { MAX_REQUEST_LINE_BYTES, PREAUTH_LINE_BYTES } from '../../../src/protocol/operator/index.js';
 import { draft, openBody, rawConnect, rawSession, rejectsWith, startHarness, startRelay, tempRun, until, type Harness } from './helpers.js';
 
 async function setup(t: Parameters<typeof startHarness>[0]): Promise<{ h: Harness; relayPath: string; cardId: string }> {
@@ -28,7 +28,7 @@ describe('operator channel integrity', () => {
     const relay = await startRelay(relayPath, h.socket);
     t.after(() => relay.close());
     const c = await connectOperator(relay.path, h.key);
-    assert.deepEqual((await c.request('approvals.list')).map((x) => x.id), [cardId]);
+    assert.deepEqual((await c.request('approvals.list', {})).map((x) => x.id), [cardId]);
     c.close();
   });
 
@@ -102,7 +102,7 @@ describe('operator channel integrity', () => {
     });
     t.after(() => relay.close());
     const c = await connectOperator(relay.path, h.key);
-    await rejectsWith(c.request('approvals.list'), 'OPERATOR_AUTH_FAILED', /relaying/);
+    await rejectsWith(c.request('approvals.list', {}), 'OPERATOR_AUTH_FAILED', /relaying/);
   });
 
   it('a relay that drops an answer cannot slip the next one in its place', async (t) => {
@@ -110,8 +110,8 @@ describe('operator channel integrity', () => {
     const relay = await startRelay(relayPath, h.socket, { s2c: (line, i) => (i === 2 ? [] : [line]) });
     t.after(() => relay.close());
     const c = await connectOperator(relay.path, h.key, { requestTimeoutMs: 300 });
-    const first = c.request('status');
-    const second = c.request('approvals.list');
+    const first = c.request('status', {});
+    const second = c.request('approvals.list', {});
     await rejectsWith(second, 'OPERATOR_AUTH_FAILED');
     await rejectsWith(first, 'OPERATOR_AUTH_FAILED');
   });
@@ -164,9 +164,9 @@ describe('operator channel integrity', () => {
     ];
     const bystander = await connectOperator(h.socket, h.key);
     for (const attack of attacks) await attack();
-    assert.equal((await bystander.request('approvals.list')).length, 1);
+    assert.equal((await bystander.request('approvals.list', {})).length, 1);
     const fresh = await connectOperator(h.socket, h.key);
-    assert.equal((await fresh.request('approvals.list')).length, 1);
+    assert.equal((await fresh.request('approvals.list', {})).length, 1);
     fresh.close();
     bystander.close();
     await until(() => h.notices.filter((n) => n.type === 'refused').length >= 5);

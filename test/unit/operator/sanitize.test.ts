@@ -26,6 +26,7 @@ describe('sanitizeForTerminal', () => {
     { name: 'line and paragraph separators', input: 'a\u2028b\u2029c', expect: 'a\\u2028b\\u2029c' },
     { name: 'tag characters (invisible ASCII)', input: 'ok\u{E0041}\u{E0042}', expect: 'ok\\u{E0041}\\u{E0042}' },
     { name: 'non-ASCII spaces and fillers', input: 'a\u00A0b\u3000c\u3164d', expect: 'a\\xa0b\\u3000c\\u3164d' },
+    { name: 'variation selectors VS17+ and Mongolian FVS', input: 'ma\u{E0100}in\u180B', expect: 'ma\\u{E0100}in\\u180B' },
     { name: 'a lone surrogate', input: 'a\uD800b', expect: 'a\\uD800b' },
     { name: 'a backslash cannot fake an escape', input: 'a\\u202Eb', expect: 'a\\\\u202Eb' },
     { name: 'ordinary non-ASCII text stays readable', input: 'Grüße, 東京 — ok', expect: 'Grüße, 東京 — ok' },

@@ -13,14 +13,24 @@ import { connectOperator } from '../../../src/cli/operator-client.js';
 import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { rejectsWith, startHarness, tempRun } from './helpers.js';
 import { systemClock } from '../../../src/clock/index.js';
+import { createBackend } from '../../../src/daemon/operator/backend.js';
+import { EventBus } from '../../../src/daemon/events.js';
+import { GrantStore } from '../../../src/approvals/grants.js';
 
-const base = (socketPath: string) => ({
-  socketPath,
-  key: () => new Uint8Array(32).fill(7),
-  queue: new ApprovalQueue(systemClock),
-  status: () => null,
-  onLock: () => undefined,
-});
+const base = (socketPath: string) => {
+  const queue = new ApprovalQueue(systemClock);
+  const backend = createBackend({
+    queue,
+    grants: new GrantStore(),
+    journals: null,
+    operatorName: 'operator-cli',
+    live: new Map(),
+    status: () => ({ pid: 1, locked: false, lock_reason: null, started_at: 'x', catalog: { digest: 'd', sequence: 0, accepted_at: null, tools: 0 }, catalog_pending: false, approval_timeout_seconds: 1 }),
+    catalogPending: () => null,
+    lock: () => undefined,
+  });
+  return { socketPath, key: () => new Uint8Array(32).fill(7), backend, bus: new EventBus(systemClock) };
+};
 
 /** Leaves a socket file nobody listens on, as a crashed daemon would. */
 function staleSocket(path: string): void {
@@ -66,7 +76,7 @@ describe('operator socket file', () => {
     const h = await startHarness(t);
     await rejectsWith(startOperatorServer(base(h.socket)), 'DAEMON_RUNNING');
     const c = await connectOperator(h.socket, h.key);
-    assert.equal((await c.request('approvals.list')).length, 0, 'the live daemon still serves');
+    assert.equal((await c.request('approvals.list', {})).length, 0, 'the live daemon still serves');
     c.close();
 
     const { socket } = tempRun(t);
@@ -74,7 +84,7 @@ describe('operator socket file', () => {
     await rejectsWith(connectOperator(socket, new Uint8Array(32)), 'DAEMON_UNAVAILABLE');
     const h2 = await startHarness(t, { socket });
     const c2 = await connectOperator(socket, h2.key);
-    assert.equal((await c2.request('approvals.list')).length, 0);
+    assert.equal((await c2.request('approvals.list', {})).length, 0);
     c2.close();
   });
 

@@ -1,0 +1,47 @@
+/**
+ * `postern demo [--headless] [--agent | --no-agent] [--keep]`: the
+ * self-contained demo (src/demo), loaded only when this command runs. Ctrl-C
+ * (or SIGTERM) stops it cleanly; a second one exits at once.
+ */
+import type { Command } from 'commander';
+import { systemClock } from '../../clock/index.js';
+
+interface DemoOpts {
+  agent?: boolean;
+  headless?: boolean;
+  keep?: boolean;
+}
+
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('a self-contained demo: a throwaway vault and catalog, HTTP and SSH targets, the daemon, and a scripted agent walking through an approval, a replay and a contract change')
+    .option('--agent', 'run the scripted MCP agent through the story (the default)')
+    .option('--no-agent', 'no scripted agent: serve the demo to your own agent until Ctrl-C')
+    .option('--headless', 'approvals decided by the script over the operator channel (the default without a terminal, and until the terminal UI lands)')
+    .option('--keep', 'keep the temporary home afterwards, to inspect it (postern audit)')
+    .action(async (o: DemoOpts) => {
+      const { runDemo, INTERRUPTED } = await import('../../demo/index.js');
+      const abort = new AbortController();
+      const onSignal = (): void => {
+        if (abort.signal.aborted) process.exit(INTERRUPTED);
+        process.stderr.write('\npostern demo: stopping…\n');
+        abort.abort();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        process.exitCode = await runDemo({
+          agent: o.agent !== false,
+          headless: o.headless === true || process.stdout.isTTY !== true || process.stdin.isTTY !== true,
+          keep: o.keep === true,
+          clock: systemClock,
+          signal: abort.signal,
+          write: (text) => void process.stdout.write(text),
+        });
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    });
+}

@@ -1,0 +1,149 @@
+/**
+ * `postern approvals watch` against a real daemon: it authenticates once,
+ * prints a card as soon as a real MCP client's call needs approval (the
+ * agent-controlled title shown escaped), prints the resolution, and stops
+ * cleanly on Ctrl-C. With --observe it still watches, and cannot decide.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Client } from '@modelcontextprotocol/client';
+import { CLI } from '../helpers/cli.js';
+import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import { install, type Installation } from '../helpers/daemon.js';
+import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
+
+/** A running `postern approvals watch`, with its output as it arrives. */
+interface Watch {
+  readonly child: ChildProcess;
+  out: string;
+  err: string;
+  /** Resolves once stdout matches (fails if the process exits first). */
+  until(re: RegExp): Promise<void>;
+  readonly exited: Promise<number | null>;
+}
+
+function startWatch(inst: Installation, extra: string[] = []): Watch {
+  const child = spawn(process.execPath, [CLI, 'approvals', 'watch', ...extra, '--passphrase-file', inst.passFile], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const waiters: (() => void)[] = [];
+  const w: Watch = {
+    child,
+    out: '',
+    err: '',
+    until: (re) =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (re.test(w.out)) resolve();
+          else if (child.exitCode !== null) reject(new Error(`watch exited ${child.exitCode} before ${re}: ${w.out}${w.err}`));
+          else waiters.push(check);
+        };
+        check();
+      }),
+    exited: new Promise((resolve) => child.once('exit', (code) => {
+      resolve(code);
+      for (const f of waiters.splice(0)) f();
+    })),
+  };
+  child.stdout?.on('data', (d: Buffer) => {
+    w.out += d.toString('utf8');
+    for (const f of waiters.splice(0)) f();
+  });
+  child.stderr?.on('data', (d: Buffer) => (w.err += d.toString('utf8')));
+  return w;
+}
+
+describe('postern approvals watch', () => {
+  let inst: Installation;
+  let http: FakeHttpServer;
+  let agent: Client;
+  let events: EventWatch;
+
+  let catalog: { targets: Record<string, unknown>; tools: Record<string, unknown> };
+
+  before(async () => {
+    http = await startFakeHttp();
+    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 60 } });
+    catalog = {
+      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+      tools: {
+        create_issue: {
+          description: 'Create an issue.',
+          effect: 'write',
+          approval: 'per-call',
+          revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
+        },
+      },
+    };
+    await inst.acceptCatalog(catalog);
+    await inst.startDaemon();
+    agent = await inst.client({ name: 'watch-agent' });
+    events = await watchEvents(() => inst.operator());
+  });
+  after(async () => {
+    events.close();
+    await inst.cleanup();
+    await http.close();
+  });
+
+  it('prints the card when the call arrives and the decision when it is made; Ctrl-C ends it cleanly', async () => {
+    const w = startWatch(inst);
+    await w.until(/watching for approvals as operator \(0 pending/);
+    const call = agent.callTool({ name: 'create_issue', arguments: { title: 'fix \u001b[2Kthe\u202E bug', idempotency_key: `k-${randomBytes(6).toString('hex')}` } });
+    const { card } = await events.next('approval.added');
+    await w.until(new RegExp(`waiting for approval: ${card.id.slice(0, 8)} create_issue[^]*decide: postern approvals approve ${card.id.slice(0, 8)}`));
+    assert.match(w.out, /target {8}POST http:\/\/127\.0\.0\.1:\d+\/echo/);
+    assert.match(w.out, /session {7}watch-agent 1\.0\.0 pid \d+/);
+    // JSON already wrote ESC as the six characters \u001b (their backslash doubled by the sanitizer); RLO is escaped by it.
+    assert.ok(w.out.includes('fix \\\\u001b[2Kthe\\u202E bug'), w.out);
+    assert.ok(!w.out.includes('\u001b') && !w.out.includes('\u202E'), 'nothing the agent sent reaches the terminal raw');
+    const op = await inst.operator();
+    await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'once', call_digest: card.call_digest } });
+    op.close();
+    await w.until(new RegExp(`--- approved ${card.id.slice(0, 8)} \\(create_issue\\) once, by operator-cli`));
+    const r = (await call) as { isError?: boolean };
+    assert.equal(r.isError, undefined);
+    w.child.kill('SIGINT');
+    assert.equal(await w.exited, 0, w.err);
+    assert.equal((w.out.match(/waiting for approval/g) ?? []).length, 1);
+  });
+
+  it('--observe watches as an observer; a card that times out or is denied is printed as such', async () => {
+    const w = startWatch(inst, ['--observe']);
+    await w.until(/watching for approvals as observer/);
+    const call = agent.callTool({ name: 'create_issue', arguments: { title: 'second', idempotency_key: `k-${randomBytes(6).toString('hex')}` } });
+    const { card } = await events.next('approval.added');
+    await w.until(new RegExp(`waiting for approval: ${card.id.slice(0, 8)}`));
+    const op = await inst.operator();
+    await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'deny', reason: 'not today' } });
+    op.close();
+    await w.until(/--- denied .* by operator-cli: not today/);
+    assert.equal(((await call) as { isError?: boolean }).isError, true);
+    w.child.kill('SIGINT');
+    assert.equal(await w.exited, 0, w.err);
+  });
+
+  it('an edited catalog.yaml is announced as pending with its classified diff, and cleared once accepted', async () => {
+    const wider = { ...catalog, tools: { ...catalog.tools, delete_all: { description: 'Delete.', effect: 'destructive', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'DELETE', path: '/all' } }] } } };
+    await writeFile(join(inst.sb.home, 'catalog.yaml'), stringify(wider));
+    // A watcher may see the file half-written first (pending, invalid); the whole file follows.
+    const p = await events.next('catalog.pending', (e) => e.pending !== null && e.pending.invalid === null);
+    assert.ok(p.pending !== null);
+    assert.equal(p.pending.tools, 2);
+    assert.equal(p.pending.widening, true);
+    assert.ok(p.pending.changes.some((c) => c.tool === 'delete_all' && c.class === 'authority_widening'), JSON.stringify(p.pending.changes));
+    const op = await inst.operator();
+    assert.equal((await op.request('status', {})).catalog_pending, true);
+    assert.equal((await op.request('catalog.pending', {}))?.digest, p.pending.digest);
+    op.close();
+    await inst.acceptCatalog(wider);
+    await events.next('catalog.adopted', (e) => e.catalog.tools === 2);
+    await events.next('catalog.pending', (e) => e.pending === null);
+  });
+});
