@@ -11,6 +11,7 @@ import { registerAudit } from './audit.js';
 import { registerSsh } from './ssh.js';
 import { registerAnchor } from './anchor.js';
 import { registerDemo } from './demo.js';
+import { registerAttach } from './attach.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -24,4 +25,5 @@ export function registerCommands(program: Command): void {
   registerSsh(program);
   registerAnchor(program);
   registerDemo(program);
+  registerAttach(program);
 }
