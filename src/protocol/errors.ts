@@ -16,6 +16,7 @@ export const ErrorCodes = {
   PASSPHRASE_WEAK: { exit: 1, action: 'choose_longer_passphrase', summary: 'the passphrase is too short' },
   PASSPHRASE_MISMATCH: { exit: 1, action: 'retry', summary: 'the two passphrases differ' },
   INPUT_INVALID: { exit: 1, action: 'fix_input', summary: 'an input value is invalid' },
+  TUI_NO_TTY: { exit: 2, action: 'run_in_a_terminal', summary: 'the terminal UI needs an interactive terminal' },
 
   // vault
   VAULT_NOT_FOUND: { exit: 1, action: 'run_postern_init', summary: 'no vault exists in this home' },

@@ -53,8 +53,8 @@ async function keyFromVault(ctx: CliContext): Promise<Uint8Array> {
   }
 }
 
-/** Runs `fn` on an authenticated connection; asks for the passphrase only if a socket exists. */
-async function withOperator<T>(ctx: CliContext, deps: ApprovalsDeps, fn: (c: OperatorClient) => Promise<T>, role: OperatorRole = 'operator'): Promise<T> {
+/** Runs `fn` on an authenticated connection; asks for the passphrase only if a socket exists (also used by `postern attach`). */
+export async function withOperator<T>(ctx: CliContext, deps: ApprovalsDeps, fn: (c: OperatorClient) => Promise<T>, role: OperatorRole = 'operator'): Promise<T> {
   const socketPath = operatorSocketPath(ctx);
   try {
     await lstat(socketPath);

@@ -13,6 +13,7 @@ import { registerAnchor } from './anchor.js';
 import { registerSetup } from './setup.js';
 import { registerCompletion } from './completion.js';
 import { registerDemo } from './demo.js';
+import { registerAttach } from './attach.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -28,4 +29,5 @@ export function registerCommands(program: Command): void {
   registerSetup(program);
   registerCompletion(program);
   registerDemo(program);
+  registerAttach(program);
 }

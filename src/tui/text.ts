@@ -1,0 +1,72 @@
+/**
+ * Fitting text into terminal cells for the TUI. Escaping and folding rules
+ * live in src/protocol/terminal-text.ts (sanitizeWithInfo, foldToWidth,
+ * cellWidth); this module only arranges them into labelled rows.
+ *
+ * Invariants: no returned row is wider than the width asked for; a field
+ * that needs more than one row continues on rows that begin with the
+ * project's continuation mark under the label, so text an agent controls
+ * never begins a screen row; a field cut short says so with "+N more" and
+ * reports `complete: false`.
+ */
+import { CONTINUATION, cellWidth, foldToWidth, sanitizeWithInfo } from '../protocol/terminal-text.js';
+
+export const LABEL_WIDTH = 12;
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+export function cells(s: string): number {
+  return cellWidth(s);
+}
+
+/** Cuts Postern-authored (or already sanitized) text to `width` cells, marking the cut with "…". */
+export function clipCells(text: string, width: number): string {
+  if (cellWidth(text) <= width) return text;
+  if (width <= 0) return '';
+  let out = '';
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const w = cellWidth(segment);
+    if (used + w > width - 1) break;
+    out += segment;
+    used += w;
+  }
+  return `${out}…`;
+}
+
+/** Folds sanitized text to `width`; rows after the first start with the continuation mark. */
+export function foldCells(text: string, width: number, indent = ''): string[] {
+  return foldToWidth(text, width, indent);
+}
+
+export interface FieldRows {
+  readonly rows: string[];
+  readonly complete: boolean;
+}
+
+/**
+ * One labelled field: the label column, then the sanitized value folded to
+ * the width; continuation rows carry the continuation mark under the label.
+ * At most `maxRows` rows; the rest is summarized as "+N more". `maxChars`
+ * bounds the sanitized value before folding.
+ */
+export function fieldRows(label: string, value: string, width: number, maxRows: number, maxChars = 4000): FieldRows {
+  const s = sanitizeWithInfo(value, maxChars);
+  return foldField(label, s.text, s.hidden, width, maxRows);
+}
+
+/** fieldRows for a value already sanitized (a card view row); `hidden` says it was cut. */
+export function foldField(label: string, text: string, hidden: number, width: number, maxRows: number): FieldRows {
+  const labelCol = clipCells(label, LABEL_WIDTH - 1).padEnd(LABEL_WIDTH);
+  const indent = ' '.repeat(LABEL_WIDTH - cellWidth(CONTINUATION));
+  const rows = foldToWidth(`${labelCol}${text}`, width, indent);
+  let complete = hidden === 0;
+  if (rows.length > maxRows) {
+    const keep = Math.max(1, maxRows - 1);
+    const lead = Array.from(`${indent}${CONTINUATION}`).length;
+    const restChars = rows.slice(keep).reduce((n, r) => n + Array.from(r).length - lead, 0);
+    const more = `${indent}${CONTINUATION}… +${restChars} more characters (x: details)`;
+    complete = false;
+    return { rows: [...rows.slice(0, keep), clipCells(more, width)], complete };
+  }
+  return { rows, complete };
+}
