@@ -14,6 +14,7 @@ import { registerSetup } from './setup.js';
 import { registerCompletion } from './completion.js';
 import { registerDemo } from './demo.js';
 import { registerAttach } from './attach.js';
+import { registerUp } from './up.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -30,4 +31,5 @@ export function registerCommands(program: Command): void {
   registerCompletion(program);
   registerDemo(program);
   registerAttach(program);
+  registerUp(program);
 }

@@ -1,0 +1,133 @@
+/**
+ * `postern up` in a real terminal (tmux): one unlock, the daemon core in a
+ * worker thread, the TUI on the private port. A real MCP client's calls are
+ * approved and denied with keys, two pending calls decided out of order each
+ * get their own decision, the target sees exactly the approved requests, and
+ * quitting locks the vault and stops the daemon (the agent then gets
+ * DAEMON_UNAVAILABLE). The decisions are in the journal afterwards.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/client';
+import { CLI } from '../helpers/cli.js';
+import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import { install, type Installation } from '../helpers/daemon.js';
+import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
+
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+if (!hasTmux && process.env['CI'] === 'true') throw new Error('tmux is required in CI (.ci/run installs it)');
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
+
+describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed' }, () => {
+  let inst: Installation;
+  let http: FakeHttpServer;
+  let agent: Client;
+  let events: EventWatch;
+  let sock: string;
+  let exitFile: string;
+  const tmux = (...args: string[]): string => execFileSync('tmux', ['-S', sock, ...args], { encoding: 'utf8' });
+  const screen = (): string => tmux('capture-pane', '-p', '-t', 'up');
+  /** Waits for the screen to show `re` (polls the pane: the terminal is the event source). */
+  const until = async (re: RegExp, what: string): Promise<string> => {
+    for (let i = 0; i < 1200; i++) {
+      const s = existsSync(exitFile) ? '' : screen();
+      if (re.test(s)) return s;
+      if (existsSync(exitFile)) throw new Error(`postern up exited (${readFileSync(exitFile, 'utf8').trim()}) before ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`the screen never showed ${what}:\n${screen()}`);
+  };
+  const key = (k: string): void => void tmux('send-keys', '-t', 'up', k);
+  const call = (title: string): Promise<Result> => agent.callTool({ name: 'create_issue', arguments: { title, idempotency_key: `k-${randomBytes(6).toString('hex')}` } }) as Promise<Result>;
+  const posted = (): string[] => http.requests.filter((r) => r.method === 'POST').map((r) => (JSON.parse(r.body.toString('utf8')) as { title: string }).title);
+
+  before(async () => {
+    http = await startFakeHttp();
+    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 120 } });
+    await inst.acceptCatalog({
+      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+      tools: {
+        create_issue: {
+          description: 'Create an issue.',
+          effect: 'write',
+          approval: 'per-call',
+          revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
+        },
+      },
+    });
+    sock = join(inst.sb.dir, 'tmux.sock');
+    exitFile = join(inst.sb.dir, 'up.exit');
+    const cmd = `env -i PATH="$PATH" TERM=xterm-256color POSTERN_HOME='${inst.sb.home}' '${process.execPath}' '${CLI}' --passphrase-file '${inst.passFile}' up; echo $? > '${exitFile}'`;
+    tmux('new-session', '-d', '-s', 'up', '-x', '100', '-y', '30', 'sh', '-c', cmd);
+    await until(/Approvals \(0\)/, 'the TUI');
+    agent = await inst.client({ name: 'tmux-agent' });
+    events = await watchEvents(() => inst.operator());
+  });
+
+  after(async () => {
+    events?.close();
+    try {
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
+    await inst.cleanup();
+    await http.close();
+  });
+
+  it('approves with a key, denies with a key, and decides two pending calls out of order', async () => {
+    const first = call('first-title');
+    await events.next('approval.added');
+    await until(/first-title/, 'the first card');
+    key('a');
+    assert.equal((await first).isError, undefined);
+    assert.deepEqual(posted(), ['first-title']);
+
+    const second = call('second-title');
+    await events.next('approval.added');
+    await until(/second-title/, 'the second card');
+    key('d');
+    const denied = await second;
+    assert.equal(denied.isError, true);
+    assert.equal(denied.structuredContent?.['side_effect_started'], false);
+    assert.deepEqual(posted(), ['first-title']);
+
+    const third = call('third-title');
+    await events.next('approval.added');
+    await until(/third-title/, 'the third card');
+    const fourth = call('fourth-title');
+    await events.next('approval.added');
+    await until(/1 of 2/, 'two cards in the queue');
+    assert.match(screen(), /third-title/, 'the card on screen stays when another arrives');
+    key('n');
+    await until(/2 of 2[^]*fourth-title/, 'the fourth card');
+    key('a');
+    assert.equal((await fourth).isError, undefined);
+    await until(/third-title/, 'the third card again');
+    key('d');
+    assert.equal((await third).isError, true);
+    assert.deepEqual(posted(), ['first-title', 'fourth-title']);
+  });
+
+  it('q quits: the vault is locked and the daemon stopped; the journal holds the decisions', async () => {
+    await until(/Approvals \(0\)[^]*No calls are waiting/, 'an empty queue');
+    key('q');
+    for (let i = 0; i < 1200 && !existsSync(exitFile); i++) await new Promise((r) => setTimeout(r, 50));
+    if (!existsSync(exitFile)) assert.fail(`postern up did not exit after q:\n${screen()}`);
+    assert.equal(readFileSync(exitFile, 'utf8').trim(), '0');
+    const r = await call('after-quit');
+    assert.equal(r.structuredContent?.['error_code'], 'DAEMON_UNAVAILABLE');
+    const log = readFileSync(join(inst.sb.home, 'run', 'up.log'), 'utf8');
+    assert.match(log, /stopped|stopping|lock/i);
+    const audit = await inst.sb.run(['audit', 'activity', '--json']);
+    assert.equal(audit.code, 0, audit.stderr);
+    const text = audit.stdout;
+    for (const t of ['first-title', 'second-title', 'third-title', 'fourth-title']) assert.ok(text.includes(t), `${t} is in the journal`);
+    assert.deepEqual(posted(), ['first-title', 'fourth-title']);
+  });
+});
