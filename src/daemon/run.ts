@@ -17,7 +17,9 @@ import { loadAcceptedCatalog, loadCopy, readAcceptance, readHistory, signedOnly 
 import type { HomePaths } from '../home/paths.js';
 import type { Journals } from '../journal/index.js';
 import { openAnchoredJournals, type AnchoredJournals } from '../journal/anchor/index.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError, PosternError } from '../protocol/errors.js';
+import { acceptCatalog as acceptCatalogWith } from '../home/catalog-accept.js';
+import { rejectPendingCatalog } from '../home/catalog-reject.js';
 import { SshPool } from '../executors/ssh/index.js';
 import { openVault, type UnlockedVault } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
@@ -232,6 +234,35 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         };
       },
       catalogPending: () => pending,
+      acceptCatalog: async (digest) => {
+        // An authenticated operator connection stands for the passphrase (it proved the key derived
+        // from it); the daemon's unlocked vault opens the file, and the operator names the exact
+        // digest they reviewed, as `postern catalog accept --digest` does.
+        if (state.locked) throw new PosternError('VAULT_LOCKED', 'the daemon is locked');
+        const report: string[] = [];
+        let outcome: Awaited<ReturnType<typeof acceptCatalogWith>>;
+        try {
+          outcome = await acceptCatalogWith({ paths, clock, out: (l) => report.push(l), unlockPassphrase: () => Promise.resolve({ held: state.vault() }) }, { digest, expectDigest: digest });
+        } catch (e) {
+          if (isPosternError(e, 'RELEASE_GATE_FAILED')) throw new PosternError('RELEASE_GATE_FAILED', `${e.message.replace(/; see the report above$/, '')}: nothing was accepted (the catalog view lists the changes; \`postern catalog accept --force\` overrides)`);
+          throw e;
+        }
+        if (outcome.kind !== 'accepted' && outcome.kind !== 'already') throw new PosternError('CATALOG_PENDING', 'nothing was accepted');
+        await follower.refresh();
+        reloading = reloading.then(() => reloadCatalog().then(() => refreshPending()));
+        await reloading;
+        const snap = state.snapshot();
+        return { digest: snap.digest, sequence: inUse.sequence, accepted_at: snap.acceptedAt, tools: snap.catalog.tools.size };
+      },
+      rejectCatalog: async (digest) => {
+        if (state.locked) throw new PosternError('VAULT_LOCKED', 'the daemon is locked');
+        await refreshPending();
+        if (pending === null || pending.digest !== digest) throw new PosternError('CATALOG_PENDING', 'catalog.yaml is not the pending catalog you reviewed; nothing was rejected');
+        const aside = await rejectPendingCatalog(paths, digest);
+        journalEvent(null, 'catalog_rejected', { digest, set_aside_as: basename(aside), by: 'operator' });
+        log(`catalog ${digest.slice(0, 16)}… rejected by the operator; set aside as ${basename(aside)}`);
+        await refreshPending();
+      },
       lock: () => state.lock('operator request'),
     });
     const operator = await startOperatorServer({

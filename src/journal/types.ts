@@ -153,6 +153,8 @@ export const SESSION_EVENT_TYPES = [
   'unlock',
   'catalog_accepted',
   'catalog_refused',
+  /** An operator rejected a pending catalog.yaml over the operator channel; the file was set aside. */
+  'catalog_rejected',
   'vault_changed',
   'session_closed',
   'daemon_started',

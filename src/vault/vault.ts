@@ -153,6 +153,22 @@ export async function reopenVault(path: string, current: UnlockedVault, opts?: V
   return { kind: 'newer', vault };
 }
 
+/**
+ * How a writer opens the vault: with the passphrase, or with a vault already
+ * unlocked (the daemon's, after an authenticated operator asked), whose data
+ * key opens the file as it is now without a key derivation.
+ */
+export type VaultUnlock = Uint8Array | { readonly held: UnlockedVault };
+
+async function loadWith(path: string, unlock: VaultUnlock, r: Resolved): Promise<UnlockedVault> {
+  if (unlock instanceof Uint8Array) return loadVault(path, unlock, r);
+  if (unlock.held.locked) throw new PosternError('VAULT_LOCKED', 'the vault is locked');
+  const held = vaultState(unlock.held);
+  const file = await readVaultFile(path);
+  const { keyWrap, contents } = openVaultBytesWithKey(file, held.dataKey, { bounds: r.bounds, source: path });
+  return new UnlockedVault({ dataKey: Uint8Array.from(held.dataKey), keyWrap, contents, dirty: false, locked: false, derivedKeys: new Map(), now: r.now });
+}
+
 /** What `withVaultWriter` saved: the new generation, or null when `fn` changed nothing. */
 export type VaultSave = { readonly generation: number } | null;
 
@@ -165,19 +181,19 @@ export type VaultSave = { readonly generation: number } | null;
  */
 export async function withVaultWriter<T>(
   path: string,
-  passphrase: Uint8Array,
+  unlock: VaultUnlock,
   fn: (v: UnlockedVault) => T | Promise<T>,
   opts?: VaultOptions,
   afterSave?: (result: T, saved: VaultSave) => Promise<void>,
 ): Promise<T> {
-  assertPassphrase(passphrase);
+  if (!(unlock instanceof Uint8Array) && !((unlock as { held?: unknown } | null)?.held instanceof UnlockedVault)) throw invalid('the vault writer needs a passphrase (Uint8Array) or an unlocked vault');
   const r = resolveOptions(opts);
   const vaultPath = resolve(path);
   await checkVaultDirectory(vaultPath, false);
   const lock = await acquireWriterLock(vaultPath);
   let vault: UnlockedVault | undefined;
   try {
-    vault = await loadVault(vaultPath, passphrase, r);
+    vault = await loadWith(vaultPath, unlock, r);
     const result = await fn(vault);
     if (vault.locked && vaultIsDirty(vault)) {
       throw new PosternError('VAULT_LOCKED', `the vault was locked before its changes were saved; nothing was written to ${vaultPath}`);

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -16,6 +17,7 @@ import { CLI } from '../helpers/cli.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
+import type { CatalogPendingView } from '../../src/protocol/operator/index.js';
 
 /** A running `postern approvals watch`, with its output as it arrives. */
 interface Watch {
@@ -145,5 +147,44 @@ describe('postern approvals watch', () => {
     await inst.acceptCatalog(wider);
     await events.next('catalog.adopted', (e) => e.catalog.tools === 2);
     await events.next('catalog.pending', (e) => e.pending === null);
+  });
+  it('catalog.accept over the operator channel adopts exactly the reviewed file; a failing gate accepts nothing; catalog.reject sets the edit aside', async () => {
+    const deleteAll = { description: 'Delete.', effect: 'destructive', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'DELETE', path: '/all' } }] };
+    const listItems = { description: 'List items.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/echo' } }] };
+    const next = { ...catalog, tools: { ...catalog.tools, delete_all: deleteAll, list_items: listItems } };
+    const home = inst.sb.home;
+    const pendingWhere = (pred: (v: CatalogPendingView) => boolean, what: string) =>
+      events.next('catalog.pending', (e) => e.pending !== null && e.pending.invalid === null && pred(e.pending)).then((e) => e.pending!, (err: Error) => {
+        throw new Error(`${what}: ${err.message}: ${JSON.stringify(events.events.filter((x) => x.event.type === 'catalog.pending').slice(-2))}`);
+      });
+    await writeFile(join(home, 'catalog.yaml'), stringify(next));
+    const p = { pending: await pendingWhere((v) => v.tools === 3, 'the three-tool catalog') };
+    const op = await inst.operator();
+    try {
+      await assert.rejects(op.request('catalog.accept', { digest: 'f'.repeat(64) }), (e: Error & { code?: string }) => e.code === 'CATALOG_PENDING');
+      const r = await op.request('catalog.accept', { digest: p.pending.digest });
+      assert.equal(r.accepted.digest, p.pending.digest);
+      assert.equal(r.accepted.tools, 3);
+      await events.next('catalog.pending', (e) => e.pending === null);
+      const tools = await agent.listTools();
+      assert.ok(tools.tools.some((t) => t.name === 'list_items'), 'the agent sees the accepted tool');
+
+      // The same revision sent somewhere else: the release gate refuses it, nothing changes.
+      const broken = { ...next, tools: { ...next.tools, list_items: { ...listItems, revisions: [{ ...listItems.revisions[0], http: { target: 'local', method: 'GET', path: '/elsewhere' } }] } } };
+      await writeFile(join(home, 'catalog.yaml'), stringify(broken));
+      const b = { pending: await pendingWhere((v) => v.digest !== p.pending.digest, 'the broken catalog') };
+      await assert.rejects(op.request('catalog.accept', { digest: b.pending.digest }), (e: Error & { code?: string }) => e.code === 'RELEASE_GATE_FAILED' && !/report above/.test(e.message));
+      assert.equal((await op.request('status', {})).catalog.digest, p.pending.digest, 'the catalog in use is unchanged');
+
+      const r2 = await op.request('catalog.reject', { digest: b.pending.digest });
+      assert.equal(r2.rejected, b.pending.digest);
+      await events.next('catalog.pending', (e) => e.pending === null);
+      assert.equal(readFileSync(join(home, 'catalog.yaml'), 'utf8'), readFileSync(join(home, 'catalog.accepted.yaml'), 'utf8'));
+      assert.equal(readFileSync(join(home, `catalog.rejected-${b.pending.digest.slice(0, 16)}.yaml`), 'utf8'), stringify(broken));
+      const audit = await inst.sb.run(['audit', 'session', '--daemon', '--json']);
+      assert.ok((JSON.parse(audit.stdout) as { type: string }[]).some((e) => e.type === 'catalog_rejected'), audit.stdout);
+    } finally {
+      op.close();
+    }
   });
 });

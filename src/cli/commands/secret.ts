@@ -11,7 +11,7 @@ import { Option } from 'commander';
 import { CredentialKinds, isCredentialKind, type CredentialKind, type CredentialMeta } from '../../vault/types.js';
 import { openVault } from '../../vault/index.js';
 import { CREDENTIAL_NAME, nameProblem } from '../../vault/credentials.js';
-import { writeVault } from '../vault-write.js';
+import { writeVault } from '../../home/vault-write.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
 import { toolsUsingCredential, type AcceptanceMark } from '../../contracts/index.js';
 import { loadAcceptedCatalog } from '../../home/catalog-store.js';

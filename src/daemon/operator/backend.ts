@@ -34,7 +34,7 @@ export interface BackendParts {
   readonly status: () => Omit<StatusView, 'role' | 'protocol_version' | 'daemon_version' | 'sessions' | 'pending' | 'grants'>;
   readonly catalogPending: () => CatalogPendingView | null;
   readonly acceptCatalog?: (digest: string) => Promise<CatalogInUse>;
-  readonly rejectCatalog?: (digest: string) => void;
+  readonly rejectCatalog?: (digest: string) => Promise<void>;
   readonly lock: () => void;
 }
 
@@ -107,13 +107,13 @@ export function createBackend(p: BackendParts): OperatorBackend {
     catalogPending: p.catalogPending,
     acceptCatalog: (digest) => {
       if (p.acceptCatalog === undefined) {
-        return Promise.reject(new PosternError('CATALOG_PENDING', 'this daemon does not accept catalogs over the operator channel yet: run `postern catalog accept`'));
+        return Promise.reject(new PosternError('CATALOG_PENDING', 'this daemon does not accept catalogs over the operator channel: run `postern catalog accept`'));
       }
       return p.acceptCatalog(digest);
     },
     rejectCatalog: (digest) => {
-      if (p.rejectCatalog === undefined) throw new PosternError('CATALOG_PENDING', 'this daemon does not reject catalogs over the operator channel yet: restore catalog.yaml or run `postern catalog accept`');
-      p.rejectCatalog(digest);
+      if (p.rejectCatalog === undefined) return Promise.reject(new PosternError('CATALOG_PENDING', 'this daemon does not reject catalogs over the operator channel: restore catalog.yaml or run `postern catalog accept`'));
+      return p.rejectCatalog(digest);
     },
     lock: p.lock,
   };

@@ -42,7 +42,7 @@ export interface OperatorBackend {
   activity(filter: ActivityFilter): ActivityView[];
   catalogPending(): CatalogPendingView | null;
   acceptCatalog(digest: string): Promise<CatalogInUse>;
-  rejectCatalog(digest: string): void;
+  rejectCatalog(digest: string): Promise<void>;
   lock(): void;
 }
 
@@ -96,7 +96,7 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
       return { accepted: await b.acceptCatalog(paramsOf(op, params).digest) };
     case 'catalog.reject': {
       const p = paramsOf(op, params);
-      b.rejectCatalog(p.digest);
+      await b.rejectCatalog(p.digest);
       return { rejected: p.digest };
     }
     case 'status':

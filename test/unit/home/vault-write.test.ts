@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anchorVaultGeneration } from '../../../src/cli/vault-write.js';
+import { anchorVaultGeneration } from '../../../src/home/vault-write.js';
 import { takeDaemonLock } from '../../../src/daemon/socket-file.js';
 import { homePaths } from '../../../src/home/paths.js';
 import { ANCHOR_FORMAT, readAnchor, sealAnchor, writeAnchor, type AnchorRecord } from '../../../src/journal/anchor/index.js';

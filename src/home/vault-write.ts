@@ -1,5 +1,6 @@
 /**
- * Every CLI command that saves the vault goes through `writeVault`: the
+ * Every command that saves the vault (and the daemon, when an operator accepts
+ * a catalog over the operator channel) goes through `writeVault`: the
  * writer lock, the save, and — when no daemon runs for the home — the journal
  * anchor told the new vault generation, so a copy of the vault older than this
  * save is refused at the next daemon start (VAULT_ROLLED_BACK) even though no
@@ -15,12 +16,18 @@
  */
 import type { Clock } from '../clock/index.js';
 import { takeDaemonLock } from '../daemon/socket-file.js';
-import type { HomePaths } from '../home/paths.js';
+import type { HomePaths } from './paths.js';
 import { anchorIsAuthentic, readAnchor, sealAnchor, writeAnchor } from '../journal/anchor/index.js';
 import { isPosternError } from '../protocol/errors.js';
-import { withVaultWriter, type VaultSave } from '../vault/index.js';
+import { withVaultWriter, type VaultSave, type VaultUnlock } from '../vault/index.js';
 import type { UnlockedVault } from '../vault/unlocked-vault.js';
-import type { CliContext } from './context.js';
+
+/** What a vault writer needs from its caller (the CLI's context, or the daemon). */
+export interface WriterContext {
+  readonly paths: HomePaths;
+  readonly clock: Clock;
+  out(line: string): void;
+}
 
 /** What the anchor did with a saved generation. */
 export type AnchorFollow = 'recorded' | 'current' | 'daemon_running' | 'no_anchor' | 'not_authentic' | 'not_saved' | 'failed';
@@ -62,8 +69,8 @@ async function followQuietly(paths: HomePaths, key: Uint8Array, generation: numb
  * in one line (the daemon's next start compares the two and explains).
  */
 export async function writeVault<T>(
-  ctx: Pick<CliContext, 'paths' | 'clock' | 'out'>,
-  passphrase: Uint8Array,
+  ctx: WriterContext,
+  unlock: VaultUnlock,
   fn: (v: UnlockedVault) => T | Promise<T>,
   afterSave?: (result: T, saved: VaultSave) => Promise<void>,
 ): Promise<{ result: T; anchor: AnchorFollow }> {
@@ -73,7 +80,7 @@ export async function writeVault<T>(
   try {
     const result = await withVaultWriter(
       ctx.paths.vault,
-      passphrase,
+      unlock,
       async (v) => {
         const r = await fn(v);
         key = Uint8Array.from(v.deriveKey('journal-anchor'));
