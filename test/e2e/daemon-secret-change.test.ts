@@ -226,7 +226,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     assert.match(inst.daemonLog, /added api-token/);
   });
 
-  it('a vault file the daemon cannot adopt (older generation; another key) locks it: VAULT_LOCKED, restart, nothing sent', async () => {
+  it('a vault file the daemon cannot adopt (older generation; another key) locks it: VAULT_LOCKED, nothing sent; the older copy is refused at restart until accepted', async () => {
     const vault = join(inst.sb.home, 'vault.pvlt');
     const older = join(inst.sb.dir, 'vault-older.pvlt');
     copyFileSync(vault, older);
@@ -242,8 +242,13 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     assert.equal(http.requests.length, before);
     await waitFor(() => inst.daemonLog.includes('vault locked (the vault file went back'), 'the daemon logs why it locked');
 
-    // A restart opens what is there with the passphrase.
+    // The running daemon anchored the generation it adopted, so a restart on the older copy is
+    // refused too; the operator accepts the older vault on purpose, and it starts on it.
     assert.equal(await inst.stopDaemon(), 0);
+    await assert.rejects(inst.startDaemon(), /VAULT_ROLLED_BACK: the vault is generation \d+, older than generation \d+ recorded in the journal anchor/);
+    inst.daemon = null;
+    const accepted = await inst.sb.run(['anchor', 'accept-vault', '--yes', '--passphrase-file', inst.passFile]);
+    assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
     await inst.startDaemon();
     agent = await inst.client();
     r = await call('whoami');
