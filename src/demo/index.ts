@@ -24,11 +24,12 @@ import { scriptedOperator, type DemoOperator } from './operator.js';
 import { cliEntryPoint, mcpSnippet } from './snippet.js';
 import { describeRequest, runStory } from './story.js';
 import { buildWorld, type DemoWorld } from './world.js';
+import { operateInTui } from './tui.js';
 
 export interface DemoOptions {
   /** Run the scripted agent through the story (otherwise serve until interrupted). */
   readonly agent: boolean;
-  /** Approvals decided by the script. Until the terminal UI lands this is the only operator. */
+  /** No terminal UI: approvals decided by the script, and the run ends after the story (or at Ctrl-C with no agent). */
   readonly headless: boolean;
   readonly keep: boolean;
   readonly clock: Clock;
@@ -64,11 +65,18 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     if (o.signal.aborted) return INTERRUPTED;
     if (!o.agent) {
       await serve(world, say);
-      await interrupted(o.signal);
-      // Ctrl-C is how a served demo ends, as it is for `postern daemon`.
+      if (o.headless) await interrupted(o.signal);
+      else await operateInTui(world, o.clock, o.signal);
+      // Ctrl-C (or q in the terminal UI) is how a served demo ends, as it is for `postern daemon`.
       return 0;
     }
     await tellStory(world, say, o, started);
+    if (!o.headless && !o.signal.aborted) {
+      say.line('');
+      say.line('The daemon keeps running: the terminal UI shows what the story left (2 Activity, 3 Sessions, 4 Grants),');
+      say.line('and the snippet above points your own agent at it, to approve its calls by hand.');
+      await operateInTui(world, o.clock, o.signal);
+    }
     return 0;
   } catch (e) {
     if (o.signal.aborted) return INTERRUPTED;

@@ -18,7 +18,7 @@ export function registerDemo(program: Command): void {
     .description('a self-contained demo: a throwaway vault and catalog, HTTP and SSH targets, the daemon, and a scripted agent walking through an approval, a replay and a contract change')
     .option('--agent', 'run the scripted MCP agent through the story (the default)')
     .option('--no-agent', 'no scripted agent: serve the demo to your own agent until Ctrl-C')
-    .option('--headless', 'approvals decided by the script over the operator channel (the default without a terminal, and until the terminal UI lands)')
+    .option('--headless', 'no terminal UI: approvals decided by the script over the operator channel, exit after the story (the default without a terminal)')
     .option('--keep', 'keep the temporary home afterwards, to inspect it (postern audit)')
     .action(async (o: DemoOpts) => {
       const { runDemo, INTERRUPTED } = await import('../../demo/index.js');

@@ -7,9 +7,9 @@ import { sanitizeForTerminal } from '../../protocol/terminal-text.js';
 import { cells, clipCells } from '../text.js';
 import { line, type Line } from '../lines.js';
 
-/** One table cell: sanitized, cut to `w` cells and padded to it. */
+/** One table cell: sanitized, cut to `w - 1` cells (a cut value never runs into the next column) and padded to `w`. */
 export function col(value: string, w: number): string {
-  const s = clipCells(sanitizeForTerminal(value, 400), w);
+  const s = clipCells(sanitizeForTerminal(value, 400), Math.max(1, w - 1));
   return s + ' '.repeat(Math.max(0, w - cells(s)));
 }
 
