@@ -4,6 +4,7 @@
  * a context from their commander `Command`; they never read process state
  * themselves, so one place decides where a passphrase may come from.
  */
+import { foldLinesToWidth } from '../protocol/terminal-text.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock, type Clock } from '../clock/index.js';
@@ -121,7 +122,18 @@ export function contextFor(cmd: Command): CliContext {
       return askNewPassphrase();
     },
     out(line: string) {
-      process.stdout.write(`${line}\n`);
+      process.stdout.write(terminalLines(line, process.stdout.isTTY ? process.stdout.columns : undefined));
     },
   };
+}
+
+/**
+ * What `out` writes for one line: on a terminal (`columns` known) every row
+ * folded to its width with a visible continuation mark, so text an agent
+ * controls can never start a screen row of its own after a soft wrap; to a
+ * pipe or a file, the line as it is.
+ */
+export function terminalLines(line: string, columns: number | undefined): string {
+  if (columns === undefined || !Number.isFinite(columns) || columns < 1) return `${line}\n`;
+  return `${foldLinesToWidth(line, columns).join('\n')}\n`;
 }
