@@ -13,6 +13,7 @@
  * @example
  *   await runTui(client, { observe: false, now: () => clock.now().getTime() });
  */
+import './interactive.js';
 import { render } from 'ink';
 import { PosternError } from '../protocol/errors.js';
 import type { OperatorClient } from './contract.js';

@@ -1,0 +1,12 @@
+/**
+ * Imported first by the TUI's entry, before ink: ink draws nothing but the
+ * last frame when it believes it runs in CI (a `CI` or
+ * `CONTINUOUS_INTEGRATION` variable, common in containers and dev shells).
+ * The TUI only ever runs on an interactive terminal — runTui refuses
+ * anything else (TUI_NO_TTY) — so it is never "in CI": the detection is
+ * turned off for this process.
+ */
+for (const name of ['CI', 'CONTINUOUS_INTEGRATION']) {
+  if (name in process.env) process.env[name] = 'false';
+}
+export {};
