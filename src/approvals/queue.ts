@@ -7,10 +7,14 @@
  * pending call's is refused (APPROVAL_MISMATCH). A session-scoped approval is
  * refused for a card that only allows per-call approval. The cards of calls
  * that stopped waiting (APPROVAL_PENDING) are held in `parked` until the same
- * call comes back for them; voiding the queue voids those too.
+ * call comes back for them; voiding the queue voids those too. A card may
+ * carry a stale check: after a catalog change the operator's view is told
+ * which cards no longer match the accepted contract, and a waiting call that
+ * re-plans withdraws its card (voided) before anything runs.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/index.js';
+import type { Catalog } from '../contracts/index.js';
 import { PosternError } from '../protocol/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
 import { ParkedApprovals } from './parked.js';
@@ -22,7 +26,11 @@ export type QueueEvent =
 interface Pending {
   readonly card: ApprovalCard;
   readonly settle: (d: ApprovalDecision) => void;
+  readonly stale: StaleCheck | undefined;
 }
+
+/** Why the card's call no longer matches `catalog` (its contract changed while it waited), or null. */
+export type StaleCheck = (catalog: Catalog) => string | null;
 
 export type CardDraft = Omit<ApprovalCard, 'id' | 'requested_at' | 'expires_at' | 'annotations'> & { readonly annotations?: ApprovalCard['annotations'] };
 
@@ -41,7 +49,7 @@ export class ApprovalQueue {
    * Waits for a verdict. Resolves (never rejects) with the decision; a timeout
    * is a decision of its own, distinct from a human denial.
    */
-  request(draft: CardDraft, opts: { timeoutMs: number; signal?: AbortSignal }): { card: ApprovalCard; decision: Promise<ApprovalDecision> } {
+  request(draft: CardDraft, opts: { timeoutMs: number; signal?: AbortSignal; stale?: StaleCheck }): { card: ApprovalCard; decision: Promise<ApprovalDecision> } {
     const now = this.#now();
     const card: ApprovalCard = {
       ...draft,
@@ -68,7 +76,7 @@ export class ApprovalQueue {
       } else {
         opts.signal?.addEventListener('abort', onAbort, { once: true });
       }
-      this.#pending.set(card.id, { card, settle: finish });
+      this.#pending.set(card.id, { card, settle: finish, stale: opts.stale });
     });
     this.#emit({ type: 'added', card });
     return { card, decision };
@@ -104,6 +112,29 @@ export class ApprovalQueue {
     }
     p.settle(d);
     return d;
+  }
+
+  /** The pending cards whose call no longer matches `catalog`, with the reason (for the operator's view). */
+  staleCards(catalog: Catalog): { id: string; reason: string }[] {
+    const out: { id: string; reason: string }[] = [];
+    for (const p of this.#pending.values()) {
+      let reason: string | null = null;
+      try {
+        reason = p.stale?.(catalog) ?? null;
+      } catch {
+        reason = 'the call could not be checked against the accepted catalog';
+      }
+      if (reason !== null) out.push({ id: p.card.id, reason });
+    }
+    return out;
+  }
+
+  /** Takes a pending card out of the queue as voided (its call was re-planned); false when it is no longer pending. */
+  withdraw(id: string, reason: string): boolean {
+    const p = this.#pending.get(id);
+    if (p === undefined) return false;
+    p.settle({ kind: 'voided', reason, at: this.#now().toISOString() });
+    return true;
   }
 
   /** Resolves every pending request as voided (vault locked, shutdown), and drops every parked one (decided or not). */

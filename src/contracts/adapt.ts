@@ -9,7 +9,7 @@
  * consulted.
  */
 import { validateArguments, type FieldIssue } from './validate.js';
-import type { JsonObject, JsonValue, PreviousPolicy, Revision } from './types.js';
+import type { AdapterPolicy, JsonObject, JsonValue, PreviousPolicy, Revision } from './types.js';
 
 export type AdaptResult =
   /** Valid for `to`; `applied` lists what the adapter changed (empty when nothing). */
@@ -28,7 +28,7 @@ function setOwn(obj: Record<string, JsonValue>, key: string, value: JsonValue): 
 }
 
 /** Applies an adapt policy's steps to already-validated old arguments. */
-export function applyAdapter(policy: Extract<PreviousPolicy, { policy: 'adapt' }>, args: JsonObject): { args: JsonObject; applied: string[] } {
+export function applyAdapter(policy: AdapterPolicy, args: JsonObject): { args: JsonObject; applied: string[] } {
   const out: Record<string, JsonValue> = {};
   for (const [k, v] of Object.entries(args)) setOwn(out, k, v);
   const applied: string[] = [];
@@ -62,7 +62,8 @@ export function carryForward(from: Revision, to: Revision, policy: PreviousPolic
     case 'reject':
       return { kind: 'rejected', revision: from.revision };
     case undefined:
-    case 'adapt': {
+    case 'adapt':
+    case 'migrate': {
       const step = policy === undefined ? { args, applied: [] } : applyAdapter(policy, args);
       const v = validateArguments(to.input, step.args);
       return v.ok

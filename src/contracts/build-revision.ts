@@ -39,10 +39,10 @@ export function broadInputNode(methods: readonly HttpMethod[]): ObjectNode {
 function shapePolicy(raw: unknown, at: DocPath, sink: IssueSink): PreviousPolicy | undefined {
   const p = checkShape(PreviousShape, raw, at, sink);
   if (p === undefined) return undefined;
-  if (p.policy !== 'adapt') return { policy: p.policy };
-  if (!('renames' in p || 'mappings' in p || 'defaults' in p)) return { policy: 'adapt', renames: [], mappings: [], defaults: [] };
+  if (p.policy !== 'adapt' && p.policy !== 'migrate') return { policy: p.policy };
+  if (!('renames' in p || 'mappings' in p || 'defaults' in p)) return { policy: p.policy, renames: [], mappings: [], defaults: [] };
   return {
-    policy: 'adapt',
+    policy: p.policy,
     renames: Object.entries(p.renames ?? {}),
     mappings: Object.entries(p.mappings ?? {}).map(([field, pairs]) => [field, pairs.map((x) => [x.from as JsonPrimitive, x.to as JsonPrimitive] as const)] as const),
     defaults: Object.entries(p.defaults ?? {}).map(([k, v]) => [k, v as JsonValue] as const),

@@ -13,6 +13,7 @@ import { findProperty, type ObjectNode } from './schema-node.js';
 import { zodOf } from './schema-zod.js';
 import { checkShape, isRecord } from './shape-check.js';
 import type { Revision, Target, Tool } from './types.js';
+import { isAdapter } from './types.js';
 
 const RESERVED_PREFIX = 'postern_';
 
@@ -22,7 +23,7 @@ function inputOf(r: Revision): ObjectNode | undefined {
 
 function checkAdapter(prev: Revision, next: Revision, at: DocPath, sink: IssueSink): void {
   const policy = next.previous;
-  if (policy?.policy !== 'adapt') return;
+  if (!isAdapter(policy)) return;
   const oldIn = inputOf(prev);
   const newIn = inputOf(next);
   if (oldIn === undefined || newIn === undefined) return;

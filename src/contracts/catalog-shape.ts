@@ -10,7 +10,8 @@ import { ApprovalModes, Effects, HttpMethods } from './types.js';
 
 export const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** MCP tool names; `postern_` is reserved for built-in tools. */
-export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
+import { TOOL_NAME } from '../protocol/tool-name.js';
+export { TOOL_NAME };
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 export const QUERY_NAME = /^[A-Za-z0-9._~-]{1,128}$/;
 export const SSH_USER = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$/;
@@ -68,16 +69,16 @@ export const SshShape = z.strictObject({
 const fieldMap = z.record(z.string(), z.unknown());
 
 export const PreviousShape = z.union([
-  z.enum(['pin', 'reject', 'adapt']).transform((policy) => ({ policy })),
+  z.enum(['pin', 'reject', 'adapt', 'migrate']).transform((policy) => ({ policy })),
   z.strictObject({ policy: z.literal('pin') }),
   z.strictObject({ policy: z.literal('reject') }),
   z.strictObject({
-    policy: z.literal('adapt'),
+    policy: z.enum(['adapt', 'migrate']),
     renames: z.record(z.string(), z.string()).optional(),
     mappings: z.record(z.string(), z.array(z.strictObject({ from: z.unknown(), to: z.unknown() })).min(1)).optional(),
     defaults: fieldMap.optional(),
   }),
-], { error: 'must be pin, reject, adapt, or { policy: adapt, renames?, mappings?, defaults? }' });
+], { error: 'must be pin, reject, adapt, migrate, or { policy: adapt | migrate, renames?, mappings?, defaults? }' });
 
 export const RevisionShape = z.strictObject({
   revision: z.int().min(1).max(1_000_000),

@@ -11,7 +11,8 @@ import { authorityOf, widensAuthority } from './authority.js';
 import { harmlessOutputReason, inputAddReason, inputBreakReason, outputAddReason, outputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
 import type { ObjectNode, PropertyDef, SchemaNode } from './schema-node.js';
 import { within } from './schema-within.js';
-import type { JsonValue, PreviousPolicy, Revision, Tool } from './types.js';
+import type { AdapterPolicy, JsonValue, Revision, Tool } from './types.js';
+import { isAdapter } from './types.js';
 
 /** A schema that accepts exactly one JSON value. */
 export function constNode(v: JsonValue): SchemaNode {
@@ -32,7 +33,7 @@ export function constNode(v: JsonValue): SchemaNode {
 const orConst = (node: SchemaNode, v: JsonValue): SchemaNode => ({ kind: 'union', options: [node, constNode(v)] });
 
 /** What old arguments look like after validation (defaults applied) and the adapter. */
-export function adaptedSchema(old: ObjectNode, policy: Extract<PreviousPolicy, { policy: 'adapt' }>): ObjectNode {
+export function adaptedSchema(old: ObjectNode, policy: AdapterPolicy): ObjectNode {
   let props: PropertyDef[] = old.properties.map((p) => (p.default !== undefined ? { ...p, presence: 'required' } : p));
   for (const [from, to] of policy.renames) props = props.map((p) => (p.name === from ? { ...p, name: to } : p));
   for (const [field, pairs] of policy.mappings) {
@@ -54,7 +55,7 @@ export function adaptedSchema(old: ObjectNode, policy: Extract<PreviousPolicy, {
   return { ...old, properties: props };
 }
 
-function describeAdapter(policy: Extract<PreviousPolicy, { policy: 'adapt' }>): ChangeReason {
+function describeAdapter(policy: AdapterPolicy): ChangeReason {
   const parts = [
     ...policy.renames.map(([a, b]) => `rename ${a} → ${b}`),
     ...policy.mappings.map(([f, pairs]) => `map ${f} ${pairs.map(([a, b]) => `${JSON.stringify(a)}→${JSON.stringify(b)}`).join(', ')}`),
@@ -74,7 +75,7 @@ export function classifyRevisionChange(fromTool: Tool, from: Revision, toTool: T
   const oldIn = from.input.node;
   const newIn = to.input.node;
   const breaks = within(oldIn, newIn).map(inputBreakReason);
-  if (breaks.length > 0 && to.previous?.policy === 'adapt' && oldIn.kind === 'object') {
+  if (breaks.length > 0 && isAdapter(to.previous) && oldIn.kind === 'object') {
     const gaps = within(adaptedSchema(oldIn, to.previous), newIn).map(inputBreakReason);
     if (gaps.length === 0) add('bounded_migration', 'input', [...breaks, describeAdapter(to.previous)]);
     else add('breaking', 'input', [...breaks, describeAdapter(to.previous), ...gaps.map((g) => ({ code: 'adapter_gap', text: `adapter does not cover: ${g.text}` }))]);

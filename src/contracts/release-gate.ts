@@ -72,7 +72,7 @@ export function gateRuleFor(c: Change): GateRule | undefined {
       if (codes.has('revision_edited_in_place')) return 'revision_edited_in_place';
       if (codes.has('history_rewritten')) return 'history_rewritten';
       if (!link || c.policy === 'none') return 'breaking_without_policy';
-      if (c.policy !== 'adapt') return undefined;
+      if (c.policy !== 'adapt' && c.policy !== 'migrate') return undefined;
       return c.aspect === 'output' ? 'output_breaking_with_adapt' : 'adapter_incomplete';
     case 'behavior_change':
       return c.policy === 'none' ? 'behavior_change_without_policy' : undefined;

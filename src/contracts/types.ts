@@ -120,18 +120,27 @@ export interface SshAction {
 export type Action = HttpAction | HttpRequestAction | SshAction;
 
 /** How calls planned against the previous revision are treated once this one is current. */
-export type PreviousPolicy =
-  | { readonly policy: 'pin' }
-  | { readonly policy: 'reject' }
-  | {
-      readonly policy: 'adapt';
-      /** old name → new name, applied first. */
-      readonly renames: readonly (readonly [string, string])[];
-      /** field (new name) → old value → new value, applied second. */
-      readonly mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[];
-      /** field → constant, set when absent, applied last. */
-      readonly defaults: readonly (readonly [string, JsonValue])[];
-    };
+export type PreviousPolicy = { readonly policy: 'pin' } | { readonly policy: 'reject' } | AdapterPolicy;
+
+/**
+ * A declared transformation of calls planned against the previous revision.
+ * `adapt` carries calls that arrive planned against it; `migrate` does that
+ * too and also carries a call already waiting for approval when this revision
+ * is accepted (its approval is asked again for the new arguments).
+ */
+export interface AdapterPolicy {
+  readonly policy: 'adapt' | 'migrate';
+  /** old name → new name, applied first. */
+  readonly renames: readonly (readonly [string, string])[];
+  /** field (new name) → old value → new value, applied second. */
+  readonly mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[];
+  /** field → constant, set when absent, applied last. */
+  readonly defaults: readonly (readonly [string, JsonValue])[];
+}
+
+export function isAdapter(p: PreviousPolicy | undefined): p is AdapterPolicy {
+  return p?.policy === 'adapt' || p?.policy === 'migrate';
+}
 
 export type PolicyName = PreviousPolicy['policy'];
 

@@ -2,7 +2,9 @@
  * The agent socket: every connection is one MCP session served by the SDK
  * (`serveStdio` picks the 2025 `initialize` era or the 2026-07-28 era per
  * connection). The `postern mcp` shim may open with one hello line carrying
- * its pid; that line is read and removed before the MCP stream starts.
+ * its pid and the listing it relayed before a reconnect (the revisions its
+ * client planned against, src/protocol/shim-hello.ts); that line is read and
+ * removed before the MCP stream starts, and the session starts from it.
  *
  * Before the SDK sees a line, a screen answers what the SDK would drop
  * silently or change (protocol errors stay JSON-RPC errors, DESIGN §6):
@@ -35,10 +37,10 @@ import { listenPrivate, prepareSocketPath, removeIfOurs } from './socket-file.js
 import { createSessionServer } from './mcp/session-server.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { Trail } from './pipeline/trail.js';
+import { HELLO_MAX_BYTES, parseHello, type ShimHello } from '../protocol/shim-hello.js';
 
 /** Answers queued for a peer that does not read them, before it is disconnected. */
 const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
-const HELLO_MAX = 512;
 
 class SocketTransport extends StdioServerTransport {
   constructor(
@@ -59,30 +61,34 @@ class SocketTransport extends StdioServerTransport {
 }
 
 /**
- * Reads an optional `{"postern_shim":1,"pid":N}` first line and returns the
- * pid and the bytes after it (or all of the first chunk, when there is no hello).
+ * Reads an optional shim hello first line (src/protocol/shim-hello.ts) and
+ * returns what it declares and the bytes after it (or every byte read, when
+ * the first line is not a hello). Bounded: at most HELLO_MAX_BYTES are held
+ * while the first line is incomplete; past that, or when the first byte is
+ * not `{`, the bytes are MCP traffic and passed on as they are.
  */
-function readHello(socket: Socket): Promise<{ pid: number | null; rest: Buffer }> {
+function readHello(socket: Socket): Promise<{ hello: ShimHello | null; rest: Buffer }> {
   return new Promise((resolve) => {
-    const onData = (chunk: Buffer): void => {
+    let held: Buffer = Buffer.alloc(0);
+    const done = (hello: ShimHello | null, rest: Buffer): void => {
       socket.off('data', onData);
-      let pid: number | null = null;
-      let rest = chunk;
-      const nl = chunk.indexOf(0x0a);
-      if (chunk[0] === 0x7b && nl > 0 && nl < HELLO_MAX) {
-        try {
-          const h = JSON.parse(chunk.subarray(0, nl).toString('utf8')) as { postern_shim?: unknown; pid?: unknown };
-          if (h.postern_shim === 1) {
-            rest = chunk.subarray(nl + 1);
-            if (typeof h.pid === 'number' && Number.isInteger(h.pid)) pid = h.pid;
-          }
-        } catch {
-          // not a hello: an MCP message, passed on as it is
-        }
-      }
-      resolve({ pid, rest });
+      socket.off('end', onEnd);
+      resolve({ hello, rest });
     };
+    const onData = (chunk: Buffer): void => {
+      held = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
+      if (held[0] !== 0x7b) return done(null, held);
+      const nl = held.indexOf(0x0a);
+      if (nl === -1) {
+        if (held.length >= HELLO_MAX_BYTES) done(null, held);
+        return;
+      }
+      const hello = nl < HELLO_MAX_BYTES ? parseHello(held.subarray(0, nl)) : null;
+      done(hello, hello === null ? held : held.subarray(nl + 1));
+    };
+    const onEnd = (): void => done(null, held);
     socket.on('data', onData);
+    socket.on('end', onEnd);
   });
 }
 
@@ -179,8 +185,12 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
-    void readHello(socket).then(({ pid, rest }) => {
-      const session: SessionInfo = { id: randomUUID(), clientName: null, clientVersion: null, protocolVersion: null, pid, runId: null, seen: new Map() };
+    void readHello(socket).then(({ hello, rest }) => {
+      // A reconnecting shim declares what it relayed: the new session knows what its client planned against.
+      const session: SessionInfo = {
+        id: randomUUID(), clientName: null, clientVersion: null, protocolVersion: null, pid: hello?.pid ?? null, runId: null, agentRelease: null,
+        seen: new Map(hello?.relayed?.revisions ?? []), listedToolset: hello?.relayed?.toolset ?? null,
+      };
       const input = new PassThrough();
       const newline = Buffer.from('\n');
       const onChunk = screen(socket, svc, session, (line) => {

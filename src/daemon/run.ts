@@ -184,7 +184,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         live.set(s.id, view);
         bus.emit({ type: 'session.opened', session: view });
         try {
-          j.sessions.startSession({ session_id: s.id, transport: 'stdio-socket', client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: null });
+          j.sessions.startSession({ session_id: s.id, transport: 'stdio-socket', client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: s.agentRelease });
         } catch (e) {
           log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
         }
@@ -287,6 +287,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       const next = judged.snapshot;
       inUse = judged.inUse;
       // Build the new tool list first, then tell sessions (in-flight calls keep their snapshot).
+      // Cards whose call no longer matches the new catalog are marked for the operator first; a call
+      // still waiting on its card then withdraws it as the swap reaches it (re-planned: refused or migrated).
+      const stale = svc.queue.staleCards(next.catalog);
+      for (const s of stale) bus.emit({ type: 'approval.stale', id: s.id, reason: s.reason });
       state.setSnapshot(next);
       keeper.noteCatalog(next.digest);
       journalEvent(null, 'catalog_accepted', { digest: next.digest, sequence: inUse.sequence, accepted_at: next.acceptedAt, tools: next.catalog.tools.size });
@@ -294,12 +298,6 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       journalEvent(null, 'list_changed_sent', { digest: next.digest, sessions: n });
       log(`adopted catalog ${next.digest.slice(0, 16)}…; told ${n} sessions`);
       bus.emit({ type: 'catalog.adopted', catalog: { digest: next.digest, sequence: inUse.sequence, accepted_at: next.acceptedAt, tools: next.catalog.tools.size } });
-      for (const card of svc.queue.list()) {
-        const tool = next.catalog.tools.get(card.tool);
-        if (tool === undefined || tool.current.revision !== card.revision) {
-          bus.emit({ type: 'approval.stale', id: card.id, reason: tool === undefined ? 'the tool is no longer in the accepted catalog' : `the accepted catalog now has revision ${tool.current.revision} of this tool` });
-        }
-      }
       return true;
     };
     let reloading = Promise.resolve();

@@ -66,6 +66,7 @@ export class DaemonState {
   #owned: NamedSecret[] = [];
   #snapshot: CatalogSnapshot;
   readonly #onLock: ((reason: string) => void)[] = [];
+  readonly #onSnapshot = new Set<() => void>();
 
   constructor(vault: UnlockedVault, snapshot: CatalogSnapshot) {
     this.#vault = vault;
@@ -97,6 +98,19 @@ export class DaemonState {
 
   setSnapshot(s: CatalogSnapshot): void {
     this.#snapshot = s;
+    for (const l of [...this.#onSnapshot]) {
+      try {
+        l();
+      } catch {
+        // a waiting call's re-check must not stop the swap
+      }
+    }
+  }
+
+  /** Calls `listener` after every catalog swap (calls waiting for approval re-check their plan); returns the unsubscribe. */
+  onSnapshot(listener: () => void): () => void {
+    this.#onSnapshot.add(listener);
+    return () => this.#onSnapshot.delete(listener);
   }
 
   /**

@@ -111,6 +111,8 @@ export function callRecordOf(r: CallRecord): CallRecord {
     call_id: r.call_id,
     session_id: r.session_id,
     run_id: r.run_id,
+    agent_release: r.agent_release ?? null,
+    toolset_planned: r.toolset_planned ?? null,
     tool: r.tool,
     revision_seen: r.revision_seen,
     revision_executed: r.revision_executed,

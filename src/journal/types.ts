@@ -26,6 +26,10 @@ export interface CallRecord {
   readonly call_id: string;
   readonly session_id: string | null;
   readonly run_id: string | null;
+  /** The agent release the call declared (or its session did); absent in entries written before it was recorded. */
+  readonly agent_release?: string | null;
+  /** The toolset version the call was planned against, as declared (or last listed by its session). */
+  readonly toolset_planned?: string | null;
   readonly tool: string;
   readonly revision_seen: number | null;
   readonly revision_executed: number | null;

@@ -15,6 +15,12 @@
  * reaches the daemon again, the shim sends `notifications/tools/list_changed`
  * so the client lists the real tools.
  *
+ * The shim remembers the revisions (and toolset) of the daemon's last
+ * `tools/list` it relayed, and declares them in the hello of each reconnect
+ * (src/protocol/shim-hello.ts): a daemon restarted meanwhile then knows what
+ * the client planned against, refuses or adapts its calls by the catalog's
+ * policies, and tells it to list again when the tools changed.
+ *
  * Invariants:
  * - every client request gets exactly one answer, never a hang: the shim
  *   remembers which requests the daemon has not answered yet, and when the
@@ -45,6 +51,7 @@ import { oversizedAnswer, SHIM_LINE_LIMIT } from '../protocol/agent-limits.js';
 import { idFromEdges, screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
 import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
 import { toolErrorResult } from '../protocol/tool-result.js';
+import { encodeHello, listingOf, type RelayedListing } from '../protocol/shim-hello.js';
 
 /** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
 export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
@@ -175,6 +182,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
   const downInstructions = `Postern: ${daemonDownMessage(opts.home)}.`;
   /** Client requests sent to the daemon and not answered yet: id → method and era. */
   const pending = new Map<string, { id: unknown; method: string; modern: boolean }>();
+  /** The daemon's last full tools/list relayed to the client: declared in the hello of every reconnect. */
+  let relayed: RelayedListing | null = null;
 
   /**
    * A result the shim makes itself, in the request's era: 2026-07-28 results
@@ -229,7 +238,10 @@ export async function runShim(opts: ShimOptions): Promise<void> {
       (line) => {
         if (pending.size === 0) return;
         const m = parseObject(line);
-        if (isResponse(m)) pending.delete(idKey(m['id']));
+        if (!isResponse(m)) return;
+        const asked = pending.get(idKey(m['id']));
+        if (asked?.method === 'tools/list' && 'result' in m) relayed = listingOf(m['result']) ?? relayed;
+        pending.delete(idKey(m['id']));
       },
       (o) => {
         const id = idFromEdges(o);
@@ -253,7 +265,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     });
   };
 
-  const hello = (): string => encodeLine({ postern_shim: 1, pid: process.pid });
+  const hello = (): string => encodeHello(process.pid, relayed);
 
   const attach = (s: Socket): void => {
     s.on('data', forwarder());

@@ -4,11 +4,18 @@
  * revision of each tool this session was shown) and `tools/call` through the
  * call pipeline. Tool failures are `isError` results; protocol errors
  * (unknown method, malformed params) stay JSON-RPC errors, handled by the SDK.
+ *
+ * A session that starts from a listing the shim declared (a reconnect) is
+ * sent `notifications/tools/list_changed` at its first request when the tools
+ * differ from that listing. `tools/list` results say they may not be cached
+ * (2026-07-28: `ttlMs: 0`, `cacheScope: private`): a listing is only good
+ * until the operator accepts another catalog.
  */
 import { Server, type CallToolRequest, type CallToolResult, type ListToolsResult, type ServerContext } from '@modelcontextprotocol/server';
 import { handleCall } from '../pipeline/call.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
-import { META_RUN_ID, progressTokenOf } from '../pipeline/context.js';
+import { META_AGENT_RELEASE, META_RUN_ID, progressTokenOf } from '../pipeline/context.js';
+import type { CatalogSnapshot } from '../state.js';
 import { VERSION } from '../../version.js';
 import { toolList } from './tools.js';
 import { clipLabel } from '../../protocol/clip.js';
@@ -32,6 +39,17 @@ function learnClient(server: Server, session: SessionInfo, ctx: ServerContext): 
   if (typeof proto === 'string') session.protocolVersion = proto;
   const runId = ctx.mcpReq._meta?.[META_RUN_ID];
   if (typeof runId === 'string' && session.runId === null) session.runId = clipLabel(runId, 128);
+  const release = ctx.mcpReq._meta?.[META_AGENT_RELEASE];
+  if (typeof release === 'string' && release.length > 0 && session.agentRelease === null) session.agentRelease = clipLabel(release, 128);
+}
+
+/** True when the tools of `snapshot` differ from a listing declared at connect (tool set, revisions or toolset). */
+function differsFrom(declared: ReadonlyMap<string, number>, declaredToolset: string | null, snapshot: CatalogSnapshot): boolean {
+  if (declaredToolset !== null && declaredToolset !== snapshot.toolset) return true;
+  const { revisions } = toolList(snapshot);
+  if (revisions.size !== declared.size) return true;
+  for (const [name, rev] of revisions) if (declared.get(name) !== rev) return true;
+  return false;
 }
 
 export function createSessionServer(svc: Services, session: SessionInfo, hooks: SessionHooks): Server {
@@ -39,24 +57,41 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
     { name: 'postern', version: VERSION },
     {
       capabilities: { tools: { listChanged: true } },
+      // A listing holds until the next accepted catalog: never fresh for longer than the response (2026-07-28 caching).
+      cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'private' } },
       instructions: 'Postern runs approved HTTP and SSH actions with credentials you never see. Tools with effects need an idempotency_key; after a timeout, use postern_call_status instead of repeating a call.',
     },
   );
   let started = false;
+  // What the shim declared it relayed before this connection (empty for a new client).
+  const declared = new Map(session.seen);
+  const declaredToolset = session.listedToolset;
+  const restored = declared.size > 0 || declaredToolset !== null;
   const begin = (ctx: ServerContext): void => {
     learnClient(server, session, ctx);
     if (!started) {
       started = true;
       hooks.started(session);
+      if (restored && differsFrom(declared, declaredToolset, svc.state.snapshot())) {
+        // The client planned against tools that changed while it was away: tell it to list them again.
+        void server.sendToolListChanged().catch(() => undefined);
+        try {
+          svc.journals.sessions.event(session.id, 'list_changed_sent', { reason: 'reconnected with an older listing', declared: Object.fromEntries(declared), toolset: declaredToolset });
+        } catch {
+          // the notification is a courtesy; the calls themselves are decided by the declared revisions
+        }
+      }
     }
   };
 
   server.setRequestHandler('tools/list', (_req, ctx): ListToolsResult => {
     begin(ctx);
-    const { tools, revisions } = toolList(svc.state.snapshot());
+    const snapshot = svc.state.snapshot();
+    const { tools, revisions } = toolList(snapshot);
     for (const [name, rev] of revisions) session.seen.set(name, rev);
+    session.listedToolset = snapshot.toolset;
     try {
-      svc.journals.sessions.event(session.id, 'tools_listed', { revisions: Object.fromEntries(revisions), toolset: svc.state.snapshot().toolset });
+      svc.journals.sessions.event(session.id, 'tools_listed', { revisions: Object.fromEntries(revisions), toolset: snapshot.toolset });
     } catch {
       // listing tools has no effect; a journal failure is caught where it matters (intents)
     }

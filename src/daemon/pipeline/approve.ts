@@ -14,9 +14,16 @@
  * call digest) waits on that card or takes its decision. A client that gives
  * up (its request's AbortSignal: notifications/cancelled or a closed
  * connection) cancels the card at once.
+ *
+ * A card's call is re-checked against every catalog accepted while it waits
+ * (`guard`): when the call no longer matches the contract it was admitted
+ * under, its card is withdrawn (voided) at once and the call ends with
+ * ApprovalEnded marked `contractChanged`, so the pipeline re-plans it
+ * (recheck.ts) — refusing it, or opening a new card for migrated arguments.
  */
 import type { Authority, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
-import { advertiseTool } from '../../contracts/index.js';
+import { advertiseTool, authorityDigest } from '../../contracts/index.js';
+import type { StaleCheck } from '../../approvals/queue.js';
 import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
 import type { ApprovalWait } from '../../approvals/parked.js';
 import type { TargetView } from '../../protocol/approvals.js';
@@ -37,6 +44,8 @@ export interface ApprovalSubject {
   readonly adapted: readonly string[];
   readonly key: string | undefined;
   readonly callDigest: string;
+  /** Why the call no longer matches a given catalog (null while it does); checked at each catalog swap. */
+  readonly guard?: StaleCheck;
 }
 
 type Ask = Extract<ApprovalRequirement, { kind: 'ask' }>;
@@ -74,7 +83,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   const timeoutMs = svc.config.approval_timeout_seconds * 1000;
   const mode = need.scope === 'session' ? 'session' : 'per-call';
   // The same call, back after APPROVAL_PENDING, waits on the card it left open (or takes its decision).
-  const parkKey = [session.id, s.tool.name, s.key ?? '', s.callDigest].join('\n');
+  const parkKey = [session.id, s.tool.name, s.key ?? '', s.callDigest, authorityDigest(s.authority)].join('\n');
   const wait = svc.queue.parked.take(parkKey) ?? openCard(svc, session, s, need, timeoutMs);
   const { card } = wait;
   // The client gave up (notifications/cancelled, or its connection closed): the card leaves the queue at once.
@@ -88,11 +97,30 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   const waitOver = new Promise<'wait_over'>((resolve) => {
     if (!longWait) limit = setTimeout(() => resolve('wait_over'), svc.config.approval_wait_without_progress_seconds * 1000);
   });
-  const d = await Promise.race([wait.decision, waitOver]).finally(() => {
+  // A catalog accepted meanwhile: the card stays only while the call still matches it.
+  let unwatch: () => void = () => undefined;
+  const changed = new Promise<{ kind: 'changed'; reason: string }>((resolve) => {
+    const guard = s.guard;
+    if (guard === undefined) return;
+    const check = (): void => {
+      const reason = guard(svc.state.snapshot().catalog);
+      if (reason !== null) resolve({ kind: 'changed', reason });
+    };
+    unwatch = svc.state.onSnapshot(check);
+    check();
+  });
+  const d = await Promise.race([wait.decision, waitOver, changed]).finally(() => {
     clearInterval(ping);
     clearTimeout(limit);
+    unwatch();
     req.signal.removeEventListener('abort', onAbort);
   });
+  if (d !== 'wait_over' && d.kind === 'changed') {
+    const reason = `the contract changed while the call waited: ${d.reason}`;
+    svc.queue.withdraw(card.id, reason);
+    throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: svc.clock.now().toISOString(), outcome: 'voided' },
+      new PosternError('CONTRACT_STALE', `${reason}; nothing was run`), true);
+  }
   if (d === 'wait_over') {
     // Answer before the client's own timeout: a clear "not yet", nothing run, the card still open.
     svc.queue.parked.park(parkKey, session.id, wait, timeoutMs);
@@ -152,7 +180,7 @@ function openCard(svc: Services, session: SessionInfo, s: ApprovalSubject, need:
       idempotency_key: s.key ?? null,
       call_digest: s.callDigest,
     },
-    { timeoutMs, signal: ctl.signal },
+    { timeoutMs, signal: ctl.signal, ...(s.guard === undefined ? {} : { stale: s.guard }) },
   );
   return { card, decision, cancel: () => ctl.abort() };
 }
@@ -162,6 +190,8 @@ export class ApprovalEnded extends Error {
   constructor(
     readonly record: JournalApproval,
     readonly error: PosternError,
+    /** The card was withdrawn because the accepted catalog changed: the pipeline re-plans the call. */
+    readonly contractChanged = false,
   ) {
     super(error.message);
   }

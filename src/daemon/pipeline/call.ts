@@ -11,41 +11,37 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import {
-  actionDigest,
-  authorityOf,
-  canonicalDigest,
-  describeIssues,
-  needsIdempotencyKey,
-  prepareCall,
-  resolveAction,
-  resolveContract,
-  splitIdempotencyKey,
-  type Revision,
-  type Tool,
-} from '../../contracts/index.js';
+import { needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { JournalApproval } from './trail.js';
 import { Trail } from './trail.js';
 import { admitArguments } from './admit.js';
 import { decideIdempotency } from './idempotency.js';
-import { ApprovalEnded, obtainApproval } from './approve.js';
+import { ApprovalEnded, obtainApproval, type ApprovalSubject } from './approve.js';
 import { checkCredential, executeAction } from './execute.js';
 import { shapeResult } from './result.js';
 import { callStatus, CALL_STATUS_TOOL } from './call-status.js';
-import { META_REVISION, type CallRequest, type Services, type SessionInfo } from './context.js';
+import { planCall, type CallPlan } from './plan.js';
+import { planOrigin } from './plan-origin.js';
+import { recheckPlan } from './recheck.js';
+import { callIdentity, echoIdentity } from './identity.js';
+import type { CallRequest, Services, SessionInfo } from './context.js';
 
-function seenRevision(session: SessionInfo, req: CallRequest, tool: Tool): number | undefined {
-  const declared = req.meta[META_REVISION];
-  if (typeof declared === 'number' && Number.isInteger(declared)) return declared;
-  return session.seen.get(tool.name);
-}
+/** How many times one call's approval is asked again for migrated arguments before it is refused. */
+const MAX_MIGRATIONS = 3;
 
 export async function handleCall(svc: Services, session: SessionInfo, req: CallRequest): Promise<CallToolResult> {
-  svc.idleness.touch();
   const snapshot = svc.state.snapshot();
   const trail = new Trail(svc, session, req.name, snapshot.handlerRevision, randomUUID());
+  trail.identity(callIdentity(session, req.meta));
+  const result = await runCall(svc, session, req, trail);
+  return echoIdentity(result, svc.state.snapshot().toolset, trail.revisionExecuted);
+}
+
+async function runCall(svc: Services, session: SessionInfo, req: CallRequest, trail: Trail): Promise<CallToolResult> {
+  svc.idleness.touch();
+  const snapshot = svc.state.snapshot();
   try {
     trail.step('admit');
     const redactor = svc.state.redactor();
@@ -69,43 +65,16 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
     }
 
     trail.step('resolve');
-    const seen = seenRevision(session, req, tool);
+    const origin = planOrigin(tool, req.meta, session.seen, snapshot.toolset);
+    const seen = origin.revision;
+    if (origin.source === 'unknown' && seen !== undefined) trail.step(`plan:unknown→r${seen}`);
     trail.revisionSeen = seen ?? tool.current.revision;
-    const decision = resolveContract(tool, seen);
-    if (decision.kind === 'reject') {
-      const code = decision.reason === 'revision_retired' || decision.reason === 'tool_retired' ? 'REVISION_RETIRED' : 'CONTRACT_STALE';
-      throw new PosternError(code, decision.message, {
-        details: { seen_revision: seen ?? null, ...(decision.replacement === undefined ? {} : { replacement: decision.replacement }) },
-      });
-    }
-    trail.step(`resolve:${decision.kind}`);
-
-    trail.step('validate');
-    const prepared = prepareCall(decision, split.args);
-    if (prepared.kind === 'reject') throw new PosternError('CONTRACT_STALE', prepared.message);
-    if (prepared.kind === 'invalid') {
-      throw new PosternError('VALIDATION_FAILED', `invalid arguments for revision ${prepared.revision}: ${describeIssues(prepared.issues)}`, {
-        details: { fields: prepared.issues.map((i) => i.field), revision: prepared.revision },
-      });
-    }
-    const revision: Revision = prepared.revision;
-    trail.normalized(prepared.normalized, revision.revision, prepared.adapted);
-
-    const resolved = resolveAction(revision, prepared.normalized, { idempotencyKey: key });
-    if (resolved.kind === 'refused') {
-      throw new PosternError('VALIDATION_FAILED', `${resolved.field}: ${resolved.problem}`, { details: { field: resolved.field } });
-    }
-    const action = resolved.action;
-    if (action.kind === 'ssh' && action.hostKey.state !== 'pinned') {
-      // Nothing could run: no approval is asked for and the host is not contacted.
-      throw new PosternError('HOST_KEY_UNKNOWN', `the SSH target "${action.target}" has no pinned host key; the operator must run \`postern ssh trust ${action.target}\``, {
-        details: { target: action.target, host: action.host, port: action.port },
-      });
-    }
-    const argsDigest = canonicalDigest({ tool: tool.name, revision: revision.revision, arguments: prepared.normalized });
-    const callDigest = canonicalDigest({ tool: tool.name, revision: revision.revision, credential: action.credential, arguments: prepared.normalized, action: actionDigest(action) });
+    let plan: CallPlan = planCall(snapshot.catalog, { tool: tool.name, planned: seen, args: split.args, key }, {
+      step: (s) => trail.step(s),
+      prepared: (normalized, revision, adapted) => trail.normalized(normalized, revision, adapted),
+    });
+    const argsDigest = plan.argsDigest;
     trail.digest(argsDigest);
-
     let reserved = false;
     if (key !== undefined) {
       trail.step('idempotency');
@@ -137,30 +106,38 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
     try {
       // A credential missing from the vault (e.g. after `secret rm`) fails the call before any approval; nothing is sent.
       await svc.vaultFile?.refresh();
-      checkCredential(action, svc.state.vault().get(action.credential));
+      checkCredential(plan.action, svc.state.vault().get(plan.action.credential));
 
-      trail.step('approve');
-      const seenRev = decision.kind === 'current' ? undefined : decision.seen;
-      const approval: JournalApproval = await obtainApproval(svc, session, req, {
-        tool,
-        revision,
-        authority: authorityOf(tool, revision, snapshot.catalog),
-        seenAuthority: seenRev === undefined ? undefined : authorityOf(tool, seenRev, snapshot.catalog),
-        revisionSeen: seen ?? null,
-        action,
-        rawArguments: trail.rawArguments,
-        normalized: prepared.normalized,
-        adapted: prepared.adapted,
-        key,
-        callDigest,
-      }).catch((e: unknown) => {
-        if (e instanceof ApprovalEnded) {
+      let approval: JournalApproval = null;
+      for (let round = 0; ; round++) {
+        trail.step('approve');
+        const asked = plan;
+        try {
+          approval = await obtainApproval(svc, session, req, approvalSubject(asked, trail.rawArguments, key, split.args));
+        } catch (e) {
+          if (!(e instanceof ApprovalEnded)) throw e;
           trail.approval(e.record);
-          throw e.error;
+          if (!e.contractChanged) throw e.error;
         }
-        throw e;
-      });
+        // After the decision (and any wait), the call must still match the catalog in use now.
+        trail.step('recheck');
+        const check = recheckPlan(asked, svc.state.snapshot().catalog, split.args, key);
+        if (check.kind === 'same') break;
+        if (check.kind === 'stale') {
+          trail.step('recheck:stale');
+          throw check.error;
+        }
+        if (round + 1 >= MAX_MIGRATIONS) throw new PosternError('CONTRACT_STALE', `${tool.name}: the contract kept changing while the call waited; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
+        // Migrated: the new arguments are a new call for the operator; the old approval does not cover them.
+        plan = check.plan;
+        trail.step(`recheck:migrated→r${plan.revision.revision}`);
+        trail.normalized(plan.normalized, plan.revision.revision, plan.adapted);
+        trail.digest(plan.argsDigest);
+        checkCredential(plan.action, svc.state.vault().get(plan.action.credential));
+      }
       trail.approval(approval);
+      const action = plan.action;
+      const revision = plan.revision;
 
       // The vault may have changed while the operator decided: take the value in force now, as a
       // copy this call keeps to the end (a rotate meanwhile never mixes secrets within one call).
@@ -169,7 +146,14 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       const taken = svc.state.takeCredential(action.credential);
       try {
         const cred = checkCredential(action, taken);
-        const target = snapshot.catalog.targets.get(action.target);
+        // The last await is behind us: one more synchronous check, so no catalog accepted meanwhile is missed.
+        const inUse = svc.state.snapshot();
+        const last = recheckPlan(plan, inUse.catalog, split.args, key);
+        if (last.kind !== 'same') {
+          trail.step('recheck:stale');
+          throw last.kind === 'stale' ? last.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
+        }
+        const target = inUse.catalog.targets.get(action.target);
 
         trail.step('journal:intent');
         trail.intent(action);
@@ -202,5 +186,33 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
   } catch (e) {
     return trail.fail(e);
   }
+}
+
+/** What the operator is asked to approve for `plan`; its guard re-plans it against each catalog accepted while it waits. */
+function approvalSubject(plan: CallPlan, rawArguments: unknown, key: string | undefined, args: unknown): ApprovalSubject {
+  return {
+    tool: plan.tool,
+    revision: plan.revision,
+    authority: plan.authority,
+    seenAuthority: plan.plannedAuthority,
+    revisionSeen: plan.planned ?? null,
+    action: plan.action,
+    rawArguments,
+    normalized: plan.normalized,
+    adapted: plan.adapted,
+    key,
+    callDigest: plan.callDigest,
+    guard: (catalog) => {
+      const r = recheckPlan(plan, catalog, args, key);
+      switch (r.kind) {
+        case 'same':
+          return null;
+        case 'migrated':
+          return `re-planned under revision ${r.plan.revision.revision} (migrate); a new approval is asked`;
+        case 'stale':
+          return r.reason;
+      }
+    },
+  };
 }
 

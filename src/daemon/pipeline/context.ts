@@ -47,9 +47,14 @@ export interface SessionInfo {
   protocolVersion: string | null;
   /** As declared by the `postern mcp` shim (not authenticated). */
   pid: number | null;
+  /** The run id of the session's first request that carried one. */
   runId: string | null;
-  /** The revision of each tool this session was last shown. */
+  /** The agent release the client declared (`dev.postern/agent_release`), not authenticated. */
+  agentRelease: string | null;
+  /** The revision of each tool this session was last shown (or, after a reconnect, that the shim declared it relayed). */
   readonly seen: Map<string, number>;
+  /** The toolset version of the session's last listing (or the one the shim declared); null before any. */
+  listedToolset: string | null;
 }
 
 export interface CallRequest {
@@ -71,8 +76,10 @@ export function progressTokenOf(meta: Readonly<Record<string, unknown>>): string
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
 
-/** Our reverse-DNS prefix for `_meta` keys. */
-export const META_PREFIX = 'dev.postern';
+import { META_PREFIX } from '../../protocol/tool-name.js';
+
+export { META_PREFIX };
 export const META_REVISION = `${META_PREFIX}/revision`;
 export const META_TOOLSET = `${META_PREFIX}/toolset`;
 export const META_RUN_ID = `${META_PREFIX}/run_id`;
+export const META_AGENT_RELEASE = `${META_PREFIX}/agent_release`;

@@ -20,6 +20,7 @@ import type { ExecResult } from './execute.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { ActivityStatus } from '../../protocol/operator/index.js';
 import { activityOfLive } from '../activity-view.js';
+import type { CallIdentity } from './identity.js';
 
 export type JournalApproval = ApprovalRecord | null;
 
@@ -51,6 +52,7 @@ export class Trail {
   #key: string | null = null;
   #argsDigest: string | null = null;
   #approval: JournalApproval = null;
+  #identity: CallIdentity | null = null;
   #path: string[] = [];
   #effect = false;
   #intent = false;
@@ -69,6 +71,13 @@ export class Trail {
 
   step(s: string): void {
     this.#path.push(s);
+  }
+  identity(i: CallIdentity): void {
+    this.#identity = i;
+  }
+  /** The revision that runs (or ran), once the call was validated against it. */
+  get revisionExecuted(): number | null {
+    return this.#revisionExecuted;
   }
   raw(v: unknown): void {
     this.rawArguments = v;
@@ -95,7 +104,9 @@ export class Trail {
     return {
       call_id: this.callId,
       session_id: this.session.id,
-      run_id: this.session.runId,
+      run_id: this.#identity?.runId ?? this.session.runId,
+      agent_release: this.#identity?.agentRelease ?? this.session.agentRelease,
+      toolset_planned: this.#identity?.toolset ?? null,
       tool: clipLabel(this.tool, 128),
       revision_seen: this.revisionSeen,
       revision_executed: this.#revisionExecuted,

@@ -41,7 +41,7 @@ describe('call pipeline', () => {
   // One clock for the pipeline and its journals, as the daemon composes them; its date is arbitrary.
   const clock = new ManualClock('2031-07-15T12:00:00Z');
   const logs = new EventEmitter();
-  const session: SessionInfo = { id: 's-1', clientName: 'unit', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, seen: new Map() };
+  const session: SessionInfo = { id: 's-1', clientName: 'unit', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, agentRelease: null, seen: new Map(), listedToolset: null };
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'postern-pipeline-'));

@@ -39,7 +39,7 @@ describe('a session grant and a revision that adds X-HTTP-Method-Override: DELET
   let journals: Journals;
   let svc: Services;
   const clock = new ManualClock('2031-07-15T12:00:00Z');
-  const session: SessionInfo = { id: 's-override', clientName: 'unit', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, seen: new Map() };
+  const session: SessionInfo = { id: 's-override', clientName: 'unit', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, agentRelease: null, seen: new Map(), listedToolset: null };
 
   const input = { type: 'object', properties: { t: { type: 'string', maxLength: 50 } }, required: ['t'] };
   const revision = (n: number, headers: Record<string, string>) => ({ revision: n, input, http: { target: 'local', method: 'POST', path: '/echo', headers, body: { t: '{t}' } } });
