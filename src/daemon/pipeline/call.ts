@@ -121,7 +121,9 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
         }
         // After the decision (and any wait), the call must still match the catalog in use now.
         trail.step('recheck');
-        const check = recheckPlan(asked, svc.state.snapshot().catalog, split.args, key);
+        const inUse = svc.state.snapshot().catalog;
+        trail.currentRevision = inUse.tools.get(tool.name)?.current.revision ?? null;
+        const check = recheckPlan(asked, inUse, split.args, key);
         if (check.kind === 'same') break;
         if (check.kind === 'stale') {
           trail.step('recheck:stale');
@@ -150,6 +152,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
         const inUse = svc.state.snapshot();
         const last = recheckPlan(plan, inUse.catalog, split.args, key);
         if (last.kind !== 'same') {
+          trail.currentRevision = inUse.catalog.tools.get(tool.name)?.current.revision ?? null;
           trail.step('recheck:stale');
           throw last.kind === 'stale' ? last.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
         }
