@@ -29,6 +29,8 @@ export function callRecord(over: Partial<CallRecord> = {}): CallRecord {
     call_id: `call-${n}-${Math.random().toString(36).slice(2, 8)}`,
     session_id: 'sess-1',
     run_id: 'run-7',
+    agent_release: 'agent-2026-01.1',
+    toolset_planned: 'cafe0123abcd',
     tool: 'deploy_preview',
     revision_seen: 1,
     revision_executed: 2,
