@@ -1,11 +1,14 @@
 /**
  * One `tools/call`, start to finish, in the order of DESIGN §6:
  *   admit → resolve the contract → validate + normalize → resolve the action
- *   → idempotency → approval → journal intent → execute → redact
+ *   → idempotency → approval → re-check → journal intent → execute → redact
  *   → journal outcome → respond.
  * Each decision lives in its own module; this file only sequences them and
- * records the trail. Invariants: the catalog snapshot is read once; nothing
- * leaves the machine before the intent is committed; every rejection is
+ * records the trail. Invariants: a call is planned against one catalog
+ * snapshot and never mixes two; after any wait it runs only if the catalog in
+ * use then plans it the same way (recheck.ts) — a migrated plan needs its own
+ * approval, anything else is refused; the last such check is synchronous with
+ * the intent; nothing leaves the machine before the intent is committed; every rejection is
  * journaled with the (redacted) raw arguments; the result and every error are
  * redacted; this function never throws.
  */
@@ -74,6 +77,8 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
       prepared: (normalized, revision, adapted) => trail.normalized(normalized, revision, adapted),
     });
     const argsDigest = plan.argsDigest;
+    /** The catalog the current plan was made against: a re-check is needed only once another is in use. */
+    let planCatalog = snapshot.catalog;
     trail.digest(argsDigest);
     let reserved = false;
     if (key !== undefined) {
@@ -110,32 +115,43 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 
       let approval: JournalApproval = null;
       for (let round = 0; ; round++) {
+        if (round >= MAX_MIGRATIONS) throw new PosternError('CONTRACT_STALE', `${tool.name}: the contract kept changing while the call waited; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
         trail.step('approve');
+        approval = null;
         const asked = plan;
+        /** The card was withdrawn because the catalog changed: nothing was approved, whatever the re-check says. */
+        let withdrawn = false;
         try {
           approval = await obtainApproval(svc, session, req, approvalSubject(asked, trail.rawArguments, key, split.args));
         } catch (e) {
           if (!(e instanceof ApprovalEnded)) throw e;
           trail.approval(e.record);
           if (!e.contractChanged) throw e.error;
+          withdrawn = true;
         }
         // After the decision (and any wait), the call must still match the catalog in use now.
-        trail.step('recheck');
         const inUse = svc.state.snapshot().catalog;
-        trail.currentRevision = inUse.tools.get(tool.name)?.current.revision ?? null;
-        const check = recheckPlan(asked, inUse, split.args, key);
-        if (check.kind === 'same') break;
-        if (check.kind === 'stale') {
-          trail.step('recheck:stale');
-          throw check.error;
+        if (inUse !== planCatalog) {
+          trail.step('recheck');
+          trail.currentRevision = inUse.tools.get(tool.name)?.current.revision ?? null;
+          const check = recheckPlan(asked, inUse, split.args, key);
+          if (check.kind === 'stale') {
+            trail.step('recheck:stale');
+            throw check.error;
+          }
+          planCatalog = inUse;
+          if (check.kind === 'migrated') {
+            // The new arguments are a new call for the operator; the old approval does not cover them.
+            plan = check.plan;
+            trail.step(`recheck:migrated→r${plan.revision.revision}`);
+            trail.normalized(plan.normalized, plan.revision.revision, plan.adapted);
+            trail.digest(plan.argsDigest);
+            checkCredential(plan.action, svc.state.vault().get(plan.action.credential));
+            continue;
+          }
         }
-        if (round + 1 >= MAX_MIGRATIONS) throw new PosternError('CONTRACT_STALE', `${tool.name}: the contract kept changing while the call waited; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
-        // Migrated: the new arguments are a new call for the operator; the old approval does not cover them.
-        plan = check.plan;
-        trail.step(`recheck:migrated→r${plan.revision.revision}`);
-        trail.normalized(plan.normalized, plan.revision.revision, plan.adapted);
-        trail.digest(plan.argsDigest);
-        checkCredential(plan.action, svc.state.vault().get(plan.action.credential));
+        if (withdrawn) continue; // asked again for the same plan (the catalog changed back meanwhile)
+        break;
       }
       trail.approval(approval);
       const action = plan.action;
@@ -150,7 +166,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
         const cred = checkCredential(action, taken);
         // The last await is behind us: one more synchronous check, so no catalog accepted meanwhile is missed.
         const inUse = svc.state.snapshot();
-        const last = recheckPlan(plan, inUse.catalog, split.args, key);
+        const last = inUse.catalog === planCatalog ? ({ kind: 'same' } as const) : recheckPlan(plan, inUse.catalog, split.args, key);
         if (last.kind !== 'same') {
           trail.currentRevision = inUse.catalog.tools.get(tool.name)?.current.revision ?? null;
           trail.step('recheck:stale');
