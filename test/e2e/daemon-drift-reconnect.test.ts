@@ -13,7 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { CLI } from '../helpers/cli.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
@@ -209,6 +211,28 @@ describe('daemon: drift across a reconnect with a daemon restart', () => {
       assert.equal(session?.agent_release, 'support-agent-2026-10-29.1');
     } finally {
       j.close();
+    }
+  });
+
+  it('variant on 2026-07-28 (no initialize to replay): the listing says it may not be cached; across a restart the shim still declares it, and a reject refuses the old plan', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' });
+    const m = new Client({ name: 'modern-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await m.connect(transport);
+    try {
+      assert.equal(m.getNegotiatedProtocolVersion(), '2026-07-28');
+      const listed = (await m.listTools()) as { tools: { name: string; _meta?: Record<string, unknown> }[]; ttlMs?: unknown; cacheScope?: unknown };
+      assert.equal(listed.tools.find((t) => t.name === 'create_issue')?._meta?.['dev.postern/revision'], 5);
+      assert.equal(listed.ttlMs, 0, 'a listing is good only until the next accepted catalog');
+      assert.equal(listed.cacheScope, 'private');
+      const r6 = { ...r4, revision: 6, http: { ...r4.http, path: '/echo' }, previous: { policy: 'reject' } };
+      await restart(catalog([r1, r2, r3, r4, { ...r4, revision: 5, previous: { policy: 'reject' } }, r6]));
+      const before = http.requests.length;
+      const r = (await m.callTool({ name: 'create_issue', arguments: { title: 'planned on r5', region: 'eu', label: 'x', idempotency_key: key() } })) as Result;
+      assert.equal(r.structuredContent?.['error_code'], 'CONTRACT_STALE', JSON.stringify(r));
+      assert.equal(r.structuredContent?.['current_revision'], 6);
+      assert.equal(http.requests.length, before);
+    } finally {
+      await m.close();
     }
   });
 });
