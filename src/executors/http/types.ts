@@ -6,6 +6,7 @@
  * credential as a redaction marker, and errors never quote header values.
  */
 import type { CredentialKind } from '../../vault/types.js';
+import type { HttpPool } from './pool.js';
 
 export interface HttpRequestSpec {
   /** Normalized origin, e.g. `https://api.example.com:8443`; no path, query or userinfo. */
@@ -61,6 +62,8 @@ export interface HttpExecOptions {
    * request is about to be written: from here on `side_effect_started` is true.
    */
   readonly onRequestSent?: () => void;
+  /** Kept-alive connections to reuse (the daemon's); without it the call opens and closes its own. */
+  readonly pool?: HttpPool;
 }
 
 export type HttpBody =
