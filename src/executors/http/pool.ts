@@ -23,8 +23,8 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { credentialDigest } from '../credential-digest.js';
-import { pinnedConnector, type PinnedConnectorOptions } from './connector.js';
-import type { HttpCredential } from './types.js';
+import { pinnedConnector } from './connector.js';
+import type { CheckedConnection, HttpCredential, HttpDispatchers } from './types.js';
 
 export interface HttpPoolOptions {
   /** How long an idle connection stays open (undici's keepAliveTimeout). */
@@ -36,7 +36,7 @@ export interface HttpPoolOptions {
 }
 
 export interface PoolTarget {
-  readonly connector: Omit<PinnedConnectorOptions, 'onConnected' | 'base'>;
+  readonly connector: CheckedConnection;
   readonly origin: string;
   readonly credential: HttpCredential | null;
 }
@@ -46,7 +46,7 @@ interface Entry {
   readonly credential: string | null;
 }
 
-export class HttpPool {
+export class HttpPool implements HttpDispatchers {
   readonly #entries = new Map<string, Entry>();
   readonly #keySecret = randomBytes(32);
   readonly #keepAliveMs: number;
