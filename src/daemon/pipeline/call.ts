@@ -176,6 +176,17 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 
         trail.step('journal:intent');
         await trail.intent(action);
+        // The intent's commit may have waited (group commit): a catalog accepted meanwhile still stops the
+        // call before its effect (the intent then gets an error outcome; nothing was sent).
+        const committed = svc.state.snapshot().catalog;
+        if (committed !== planCatalog) {
+          const after = recheckPlan(plan, committed, split.args, key);
+          if (after.kind !== 'same') {
+            trail.currentRevision = committed.tools.get(tool.name)?.current.revision ?? null;
+            trail.step('recheck:stale');
+            throw after.kind === 'stale' ? after.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
+          }
+        }
 
         trail.step('execute');
         const started = svc.clock.monotonicMs();

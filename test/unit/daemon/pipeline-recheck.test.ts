@@ -28,6 +28,7 @@ import type { ApprovalCard, ApprovalDecision } from '../../../src/protocol/appro
 import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
 import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
+import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
 const obj = (props: Record<string, unknown>, required: string[]) => ({ type: 'object', properties: props, required });
@@ -91,6 +92,7 @@ describe('pipeline: a call waiting for approval across catalog swaps', () => {
       clock,
       idleness: new IdleTracker(clock, 0),
       inflight: new Set(),
+      commits: new GroupCommit(journals.activity),
       pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), () => undefined),
     };
     svc.queue.subscribe((e) => events.push(e));
