@@ -64,6 +64,7 @@ describe('daemon: a call queued for approval when the catalog changes', () => {
   function assertStale(r: Result): void {
     assert.equal(r.structuredContent?.['error_code'], 'CONTRACT_STALE', JSON.stringify(r));
     assert.equal(r.structuredContent?.['side_effect_started'], false);
+    assert.equal(r.structuredContent?.['required_action'], 'refresh_tool_list');
     assert.equal(r.isError, true);
   }
 

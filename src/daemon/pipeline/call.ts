@@ -115,7 +115,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 
       let approval: JournalApproval = null;
       for (let round = 0; ; round++) {
-        if (round >= MAX_MIGRATIONS) throw new PosternError('CONTRACT_STALE', `${tool.name}: the contract kept changing while the call waited; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
+        if (round >= MAX_MIGRATIONS) throw new PosternError('CONTRACT_STALE', `${tool.name}: the contract kept changing while the call waited; nothing was run. List the tools again and plan the call anew`);
         trail.step('approve');
         approval = null;
         const asked = plan;
@@ -170,7 +170,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
         if (last.kind !== 'same') {
           trail.currentRevision = inUse.catalog.tools.get(tool.name)?.current.revision ?? null;
           trail.step('recheck:stale');
-          throw last.kind === 'stale' ? last.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
+          throw last.kind === 'stale' ? last.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`);
         }
         const target = inUse.catalog.targets.get(action.target);
 
@@ -184,7 +184,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
           if (after.kind !== 'same') {
             trail.currentRevision = committed.tools.get(tool.name)?.current.revision ?? null;
             trail.step('recheck:stale');
-            throw after.kind === 'stale' ? after.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`, { details: { required_action: 'list_tools' } });
+            throw after.kind === 'stale' ? after.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`);
           }
         }
 

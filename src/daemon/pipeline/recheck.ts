@@ -44,7 +44,7 @@ function stale(old: CallPlan, catalog: Catalog, reason: string, extra: Record<st
     kind: 'stale',
     reason,
     error: new PosternError('CONTRACT_STALE', message, {
-      details: { planned_revision: old.planned ?? old.revision.revision, admitted_revision: old.revision.revision, current_revision: current, required_action: 'list_tools', ...extra },
+      details: { planned_revision: old.planned ?? old.revision.revision, admitted_revision: old.revision.revision, current_revision: current, ...extra },
     }),
   };
 }

@@ -27,7 +27,7 @@ function staleOf(r: ReturnType<typeof recheckPlan>) {
   if (r.kind !== 'stale') throw new Error('unreachable');
   assert.equal(r.error.code, 'CONTRACT_STALE');
   assert.equal(r.error.sideEffectStarted, false);
-  assert.equal(r.error.details['required_action'], 'list_tools');
+  assert.ok('current_revision' in r.error.details);
   assert.doesNotMatch(r.error.message, /\n/);
   return r;
 }
