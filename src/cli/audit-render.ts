@@ -146,8 +146,10 @@ export function callDetails(c: CallView): string[] {
   out.field('admitted', r.at);
   out.field('session', r.session_id ?? '-');
   out.field('run', r.run_id ?? '-');
+  out.field('agent release', r.agent_release ?? '-');
   out.field('tool', r.tool);
   out.field('revision', `seen ${rev(r.revision_seen)}, executed ${rev(r.revision_executed)}`);
+  out.field('toolset planned', r.toolset_planned ?? '-');
   out.field('handler revision', r.handler_revision);
   out.field('adapter', r.adapter_applied ?? '-');
   out.field('decision path', r.decision_path.length === 0 ? '-' : r.decision_path.join(' → '));

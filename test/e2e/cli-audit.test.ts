@@ -43,6 +43,8 @@ function call(over: Partial<CallRecord> & Pick<CallRecord, 'call_id' | 'tool'>):
   return {
     session_id: S1,
     run_id: 'run-7',
+    agent_release: 'support-agent-2026.1',
+    toolset_planned: 'cafe0123abcd',
     revision_seen: 1,
     revision_executed: 2,
     handler_revision: '0.1.0+sha256:cafe',
@@ -275,7 +277,9 @@ describe('postern audit', () => {
       assert.equal(field(out, 'status'), 'success');
       assert.equal(field(out, 'session'), S1);
       assert.equal(field(out, 'run'), 'run-7');
+      assert.equal(field(out, 'agent release'), 'support-agent-2026.1');
       assert.equal(field(out, 'revision'), 'seen r1, executed r2');
+      assert.equal(field(out, 'toolset planned'), 'cafe0123abcd');
       assert.equal(field(out, 'handler revision'), '0.1.0+sha256:cafe');
       assert.equal(field(out, 'adapter'), 'deploy_preview@1->2');
       assert.equal(field(out, 'decision path'), 'admit → resolve:adapt → validate → normalize → idempotency → approve:per-call');
