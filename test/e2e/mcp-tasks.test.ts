@@ -186,7 +186,7 @@ describe('MCP tasks for long approval waits', () => {
     await approve(card.id);
     let result: Result | undefined;
     for await (const m of stream) {
-      if (m.type === 'result') result = m.result as Result;
+      if (m.type === 'result') result = m.result;
       if (m.type === 'error') assert.fail(String(m.error));
     }
     assert.equal(result?.isError, undefined, JSON.stringify(result));
@@ -207,7 +207,7 @@ describe('MCP tasks for long approval waits', () => {
     // Idempotency is unchanged: the same call again as a task is replayed, not run.
     const replay = await startTask(client, { title: 'as a task', idempotency_key: k });
     let replayed: Result | undefined;
-    for await (const m of replay.stream) if (m.type === 'result') replayed = m.result as Result;
+    for await (const m of replay.stream) if (m.type === 'result') replayed = m.result;
     assert.equal(replayed?.structuredContent?.['replayed'], true, JSON.stringify(replayed));
     assert.equal(http.requests.length, before + 1, 'never twice');
     await client.close();
@@ -279,7 +279,7 @@ describe('MCP tasks for long approval waits', () => {
     assert.ok((await pendingIds()).includes(card.id), "the other session's cancel changed nothing");
     await approve(card.id);
     let result: Result | undefined;
-    for await (const m of stream) if (m.type === 'result') result = m.result as Result;
+    for await (const m of stream) if (m.type === 'result') result = m.result;
     assert.equal(result?.isError, undefined, JSON.stringify(result));
     await a.close();
     await b.close();
