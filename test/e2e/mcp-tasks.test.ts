@@ -20,6 +20,10 @@
  * - A client without task support (and the 2026-07-28 era) gets the old
  *   behaviour: no capability, no taskSupport, a `task` param ignored
  *   (APPROVAL_PENDING), `tasks/*` -32601.
+ * - Tasks end with the daemon: a stopping daemon voids the pending approval
+ *   (the waiting `tasks/result` gets that result); while it is away the
+ *   `postern mcp` shim answers task requests itself (TASK_NOT_FOUND, an
+ *   empty list, DAEMON_UNAVAILABLE for a new task).
  * Waits are on events (queue events, task status polls), never sleeps:
  * elapsed time is proven by counting polls, which the client spaces by the
  * task's pollInterval (the daemon's progress interval).
@@ -333,6 +337,29 @@ describe('MCP tasks for long approval waits', () => {
     assert.equal((client.getServerCapabilities() as Record<string, unknown> | undefined)?.['tasks'], undefined);
     const { tools } = await client.listTools();
     assert.ok(tools.every((t) => (t as { execution?: unknown }).execution === undefined));
+    await client.close();
+  });
+
+  // Last: it stops the daemon.
+  it('tasks end with the daemon: a waiting tasks/result gets the voided call, and while the daemon is away task requests say so', async () => {
+    const client = await agent(true);
+    const appeared = nextCard();
+    const { taskId } = await startTask(client, { title: 'daemon goes', idempotency_key: key() });
+    await appeared;
+    const waiting = client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    assert.equal(await inst.stopDaemon('SIGTERM'), 0);
+    // A stopping daemon voids its pending approvals: the task ends, and its waiting tasks/result is answered with that.
+    const voided = (await waiting) as Result;
+    assert.equal(voided.isError, true);
+    assert.equal(voided.structuredContent?.['error_code'], 'VAULT_LOCKED', JSON.stringify(voided));
+    assert.match(String(voided.structuredContent?.['message']), /voided \(daemon stopping/);
+    const gone = await rpcError(client.experimental.tasks.getTask(taskId));
+    assert.equal(gone.code, -32602);
+    assert.deepEqual((await client.experimental.tasks.listTasks()).tasks, []);
+    const down = await rpcError(client.request({ method: 'tools/call', params: { name: 'gated_write', arguments: { title: 'x', idempotency_key: key() }, task: {} } }, CallToolResultSchema));
+    assert.equal(down.code, -32603);
+    assert.equal((down.data as Record<string, unknown>)['error_code'], 'DAEMON_UNAVAILABLE');
+    assert.match(down.message, /postern daemon/);
     await client.close();
   });
 });

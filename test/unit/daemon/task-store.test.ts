@@ -137,7 +137,8 @@ describe('TaskStore', () => {
     await Promise.resolve();
     assert.equal(store.closeAll(), 1);
     assert.equal(a.run().signal.aborted, true);
-    assert.equal((await waiting).result.structuredContent?.['error_code'], 'CALL_CANCELLED', 'a waiting tasks/result still gets its answer');
+    const answered = (await waiting).result.structuredContent as Record<string, unknown> | undefined;
+    assert.equal(answered?.['error_code'], 'CALL_CANCELLED', 'a waiting tasks/result still gets its answer');
     assert.equal(store.size, 0);
     assert.equal(code(() => store.start(undefined, done)), 'TASK_LIMIT_REACHED');
   });
