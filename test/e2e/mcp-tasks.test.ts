@@ -114,8 +114,8 @@ describe('MCP tasks for long approval waits', () => {
   }
 
   /** Starts a task-augmented call and returns its id, and the stream to read on. */
-  async function startTask(client: ClientV1, args: Record<string, unknown>, name = 'gated_write') {
-    const stream = client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: {} });
+  async function startTask(client: ClientV1, args: Record<string, unknown>, name = 'gated_write', onprogress?: (p: { message?: string }) => void) {
+    const stream = client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: {}, ...(onprogress === undefined ? {} : { onprogress }) });
     const first = await stream.next();
     assert.equal(first.done, false);
     assert.equal(first.value.type, 'taskCreated', JSON.stringify(first.value));
@@ -168,7 +168,9 @@ describe('MCP tasks for long approval waits', () => {
     const before = http.requests.length;
     const k = key();
     const appeared = nextCard();
-    const { taskId, task, stream } = await startTask(client, { title: 'as a task', idempotency_key: k });
+    // A progress token sent with the call stays valid for the task's lifetime.
+    const progress: string[] = [];
+    const { taskId, task, stream } = await startTask(client, { title: 'as a task', idempotency_key: k }, 'gated_write', (p) => progress.push(p.message ?? ''));
     assert.match(taskId, /^[0-9a-f-]{36}$/);
     assert.equal(task.pollInterval, INTERVAL_S * 1000);
     assert.ok(typeof task.ttl === 'number' && task.ttl >= 60_000, `ttl ${task.ttl}`);
@@ -186,6 +188,7 @@ describe('MCP tasks for long approval waits', () => {
       }
     }
     assert.ok((await pendingIds()).includes(card.id), 'the card is still open');
+    assert.ok(progress.some((m) => m.includes(`operator approval ${card.id.slice(0, 8)}`)), `progress after the task was created: ${progress.join(' | ')}`);
     assert.equal(http.requests.length, before, 'nothing runs before the approval');
     await approve(card.id);
     let result: Result | undefined;
