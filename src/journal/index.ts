@@ -43,6 +43,8 @@ export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
 export type { CommitListener } from './hooks.js';
 export { GENESIS_HASH } from './chain.js';
+export { callSteps, sessionTimeline } from './timeline.js';
+export type { SessionTimeline, TimelineEntry, TimelineSource } from './timeline.js';
 
 /** One journal file as found: its journal id (null when it has none) and its chain. */
 export interface JournalFileFacts {

@@ -180,6 +180,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
           config: svc.config,
           allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
           ssh: svc.ssh,
+          ...(svc.http === undefined ? {} : { http: svc.http }),
           signal: req.signal,
           onRequestSent: () => trail.effectStarted(),
           // The redactor of the vault the credential was taken from: it knows the longest form of that value.

@@ -12,6 +12,7 @@ import type { DaemonState } from '../state.js';
 import type { KeyReservations } from './idempotency.js';
 import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
+import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
 
 export interface Services {
@@ -23,6 +24,8 @@ export interface Services {
   readonly config: DaemonConfig;
   /** The SSH connection pool. */
   readonly ssh: SshRunner;
+  /** Kept-alive HTTP connections; absent when `http.keep_alive_seconds` is 0 (a connection per call). */
+  readonly http?: HttpPool;
   /** The daemon's one clock (records and retention: wall; durations: monotonic). */
   readonly clock: Clock;
   /** Idleness for the idle lock: every call touches it. */
