@@ -33,7 +33,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approvals.js';
@@ -129,6 +129,14 @@ describe('MCP tasks for long approval waits', () => {
     assert.equal(r.code, 0, r.stderr);
     return (JSON.parse(r.stdout) as CallView[]).filter((c) => c.call.idempotency_key === k);
   }
+  /** The task events of the session that journaled the call with key `k`. */
+  async function taskEventsOf(k: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
+    const session = (await journalOf(k))[0]?.call.session_id;
+    assert.ok(typeof session === 'string');
+    const r = await inst.sb.run(['audit', 'session', session, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { events: { type: string; data: Record<string, unknown> }[] }).events.filter((e) => e.type.startsWith('task_'));
+  }
   const pendingIds = async (): Promise<string[]> => (await op.request('approvals.list', {})).map((c) => c.id);
   const approve = (id: string) => op.request('approvals.decide', { approval_id: id, verdict: { verdict: 'approve', scope: 'once' } });
 
@@ -168,6 +176,10 @@ describe('MCP tasks for long approval waits', () => {
     const before = http.requests.length;
     const k = key();
     const appeared = nextCard();
+    // The optional status notification at the task's end.
+    let notified: (status: string) => void = () => undefined;
+    const statusNotice = new Promise<string>((resolve) => (notified = resolve));
+    client.setNotificationHandler(TaskStatusNotificationSchema, (n) => notified(`${n.params.taskId} ${n.params.status}`));
     // A progress token sent with the call stays valid for the task's lifetime.
     const progress: string[] = [];
     const { taskId, task, stream } = await startTask(client, { title: 'as a task', idempotency_key: k }, 'gated_write', (p) => progress.push(p.message ?? ''));
@@ -200,6 +212,7 @@ describe('MCP tasks for long approval waits', () => {
     assert.equal(http.requests.length, before + 1, 'the approved call ran once');
     const done = await client.experimental.tasks.getTask(taskId);
     assert.equal(done.status, 'completed');
+    assert.equal(await statusNotice, `${taskId} completed`);
     // tasks/result again: the same result, tied to its task.
     const again = (await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)) as Result;
     assert.deepEqual(again._meta?.[RELATED_TASK], { taskId });
@@ -209,6 +222,7 @@ describe('MCP tasks for long approval waits', () => {
     const rows = await journalOf(k);
     assert.equal(rows.length, 1);
     assert.equal(rows[0]?.call.approval?.outcome, 'approved');
+    assert.deepEqual((await taskEventsOf(k)).map((e) => [e.type, e.data['task_id'], e.data['status'] ?? e.data['tool']]), [['task_started', taskId, 'gated_write'], ['task_ended', taskId, 'completed']]);
     assert.equal(http.requests.length, before + 1, 'still once');
 
     // Idempotency is unchanged: the same call again as a task is replayed, not run.
@@ -244,6 +258,7 @@ describe('MCP tasks for long approval waits', () => {
     assert.equal(rows[0]?.rejection?.error_code, 'CALL_CANCELLED');
     assert.equal(rows[0]?.call.approval?.outcome, 'cancelled');
     assert.equal(rows[0]?.call.side_effect_started, false);
+    assert.deepEqual((await taskEventsOf(k)).map((e) => [e.type, e.data['status'] ?? null]), [['task_started', null], ['task_ended', 'cancelled']]);
     assert.equal(http.requests.length, before, 'the target saw no request');
     await client.close();
   });

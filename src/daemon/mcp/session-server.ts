@@ -12,7 +12,10 @@
  * (./task-methods.ts). A `tools/call` with a `task` param is then answered at
  * once with a CreateTaskResult while the call runs through the same
  * pipeline, as a task of the session's store (./task-store.ts); a
- * `tasks/cancel` aborts it as a client's cancellation would. Any other
+ * `tasks/cancel` aborts it as a client's cancellation would. A task's start
+ * and end are journaled as session events (`task_started`, `task_ended`;
+ * its call is journaled like any other), and its end is sent as
+ * `notifications/tasks/status`. Any other
  * session — another era, or a client that declared no task support — sees
  * none of this, and a `task` param it sends anyway is ignored (the call runs
  * as a plain request: progress, then APPROVAL_PENDING), as the spec requires
@@ -39,7 +42,7 @@ import { runsAsTask, toolList } from './tools.js';
 import { clipLabel } from '../../protocol/clip.js';
 import { PosternError } from '../../protocol/errors.js';
 import { registerTaskMethods, taskProtocolError } from './task-methods.js';
-import type { TaskRun, TaskStore } from './task-store.js';
+import type { TaskRun, TaskStore, TaskView } from './task-store.js';
 
 export interface SessionHooks {
   /** Called once, at the session's first request, when client facts are known. */
@@ -123,6 +126,13 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
     }
   };
   const project = (result: CallToolResult): CallToolResult => server.projectCallToolResult(result, undefined);
+  const journal = (type: 'task_started' | 'task_ended', data: Record<string, unknown>): void => {
+    try {
+      svc.journals.sessions.event(session.id, type, data);
+    } catch {
+      // the call itself is journaled where it matters (intent, outcome); a task's bookkeeping cannot stop it
+    }
+  };
 
   server.setRequestHandler('tools/list', (_req, ctx): ListToolsResult => {
     begin(ctx);
@@ -165,7 +175,13 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
       if (tool === undefined || !runsAsTask(tool)) {
         throw new PosternError('TASK_NOT_SUPPORTED', `the tool "${clipLabel(req.params.name, 64)}" does not run as a task (its tools/list entry has no execution.taskSupport); call it without "task"`);
       }
-      const task = tasks.start(taskParamsOf(req.params)?.ttl, (r) => run(req, ctx, { signal: r.signal, task: r }));
+      // Its end is journaled, and told to the client (optional in the spec: clients still poll).
+      const ended = (view: TaskView): void => {
+        journal('task_ended', { task_id: view.taskId, status: view.status, status_message: view.statusMessage });
+        if (server.transport !== undefined) server.notification({ method: 'notifications/tasks/status', params: { ...view } }).catch(() => undefined);
+      };
+      const task = tasks.start(taskParamsOf(req.params)?.ttl, (r) => run(req, ctx, { signal: r.signal, task: r }), ended);
+      journal('task_started', { task_id: task.taskId, tool: clipLabel(req.params.name, 128), ttl_ms: task.ttl });
       return { task: { ...task } };
     } catch (e) {
       throw taskProtocolError(e);

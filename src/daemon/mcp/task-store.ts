@@ -18,6 +18,7 @@
  *   passed, a running one never (its call must end and be journaled first);
  * - `closeAll` (the session ended) aborts every running call and forgets
  *   every task; nothing survives its session;
+ * - a task's `ended` listener hears of it once, when it ends;
  * - the store never reads the time itself: it is handed the daemon's Clock.
  */
 import { randomUUID } from 'node:crypto';
@@ -64,6 +65,7 @@ interface Entry {
   readonly createdMs: number;
   readonly ttl: number;
   readonly ctl: AbortController;
+  readonly ended: ((view: TaskView) => void) | undefined;
   readonly settled: Promise<CallToolResult>;
 }
 
@@ -88,8 +90,11 @@ export class TaskStore {
     this.#limits = limits;
   }
 
-  /** Starts `run` as a new task and returns it at once (status `working`). */
-  start(requestedTtl: number | undefined, run: (r: TaskRun) => Promise<CallToolResult>): TaskView {
+  /**
+   * Starts `run` as a new task and returns it at once (status `working`);
+   * `ended` hears of it once, when it reaches its end (completed, failed or cancelled).
+   */
+  start(requestedTtl: number | undefined, run: (r: TaskRun) => Promise<CallToolResult>, ended?: (view: TaskView) => void): TaskView {
     if (this.#closed) throw new PosternError('TASK_LIMIT_REACHED', 'the session is ending: no new task can start');
     this.#purge();
     this.#makeRoom();
@@ -107,6 +112,7 @@ export class TaskStore {
       createdMs: this.#clock.monotonicMs(),
       ttl,
       ctl,
+      ended,
       settled: new Promise<CallToolResult>((resolve) => (settle = resolve)),
     };
     this.#entries.set(id, entry);
@@ -123,6 +129,7 @@ export class TaskStore {
         entry.status = result.isError === true ? 'failed' : 'completed';
         entry.statusMessage = result.isError === true ? failureMessage(result) : 'the call completed';
         entry.lastUpdatedAt = this.#clock.now().toISOString();
+        this.#announce(entry);
       }
       settle(result);
     });
@@ -194,6 +201,15 @@ export class TaskStore {
     entry.statusMessage = message;
     entry.lastUpdatedAt = this.#clock.now().toISOString();
     entry.ctl.abort();
+    this.#announce(entry);
+  }
+
+  #announce(entry: Entry): void {
+    try {
+      entry.ended?.(this.#view(entry));
+    } catch {
+      // a listener's trouble never changes a task
+    }
   }
 
   #find(id: string): Entry {

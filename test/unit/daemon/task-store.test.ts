@@ -71,16 +71,22 @@ describe('TaskStore', () => {
     const store = new TaskStore(new ManualClock(0), limits);
     let signal: AbortSignal | undefined;
     let finish: (r: CallToolResult) => void = () => undefined;
-    const t = store.start(undefined, (r) => {
-      signal = r.signal;
-      return new Promise((resolve) => (finish = resolve));
-    });
+    const ends: string[] = [];
+    const t = store.start(
+      undefined,
+      (r) => {
+        signal = r.signal;
+        return new Promise((resolve) => (finish = resolve));
+      },
+      (v) => ends.push(v.status),
+    );
     await Promise.resolve();
     assert.equal(store.cancel(t.taskId).status, 'cancelled');
     assert.equal(signal?.aborted, true);
     finish(ok); // the call ran to completion anyway
     await store.result(t.taskId);
     assert.equal(store.get(t.taskId).status, 'cancelled');
+    assert.deepEqual(ends, ['cancelled'], 'its end is told once');
     assert.equal(code(() => store.cancel(t.taskId)), 'TASK_ALREADY_ENDED');
     assert.equal(code(() => store.get('nope')), 'TASK_NOT_FOUND');
   });
