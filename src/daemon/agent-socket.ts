@@ -130,8 +130,9 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
       // locked: the rejection is journaled without its arguments
     }
     const err = new PosternError('VALIDATION_FAILED', 'the key "__proto__" is not allowed in arguments', { details: { field: '__proto__' } });
-    const result = trail.fail(err);
-    answer({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } });
+    void trail.fail(err).then((result) => {
+      answer({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } });
+    });
   };
 
   const limit = agentLineLimit(svc.config.max_request_bytes);

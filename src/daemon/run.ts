@@ -21,6 +21,7 @@ import { isPosternError, PosternError } from '../protocol/errors.js';
 import { acceptCatalog as acceptCatalogWith } from '../home/catalog-accept.js';
 import { rejectPendingCatalog } from '../home/catalog-reject.js';
 import { SshPool } from '../executors/ssh/index.js';
+import { GroupCommit } from './pipeline/group-commit.js';
 import { HttpPool } from '../executors/http/index.js';
 import { openVault, type UnlockedVault } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
@@ -145,7 +146,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     });
     const live = new Map<string, SessionView>();
     const startedAt = clock.now().toISOString();
-    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: new Set(), vaultFile: follower, pendingOutcomes };
+    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: new Set(), vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;

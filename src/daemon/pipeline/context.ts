@@ -12,6 +12,7 @@ import type { DaemonState } from '../state.js';
 import type { KeyReservations } from './idempotency.js';
 import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
+import type { GroupCommit } from './group-commit.js';
 import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
 
@@ -37,6 +38,8 @@ export interface Services {
    * before it looks up its credential. Absent in tests without a vault file.
    */
   readonly vaultFile?: { refresh(): Promise<void> };
+  /** Intents and outcomes of the calls in flight, written together (group commit). */
+  readonly commits: GroupCommit;
   /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
   readonly pendingOutcomes: PendingOutcomes;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
