@@ -64,6 +64,12 @@ const catalog = (origin: string) => ({
       approval: 'per-call',
       revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
     },
+    gated_read: {
+      description: 'A read that needs a per-call approval.',
+      effect: 'read',
+      approval: 'per-call',
+      revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }],
+    },
     plain_read: {
       description: 'A read that needs no approval.',
       effect: 'read',
@@ -167,7 +173,13 @@ describe('MCP tasks for long approval waits', () => {
     assert.deepEqual(client.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
     const { tools } = await client.listTools();
     const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport ?? null]));
-    assert.deepEqual(support, { gated_write: 'optional', plain_read: null, postern_call_status: null });
+    assert.deepEqual(support, { gated_write: 'optional', gated_read: 'optional', plain_read: null, postern_call_status: null });
+    // taskSupport is "optional": the same client's plain call is a plain call (APPROVAL_PENDING after the wait without progress).
+    const appeared = nextCard();
+    const r = (await client.callTool({ name: 'gated_write', arguments: { title: 'not a task', idempotency_key: key() } })) as Result;
+    const card = await appeared;
+    assert.equal(r.structuredContent?.['error_code'], 'APPROVAL_PENDING', JSON.stringify(r));
+    assert.equal(r.structuredContent?.['approval_id'], card.id);
     await client.close();
   });
 
