@@ -15,7 +15,9 @@
  *   `isError` is `failed` (the spec's rule for tool calls);
  * - `ttl` (clamped to [minTtlMs, maxTtlMs], the default when not asked)
  *   counts from creation; a finished task is forgotten once its ttl has
- *   passed, a running one never (its call must end and be journaled first);
+ *   passed and its result has been there for `keepAfterEndMs` (so a call
+ *   approved late still leaves time to fetch its result); a running one
+ *   never (its call must end and be journaled first);
  * - `closeAll` (the session ended) aborts every running call and forgets
  *   every task; nothing survives its session;
  * - a task's `ended` listener hears of it once, when it ends;
@@ -45,6 +47,8 @@ export interface TaskLimits {
   readonly defaultTtlMs: number;
   readonly minTtlMs: number;
   readonly maxTtlMs: number;
+  /** A finished task's result stays at least this long after its call ended, whatever its ttl. */
+  readonly keepAfterEndMs: number;
   readonly pollIntervalMs: number;
   /** Tasks per `tasks/list` page. */
   readonly pageSize: number;
@@ -63,6 +67,8 @@ interface Entry {
   readonly createdAt: string;
   lastUpdatedAt: string;
   readonly createdMs: number;
+  /** When the call settled (its result is there); null while it runs. */
+  settledMs: number | null;
   readonly ttl: number;
   readonly ctl: AbortController;
   readonly ended: ((view: TaskView) => void) | undefined;
@@ -110,6 +116,7 @@ export class TaskStore {
       createdAt: now,
       lastUpdatedAt: now,
       createdMs: this.#clock.monotonicMs(),
+      settledMs: null,
       ttl,
       ctl,
       ended,
@@ -131,6 +138,7 @@ export class TaskStore {
         entry.lastUpdatedAt = this.#clock.now().toISOString();
         this.#announce(entry);
       }
+      entry.settledMs = this.#clock.monotonicMs();
       settle(result);
     });
     return this.#view(entry);
@@ -221,7 +229,9 @@ export class TaskStore {
 
   #purge(): void {
     const now = this.#clock.monotonicMs();
-    for (const [id, e] of this.#entries) if (isTerminal(e.status) && now >= e.createdMs + e.ttl) this.#entries.delete(id);
+    for (const [id, e] of this.#entries) {
+      if (isTerminal(e.status) && e.settledMs !== null && now >= e.createdMs + e.ttl && now >= e.settledMs + this.#limits.keepAfterEndMs) this.#entries.delete(id);
+    }
   }
 
   #makeRoom(): void {
@@ -248,14 +258,23 @@ export const DEFAULT_TASK_TTL_MS = 15 * 60_000;
 /** Bounds on the ttl a client may ask for: long enough to fetch a result, short enough not to hoard them. */
 export const MIN_TASK_TTL_MS = 60_000;
 export const MAX_TASK_TTL_MS = 60 * 60_000;
+/** A result stays at least this long after its call ended. */
+export const KEEP_AFTER_END_MS = 60_000;
 
-/** The limits of a session's store, from the daemon's configuration (polls as often as progress is sent, within 0.1–5 s). */
-export function taskLimits(config: { readonly progress_interval_seconds: number }): TaskLimits {
+/**
+ * The limits of a session's store, from the daemon's configuration: no ttl
+ * shorter than the approval timeout plus a minute (a task approved at the
+ * last moment still has its result kept), and polls as often as progress is
+ * sent, within 0.1–5 s.
+ */
+export function taskLimits(config: { readonly progress_interval_seconds: number; readonly approval_timeout_seconds: number }): TaskLimits {
+  const minTtlMs = Math.max(MIN_TASK_TTL_MS, Math.round(config.approval_timeout_seconds * 1000) + 60_000);
   return {
     maxTasks: MAX_TASKS_PER_SESSION,
-    defaultTtlMs: DEFAULT_TASK_TTL_MS,
-    minTtlMs: MIN_TASK_TTL_MS,
-    maxTtlMs: MAX_TASK_TTL_MS,
+    defaultTtlMs: Math.max(DEFAULT_TASK_TTL_MS, minTtlMs),
+    minTtlMs,
+    maxTtlMs: Math.max(MAX_TASK_TTL_MS, minTtlMs),
+    keepAfterEndMs: KEEP_AFTER_END_MS,
     pollIntervalMs: Math.round(Math.min(5_000, Math.max(100, config.progress_interval_seconds * 1000))),
     pageSize: 50,
   };

@@ -12,7 +12,7 @@ import { isPosternError } from '../../../src/protocol/errors.js';
 import { toolErrorResult } from '../../../src/protocol/tool-result.js';
 import { ManualClock } from '../../helpers/clock.js';
 
-const limits: TaskLimits = { maxTasks: 3, defaultTtlMs: 10_000, minTtlMs: 1_000, maxTtlMs: 60_000, pollIntervalMs: 500, pageSize: 2 };
+const limits: TaskLimits = { maxTasks: 3, defaultTtlMs: 10_000, minTtlMs: 1_000, maxTtlMs: 60_000, keepAfterEndMs: 0, pollIntervalMs: 500, pageSize: 2 };
 const ok: CallToolResult = { content: [{ type: 'text', text: 'done' }], structuredContent: { ok: true } };
 /** A call that ends at once with `ok`. */
 const done = (): Promise<CallToolResult> => Promise.resolve(ok);
@@ -110,6 +110,21 @@ describe('TaskStore', () => {
     assert.equal(code(() => store.get(r.taskId)), 'TASK_NOT_FOUND', 'and goes once it has ended past its ttl');
   });
 
+  it('a result stays keepAfterEndMs after its call ended, even past its ttl (a late approval still leaves time to fetch it)', async () => {
+    const clock = new ManualClock(0);
+    const store = new TaskStore(clock, { ...limits, keepAfterEndMs: 5_000 });
+    const late = controlled();
+    const t = store.start(1_000, late.body);
+    await Promise.resolve();
+    clock.advance(30_000);
+    late.finish(ok);
+    await store.result(t.taskId);
+    clock.advance(4_999);
+    assert.equal(store.get(t.taskId).status, 'completed');
+    clock.advance(1);
+    assert.equal(code(() => store.get(t.taskId)), 'TASK_NOT_FOUND');
+  });
+
   it('at most maxTasks: a new task evicts the oldest finished one, and is refused when all are running', async () => {
     const store = new TaskStore(new ManualClock(0), limits);
     const first = store.start(undefined, done);
@@ -162,9 +177,15 @@ describe('TaskStore', () => {
     assert.equal(store.get(t.taskId).status, 'working');
   });
 
-  it('the daemon limits: polls as often as progress is sent, within 0.1–5 s', () => {
-    assert.equal(taskLimits({ progress_interval_seconds: 5 }).pollIntervalMs, 5000);
-    assert.equal(taskLimits({ progress_interval_seconds: 0.01 }).pollIntervalMs, 100);
-    assert.equal(taskLimits({ progress_interval_seconds: 60 }).pollIntervalMs, 5000);
+  it('the daemon limits: polls as often as progress is sent, within 0.1–5 s; no ttl shorter than the approval timeout plus a minute', () => {
+    const at = (progress: number, approval = 120) => taskLimits({ progress_interval_seconds: progress, approval_timeout_seconds: approval });
+    assert.equal(at(5).pollIntervalMs, 5000);
+    assert.equal(at(0.01).pollIntervalMs, 100);
+    assert.equal(at(60).pollIntervalMs, 5000);
+    assert.equal(at(5).minTtlMs, 180_000);
+    assert.equal(at(5).defaultTtlMs, 15 * 60_000);
+    const long = at(5, 7200);
+    assert.equal(long.minTtlMs, 7_260_000);
+    assert.ok(long.defaultTtlMs >= long.minTtlMs && long.maxTtlMs >= long.minTtlMs);
   });
 });
