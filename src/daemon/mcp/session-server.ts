@@ -15,11 +15,11 @@
  * `tasks/cancel` aborts it as a client's cancellation would. A task's start
  * and end are journaled as session events (`task_started`, `task_ended`;
  * its call is journaled like any other), and its end is sent as
- * `notifications/tasks/status`. Any other
- * session — another era, or a client that declared no task support — sees
- * none of this, and a `task` param it sends anyway is ignored (the call runs
- * as a plain request: progress, then APPROVAL_PENDING), as the spec requires
- * of a server that did not offer tasks. The 2026-07-28 era is not offered
+ * `notifications/tasks/status`. Any other session — another era, or a
+ * client that declared no task support — sees none of this, and a `task`
+ * param it sends anyway is ignored (the call runs as a plain request:
+ * progress, then APPROVAL_PENDING), as the spec requires of a server that
+ * did not offer tasks. The 2026-07-28 era is not offered
  * tasks: there they left the core for an extension, and SDK 2.4's codec for
  * that era strips `capabilities.tasks` and `execution.taskSupport`.
  */
