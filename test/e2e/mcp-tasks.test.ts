@@ -23,7 +23,8 @@
  * - Tasks end with the daemon: a stopping daemon voids the pending approval
  *   (the waiting `tasks/result` gets that result); while it is away the
  *   `postern mcp` shim answers task requests itself (TASK_NOT_FOUND, an
- *   empty list, DAEMON_UNAVAILABLE for a new task).
+ *   empty list, DAEMON_UNAVAILABLE for a new task), and a daemon killed
+ *   mid-task has its waiting `tasks/result` answered by the shim.
  * Waits are on events (queue events, task status polls), never sleeps:
  * elapsed time is proven by counting polls, which the client spaces by the
  * task's pollInterval (the daemon's progress interval).
@@ -142,6 +143,18 @@ describe('MCP tasks for long approval waits', () => {
     const r = await inst.sb.run(['audit', 'session', session, '--json']);
     assert.equal(r.code, 0, r.stderr);
     return (JSON.parse(r.stdout) as { events: { type: string; data: Record<string, unknown> }[] }).events.filter((e) => e.type.startsWith('task_'));
+  }
+  /** A watch for the next card of a restarted daemon, on a new operator connection (subscribed when this returns). */
+  async function watchNextCard(): Promise<{ card: Promise<ApprovalCard> }> {
+    const op2 = await inst.operator();
+    let found: (c: ApprovalCard) => void = () => undefined;
+    const card = new Promise<ApprovalCard>((resolve) => (found = resolve));
+    await op2.subscribe((env) => {
+      if (env.event.type !== 'approval.added') return;
+      found(env.event.card);
+      op2.close();
+    });
+    return { card };
   }
   const pendingIds = async (): Promise<string[]> => (await op.request('approvals.list', {})).map((c) => c.id);
   const approve = (id: string) => op.request('approvals.decide', { approval_id: id, verdict: { verdict: 'approve', scope: 'once' } });
@@ -390,6 +403,21 @@ describe('MCP tasks for long approval waits', () => {
     assert.equal(down.code, -32603);
     assert.equal((down.data as Record<string, unknown>)['error_code'], 'DAEMON_UNAVAILABLE');
     assert.match(down.message, /postern daemon/);
+    await client.close();
+  });
+
+  it('a daemon that dies mid-task: the shim answers the waiting tasks/result (-32602, the task is gone with the connection)', async () => {
+    await inst.startDaemon();
+    const client = await agent(true);
+    const appeared = await watchNextCard();
+    const { taskId } = await startTask(client, { title: 'daemon dies', idempotency_key: key() });
+    await appeared.card;
+    const waiting = rpcError(client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema));
+    await inst.stopDaemon('SIGKILL');
+    const lost = await waiting;
+    assert.equal(lost.code, -32602, lost.message);
+    assert.equal((lost.data as Record<string, unknown>)['error_code'], 'TASK_NOT_FOUND');
+    assert.match(lost.message, /was lost/);
     await client.close();
   });
 });
