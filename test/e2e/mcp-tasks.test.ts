@@ -181,7 +181,7 @@ describe('MCP tasks for long approval waits', () => {
     await http.close();
   });
 
-  it('a client that declares tasks is offered them: the capability, and taskSupport on the tools that may wait', async () => {
+  it('a client that declares tasks is offered them (the capability, taskSupport on the tools that may wait); its plain call stays plain, and the same call as a task takes its open card', async () => {
     const client = await agent(true);
     assert.deepEqual(client.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
     const { tools } = await client.listTools();
@@ -189,10 +189,22 @@ describe('MCP tasks for long approval waits', () => {
     assert.deepEqual(support, { gated_write: 'optional', gated_read: 'optional', plain_read: null, postern_call_status: null });
     // taskSupport is "optional": the same client's plain call is a plain call (APPROVAL_PENDING after the wait without progress).
     const appeared = nextCard();
-    const r = (await client.callTool({ name: 'gated_write', arguments: { title: 'not a task', idempotency_key: key() } })) as Result;
+    const args = { title: 'not a task', idempotency_key: key() };
+    const r = (await client.callTool({ name: 'gated_write', arguments: args })) as Result;
     const card = await appeared;
     assert.equal(r.structuredContent?.['error_code'], 'APPROVAL_PENDING', JSON.stringify(r));
     assert.equal(r.structuredContent?.['approval_id'], card.id);
+    // The same call again, now as a task, waits on the card it left open (no second card), and runs once approved.
+    const before = http.requests.length;
+    const { stream } = await startTask(client, args);
+    const waiting = await stream.next();
+    assert.equal(waiting.value?.type, 'taskStatus');
+    assert.deepEqual(await pendingIds(), [card.id], 'one card');
+    await approve(card.id);
+    let result: Result | undefined;
+    for await (const m of stream) if (m.type === 'result') result = m.result;
+    assert.equal(result?.isError, undefined, JSON.stringify(result));
+    assert.equal(http.requests.length, before + 1);
     await client.close();
   });
 
