@@ -127,7 +127,11 @@ async function countFsyncs(run: () => Promise<number>): Promise<{ calls: number;
   const exited = new Promise((r) => tracer.once('exit', r));
   tracer.kill('SIGINT');
   await exited;
-  const n = (name: string): number => Number(new RegExp(`\\s(\\d+)\\s+(?:\\d+\\s+)?${name}\\n`).exec(report)?.[1] ?? 0);
+  // strace -c rows: % time, seconds, usecs/call, calls, [errors], syscall.
+  const n = (name: string): number => {
+    const row = report.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f.at(-1) === name);
+    return row === undefined ? 0 : Number(row[3]);
+  };
   return { calls, fsyncs: n('fsync') + n('fdatasync') };
 }
 

@@ -146,7 +146,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     });
     const live = new Map<string, SessionView>();
     const startedAt = clock.now().toISOString();
-    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: new Set(), vaultFile: follower, pendingOutcomes };
+    const inflightCalls = new Set<Promise<unknown>>();
+    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;

@@ -12,10 +12,10 @@
  * - each entry is recorded exactly as a single write would record it, in its
  *   own savepoint, so one refused entry never fails the others; a failure of
  *   the whole commit fails each of its entries with that error;
- * - the wait is bounded: a batch is flushed on the next `setImmediate`, so a
- *   lone call waits one loop turn; under load the calls that arrive while a
- *   flush blocks the loop make the next batch. At most `maxBatch` entries go
- *   in one transaction.
+ * - the wait is bounded: with no other call in flight a batch is flushed on
+ *   the next loop turn; with others in flight it waits at most `windowMs`
+ *   (1 ms) for their entries, which a lone fsync costs anyway. At most
+ *   `maxBatch` entries go in one transaction.
  */
 import type { ActivityJournal, CallRecord, IntentResult, OutcomeInput, Settled, TargetDetails } from '../../journal/index.js';
 
@@ -36,9 +36,20 @@ export class GroupCommit {
   /** Transactions written so far (for tests and the bench). */
   commits = 0;
 
-  constructor(activity: ActivityJournal, opts: { readonly maxBatch?: number } = {}) {
+  readonly #windowMs: number;
+  readonly #busy: () => boolean;
+  /** Entries written so far (for tests and the bench). */
+  entries = 0;
+
+  /**
+   * `busy`: other calls are in flight, so more entries are likely on their way: a batch then
+   * waits up to `windowMs` for them. Alone, it is flushed on the next loop turn.
+   */
+  constructor(activity: ActivityJournal, opts: { readonly maxBatch?: number; readonly windowMs?: number; readonly busy?: () => boolean } = {}) {
     this.#activity = activity;
     this.#maxBatch = opts.maxBatch ?? MAX_BATCH;
+    this.#windowMs = opts.windowMs ?? 1;
+    this.#busy = opts.busy ?? (() => false);
   }
 
   intent(r: CallRecord & { target: TargetDetails }): Promise<IntentResult> {
@@ -58,19 +69,26 @@ export class GroupCommit {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    const run = (): void => {
       this.#scheduled = false;
       this.#flush();
-    });
+    };
+    if (this.#windowMs > 0 && this.#busy()) setTimeout(run, this.#windowMs);
+    else setImmediate(run);
   }
 
   #flush(): void {
     // Outcomes first: they release keys and end calls the agents are waiting on.
     const outcomes = this.#outcomes.splice(0, this.#maxBatch);
-    if (outcomes.length > 0) settle(outcomes, () => this.#activity.recordOutcomes(outcomes.map((w) => w.input)), () => this.commits++);
+    if (outcomes.length > 0) settle(outcomes, () => this.#activity.recordOutcomes(outcomes.map((w) => w.input)), () => this.#count(outcomes.length));
     const intents = this.#intents.splice(0, this.#maxBatch);
-    if (intents.length > 0) settle(intents, () => this.#activity.recordIntents(intents.map((w) => w.input)), () => this.commits++);
+    if (intents.length > 0) settle(intents, () => this.#activity.recordIntents(intents.map((w) => w.input)), () => this.#count(intents.length));
     if (this.#intents.length > 0 || this.#outcomes.length > 0) this.#schedule();
+  }
+
+  #count(n: number): void {
+    this.commits++;
+    this.entries += n;
   }
 }
 
