@@ -143,7 +143,7 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
     } catch {
       // listing tools has no effect; a journal failure is caught where it matters (intents)
     }
-    return { tools };
+    return { tools: [...tools] };
   });
 
   /** Runs one call through the pipeline, counted in flight until it ends (so shutdown lets it finish). */

@@ -21,7 +21,37 @@ export function runsAsTask(tool: Tool): boolean {
   return needsIdempotencyKey(tool) || tool.approval !== 'none';
 }
 
-export function toolList(snapshot: CatalogSnapshot, opts: { tasks: boolean } = { tasks: false }): { tools: McpTool[]; revisions: Map<string, number> } {
+export interface ToolList {
+  readonly tools: readonly McpTool[];
+  readonly revisions: ReadonlyMap<string, number>;
+}
+
+/**
+ * Built once per catalog snapshot (and task offer), then shared by every session's
+ * `tools/list`: a snapshot never changes, and the list is deeply frozen so that no
+ * session can change what another is shown.
+ */
+const built = new WeakMap<CatalogSnapshot, { plain?: ToolList; tasks?: ToolList }>();
+
+export function toolList(snapshot: CatalogSnapshot, opts: { tasks: boolean } = { tasks: false }): ToolList {
+  let entry = built.get(snapshot);
+  if (entry === undefined) {
+    entry = {};
+    built.set(snapshot, entry);
+  }
+  const which = opts.tasks ? 'tasks' : 'plain';
+  return (entry[which] ??= deepFreeze(buildToolList(snapshot, opts.tasks)));
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+function buildToolList(snapshot: CatalogSnapshot, tasks: boolean): ToolList {
   const revisions = new Map<string, number>();
   const tools: McpTool[] = advertiseCatalog(snapshot.catalog).map((t) => {
     revisions.set(t.name, t.revision);
@@ -33,7 +63,7 @@ export function toolList(snapshot: CatalogSnapshot, opts: { tasks: boolean } = {
       inputSchema: t.inputSchema as McpTool['inputSchema'],
       outputSchema: isHttp ? httpOutputSchema(t.outputSchema) : sshOutputSchema(t.outputSchema),
       annotations: { ...t.annotations },
-      ...(opts.tasks && tool !== undefined && runsAsTask(tool) ? { execution: { taskSupport: 'optional' as const } } : {}),
+      ...(tasks && tool !== undefined && runsAsTask(tool) ? { execution: { taskSupport: 'optional' as const } } : {}),
       _meta: { [META_REVISION]: t.revision, [META_TOOLSET]: snapshot.toolset },
     };
   });
