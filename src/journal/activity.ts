@@ -8,7 +8,8 @@
  *   synchronous=FULL before the method returns; on any failure it throws
  *   JOURNAL_UNAVAILABLE and nothing of it is recorded (fail closed);
  * - `recordIntent` claims (tool, key) in the same transaction as the intent
- *   entry, so across processes exactly one call holds a key;
+ *   entry, so across processes exactly one call holds a key; a keyed intent
+ *   returns only once the anchor covers it (hooks.committed(true));
  * - an error outcome with no side effect releases the claim; every other
  *   outcome keeps it (completed / outcome_unknown) forever;
  * - values are stored exactly as given — raw arguments keep the key order
@@ -176,10 +177,11 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
         const err = journalError('activity', 'record the intent', e);
         return rs.map(() => ({ ok: false, error: err }));
       }
-      const claimed = results.some((x) => x.ok && x.value.claimed);
+      // Nothing may run on a keyed intent the anchor does not cover yet: its claim is the guard
+      // against a second run. A keyless intent (a read) guards nothing and lags like other entries.
+      const keyed = results.some((x, i) => x.ok && x.value.claimed && rs[i]?.idempotency_key !== null);
       try {
-        // Nothing may run on an intent the anchor does not cover yet.
-        hooks.committed(claimed);
+        hooks.committed(keyed);
       } catch (e) {
         const err = journalError('activity', 'anchor the intent', e);
         return results.map((x) =>
