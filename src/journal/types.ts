@@ -165,6 +165,8 @@ export const SESSION_EVENT_TYPES = [
   'vault_generation_accepted',
   /** Entries past the anchor found at start after a crash, and adopted. */
   'anchor_tail_adopted',
+  /** The HTTP listener started (its URL), or was enabled in config.yaml and refused (why). */
+  'http_listener',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 
