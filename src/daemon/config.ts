@@ -61,6 +61,7 @@ const ConfigSchema = z
         host: z.literal('127.0.0.1', { error: 'the HTTP listener binds 127.0.0.1 only' }).default('127.0.0.1'),
         /** 0: any free port (the daemon writes the URL it bound to run/mcp-http.json). */
         port: z.number().int().min(0).max(65_535).default(MCP_HTTP_DEFAULT_PORT),
+        /** At most this many sessions at once; a new one closes the one idle the longest (src/daemon/http/listener.ts). */
         max_sessions: z.number().int().min(1).max(256).default(16),
       })
       .strict()

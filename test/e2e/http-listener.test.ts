@@ -87,6 +87,20 @@ function raw(port: number, o: { method?: string; path?: string; headers?: Record
   });
 }
 
+/** A GET SSE stream held open; resolves once its response headers arrived. */
+function openStream(sid: string): Promise<{ status: number; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: streamPort, method: 'GET', path: '/mcp', headers: { ...streamAuth, Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-11-25' } }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, close: () => req.destroy() });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+let streamPort = 0;
+let streamAuth: Record<string, string> = {};
+
 const initBody = (id = 1): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-http', version: '1' } } });
 const callBody = (id: number, q: string): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo_read', arguments: { q } } });
 const errorCode = (r: RawResponse): unknown => (JSON.parse(r.body) as { error?: { data?: { error_code?: unknown } } }).error?.data?.error_code;
@@ -105,10 +119,10 @@ function catalog(origin: string) {
   };
 }
 
-function journalRows(home: string): { type: string; body: Record<string, unknown> }[] {
+function journalRows(home: string): { type: string; session: string | null; body: Record<string, unknown> }[] {
   const db = new Database(join(home, 'journal', 'sessions.db'), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare(`SELECT type, body FROM entries WHERE type IN ('session_started', 'session_closed', 'http_listener') ORDER BY seq`).all() as { type: string; body: string }[]).map((r) => ({ type: r.type, body: JSON.parse(r.body) as Record<string, unknown> }));
+    return (db.prepare(`SELECT type, session_id, body FROM entries WHERE type IN ('session_started', 'session_closed', 'http_listener') ORDER BY seq`).all() as { type: string; session_id: string | null; body: string }[]).map((r) => ({ type: r.type, session: r.session_id, body: JSON.parse(r.body) as Record<string, unknown> }));
   } finally {
     db.close();
   }
@@ -195,6 +209,8 @@ describe('the HTTP listener', () => {
     assert.equal(new URL(url).hostname, '127.0.0.1');
     assert.equal(s.running.token_file, join(inst.sb.home, 'run', 'mcp-http.token'));
     token = (await readFile(s.running.token_file, 'utf8')).trim();
+    streamPort = port;
+    streamAuth = auth();
     assert.match(token, /^[A-Za-z0-9_-]{43}$/); // 32 random bytes
     const { statSync } = await import('node:fs');
     assert.equal(statSync(s.running.token_file).mode & 0o777, 0o600);
@@ -332,21 +348,22 @@ describe('the HTTP listener', () => {
     assert.equal(inst.daemon?.exitCode, null);
   });
 
-  it('refuses sessions past max_sessions with 503 until one ends', async () => {
-    const mine: string[] = [];
-    let refused: RawResponse | undefined;
-    for (let i = 0; i < 10 && refused === undefined; i++) {
-      const r = await raw(port, { headers: json(), body: initBody() });
-      if (r.status === 503) refused = r;
-      else mine.push(String(r.headers['mcp-session-id']));
-    }
-    assert.ok(refused !== undefined, 'the limit was reached');
-    assert.ok(mine.length >= 1 && mine.length <= 4, String(mine.length)); // --max-sessions 4 (the SDK 2.x client of (a) closed without DELETE: its session stays until the idle sweep)
+  it('at max_sessions a new session replaces the one idle the longest; when every session is busy, 503', async () => {
+    const first: string[] = [];
+    for (let i = 0; i < 4; i++) first.push(await rawSession()); // --max-sessions 4: older idle sessions make room
+    const fifth = await rawSession();
+    const [oldest = '', ...rest] = first;
+    assert.equal((await raw(port, { headers: inSession(oldest), body: callBody(20, 'evicted') })).status, 404);
+    // Busy: each remaining session holds its SSE stream (GET) open.
+    const streams = await Promise.all([...rest, fifth].map((sid) => openStream(sid)));
+    for (const st of streams) assert.equal(st.status, 200);
+    const refused = await raw(port, { headers: json(), body: initBody() });
+    assert.equal(refused.status, 503, refused.body);
     assert.equal(errorCode(refused), 'HTTP_SESSION_LIMIT');
-    for (const sid of mine) assert.equal((await raw(port, { method: 'DELETE', headers: { ...auth(), 'Mcp-Session-Id': sid } })).status, 200);
-    opened.clear();
+    assert.equal((await raw(port, { method: 'DELETE', headers: { ...auth(), 'Mcp-Session-Id': fifth } })).status, 200);
     const again = await raw(port, { headers: json(), body: initBody() });
     assert.equal(again.status, 200, again.body);
+    for (const st of streams) st.close();
   });
 
   it('ends every session at daemon stop and never prints the target credential', async () => {
@@ -354,8 +371,10 @@ describe('the HTTP listener', () => {
     assert.equal((await raw(port, { headers: inSession(sid), body: callBody(12, 'last') })).status, 200);
     assert.equal(await inst.stopDaemon(), 0);
     const rows = journalRows(inst.sb.home);
-    const httpStarted = rows.filter((r) => r.type === 'session_started' && r.body['transport'] === 'http').length;
-    assert.ok(httpStarted >= 3);
+    const httpStarted = rows.filter((r) => r.type === 'session_started' && r.body['transport'] === 'http');
+    assert.ok(httpStarted.length >= 3);
+    const closed = new Set(rows.filter((r) => r.type === 'session_closed').map((r) => r.session));
+    assert.deepEqual(httpStarted.filter((r) => !closed.has(r.session)), [], 'every HTTP session is journaled closed');
     await assert.rejects(raw(port, { headers: json(), body: initBody() }));
     const status = await inst.sb.run(['http', 'status', '--json']);
     assert.equal((JSON.parse(status.stdout) as { running: unknown }).running, null);

@@ -11,9 +11,10 @@
  *
  * Invariants: bodies are read with bounded memory (a body over the limit is
  * answered from its first bytes, as the pipeline would, and the connection
- * closed); at most `max_sessions` sessions live at once (more → 503); a
- * session ends on DELETE, after `IDLE_SESSION_MS` with no open request, and on
- * daemon stop; no response carries CORS headers; a throw while serving one
+ * closed); at most `max_sessions` sessions live at once — a new one closes
+ * the session idle the longest (no open request or stream), and only when
+ * every session is busy is it refused (503); a session ends on DELETE, after
+ * `IDLE_SESSION_MS` with no open request, and on daemon stop; no response carries CORS headers; a throw while serving one
  * request answers 500 to that request only and never reaches the daemon.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -193,6 +194,21 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
     return s;
   };
 
+  /**
+   * Makes room for a new session by closing the one idle the longest (no open
+   * request, no open stream): many clients never send DELETE. False when every
+   * session is busy.
+   */
+  const evictIdlest = async (): Promise<boolean> => {
+    let idlest: LiveSession | undefined;
+    for (const s of live.values()) if (s.openRequests === 0 && (idlest === undefined || s.lastSeenMs < idlest.lastSeenMs)) idlest = s;
+    if (idlest === undefined) return false;
+    const s = idlest;
+    await s.transport.close().catch(() => undefined);
+    end(s);
+    return true;
+  };
+
   /** One POST body, screened; returns the parsed message to hand over, or null when answered here. */
   const screenBody = async (req: IncomingMessage, res: ServerResponse, info: SessionInfo): Promise<{ message: unknown } | null> => {
     const body = await readBody(req, limit);
@@ -231,7 +247,7 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
     if (sessionId === undefined) {
       if (verdict.method !== 'POST') return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' } });
       if (!accepting) return refuse(res, 503, 'HTTP_SESSION_LIMIT', 'the daemon is shutting down');
-      if (live.size >= opts.maxSessions) return refuse(res, 503, 'HTTP_SESSION_LIMIT', `${opts.maxSessions} HTTP sessions are open (mcp_http.max_sessions); end one with DELETE or retry later`, { 'Retry-After': '5' });
+      if (live.size >= opts.maxSessions && !(await evictIdlest())) return refuse(res, 503, 'HTTP_SESSION_LIMIT', `${opts.maxSessions} HTTP sessions are open and busy (mcp_http.max_sessions); end one with DELETE or retry later`, { 'Retry-After': '5' });
       const screened = await screenBody(req, res, { id: randomUUID(), clientName: null, clientVersion: null, protocolVersion: null, pid: null, runId: null, seen: new Map() });
       if (screened === null) return;
       if (!isInitialize(screened.message)) return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' } });
