@@ -293,7 +293,8 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
   });
   http.on('clientError', (_e, socket: Socket) => socket.destroy());
   http.headersTimeout = 10_000;
-  http.requestTimeout = 0; // SSE streams stay open; idle sessions are swept instead
+  // Receiving a request (headers and body) is bounded; a response (an SSE stream) is not: idle sessions are swept instead.
+  http.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     const onError = (e: NodeJS.ErrnoException): void => {
       const why = e.code === 'EADDRINUSE' ? 'is in use' : `cannot be bound (${e.code ?? 'error'})`;
