@@ -4,7 +4,7 @@
  * (an agent controls tool arguments, client names and more); long values are
  * bounded so one value cannot flood the screen.
  */
-import type { CallView, ChainBreak, ChainReport, SessionEventRow, SessionRow, SessionStart, TargetDetails } from '../journal/index.js';
+import type { CallView, ChainBreak, ChainReport, SessionEventRow, SessionRow, SessionStart, TargetDetails, TimelineEntry } from '../journal/index.js';
 import { sanitizeForTerminal as clean } from '../protocol/terminal-text.js';
 
 export const SHORT_ID = 8;
@@ -100,6 +100,20 @@ export function eventRow(e: SessionEventRow): string[] {
   const data = Array.from(renderValue(e.data, null, 80)); // code points: a cut never splits a pair
   const shown = data.length <= EVENT_DATA_MAX ? data.join('') : `${data.slice(0, EVENT_DATA_MAX).join('')}… +${data.length - EVENT_DATA_MAX} more`;
   return [String(e.seq), clean(e.at, 40), clean(e.type, 30), shown];
+}
+
+export const TIMELINE_HEADER = ['TIME', 'FROM', 'WHAT', 'CALL', 'TOOL', 'DATA'];
+
+/** One timeline row: a session event, a daemon-wide event meanwhile, or a step of one of the session's calls. */
+export function timelineRow(e: TimelineEntry): string[] {
+  const data = Array.from(renderValue(dropNulls(e.data), null, 80));
+  const shown = data.length <= EVENT_DATA_MAX ? data.join('') : `${data.slice(0, EVENT_DATA_MAX).join('')}… +${data.length - EVENT_DATA_MAX} more`;
+  return [clean(e.at, 40), e.source, clean(e.kind, 30), short(e.call_id), e.tool === null ? '-' : clean(e.tool, 40), shown];
+}
+
+/** A row shows what happened, not every field that did not apply. */
+function dropNulls(d: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(d).filter(([, v]) => v !== null));
 }
 
 /** Printed under a table that was cut at its limit. */

@@ -30,6 +30,8 @@ export type AgentScreenVerdict =
   | { readonly kind: 'pass'; readonly message: unknown }
   /** Answer this instead; the SDK never sees the message. */
   | { readonly kind: 'answer'; readonly response: Json }
+  /** The same, once the refusal is journaled (the journal commits in groups). */
+  | { readonly kind: 'answer-later'; readonly response: Promise<Json> }
   /** A notification that cannot be used: nothing is answered (JSON-RPC). */
   | { readonly kind: 'drop' };
 
@@ -62,8 +64,8 @@ function refuseProtoKey(svc: Services, session: SessionInfo, id: RpcId, name: un
     // locked: the rejection is journaled without its arguments
   }
   const err = new PosternError('VALIDATION_FAILED', 'the key "__proto__" is not allowed in arguments', { details: { field: '__proto__' } });
-  const result = trail.fail(err);
-  return { kind: 'answer', response: { jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } } };
+  const response = trail.fail(err).then((result): Json => ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } }));
+  return { kind: 'answer-later', response };
 }
 
 /** The verdict on one whole message (already within the size limit). */

@@ -97,6 +97,9 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
           return pass(line);
         case 'answer':
           return answer(verdict.response);
+        case 'answer-later':
+          void verdict.response.then(answer);
+          return;
         case 'drop':
           return;
       }

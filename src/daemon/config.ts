@@ -33,9 +33,11 @@ const ConfigSchema = z
         headers_timeout_ms: z.number().int().positive().default(30_000),
         body_timeout_ms: z.number().int().positive().default(30_000),
         max_response_bytes: z.number().int().positive().max(64 * 1024 * 1024).default(1024 * 1024),
+        /** An idle kept-alive connection to a target closes after this long; 0: a connection per call. */
+        keep_alive_seconds: z.number().min(0).max(600).default(4),
       })
       .strict()
-      .default({ connect_timeout_ms: 10_000, headers_timeout_ms: 30_000, body_timeout_ms: 30_000, max_response_bytes: 1024 * 1024 }),
+      .default({ connect_timeout_ms: 10_000, headers_timeout_ms: 30_000, body_timeout_ms: 30_000, max_response_bytes: 1024 * 1024, keep_alive_seconds: 4 }),
     ssh: z
       .object({
         /** Whole call: waiting for a channel, connecting, and the command. */

@@ -22,6 +22,8 @@ import { isPosternError, PosternError } from '../protocol/errors.js';
 import { acceptCatalog as acceptCatalogWith } from '../home/catalog-accept.js';
 import { rejectPendingCatalog } from '../home/catalog-reject.js';
 import { SshPool } from '../executors/ssh/index.js';
+import { GroupCommit } from './pipeline/group-commit.js';
+import { HttpPool } from '../executors/http/index.js';
 import { openVault, type UnlockedVault } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { loadConfig } from './config.js';
@@ -114,6 +116,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     started.push(() => void operatorKey.fill(0));
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
+    const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : undefined;
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
     const pendingOutcomes = new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log);
     const follower = new VaultFollower({
@@ -123,7 +126,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       onChange: (change) => {
         // Connections authenticated with a value that changed end once their running commands finish.
         let closed = 0;
-        for (const name of [...change.rotated, ...change.removed]) closed += ssh.retire(name);
+        for (const name of [...change.rotated, ...change.removed]) {
+          closed += ssh.retire(name);
+          http?.retire(name);
+        }
         journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
         // A restored copy older than this generation must be refused at the next start too.
         keeper.noteVaultGeneration(change.to);
@@ -142,7 +148,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     });
     const live = new Map<string, SessionView>();
     const startedAt = clock.now().toISOString();
-    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), config, ssh, clock, idleness, inflight: new Set(), vaultFile: follower, pendingOutcomes };
+    const inflightCalls = new Set<Promise<unknown>>();
+    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;
@@ -162,8 +169,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       bus.emit({ type: 'daemon.locked', reason });
       const voided = svc.queue.voidAll(`vault locked: ${reason}`);
       const revoked = svc.grants.revokeAll();
-      // Authenticated SSH connections are closed with the keys that opened them.
+      // Authenticated SSH connections are closed with the keys that opened them; kept-alive HTTP ones too.
       void ssh.close();
+      void http?.close();
       journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
       // The anchor key goes with the vault: a last anchor write (the lock included), then none. Entries
       // journaled while locked are an unanchored tail, adopted at the next start; and a passphrase change
@@ -361,6 +369,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           await httpEndpoint?.close();
           await operator.close();
           await ssh.close();
+          // Past the grace period: a request still running is cut (its call shows as outcome_unknown).
+          await http?.destroy();
           const unwritten = pendingOutcomes.flushNow();
           if (unwritten > 0) log(`${unwritten} outcomes could not be journaled: they will show as outcome_unknown`);
           // Lock (journaled, like every lock) before the journals close, so the last events are kept.

@@ -8,7 +8,8 @@
  *   synchronous=FULL before the method returns; on any failure it throws
  *   JOURNAL_UNAVAILABLE and nothing of it is recorded (fail closed);
  * - `recordIntent` claims (tool, key) in the same transaction as the intent
- *   entry, so across processes exactly one call holds a key;
+ *   entry, so across processes exactly one call holds a key; a keyed intent
+ *   returns only once the anchor covers it (hooks.committed(true));
  * - an error outcome with no side effect releases the claim; every other
  *   outcome keeps it (completed / outcome_unknown) forever;
  * - values are stored exactly as given — raw arguments keep the key order
@@ -17,7 +18,7 @@
 import type Database from 'better-sqlite3';
 import { PosternError } from '../protocol/errors.js';
 import { callRecordOf, toCallView } from './activity-schema.js';
-import type { CallRow, HeadBody, HeadKind } from './activity-schema.js';
+import type { CallRow, HeadBody, HeadKind, OutcomeBody } from './activity-schema.js';
 import { GET_CALL_SQL, HEADS_PAGE_SQL, listCallsQuery } from './activity-queries.js';
 import type { ActivityStore } from './activity-store.js';
 import { firstClaimMismatch } from './claims-check.js';
@@ -27,6 +28,14 @@ import { toJsonText } from './json.js';
 import type { CallFilter, CallRecord, CallView, ChainReport, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
 
 export type IntentResult = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
+
+/** One entry of a group commit: its own result, or the error that refused it (the others are not affected). */
+export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: PosternError };
+
+export interface OutcomeEntry {
+  readonly call_id: string;
+  readonly outcome: OutcomeInput;
+}
 
 /** One journaled raw argument set, for `postern catalog check --against-journal`. */
 export interface HistoricalArguments {
@@ -44,6 +53,12 @@ export interface ActivityJournal {
   recordRejected(r: CallRecord & { error_code: string; message: string }): void;
   /** The durable intent, committed before execution; for a keyed call it also claims (tool, key) atomically. */
   recordIntent(r: CallRecord & { target: TargetDetails }): IntentResult;
+  /**
+   * Group commit: several intents in one transaction and one anchored flush, each exactly as
+   * recordIntent would record it (its own savepoint: one refused entry leaves the others).
+   * Every result is durable when this returns.
+   */
+  recordIntents(rs: readonly (CallRecord & { target: TargetDetails })[]): Settled<IntentResult>[];
   /** Extension: a call answered from the stored result of `replay_of` (same key, same arguments); no effect. */
   recordReplay(r: CallRecord & { replay_of: string }): void;
   /**
@@ -51,6 +66,8 @@ export interface ActivityJournal {
    * `busyTimeoutMs` overrides how long this one write waits for another process's lock (a retry passes 0).
    */
   recordOutcome(call_id: string, o: OutcomeInput, opts?: { readonly busyTimeoutMs?: number }): void;
+  /** Group commit of outcomes: one transaction, each entry in its own savepoint, as recordOutcome records it. */
+  recordOutcomes(entries: readonly OutcomeEntry[]): Settled<void>[];
   findByKey(tool: string, key: string): IdempotencyRecord | undefined;
   getCall(call_id: string): CallView | undefined;
   /** Newest first; default limit 100, at most 10,000. */
@@ -63,6 +80,8 @@ export interface ActivityJournal {
 }
 
 const PAGE = 500;
+
+type OutcomeBodyInput = Omit<OutcomeBody, 'claim'>;
 
 function withBusyTimeout<T>(db: Database.Database, ms: number | undefined, fn: () => T): T {
   if (ms === undefined) return fn();
@@ -96,6 +115,14 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
     return r;
   };
   const read = <T>(action: string, fn: () => T): T => guard('activity', action, fn);
+  /** One entry of a group commit, inside the commit's transaction: its own savepoint, rolled back alone on failure. */
+  const entry = <T>(action: string, fn: () => T): Settled<T> => {
+    try {
+      return { ok: true, value: db.transaction(fn)() };
+    } catch (e) {
+      return { ok: false, error: journalError('activity', action, e) };
+    }
+  };
 
   const appendHead = (kind: HeadKind, r: CallRecord, body: Omit<HeadBody, 'call'>, error_code: string | null): void => {
     const call = callRecordOf(r);
@@ -103,7 +130,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
     write(`record a ${kind} call`, () => store.appendHead(kind, call, text, error_code, false));
   };
 
-  return {
+  const api: ActivityJournal = {
     recordRejected(r) {
       appendHead('rejected', r, { error_code: r.error_code, message: r.message }, r.error_code);
     },
@@ -113,57 +140,108 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
     },
 
     recordIntent(r) {
-      const call = callRecordOf(r);
-      const key = call.idempotency_key;
-      if (key !== null && call.args_digest === null) {
-        throw new PosternError('INTERNAL', 'an idempotency key needs an args_digest', { details: { call_id: call.call_id } });
-      }
-      const text = toJsonText({ call, target: r.target } satisfies HeadBody);
-      const result = commit('record the intent', (): IntentResult => {
-        if (key !== null) {
-          const held = store.claimOf(call.tool, key);
-          if (held !== undefined) return { claimed: false, existing: store.idempotencyRecord(held) };
+      const [one] = api.recordIntents([r]);
+      if (one === undefined || !one.ok) throw one?.error ?? new PosternError('INTERNAL', 'no intent result');
+      return one.value;
+    },
+
+    recordIntents(rs) {
+      const prepared = rs.map((r): { call: ReturnType<typeof callRecordOf>; text: string } | PosternError => {
+        try {
+          const call = callRecordOf(r);
+          if (call.idempotency_key !== null && call.args_digest === null) {
+            return new PosternError('INTERNAL', 'an idempotency key needs an args_digest', { details: { call_id: call.call_id } });
+          }
+          return { call, text: toJsonText({ call, target: r.target } satisfies HeadBody) };
+        } catch (e) {
+          return journalError('activity', 'record the intent', e);
         }
-        store.appendHead('intent', call, text, null, key !== null);
-        return { claimed: true };
       });
+      let results: Settled<IntentResult>[];
       try {
-        // Nothing may run on an intent the anchor does not cover yet.
-        hooks.committed(result.claimed);
+        results = commit('record the intent', () =>
+          prepared.map((p): Settled<IntentResult> => {
+            if (p instanceof PosternError) return { ok: false, error: p };
+            return entry('record the intent', (): IntentResult => {
+              const key = p.call.idempotency_key;
+              if (key !== null) {
+                const held = store.claimOf(p.call.tool, key);
+                if (held !== undefined) return { claimed: false, existing: store.idempotencyRecord(held) };
+              }
+              store.appendHead('intent', p.call, p.text, null, key !== null);
+              return { claimed: true };
+            });
+          }),
+        );
+      } catch (e) {
+        const err = journalError('activity', 'record the intent', e);
+        return rs.map(() => ({ ok: false, error: err }));
+      }
+      // Nothing may run on a keyed intent the anchor does not cover yet: its claim is the guard
+      // against a second run. A keyless intent (a read) guards nothing and lags like other entries.
+      const keyed = results.some((x, i) => x.ok && x.value.claimed && rs[i]?.idempotency_key !== null);
+      try {
+        hooks.committed(keyed);
       } catch (e) {
         const err = journalError('activity', 'anchor the intent', e);
-        throw new PosternError(err.code, err.message, { details: { ...err.details, intent_committed: result.claimed }, cause: e });
+        return results.map((x) =>
+          !x.ok ? x : { ok: false, error: new PosternError(err.code, err.message, { details: { ...err.details, intent_committed: x.value.claimed }, cause: e }) },
+        );
       }
-      return result;
+      return results;
     },
 
     recordOutcome(call_id, o, opts = {}) {
-      const body = {
-        status: o.status,
-        side_effect_started: o.side_effect_started,
-        error_code: o.error_code ?? null,
-        response_status: o.response_status ?? null,
-        exit_code: o.exit_code ?? null,
-        connected_ip: o.connected_ip ?? null,
-        duration_ms: o.duration_ms,
-        ...(o.result === undefined ? {} : { result: o.result }),
-        result_digest: o.result_digest ?? null,
-        target_extra: o.target_extra ?? null,
-        recovered: false,
-      };
-      toJsonText(body); // refuse a non-JSON result before taking the write lock
-      withBusyTimeout(db, opts.busyTimeoutMs, () => write('record the outcome', () =>
-        store.appendOutcome(call_id, body, () => {
-          switch (o.status) {
-            case 'success':
-              return 'completed';
-            case 'error':
-              return o.side_effect_started ? 'completed' : 'released';
-            case 'outcome_unknown':
-              return 'outcome_unknown';
-          }
-        }),
-      ));
+      const [one] = withBusyTimeout(db, opts.busyTimeoutMs, () => api.recordOutcomes([{ call_id, outcome: o }]));
+      if (one === undefined || !one.ok) throw one?.error ?? new PosternError('INTERNAL', 'no outcome result');
+    },
+
+    recordOutcomes(entries) {
+      const bodies = entries.map((x): OutcomeBodyInput | PosternError => {
+        const o = x.outcome;
+        const body = {
+          status: o.status,
+          side_effect_started: o.side_effect_started,
+          error_code: o.error_code ?? null,
+          response_status: o.response_status ?? null,
+          exit_code: o.exit_code ?? null,
+          connected_ip: o.connected_ip ?? null,
+          duration_ms: o.duration_ms,
+          ...(o.result === undefined ? {} : { result: o.result }),
+          result_digest: o.result_digest ?? null,
+          target_extra: o.target_extra ?? null,
+          recovered: false,
+        };
+        try {
+          toJsonText(body); // refuse a non-JSON result before taking the write lock
+          return body;
+        } catch (e) {
+          return journalError('activity', 'record the outcome', e);
+        }
+      });
+      try {
+        return write('record the outcome', () =>
+          entries.map((x, i): Settled<void> => {
+            const body = bodies[i]!;
+            if (body instanceof PosternError) return { ok: false, error: body };
+            return entry('record the outcome', () => {
+              store.appendOutcome(x.call_id, body, () => {
+                switch (x.outcome.status) {
+                  case 'success':
+                    return 'completed';
+                  case 'error':
+                    return x.outcome.side_effect_started ? 'completed' : 'released';
+                  case 'outcome_unknown':
+                    return 'outcome_unknown';
+                }
+              });
+            });
+          }),
+        );
+      } catch (e) {
+        const err = journalError('activity', 'record the outcome', e);
+        return entries.map(() => ({ ok: false, error: err }));
+      }
     },
 
     findByKey(tool, key) {
@@ -240,4 +318,5 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       );
     },
   };
+  return api;
 }

@@ -35,7 +35,7 @@ import { recoverOpenCalls } from './recovery.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
 
-export type { ActivityJournal, HistoricalArguments, IntentResult } from './activity.js';
+export type { ActivityJournal, HistoricalArguments, IntentResult, OutcomeEntry, Settled } from './activity.js';
 export type { SessionsJournal } from './sessions.js';
 export type * from './types.js';
 export { SESSION_EVENT_TYPES } from './types.js';
@@ -43,6 +43,8 @@ export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
 export type { CommitListener } from './hooks.js';
 export { GENESIS_HASH } from './chain.js';
+export { callSteps, sessionTimeline } from './timeline.js';
+export type { SessionTimeline, TimelineEntry, TimelineSource } from './timeline.js';
 
 /** One journal file as found: its journal id (null when it has none) and its chain. */
 export interface JournalFileFacts {

@@ -57,6 +57,8 @@ export interface SessionsJournal {
   listSessions(filter?: { since?: string; limit?: number }): SessionRow[];
   /** A session's entries in order (its start, its events, its close); `null` → daemon-wide events. */
   events(session_id: string | null, opts?: { limit?: number }): SessionEventRow[];
+  /** The same, only entries journaled strictly between two sequence numbers (a session's start and close). */
+  eventsBetween(session_id: string | null, afterSeq: number, beforeSeq: number, opts?: { limit?: number }): SessionEventRow[];
   verify(): ChainReport;
   exportJsonl(write: (line: string) => void): void;
 }
@@ -79,6 +81,14 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
     WHERE s.type = 'session_started' AND s.at >= ?
     ORDER BY s.at DESC, s.seq DESC LIMIT ?`);
   const eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
+  const betweenStmt = db.prepare<[string | null, number, number, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?');
+  const eventRow = (r: EntryRow): SessionEventRow => ({
+    seq: r.seq,
+    at: String(r['at']),
+    session_id: r['session_id'] === null ? null : String(r['session_id']),
+    type: String(r['type']) as SessionEventRow['type'],
+    data: JSON.parse(String(r['body'])) as Record<string, unknown>,
+  });
 
   const write = (action: string, fn: () => void): void =>
     guard('sessions', action, () => {
@@ -144,15 +154,12 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
 
     events(session_id, opts = {}) {
       const limit = clampLimit(opts.limit, MAX_LIMIT);
-      return guard('sessions', 'read session events', () =>
-        eventsStmt.all(session_id, limit).map((r) => ({
-          seq: r.seq,
-          at: String(r['at']),
-          session_id: r['session_id'] === null ? null : String(r['session_id']),
-          type: String(r['type']) as SessionEventRow['type'],
-          data: JSON.parse(String(r['body'])) as Record<string, unknown>,
-        })),
-      );
+      return guard('sessions', 'read session events', () => eventsStmt.all(session_id, limit).map(eventRow));
+    },
+
+    eventsBetween(session_id, afterSeq, beforeSeq, opts = {}) {
+      const limit = clampLimit(opts.limit, MAX_LIMIT);
+      return guard('sessions', 'read session events', () => betweenStmt.all(session_id, afterSeq, beforeSeq, limit).map(eventRow));
     },
 
     verify() {

@@ -1,5 +1,5 @@
 /**
- * `postern audit sessions|activity|show|session|verify|export`: incident
+ * `postern audit sessions|activity|show|session|timeline|verify|export`: incident
  * questions answered from the two journals (DESIGN §8) — which agent session
  * asked for what, with which raw arguments, what they were normalized to,
  * under which revisions, who approved it, what left the machine and what came
@@ -21,7 +21,7 @@
 import { closeSync, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { openJournals } from '../../journal/index.js';
+import { openJournals, sessionTimeline } from '../../journal/index.js';
 import type { Journals } from '../../journal/index.js';
 import { ACTIVITY_SCHEMA } from '../../journal/activity-schema.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
@@ -32,7 +32,7 @@ import { contextFor, type CliContext } from '../context.js';
 import { describeInspection, vaultFacts } from './anchor.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
-import { CALL_HEADER, SESSION_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine } from '../audit-render.js';
+import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine, timelineRow } from '../audit-render.js';
 
 /** Calls listed under `audit session`. */
 const SESSION_CALLS = 100;
@@ -340,6 +340,26 @@ export function registerAudit(program: Command): void {
         const hint = moreHint(found.calls.length, SESSION_CALLS, `see all with \`postern audit activity --session ${clean(found.id, 64)} --limit N\``);
         if (hint !== null) ctx.out(hint);
       }
+    });
+
+  audit
+    .command('timeline <session-id>')
+    .description("one session's history in time order: its events, each call's steps (admitted, approval, intent, outcome) and the daemon-wide events meanwhile (lock, catalog changes, vault changes)")
+    .option('--limit <n>', `at most this many events, calls and daemon events each (default and most ${MAX_LIMIT})`)
+    .option('--json', 'print JSON')
+    .action((given: string, o: { limit?: string; json?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const limit = parseLimit(o.limit) ?? MAX_LIMIT;
+      const j = openAudit(ctx);
+      if (j === null) throw new PosternError('INPUT_INVALID', `no session ${clean(given, 64)}: ${noJournal(ctx)}`);
+      const found = withJournals(j, (jj) => (given === '' ? undefined : sessionTimeline(jj, resolveSessionId(jj, given), limit)));
+      if (found === undefined) throw new PosternError('INPUT_INVALID', `no session ${clean(given, 64)} in the journals`);
+      if (o.json === true) {
+        ctx.out(jsonForTerminal(found));
+        return;
+      }
+      ctx.out(`session ${clean(found.session_id, 64)}: ${found.entries.length} entries, oldest first${found.truncated ? ` (a limit of ${limit} was reached: raise --limit)` : ''}`);
+      ctx.out(renderTable(TIMELINE_HEADER, found.entries.map(timelineRow)));
     });
 
   audit

@@ -227,6 +227,9 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
       case 'answer':
         sendJson(res, 200, verdict.response);
         return null;
+      case 'answer-later':
+        sendJson(res, 200, await verdict.response);
+        return null;
       case 'drop':
         res.writeHead(202).end();
         return null;

@@ -172,7 +172,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
         const target = snapshot.catalog.targets.get(action.target);
 
         trail.step('journal:intent');
-        trail.intent(action);
+        await trail.intent(action);
 
         trail.step('execute');
         const started = svc.clock.monotonicMs();
@@ -180,19 +180,20 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
           config: svc.config,
           allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
           ssh: svc.ssh,
+          ...(svc.http === undefined ? {} : { http: svc.http }),
           signal: req.signal,
           onRequestSent: () => trail.effectStarted(),
           // The redactor of the vault the credential was taken from: it knows the longest form of that value.
           readPastCapBytes: svc.state.redactor().readPastCapBytes,
-        }).catch((e: unknown) => {
-          throw trail.failedExecution(e, svc.clock.monotonicMs() - started);
+        }).catch(async (e: unknown) => {
+          throw await trail.failedExecution(e, svc.clock.monotonicMs() - started);
         });
         if (!vault.locked && vault.get(action.credential) !== undefined) vault.markUsed(action.credential);
 
         trail.step('redact');
         // The newest redactor covers the values of every generation since the unlock, this call's included.
         const shaped = shapeResult(exec, revision, svc.state.locked ? redactor : svc.state.redactor(), trail);
-        return trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
+        return await trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
       } finally {
         for (const part of Object.values(taken?.secret ?? {})) part.fill(0);
       }
@@ -200,7 +201,7 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
       if (reserved && key !== undefined) svc.reservations.release(tool.name, key, trail.callId);
     }
   } catch (e) {
-    return trail.fail(e);
+    return await trail.fail(e);
   }
 }
 

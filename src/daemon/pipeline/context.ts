@@ -12,6 +12,8 @@ import type { DaemonState } from '../state.js';
 import type { KeyReservations } from './idempotency.js';
 import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
+import type { GroupCommit } from './group-commit.js';
+import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
 
 export interface Services {
@@ -23,6 +25,8 @@ export interface Services {
   readonly config: DaemonConfig;
   /** The SSH connection pool. */
   readonly ssh: SshRunner;
+  /** Kept-alive HTTP connections; absent when `http.keep_alive_seconds` is 0 (a connection per call). */
+  readonly http?: HttpPool;
   /** The daemon's one clock (records and retention: wall; durations: monotonic). */
   readonly clock: Clock;
   /** Idleness for the idle lock: every call touches it. */
@@ -34,6 +38,8 @@ export interface Services {
    * before it looks up its credential. Absent in tests without a vault file.
    */
   readonly vaultFile?: { refresh(): Promise<void> };
+  /** Intents and outcomes of the calls in flight, written together (group commit). */
+  readonly commits: GroupCommit;
   /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
   readonly pendingOutcomes: PendingOutcomes;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */

@@ -5,7 +5,7 @@
  * run when the catalog is accepted and loaded); nothing here decides policy.
  */
 import type { ResolvedAction, ResolvedHttp, ResolvedSsh } from '../../contracts/index.js';
-import { executeHttp, type HttpRequestSpec, type HttpResult } from '../../executors/http/index.js';
+import { executeHttp, type HttpPool, type HttpRequestSpec, type HttpResult } from '../../executors/http/index.js';
 import { headerKey } from '../../protocol/http-headers.js';
 import type { SshCredential, SshExecOptions, SshResult } from '../../executors/ssh/index.js';
 import type { Credential } from '../../vault/index.js';
@@ -49,6 +49,7 @@ export interface ExecOptions {
   readonly config: DaemonConfig;
   readonly allowPrivate: boolean;
   readonly ssh: SshRunner;
+  readonly http?: HttpPool;
   readonly signal: AbortSignal;
   readonly onRequestSent: () => void;
   /** How far past each output cap to read, so redaction sees a secret straddling the cut whole (Redactor.readPastCapBytes). */
@@ -72,6 +73,7 @@ export async function executeAction(action: ResolvedAction, cred: Credential, op
         readPastCapBytes: opts.readPastCapBytes,
         signal: opts.signal,
         onRequestSent: opts.onRequestSent,
+        ...(opts.http === undefined ? {} : { pool: opts.http }),
       });
       return { kind: 'http', result };
     }

@@ -123,10 +123,10 @@ export class Trail {
   }
 
   /** Commits the intent (and claims the key). Throws JOURNAL_UNAVAILABLE or CALL_IN_PROGRESS; nothing has left the machine. */
-  intent(action: ResolvedAction): void {
+  async intent(action: ResolvedAction): Promise<void> {
     let r;
     try {
-      r = this.svc.journals.activity.recordIntent({ ...this.#record(), target: targetDetails(action) });
+      r = await this.svc.commits.intent({ ...this.#record(), target: targetDetails(action) });
     } catch (e) {
       // Committed but not anchored: nothing runs, and the failure is journaled as its outcome (releasing the key).
       if (isPosternError(e) && e.details['intent_committed'] === true) this.#intent = true;
@@ -146,7 +146,7 @@ export class Trail {
    * A failure that proves nothing was delivered (the TLS handshake failed) or
    * that came with an answer (a response too large) stays an error.
    */
-  failedExecution(e: unknown, ms: number): PosternError {
+  async failedExecution(e: unknown, ms: number): Promise<PosternError> {
     const err = isPosternError(e) ? e : new PosternError('TARGET_ERROR', 'the action failed', { sideEffectStarted: this.#effect, cause: e });
     const started = err.sideEffectStarted || this.#effect;
     const final = started === err.sideEffectStarted ? err : new PosternError(err.code, err.message, { details: err.details, sideEffectStarted: started });
@@ -154,7 +154,7 @@ export class Trail {
     const unknown = started && (final.code === 'TARGET_TIMEOUT' || final.code === 'CALL_CANCELLED' || (final.code === 'TARGET_ERROR' && final.details['phase'] !== 'tls'));
     // A refused SSH host key: the journal keeps the offered fingerprint beside the pinned one of the intent.
     const offered = final.details['offered_fingerprint'];
-    const durable = this.#writeOutcome({
+    const durable = await this.#writeOutcome({
       status: unknown ? 'outcome_unknown' : 'error',
       side_effect_started: started,
       error_code: final.code,
@@ -167,12 +167,12 @@ export class Trail {
   }
 
   /** Journals a finished call's outcome; returns the result for the agent (marked when the outcome is not durable yet). */
-  outcome(shaped: ShapedResult, ms: number, exec: ExecResult): CallToolResult {
+  async outcome(shaped: ShapedResult, ms: number, exec: ExecResult): Promise<CallToolResult> {
     const target =
       exec.kind === 'http'
         ? { response_status: exec.result.status, connected_ip: exec.result.connected_ip }
         : { exit_code: exec.result.exit_code };
-    const durable = this.#writeOutcome({
+    const durable = await this.#writeOutcome({
       status: shaped.status,
       side_effect_started: true,
       ...(shaped.errorCode === undefined ? {} : { error_code: shaped.errorCode }),
@@ -190,11 +190,11 @@ export class Trail {
    * background; until then the intent stays open, so a restart makes it
    * outcome_unknown — never a re-run.
    */
-  #writeOutcome(o: OutcomeInput): boolean {
+  async #writeOutcome(o: OutcomeInput): Promise<boolean> {
     this.#outcome = true;
     this.#announce(o.status, o.error_code ?? null, o.duration_ms, o.side_effect_started);
     try {
-      this.svc.journals.activity.recordOutcome(this.callId, o);
+      await this.svc.commits.outcome(this.callId, o);
       return true;
     } catch (e) {
       if (isPosternError(e, 'JOURNAL_UNAVAILABLE')) {
@@ -244,11 +244,11 @@ export class Trail {
   }
 
   /** Any failure: journal it where it belongs and answer with a typed error. */
-  fail(e: unknown): CallToolResult {
+  async fail(e: unknown): Promise<CallToolResult> {
     const err = isPosternError(e) ? e : new PosternError('INTERNAL', 'an unexpected internal failure; nothing further was run', { sideEffectStarted: this.#effect, cause: e });
     const result = this.#errorResult(err);
     if (this.#intent) {
-      if (!this.#outcome) this.#writeOutcome({ status: 'error', side_effect_started: err.sideEffectStarted || this.#effect, error_code: err.code, duration_ms: 0, result });
+      if (!this.#outcome) await this.#writeOutcome({ status: 'error', side_effect_started: err.sideEffectStarted || this.#effect, error_code: err.code, duration_ms: 0, result });
     } else {
       try {
         this.svc.journals.activity.recordRejected({ ...this.#record(), error_code: err.code, message: result.content[0]?.type === 'text' ? result.content[0].text : err.code });

@@ -14,7 +14,7 @@
  *   before undici may write the request on it.
  */
 import { isIP } from 'node:net';
-import { buildConnector } from 'undici';
+import { buildConnector, type Dispatcher } from 'undici';
 import { PosternError } from '../../protocol/errors.js';
 import { egressVerdict, sameAddress } from './ip-policy.js';
 import { egressBlocked } from './target.js';
@@ -30,6 +30,8 @@ export interface PinnedConnectorOptions {
   /** TCP connect plus TLS handshake. */
   readonly connectTimeoutMs: number;
   readonly onConnected?: (remoteAddress: string) => void;
+  /** Resume TLS sessions on later connections made by this connector (a pooled key); off for a one-call connector. */
+  readonly keepTlsSessions?: boolean;
   /**
    * The connector that opens the socket (undici's by default). Tests pass one
    * that lands elsewhere, as a routing or NAT surprise would, to prove the
@@ -39,7 +41,7 @@ export interface PinnedConnectorOptions {
 }
 
 export function pinnedConnector(opts: PinnedConnectorOptions): buildConnector.connector {
-  const base = opts.base ?? buildConnector({ timeout: opts.connectTimeoutMs, rejectUnauthorized: true, maxCachedSessions: 0 });
+  const base = opts.base ?? buildConnector({ timeout: opts.connectTimeoutMs, rejectUnauthorized: true, maxCachedSessions: opts.keepTlsSessions === true ? 100 : 0 });
   // SNI carries names only (RFC 6066), without a trailing dot.
   const servername = isIP(opts.host) === 0 ? opts.host.replace(/\.$/, '') : undefined;
   return (_requested, callback) => {
@@ -71,4 +73,25 @@ export function pinnedConnector(opts: PinnedConnectorOptions): buildConnector.co
       callback(null, socket);
     });
   };
+}
+
+/**
+ * An undici interceptor that calls `onWrite` when a request is about to be
+ * written on a connection (undici's `onRequestStart`, called once the socket
+ * is connected and checked, before the first byte): the moment from which a
+ * failure may have reached the target.
+ */
+export function noticeOnWrite(onWrite: () => void): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) =>
+    dispatch(opts, {
+      onRequestStart: (controller, context: unknown) => {
+        onWrite();
+        handler.onRequestStart?.(controller, context);
+      },
+      onRequestUpgrade: (controller, statusCode, headers, socket) => handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
+      onResponseStart: (controller, statusCode, headers, statusMessage) => handler.onResponseStart?.(controller, statusCode, headers, statusMessage),
+      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+      onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+      onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+    });
 }

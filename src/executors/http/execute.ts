@@ -6,9 +6,13 @@
  *   → send → read the response up to the cap → shape the result.
  *
  * Invariants:
- * - A private undici Client per call: never the global dispatcher, so proxy
- *   environment variables and a replaced global dispatcher have no effect;
+ * - Never the global dispatcher, so proxy environment variables and a
+ *   replaced global dispatcher have no effect: the daemon's HttpPool
+ *   (pool.ts) when given, else a private undici Client for this call only;
  *   redirects are never followed (a 3xx comes back with its `location`).
+ * - `onRequestSent` runs once, when undici is about to write this request
+ *   on a checked connection (new or kept alive): from then on a failure is
+ *   `side_effect_started: true`.
  * - Every failure is a PosternError whose `sideEffectStarted` says whether
  *   the request may have been written; messages never carry header values.
  * - The result's `url` never contains a query credential. The result is not
@@ -17,9 +21,9 @@
  * - Body bytes in a coding that could not be decoded never come back
  *   (`body.kind: 'withheld'`); status and headers do.
  */
-import { Client } from 'undici';
+import { Client, type Dispatcher } from 'undici';
 import { PosternError } from '../../protocol/errors.js';
-import { pinnedConnector } from './connector.js';
+import { noticeOnWrite, pinnedConnector } from './connector.js';
 import { targetFailure } from './failures.js';
 import { prepareRequest } from './prepare-request.js';
 import { decodeBody, inspectGzip, readBody, safeHeaders, withheldBody } from './response.js';
@@ -46,25 +50,27 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
     signal: opts.signal,
   });
 
-  let connectedIp: string | null = null;
-  const client = new Client(origin.href, {
-    connect: pinnedConnector({
-      protocol: origin.protocol,
-      host: origin.host,
-      address,
-      port: origin.port,
-      allowPrivate: opts.allowPrivate,
-      connectTimeoutMs: timeouts.connectMs,
-      onConnected: (ip) => {
-        if (connectedIp !== null) return;
-        connectedIp = ip;
-        notify(opts.onRequestSent);
-      },
+  const connector = {
+    protocol: origin.protocol,
+    host: origin.host,
+    address,
+    port: origin.port,
+    allowPrivate: opts.allowPrivate,
+    connectTimeoutMs: timeouts.connectMs,
+  };
+  // A pooled dispatcher keeps its connections; a private client lives for this call only.
+  let own: Client | null = null;
+  const base: Dispatcher =
+    opts.pool?.dispatcher({ origin: origin.href, connector, credential: opts.credential }) ??
+    (own = new Client(origin.href, { connect: pinnedConnector(connector), pipelining: 1, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs }));
+  let sent = false;
+  const client = base.compose(
+    noticeOnWrite(() => {
+      if (sent) return;
+      sent = true;
+      notify(opts.onRequestSent);
     }),
-    pipelining: 1,
-    headersTimeout: timeouts.headersMs,
-    bodyTimeout: timeouts.bodyMs,
-  });
+  );
   // The caller's cancellation (an agent that went away) stops the request until
   // the target has answered; after the response headers the outcome is known,
   // so the body is read to the end (bounded by the body timeout and the cap)
@@ -83,7 +89,7 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
       signal: untilAnswered.signal,
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
-      reset: true,
+      reset: opts.pool === undefined,
     });
     answered = true;
     opts.signal?.removeEventListener('abort', forward);
@@ -102,7 +108,8 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
       truncated: read.truncated,
       truncated_at: shaped.truncatedAt,
       decoded_from: read.decodedFrom,
-      connected_ip: connectedIp ?? address,
+      // The connector refused any socket whose remote address is not this one.
+      connected_ip: address,
       url: prepared.displayUrl,
       side_effect_started: true,
     };
@@ -110,13 +117,13 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
     throw targetFailure(e, {
       host: origin.host,
       port: origin.port,
-      sent: connectedIp !== null,
+      sent,
       aborted: !answered && isAborted(opts.signal),
       timeouts,
     });
   } finally {
     opts.signal?.removeEventListener('abort', forward);
-    await client.destroy();
+    await own?.destroy();
   }
 }
 

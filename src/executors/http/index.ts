@@ -4,6 +4,8 @@
  * the flow and its invariants.
  */
 export { executeHttp } from './execute.js';
+export { HttpPool } from './pool.js';
+export type { HttpPoolOptions } from './pool.js';
 export { withheldBody } from './response.js';
 export type {
   HttpBody,

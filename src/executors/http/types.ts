@@ -6,6 +6,7 @@
  * credential as a redaction marker, and errors never quote header values.
  */
 import type { CredentialKind } from '../../vault/types.js';
+import type { Dispatcher } from 'undici';
 
 export interface HttpRequestSpec {
   /** Normalized origin, e.g. `https://api.example.com:8443`; no path, query or userinfo. */
@@ -61,6 +62,23 @@ export interface HttpExecOptions {
    * request is about to be written: from here on `side_effect_started` is true.
    */
   readonly onRequestSent?: () => void;
+  /** Kept-alive connections to reuse (the daemon's HttpPool); without it the call opens and closes its own. */
+  readonly pool?: HttpDispatchers;
+}
+
+/** Where a call connects: the checked address for the origin's host (what the pinned connector needs). */
+export interface CheckedConnection {
+  readonly protocol: 'http:' | 'https:';
+  readonly host: string;
+  readonly address: string;
+  readonly port: number;
+  readonly allowPrivate: boolean;
+  readonly connectTimeoutMs: number;
+}
+
+/** A source of kept-alive dispatchers, one per target key (pool.ts). */
+export interface HttpDispatchers {
+  dispatcher(target: { readonly origin: string; readonly connector: CheckedConnection; readonly credential: HttpCredential | null }): Dispatcher;
 }
 
 export type HttpBody =

@@ -34,7 +34,8 @@
  *   connection; calls made afterwards open new connections.
  * - Errors never contain key material or passwords (auth.ts, connection.ts).
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { credentialDigest } from '../credential-digest.js';
 import type { ResolvedSsh } from '../../contracts/resolved.js';
 import { isPosternError, PosternError } from '../../protocol/errors.js';
 import type { SshAuth } from './auth.js';
@@ -250,17 +251,6 @@ function closedError(where: Where): StopError {
 
 /** The pool key; the secret enters only through a keyed digest. */
 function connectionKey(action: ResolvedSsh, credential: SshCredential, keySecret: Buffer): string {
-  const mac = createHmac('sha256', keySecret);
-  const field = (bytes: Uint8Array): void => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(bytes.length);
-    mac.update(length).update(bytes);
-  };
-  field(Buffer.from(credential.meta.kind));
-  for (const [name, bytes] of Object.entries(credential.secret).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    field(Buffer.from(name));
-    field(bytes);
-  }
   const pin = action.hostKey.state === 'pinned' ? action.hostKey.fingerprint.replace(/=+$/, '') : null;
-  return JSON.stringify([action.host, action.port, action.user, pin, credential.meta.name, mac.digest('base64')]);
+  return JSON.stringify([action.host, action.port, action.user, pin, credential.meta.name, credentialDigest(credential, keySecret)]);
 }

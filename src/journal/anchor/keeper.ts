@@ -3,21 +3,22 @@
  * counter each time, sealed under the vault's journal-anchor key.
  *
  * When it is written, and why that is enough:
- * - **an intent is anchored before it returns** (its slot rewritten in
+ * - **a keyed intent is anchored before it returns** (its slot rewritten in
  *   place and flushed: file.ts says why one fdatasync is enough), so before
- *   anything leaves the machine the anchor
- *   covers the intent and its idempotency claim. A journal rolled back to
- *   before a key's intent is then always behind its anchor — refused at start.
- *   Rolled back to after the intent, the call shows no outcome and recovery
- *   makes it outcome_unknown: never run again either way.
- * - **every other commit** (outcomes, rejections, replays, session events) lets
- *   the anchor lag by at most `lagMs`: losing one of those entries loses a
- *   record, never a guard against a second run (a lost outcome turns into
- *   outcome_unknown). That halves the fsyncs per call.
+ *   anything leaves the machine the anchor covers the intent and its
+ *   idempotency claim. Every call with effects carries a key. A journal rolled
+ *   back to before a key's intent is then always behind its anchor — refused
+ *   at start. Rolled back to after the intent, the call shows no outcome and
+ *   recovery makes it outcome_unknown: never run again either way.
+ * - **every other commit** (keyless intents — reads —, outcomes, rejections,
+ *   replays, session events) lets the anchor lag by at most `lagMs`: losing
+ *   one of those entries loses a record, never a guard against a second run
+ *   (a lost outcome turns into outcome_unknown). That halves the fsyncs per call.
  * - so after a crash between a commit and the next anchor write, the journal
  *   may hold an **unanchored tail**: entries past the anchored head whose chain
- *   continues from it. Any intent in it was never run (it would have been
- *   anchored first), so the tail is adopted at start and the adoption journaled.
+ *   continues from it. No keyed intent in it ever ran (it would have been
+ *   anchored first); a keyless one may have, and recovery shows it
+ *   outcome_unknown. So the tail is adopted at start and the adoption journaled.
  * - a journal behind the anchor, or with another hash at the anchored seq, is
  *   never adopted automatically (record.ts).
  */

@@ -15,7 +15,7 @@
  * hash at the anchored seq) was rolled back, emptied or rewritten; entries
  * past the anchor are an unanchored tail, which a crash between a commit and
  * the next anchor write leaves behind and is adopted (see keeper.ts for why
- * that is safe: every intent is anchored before it runs).
+ * that is safe: every keyed intent is anchored before it runs).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson } from '../json.js';

@@ -28,6 +28,7 @@ import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
 import { EventEmitter, once } from 'node:events';
+import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
@@ -76,6 +77,7 @@ describe('call pipeline', () => {
       clock,
       idleness: new IdleTracker(clock, 0),
       inflight: new Set(),
+      commits: new GroupCommit(journals.activity),
       pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), (line) => logs.emit('line', line)),
     };
   });

@@ -29,6 +29,7 @@ import { CHEAP } from '../vault/helpers.js';
 import { SshPool } from '../../../src/executors/ssh/index.js';
 import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
+import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
@@ -61,6 +62,7 @@ describe('a session grant and a revision that adds X-HTTP-Method-Override: DELET
       state: new DaemonState(vault, snapshotOf(parseCatalog(catalogText(http.origin, [revision(1, { Accept: 'application/json' })]), 'catalog.yaml'), 'a'.repeat(64), null)),
       journals,
       queue: new ApprovalQueue(clock),
+      commits: new GroupCommit(journals.activity),
       pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), () => undefined),
       grants: new GrantStore(),
       reservations: new KeyReservations(),

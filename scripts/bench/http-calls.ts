@@ -1,0 +1,199 @@
+/**
+ * Benchmark: an HTTP tool call through Postern against what a user would
+ * otherwise run, side by side in one run, on the same loopback target:
+ *   (a) undici direct, kept alive — the floor;
+ *   (b) a naive MCP proxy on the same SDK (scripts/naive-proxy.mjs):
+ *       token from the environment, no vault, journal or approval;
+ *   (c) Postern, a read tool (no approval);
+ *   (d) Postern, a write tool (session grant, idempotency key, intent and
+ *       outcome journaled durably before the request and the answer);
+ *   (e) 16 sessions of (b) and of (d) at once: calls per second.
+ * (b)–(d) go through the official SDK 2.x client over real stdio: the naive
+ * proxy as its own process, Postern through `postern mcp` to the real daemon.
+ * The variants alternate within each round; medians over the rounds are
+ * reported with their ratio to the naive proxy. With `strace` present the
+ * daemon's fsyncs are counted for (d) and (e). Needs `npm run build`.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Agent, request } from 'undici';
+import { systemClock } from '../../src/clock/index.js';
+import { install } from '../../test/helpers/daemon.js';
+
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
+const CALLS = Number(process.env['BENCH_CALLS'] ?? 100);
+const SESSIONS = 16;
+const TOKEN = 'bench-token-0123456789';
+const NAIVE = resolve(import.meta.dirname, '../naive-proxy.mjs');
+const clock = systemClock;
+
+const target = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"ok":true,"items":[1,2,3]}');
+  });
+});
+await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${(target.address() as { port: number }).port}`;
+
+const obj = (props: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties: props, required });
+const inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { approval_timeout_seconds: 60 } });
+await inst.acceptCatalog({
+  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
+  tools: {
+    get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj({}), http: { target: 'local', method: 'GET', path: '/json' } }] },
+    create_note: {
+      description: 'Create a note.',
+      effect: 'write',
+      approval: 'session',
+      revisions: [{ revision: 1, input: obj({ title: { type: 'string', maxLength: 100 } }, ['title']), http: { target: 'local', method: 'POST', path: '/json', body: { title: '{title}' } } }],
+    },
+  },
+});
+await inst.startDaemon();
+const daemonPid = inst.daemon?.pid;
+
+// Approves every session's first write for the session, so the measured calls need no human.
+const op = await inst.operator();
+let approving = true;
+const approver = (async () => {
+  while (approving) {
+    const cards = (await op.request('approvals.list', {})) as { id: string }[];
+    for (const c of cards) await op.request('approvals.decide', { approval_id: c.id, verdict: { verdict: 'approve', scope: 'session' } });
+    await new Promise((r) => setTimeout(r, 20));
+  }
+})();
+
+const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+async function connect(kind: 'naive' | 'postern'): Promise<Client> {
+  const transport =
+    kind === 'naive'
+      ? new StdioClientTransport({ command: process.execPath, args: [NAIVE], env: { ...env, TARGET_ORIGIN: origin, TARGET_TOKEN: TOKEN }, stderr: 'inherit' })
+      : new StdioClientTransport({ command: process.execPath, args: [resolve(import.meta.dirname, '../../dist/cli/main.js'), 'mcp'], env: { ...env, POSTERN_HOME: inst.sb.home }, stderr: 'inherit' });
+  const client = new Client({ name: `bench-${kind}`, version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+let seq = 0;
+const args = (tool: string): Record<string, unknown> => (tool === 'create_note' ? { title: 'n', idempotency_key: `bench-${process.pid}-${seq++}` } : {});
+async function callOnce(c: Client, tool: string): Promise<void> {
+  const r = (await c.callTool({ name: tool, arguments: args(tool) })) as { isError?: boolean; content?: unknown };
+  if (r.isError === true) throw new Error(`${tool} failed: ${JSON.stringify(r.content).slice(0, 300)}`);
+}
+
+const floor = new Agent();
+const direct = async (): Promise<void> => {
+  const res = await request(`${origin}/json`, { headers: { authorization: `Bearer ${TOKEN}` }, dispatcher: floor });
+  await res.body.json();
+};
+
+/** Per-call latencies (ms) of `n` sequential calls. */
+async function latencies(n: number, one: () => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = clock.monotonicMs();
+    await one();
+    out.push(clock.monotonicMs() - t0);
+  }
+  return out;
+}
+/** Calls per second with every client calling at once, `n` calls each. */
+async function throughput(clients: Client[], tool: string, n: number): Promise<number> {
+  const t0 = clock.monotonicMs();
+  await Promise.all(clients.map(async (c) => { for (let i = 0; i < n; i++) await callOnce(c, tool); }));
+  return (clients.length * n) / ((clock.monotonicMs() - t0) / 1000);
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))]!;
+};
+const median = (xs: number[]): number => pct(xs, 0.5);
+
+/** fsync + fdatasync calls by the daemon while `run` runs, or null without strace. */
+async function countFsyncs(run: () => Promise<number>): Promise<{ calls: number; fsyncs: number | null }> {
+  if (daemonPid === undefined || spawnSync('strace', ['-V']).status !== 0) return { calls: await run(), fsyncs: null };
+  const tracer = spawn('strace', ['-f', '-c', '-e', 'trace=fsync,fdatasync', '-p', String(daemonPid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let report = '';
+  tracer.stderr.on('data', (d: Buffer) => (report += d.toString()));
+  await new Promise((r) => setTimeout(r, 500)); // strace attaches
+  const calls = await run();
+  const exited = new Promise((r) => tracer.once('exit', r));
+  tracer.kill('SIGINT');
+  await exited;
+  // strace -c rows: % time, seconds, usecs/call, calls, [errors], syscall.
+  const n = (name: string): number => {
+    const row = report.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f.at(-1) === name);
+    return row === undefined ? 0 : Number(row[3]);
+  };
+  return { calls, fsyncs: n('fsync') + n('fdatasync') };
+}
+
+const naive = await connect('naive');
+const postern = await connect('postern');
+await callOnce(postern, 'create_note'); // the session grant
+for (const c of [naive, postern]) for (let i = 0; i < 20; i++) await callOnce(c, c === naive ? 'get_json' : 'get_json'); // warm-up
+
+const rows: Record<string, number[]> = { direct: [], naive_read: [], postern_read: [], naive_write: [], postern_write: [] };
+const p99: Record<string, number[]> = { naive_read: [], postern_read: [], postern_write: [] };
+for (let r = 0; r < ROUNDS; r++) {
+  const d = await latencies(CALLS, direct);
+  const nr = await latencies(CALLS, () => callOnce(naive, 'get_json'));
+  const pr = await latencies(CALLS, () => callOnce(postern, 'get_json'));
+  const nw = await latencies(CALLS, () => callOnce(naive, 'create_note'));
+  const pw = await latencies(CALLS, () => callOnce(postern, 'create_note'));
+  rows['direct']!.push(median(d));
+  rows['naive_read']!.push(median(nr));
+  rows['postern_read']!.push(median(pr));
+  rows['naive_write']!.push(median(nw));
+  rows['postern_write']!.push(median(pw));
+  p99['naive_read']!.push(pct(nr, 0.99));
+  p99['postern_read']!.push(pct(pr, 0.99));
+  p99['postern_write']!.push(pct(pw, 0.99));
+}
+const oneFsync = await countFsyncs(async () => {
+  await latencies(CALLS, () => callOnce(postern, 'create_note'));
+  return CALLS;
+});
+
+// 16 sessions: 16 naive proxy processes against 16 Postern sessions of one daemon.
+const naives = await Promise.all(Array.from({ length: SESSIONS }, () => connect('naive')));
+const posterns = await Promise.all(Array.from({ length: SESSIONS }, () => connect('postern')));
+await Promise.all(posterns.map((c) => callOnce(c, 'create_note'))); // each session's grant
+const perClient = Math.max(10, Math.floor(CALLS / 4));
+const tput: Record<string, number[]> = { naive: [], postern: [] };
+for (let r = 0; r < ROUNDS; r++) {
+  tput['naive']!.push(await throughput(naives, 'create_note', perClient));
+  tput['postern']!.push(await throughput(posterns, 'create_note', perClient));
+}
+const manyFsync = await countFsyncs(async () => {
+  await throughput(posterns, 'create_note', perClient);
+  return SESSIONS * perClient;
+});
+
+approving = false;
+await approver;
+op.close();
+for (const c of [naive, postern, ...naives, ...posterns]) await c.close().catch(() => undefined);
+await inst.cleanup();
+await floor.close();
+target.close();
+
+const m = (k: string): number => median(rows[k]!);
+const fmt = (x: number): string => `${x.toFixed(2)} ms`;
+const nr = m('naive_read');
+console.log(`HTTP tool calls, ${ROUNDS} rounds × ${CALLS} sequential calls, medians of the round medians (load ${loadavg()[0]!.toFixed(2)}):`);
+console.log(`  (a) undici direct, kept alive        ${fmt(m('direct'))}`);
+console.log(`  (b) naive SDK proxy, read            ${fmt(nr)}   p99 ${fmt(median(p99['naive_read']!))}`);
+console.log(`  (c) Postern read                     ${fmt(m('postern_read'))}   p99 ${fmt(median(p99['postern_read']!))}   ${(m('postern_read') / nr).toFixed(2)}× naive`);
+console.log(`      naive SDK proxy, write           ${fmt(m('naive_write'))}`);
+console.log(`  (d) Postern write (key + journal)    ${fmt(m('postern_write'))}   p99 ${fmt(median(p99['postern_write']!))}   ${(m('postern_write') / m('naive_write')).toFixed(2)}× naive write`);
+console.log(`      fsyncs per write call            ${oneFsync.fsyncs === null ? 'n/a (no strace)' : (oneFsync.fsyncs / oneFsync.calls).toFixed(2)}`);
+console.log(`  (e) ${SESSIONS} sessions, write calls/s     naive ${median(tput['naive']!).toFixed(0)}   Postern ${median(tput['postern']!).toFixed(0)}   ${(median(tput['postern']!) / median(tput['naive']!)).toFixed(2)}×`);
+console.log(`      fsyncs per write call at ${SESSIONS}      ${manyFsync.fsyncs === null ? 'n/a (no strace)' : (manyFsync.fsyncs / manyFsync.calls).toFixed(2)}`);

@@ -1,0 +1,110 @@
+/**
+ * Group commit for the activity journal: the intents (and, separately, the
+ * outcomes) that calls in flight ask for within one turn of the event loop
+ * are written in one transaction with one fsync, and the intents with one
+ * anchor flush, instead of one each.
+ *
+ * Invariants — the journal's promises, unchanged:
+ * - a call's `intent()` resolves only once its intent (and key claim) is
+ *   committed and anchored: nothing runs before that;
+ * - a call's `outcome()` resolves only once its outcome is committed: the
+ *   agent is not answered before that (or is told it is not durable);
+ * - each entry is recorded exactly as a single write would record it, in its
+ *   own savepoint, so one refused entry never fails the others; a failure of
+ *   the whole commit fails each of its entries with that error;
+ * - the wait is bounded: with no other call in flight a batch is flushed on
+ *   the next loop turn; with others in flight it waits at most `windowMs`
+ *   (1 ms) for their entries, which a lone fsync costs anyway. At most
+ *   `maxBatch` entries go in one transaction.
+ */
+import type { ActivityJournal, CallRecord, IntentResult, OutcomeInput, Settled, TargetDetails } from '../../journal/index.js';
+
+interface Waiting<I, T> {
+  readonly input: I;
+  readonly resolve: (v: T) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+const MAX_BATCH = 256;
+
+export class GroupCommit {
+  readonly #activity: ActivityJournal;
+  readonly #maxBatch: number;
+  #intents: Waiting<CallRecord & { target: TargetDetails }, IntentResult>[] = [];
+  #outcomes: Waiting<{ call_id: string; outcome: OutcomeInput }, void>[] = [];
+  #scheduled = false;
+  /** Transactions written so far (for tests and the bench). */
+  commits = 0;
+
+  readonly #windowMs: number;
+  readonly #busy: () => boolean;
+  /** Entries written so far (for tests and the bench). */
+  entries = 0;
+
+  /**
+   * `busy`: other calls are in flight, so more entries are likely on their way: a batch then
+   * waits up to `windowMs` for them. Alone, it is flushed on the next loop turn.
+   */
+  constructor(activity: ActivityJournal, opts: { readonly maxBatch?: number; readonly windowMs?: number; readonly busy?: () => boolean } = {}) {
+    this.#activity = activity;
+    this.#maxBatch = opts.maxBatch ?? MAX_BATCH;
+    this.#windowMs = opts.windowMs ?? 1;
+    this.#busy = opts.busy ?? (() => false);
+  }
+
+  intent(r: CallRecord & { target: TargetDetails }): Promise<IntentResult> {
+    return new Promise((resolve, reject) => {
+      this.#intents.push({ input: r, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  outcome(call_id: string, outcome: OutcomeInput): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#outcomes.push({ input: { call_id, outcome }, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    const run = (): void => {
+      this.#scheduled = false;
+      this.#flush();
+    };
+    if (this.#windowMs > 0 && this.#busy()) setTimeout(run, this.#windowMs);
+    else setImmediate(run);
+  }
+
+  #flush(): void {
+    // Outcomes first: they release keys and end calls the agents are waiting on.
+    const outcomes = this.#outcomes.splice(0, this.#maxBatch);
+    if (outcomes.length > 0) settle(outcomes, () => this.#activity.recordOutcomes(outcomes.map((w) => w.input)), () => this.#count(outcomes.length));
+    const intents = this.#intents.splice(0, this.#maxBatch);
+    if (intents.length > 0) settle(intents, () => this.#activity.recordIntents(intents.map((w) => w.input)), () => this.#count(intents.length));
+    if (this.#intents.length > 0 || this.#outcomes.length > 0) this.#schedule();
+  }
+
+  #count(n: number): void {
+    this.commits++;
+    this.entries += n;
+  }
+}
+
+function settle<I, T>(batch: Waiting<I, T>[], write: () => Settled<T>[], counted: () => void): void {
+  let results: Settled<T>[];
+  try {
+    results = write();
+    counted();
+  } catch (e) {
+    for (const w of batch) w.reject(e);
+    return;
+  }
+  batch.forEach((w, i) => {
+    const r = results[i];
+    if (r === undefined) w.reject(new Error('group commit: no result for an entry'));
+    else if (r.ok) w.resolve(r.value);
+    else w.reject(r.error);
+  });
+}
