@@ -258,10 +258,13 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
       message = screened.message;
       hasBody = true;
     } else {
-      s = live.get(sessionId);
-      if (s === undefined) return sendJson(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      const found = live.get(sessionId);
+      if (found === undefined) return sendJson(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      s = found;
       if (verdict.method === 'POST') {
-        const screened = await screenBody(req, res, s.info);
+        // Busy while its body is read, so it is never the idle one closed to make room.
+        found.openRequests++;
+        const screened = await screenBody(req, res, found.info).finally(() => void found.openRequests--);
         if (screened === null) return;
         message = screened.message;
         hasBody = true;
