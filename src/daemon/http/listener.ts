@@ -23,11 +23,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
 import type { Clock } from '../../clock/index.js';
 import { agentLineLimit, oversizedAnswer } from '../../protocol/agent-limits.js';
-import { EDGE_BYTES } from '../../protocol/ndjson.js';
 import { screenAgentMessage } from '../agent-screen.js';
 import { createSessionServer } from '../mcp/session-server.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { judgeRequest, MCP_PATH, refusalBody } from './gate.js';
+import { readBody, sendJson, webRequest, writeResponse } from './node-bridge.js';
 import { PosternError, type ErrorCode } from '../../protocol/errors.js';
 
 /** A session with no open request for this long is closed (a client that vanished without DELETE). */
@@ -62,87 +62,8 @@ interface LiveSession {
   ended: boolean;
 }
 
-type Body = { readonly kind: 'whole'; readonly bytes: Buffer } | { readonly kind: 'oversized'; readonly head: string };
-
-/** Reads a body up to `limit` bytes; past it, stops with the first bytes kept (to answer by id and method). */
-function readBody(req: IncomingMessage, limit: number): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      req.once('data', (c: Buffer) => {
-        req.pause();
-        resolve({ kind: 'oversized', head: c.subarray(0, EDGE_BYTES).toString('utf8') });
-      });
-      req.once('end', () => resolve({ kind: 'oversized', head: '' }));
-      req.once('error', reject);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (c: Buffer): void => {
-      size += c.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.pause();
-        const head = Buffer.concat([...chunks, c]).subarray(0, EDGE_BYTES).toString('utf8');
-        resolve({ kind: 'oversized', head });
-        return;
-      }
-      chunks.push(c);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve({ kind: 'whole', bytes: Buffer.concat(chunks) }));
-    req.once('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, extra: Readonly<Record<string, string>> = {}): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...extra });
-  res.end(text);
-}
-
 function refuse(res: ServerResponse, status: number, code: ErrorCode, message: string, extra: Readonly<Record<string, string>> = {}): void {
   sendJson(res, status, refusalBody(code, message), extra);
-}
-
-/** The node request as a Web `Request` (the body is handed over parsed, never re-read). */
-function webRequest(req: IncomingMessage, port: number, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined) continue;
-    for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
-  }
-  return new Request(`http://127.0.0.1:${port}${MCP_PATH}`, { method: req.method ?? 'GET', headers, signal });
-}
-
-/** Copies a Web `Response` to node, streaming (SSE) bodies until either side ends. */
-async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((v, k) => {
-    headers[k] = v;
-  });
-  res.writeHead(response.status, headers);
-  if (response.body === null) {
-    res.end();
-    return;
-  }
-  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
-  res.once('close', () => void reader.cancel().catch(() => undefined));
-  try {
-    for (;;) {
-      const chunk: { done: true; value?: Uint8Array } | { done: false; value: Uint8Array } = await reader.read();
-      if (chunk.done) break;
-      if (!res.write(chunk.value)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
-      if (res.destroyed) break;
-    }
-  } finally {
-    res.end();
-  }
 }
 
 const isInitialize = (m: unknown): boolean => typeof m === 'object' && m !== null && !Array.isArray(m) && (m as Record<string, unknown>)['method'] === 'initialize';
