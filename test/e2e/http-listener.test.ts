@@ -13,7 +13,8 @@
  *   the session limit → 503; bad bodies → JSON-RPC errors, never a crash;
  *   (h) off by default — and enabled in config.yaml without the operator's
  *       authorization it stays closed: no TCP port is bound;
- *   (i) it binds 127.0.0.1 only (the daemon's listening sockets, read from /proc).
+ *   (i) it binds 127.0.0.1 only (the daemon's listening sockets, read from /proc);
+ *   a catalog adopted while a session is open reaches it as tools/list_changed.
  * Raw requests use node:http (fetch cannot set Host); nothing sleeps.
  */
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -364,6 +365,20 @@ describe('the HTTP listener', () => {
     const again = await raw(port, { headers: json(), body: initBody() });
     assert.equal(again.status, 200, again.body);
     for (const st of streams) st.close();
+  });
+
+  it('tells an HTTP session tools/list_changed when a new catalog is adopted (over its SSE stream)', async () => {
+    const changed = new Promise<unknown>((resolve, reject) => {
+      (async () => {
+        const client = new Client({ name: 'sdk2-listchanged', version: '2.0.0' }, { listChanged: { tools: { debounceMs: 0, onChanged: (_e, tools) => resolve(tools) } } });
+        await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: auth() } }));
+        await client.listTools();
+        const next = catalog(target.origin);
+        await inst.acceptCatalog({ ...next, tools: { ...next.tools, echo_again: { ...next.tools.echo_read, description: 'Echo again.' } } });
+      })().catch(reject);
+    });
+    const tools = (await changed) as { name: string }[] | null;
+    assert.ok(tools?.some((t) => t.name === 'echo_again'), JSON.stringify(tools));
   });
 
   it('ends every session at daemon stop and never prints the target credential', async () => {
