@@ -173,6 +173,9 @@ describe('the HTTP listener', () => {
     const status = await inst.sb.run(['http', 'status', '--json']);
     assert.equal(status.code, 0, status.stderr);
     assert.deepEqual(JSON.parse(status.stdout), { enabled: false, port: 7469, max_sessions: 16, authorization: 'none', running: null });
+    const snippet = await inst.sb.run(['setup', 'json', '--http']);
+    assert.equal(snippet.code, 1);
+    assert.match(snippet.stderr, /^postern: DAEMON_UNAVAILABLE: no HTTP listener is running/m);
     await inst.stopDaemon();
   });
 
@@ -217,6 +220,10 @@ describe('the HTTP listener', () => {
     assert.equal(statSync(s.running.token_file).mode & 0o777, 0o600);
     assert.deepEqual(listeningSockets(inst.daemon?.pid ?? 0), [{ addr: '127.0.0.1', port }]);
     assert.match(inst.daemonLog, new RegExp(`HTTP listener on ${url.replace(/[.]/g, '\\.')}`));
+    const snippet = await inst.sb.run(['setup', 'json', '--http']);
+    assert.equal(snippet.code, 0, snippet.stderr);
+    assert.deepEqual(JSON.parse(snippet.stdout), { mcpServers: { postern: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } });
+    assert.match(snippet.stderr, /holds the listener's bearer token/);
   });
 
   it('(a) the SDK 2.x client lists and calls a tool through it', async () => {

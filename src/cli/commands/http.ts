@@ -18,6 +18,7 @@ import { parseConfig, MCP_HTTP_DEFAULT_PORT, type DaemonConfig } from '../../dae
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import { readHttpAuthorization, removeHttpAuthorization, writeHttpAuthorization } from '../../home/http-authorization.js';
 import type { HomePaths } from '../../home/paths.js';
+import { readListenerInfo } from '../../home/http-listener-info.js';
 import { PosternError } from '../../protocol/errors.js';
 import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { openVault } from '../../vault/index.js';
@@ -47,23 +48,6 @@ function parsePort(v: string, what: string, min: number, max: number): number {
   const n = Number(v);
   if (!/^\d{1,5}$/.test(v) || !Number.isInteger(n) || n < min || n > max) throw new PosternError('USAGE', `${what} must be a whole number from ${min} to ${max}`);
   return n;
-}
-
-interface RunningInfo {
-  readonly url: string;
-  readonly token_file: string;
-  readonly pid: number;
-}
-
-async function runningInfo(paths: HomePaths): Promise<RunningInfo | null> {
-  try {
-    const v = JSON.parse(await readFile(paths.mcpHttpInfo, 'utf8')) as Partial<RunningInfo>;
-    if (typeof v.url !== 'string' || typeof v.token_file !== 'string' || typeof v.pid !== 'number') return null;
-    process.kill(v.pid, 0); // a file left by a daemon that died is not a listener
-    return { url: v.url, token_file: v.token_file, pid: v.pid };
-  } catch {
-    return null;
-  }
 }
 
 export function registerHttp(program: Command): void {
@@ -116,7 +100,7 @@ export function registerHttp(program: Command): void {
       const c = parseConfig(await configText(ctx.paths), ctx.paths.config).mcp_http;
       const auth = await readHttpAuthorization(ctx.paths);
       const authorization = auth.kind === 'stored' ? (auth.stored.record.port === c.port ? 'present' : `for port ${auth.stored.record.port}`) : auth.kind;
-      const running = await runningInfo(ctx.paths);
+      const running = await readListenerInfo(ctx.paths);
       if (o.json === true) {
         ctx.out(JSON.stringify({ enabled: c.enabled, port: c.port, max_sessions: c.max_sessions, authorization, running: running === null ? null : { url: running.url, token_file: running.token_file } }));
         return;

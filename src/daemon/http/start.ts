@@ -6,15 +6,14 @@
  * journal). A listener that is authorized but cannot bind fails the start,
  * like every other start-up failure (all or nothing).
  *
- * Files: the token (`run/mcp-http.token`, token.ts) and `run/mcp-http.json`,
- * `{ url, token_file, pid }` for `postern http status`, written 0600 once the
- * port is bound and removed when the listener closes; a stale one from an
- * earlier daemon is removed at start.
+ * Files: the token (`run/mcp-http.token`, token.ts) and `run/mcp-http.json`
+ * (src/home/http-listener-info.ts), written once the port is bound and
+ * removed when the listener closes; a stale one from an earlier daemon is
+ * removed at start.
  */
-import { unlink } from 'node:fs/promises';
 import type { HomePaths } from '../../home/paths.js';
 import { judgeHttpAuthorization, readHttpAuthorization } from '../../home/http-authorization.js';
-import { atomicWriteFile } from '../../home/atomic-write.js';
+import { removeListenerInfo, writeListenerInfo } from '../../home/http-listener-info.js';
 import type { DaemonConfig } from '../config.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { startHttpListener, type HttpEndpoint } from './listener.js';
@@ -32,7 +31,7 @@ export interface HttpStartDeps {
 }
 
 export async function startHttpIfAuthorized(d: HttpStartDeps): Promise<HttpEndpoint | null> {
-  await unlink(d.paths.mcpHttpInfo).catch(() => undefined);
+  await removeListenerInfo(d.paths);
   const c = d.config.mcp_http;
   if (!c.enabled) return null;
   const verdict = judgeHttpAuthorization(d.key, await readHttpAuthorization(d.paths), c.port);
@@ -44,7 +43,7 @@ export async function startHttpIfAuthorized(d: HttpStartDeps): Promise<HttpEndpo
   const { token, created } = await ensureToken(d.paths.mcpHttpToken);
   const endpoint = await startHttpListener(d.svc, { port: c.port, maxSessions: c.max_sessions, token, clock: d.svc.clock, hooks: d.hooks });
   try {
-    await atomicWriteFile(d.paths.mcpHttpInfo, `${JSON.stringify({ url: endpoint.url, token_file: d.paths.mcpHttpToken, pid: process.pid })}\n`);
+    await writeListenerInfo(d.paths, { url: endpoint.url, token_file: d.paths.mcpHttpToken, pid: process.pid });
   } catch (e) {
     await endpoint.close();
     throw e;
@@ -55,7 +54,7 @@ export async function startHttpIfAuthorized(d: HttpStartDeps): Promise<HttpEndpo
     ...endpoint,
     async close() {
       await endpoint.close();
-      await unlink(d.paths.mcpHttpInfo).catch(() => undefined);
+      await removeListenerInfo(d.paths);
     },
   };
 }
