@@ -22,6 +22,7 @@ import { agentLineLimit, oversizedAnswer } from '../protocol/agent-limits.js';
 import { encodeLine, lineSplitter } from '../protocol/ndjson.js';
 import { listenPrivate, prepareSocketPath, removeIfOurs } from './socket-file.js';
 import { createSessionServer } from './mcp/session-server.js';
+import { TaskStore, taskLimits } from './mcp/task-store.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { screenAgentMessage } from './agent-screen.js';
 
@@ -143,6 +144,8 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
       socket.on('data', feed);
       socket.on('end', () => input.end());
       let begun = false;
+      // The session's MCP tasks: they end with it (their running calls are cancelled).
+      const tasks = new TaskStore(svc.clock, taskLimits(svc.config));
       const handle = serveStdio(
         () => {
           const server = createSessionServer(svc, session, {
@@ -150,7 +153,7 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
               begun = true;
               hooks.sessionStarted(s);
             },
-          });
+          }, tasks);
           servers.add(server);
           server.onclose = () => servers.delete(server);
           return server;
@@ -158,6 +161,7 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
         { transport: new SocketTransport(input, socket, agentLineLimit(svc.config.max_request_bytes)), legacy: 'serve', onerror: () => undefined },
       );
       socket.on('close', () => {
+        tasks.closeAll();
         void handle.close();
         if (begun) hooks.sessionEnded(session);
       });

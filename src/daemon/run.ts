@@ -341,8 +341,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     await follower.refresh();
     await refreshPending();
     journalEvent(null, 'daemon_started', { pid: process.pid, catalog: snapshot.digest, recovered: journals.recovered.length });
-    // The vault was unlocked with the passphrase to start this daemon: an incident reviewer sees when it was open.
+    // The vault was unlocked with the passphrase to start this daemon: an incident reviewer sees when it was open,
+    // and an operator client (attached now, or later with `since`) sees the counterpart of `daemon.locked`.
     journalEvent(null, 'unlock', { reason: 'daemon start', vault_generation: vault.generation });
+    bus.emit({ type: 'daemon.unlocked' });
     log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}`);
 
     let closing: Promise<void> | undefined;

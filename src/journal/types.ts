@@ -167,6 +167,10 @@ export const SESSION_EVENT_TYPES = [
   'anchor_tail_adopted',
   /** The HTTP listener started (its URL), or was enabled in config.yaml and refused (why). */
   'http_listener',
+  /** A session's `tools/call` became an MCP task (its call is journaled like any other). */
+  'task_started',
+  /** An MCP task ended: completed, failed or cancelled (by tasks/cancel, or with its session). */
+  'task_ended',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

@@ -37,7 +37,13 @@
  *   `null`…) is answered here with the daemon's own rule
  *   (`protocol/jsonrpc-screen.ts`), daemon or no daemon;
  * - a client line longer than the daemon accepts is not forwarded; it is
- *   answered (when its id can be found) and discarded, with bounded memory.
+ *   answered (when its id can be found) and discarded, with bounded memory;
+ * - MCP tasks live in the daemon's session and end with its connection: while
+ *   the daemon is away (or when it went away mid-request), a task-augmented
+ *   `tools/call` is a JSON-RPC error (DAEMON_UNAVAILABLE in `data`; the
+ *   client expects a CreateTaskResult, not a tool result), `tasks/get`,
+ *   `tasks/result` and `tasks/cancel` are -32602 TASK_NOT_FOUND, and
+ *   `tasks/list` is empty.
  */
 import { connect, type Socket } from 'node:net';
 import { isUtf8 } from 'node:buffer';
@@ -45,6 +51,7 @@ import { oversizedAnswer, SHIM_LINE_LIMIT } from '../protocol/agent-limits.js';
 import { idFromEdges, screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
 import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
 import { toolErrorResult } from '../protocol/tool-result.js';
+import { ErrorCodes } from '../protocol/errors.js';
 
 /** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
 export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
@@ -113,6 +120,14 @@ function isModern(params: unknown): boolean {
   return typeof meta === 'object' && meta !== null && typeof (meta as Json)[PROTOCOL_VERSION_META_KEY] === 'string';
 }
 
+/** A `tools/call` that asks to run as an MCP task. */
+function asksForTask(m: Json | null): boolean {
+  const params = m?.['params'];
+  if (m?.['method'] !== 'tools/call' || typeof params !== 'object' || params === null) return false;
+  const task = (params as Json)['task'];
+  return typeof task === 'object' && task !== null && !Array.isArray(task);
+}
+
 const isRequest = (m: Json | null): m is Json => m !== null && 'id' in m && typeof m['method'] === 'string';
 const isResponse = (m: Json | null): m is Json => m !== null && 'id' in m && m['method'] === undefined && ('result' in m || 'error' in m);
 const idKey = (id: unknown): string => JSON.stringify(id ?? null);
@@ -173,8 +188,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
   /** The client was given the stand-in listing: it must re-list once the daemon is back. */
   let standInListed = false;
   const downInstructions = `Postern: ${daemonDownMessage(opts.home)}.`;
-  /** Client requests sent to the daemon and not answered yet: id → method and era. */
-  const pending = new Map<string, { id: unknown; method: string; modern: boolean }>();
+  /** Client requests sent to the daemon and not answered yet: id → method, era, and whether it asked for a task. */
+  const pending = new Map<string, { id: unknown; method: string; modern: boolean; task: boolean }>();
 
   /**
    * A result the shim makes itself, in the request's era: 2026-07-28 results
@@ -187,8 +202,33 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     write({ jsonrpc: '2.0', id, result: { ...body, ...cache, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: { name: 'postern', version: opts.version } } } });
   };
 
+  /** A task request while the daemon is away (`lost`: it went away while the request was in flight); false if `method` is not one. */
+  const answerTask = (id: unknown, method: string, modern: boolean, lost: boolean): boolean => {
+    const facts = (code: 'DAEMON_UNAVAILABLE' | 'TASK_NOT_FOUND'): Json => ({ error_code: code, required_action: ErrorCodes[code].action });
+    switch (method) {
+      case 'tools/call': {
+        const message = lost
+          ? 'the connection to the Postern daemon was lost while the task was being created: it may or may not have started, and its task is gone with the connection; a retry with the same idempotency_key never runs it twice'
+          : `${daemonDownMessage(opts.home)}; no task was started`;
+        write({ jsonrpc: '2.0', id, error: { code: -32603, message, data: { ...facts('DAEMON_UNAVAILABLE'), side_effect_started: lost } } });
+        return true;
+      }
+      case 'tasks/list':
+        result(id, method, modern, { tasks: [] });
+        return true;
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/cancel':
+        write({ jsonrpc: '2.0', id, error: { code: -32602, message: `Failed to retrieve task: tasks end with the connection to the Postern daemon, which ${lost ? 'was lost' : 'is not running'}`, data: facts('TASK_NOT_FOUND') } });
+        return true;
+      default:
+        return false;
+    }
+  };
+
   /** Answers a client request while no daemon is reachable. */
   const answerAlone = (id: unknown, method: string, params: unknown, modern = isModern(params)): void => {
+    if ((method !== 'tools/call' || asksForTask({ method, params })) && answerTask(id, method, modern, false)) return;
     switch (method) {
       case 'initialize': {
         const asked = (params as Json | undefined)?.['protocolVersion'];
@@ -215,7 +255,8 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     const owed = [...pending.values()];
     pending.clear();
     if (clientGone) return;
-    for (const { id, method, modern } of owed) {
+    for (const { id, method, modern, task } of owed) {
+      if ((task || method.startsWith('tasks/')) && answerTask(id, method, modern, true)) continue;
       if (method === 'tools/call') result(id, method, modern, lostCallResult());
       else if (method === 'initialize' || method === 'server/discover' || method === 'ping' || method === 'tools/list') answerAlone(id, method, undefined, modern);
       else write({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the connection to the Postern daemon was lost' } });
@@ -339,7 +380,7 @@ export async function runShim(opts: ShimOptions): Promise<void> {
       return result(msg['id'], 'tools/call', isModern(msg['params']), { content: [{ type: 'text', text: 'The Postern daemon is running: list the tools again to see them.' }] });
     }
     if (s !== null && !s.destroyed) {
-      if (isRequest(msg)) pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']) });
+      if (isRequest(msg)) pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']), task: asksForTask(msg) });
       s.write(Buffer.concat([line, Buffer.from('\n')]));
     } else if (isRequest(msg)) {
       answerAlone(msg['id'], String(msg['method']), msg['params']);

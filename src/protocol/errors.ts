@@ -64,6 +64,10 @@ export const ErrorCodes = {
   APPROVAL_TIMEOUT: { exit: 1, action: 'retry_when_operator_present', summary: 'nobody approved the call in time' },
   APPROVAL_PENDING: { exit: 1, action: 'call_again_with_same_arguments', summary: 'the operator has not decided yet; the approval stays open' },
   CALL_CANCELLED: { exit: 1, action: 'none', summary: 'the client cancelled the call before it ran' },
+  TASK_NOT_FOUND: { exit: 1, action: 'none', summary: 'no task with that id in this session (unknown, expired, or from another session)' },
+  TASK_ALREADY_ENDED: { exit: 1, action: 'get_task_result', summary: 'the task has already ended, so it cannot be cancelled' },
+  TASK_LIMIT_REACHED: { exit: 1, action: 'wait_for_a_task', summary: 'this session has as many running tasks as it may' },
+  TASK_NOT_SUPPORTED: { exit: 1, action: 'call_without_task', summary: 'this tool does not run as a task' },
   APPROVAL_MISMATCH: { exit: 1, action: 'request_new_approval', summary: 'the call differs from what was approved' },
   JOURNAL_UNAVAILABLE: { exit: 1, action: 'check_journal', summary: 'the journal cannot be written, so nothing was run' },
   JOURNAL_ANCHOR_MISMATCH: {

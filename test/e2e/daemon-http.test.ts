@@ -115,6 +115,17 @@ describe('daemon: HTTP tools over MCP', () => {
     for (const form of encodingsOf(TOKEN)) assert.ok(!text.includes(form));
   });
 
+  it('keeps the connection to a target alive between calls', async () => {
+    const before = { requests: http.requests.length, connections: http.connections };
+    for (let i = 0; i < 5; i++) {
+      const r = await call('get_json', {});
+      assert.equal(r.isError, undefined, JSON.stringify(r));
+    }
+    assert.equal(http.requests.length, before.requests + 5);
+    // One kept-alive connection (a second at most, when a call follows before undici marks the first free).
+    assert.ok(http.connections - before.connections <= 2, `${http.connections - before.connections} connections for 5 calls`);
+  });
+
   it('refuses a secret in the arguments before anything is sent', async () => {
     const before = http.requests.length;
     const r = await call('echo_read', { q: `x${Buffer.from(TOKEN).toString('base64')}` });

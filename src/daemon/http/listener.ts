@@ -12,7 +12,7 @@
  * Invariants: bodies are read with bounded memory (a body over the limit is
  * answered from its first bytes, as the pipeline would, and the connection
  * closed); at most `max_sessions` sessions live at once — a new one closes
- * the session idle the longest (no open request or stream), and only when
+ * the session idle the longest (no open request, stream or task), and only when
  * every session is busy is it refused (503); a session ends on DELETE, after
  * `IDLE_SESSION_MS` with no open request, and on daemon stop; no response carries CORS headers; a throw while serving one
  * request answers 500 to that request only and never reaches the daemon.
@@ -25,6 +25,7 @@ import type { Clock } from '../../clock/index.js';
 import { agentLineLimit, oversizedAnswer } from '../../protocol/agent-limits.js';
 import { screenAgentMessage } from '../agent-screen.js';
 import { createSessionServer } from '../mcp/session-server.js';
+import { TaskStore, taskLimits } from '../mcp/task-store.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { judgeRequest, MCP_PATH, refusalBody } from './gate.js';
 import { readBody, sendJson, webRequest, writeResponse } from './node-bridge.js';
@@ -55,6 +56,8 @@ export interface HttpEndpoint {
 interface LiveSession {
   readonly info: SessionInfo;
   readonly server: Server;
+  /** This session's MCP tasks (src/daemon/mcp/task-store.ts), ended with it. */
+  readonly tasks: TaskStore;
   readonly transport: WebStandardStreamableHTTPServerTransport;
   begun: boolean;
   openRequests: number;
@@ -83,6 +86,7 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
     const id = s.transport.sessionId;
     if (id !== undefined) live.delete(id);
     servers.delete(s.server);
+    s.tasks.closeAll();
     void s.server.close().catch(() => undefined);
     if (s.begun) hooks.sessionEnded(s.info);
   };
@@ -101,13 +105,19 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
       },
       maxRequestBodySize: limit,
     });
-    const server = createSessionServer(svc, info, {
-      started: (s) => {
-        if (ref.s !== undefined) ref.s.begun = true;
-        hooks.sessionStarted(s);
+    const tasks = new TaskStore(svc.clock, taskLimits(svc.config));
+    const server = createSessionServer(
+      svc,
+      info,
+      {
+        started: (s) => {
+          if (ref.s !== undefined) ref.s.begun = true;
+          hooks.sessionStarted(s);
+        },
       },
-    });
-    const s: LiveSession = { info, server, transport, begun: false, openRequests: 0, lastSeenMs: clock.monotonicMs(), ended: false };
+      tasks,
+    );
+    const s: LiveSession = { info, server, tasks, transport, begun: false, openRequests: 0, lastSeenMs: clock.monotonicMs(), ended: false };
     ref.s = s;
     server.onclose = () => end(s);
     servers.add(server);
@@ -117,12 +127,12 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
 
   /**
    * Makes room for a new session by closing the one idle the longest (no open
-   * request, no open stream): many clients never send DELETE. False when every
-   * session is busy.
+   * request, no open stream, no task it could still ask about): many clients
+   * never send DELETE. False when every session is busy.
    */
   const evictIdlest = async (): Promise<boolean> => {
     let idlest: LiveSession | undefined;
-    for (const s of live.values()) if (s.openRequests === 0 && (idlest === undefined || s.lastSeenMs < idlest.lastSeenMs)) idlest = s;
+    for (const s of live.values()) if (s.openRequests === 0 && s.tasks.size === 0 && (idlest === undefined || s.lastSeenMs < idlest.lastSeenMs)) idlest = s;
     if (idlest === undefined) return false;
     const s = idlest;
     await s.transport.close().catch(() => undefined);

@@ -13,7 +13,9 @@
  * and the card stays open: the same call again (same session, tool, key and
  * call digest) waits on that card or takes its decision. A client that gives
  * up (its request's AbortSignal: notifications/cancelled or a closed
- * connection) cancels the card at once.
+ * connection) cancels the card at once. A call that runs as an MCP task
+ * waits like one with a progress token (its request was answered with the
+ * task at once), and its `tasks/cancel` aborts the same signal.
  */
 import type { Authority, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
 import { advertiseTool } from '../../contracts/index.js';
@@ -81,8 +83,10 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   const onAbort = (): void => wait.cancel();
   if (req.signal.aborted) wait.cancel();
   else req.signal.addEventListener('abort', onAbort, { once: true });
-  const longWait = progressTokenOf(req.meta) !== undefined;
+  // A task's request was answered at once: nobody's request timeout runs while it waits.
+  const longWait = req.asTask === true || progressTokenOf(req.meta) !== undefined;
   req.progress(`waiting for operator approval ${card.id.slice(0, 8)} (until ${card.expires_at})`);
+  req.status?.(`waiting for operator approval ${card.id.slice(0, 8)} (until ${card.expires_at})`);
   const ping = setInterval(() => req.progress(`still waiting for operator approval ${card.id.slice(0, 8)}`), svc.config.progress_interval_seconds * 1000);
   let limit: NodeJS.Timeout | undefined;
   const waitOver = new Promise<'wait_over'>((resolve) => {
@@ -105,6 +109,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   }
   switch (d.kind) {
     case 'approved':
+      req.status?.(`approved by ${d.by}; running`);
       if (d.scope === 'session') {
         const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, revision: s.revision.revision, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
         try {

@@ -65,6 +65,14 @@ export interface CallRequest {
   readonly signal: AbortSignal;
   /** Sends an MCP progress notification, when the client asked for progress. */
   readonly progress: (message: string) => void;
+  /**
+   * The call runs as an MCP task (2025-11-25 `tasks`): its request was answered
+   * at once and the client polls, so no client timeout runs — an approval wait
+   * lasts the whole approval timeout, as for a client that sent a progress token.
+   */
+  readonly asTask?: boolean;
+  /** Where the call stands, in one line (a task's `statusMessage`); never carries a secret. */
+  readonly status?: (message: string) => void;
 }
 
 /**
