@@ -6,39 +6,28 @@
  * client planned against, src/protocol/shim-hello.ts); that line is read and
  * removed before the MCP stream starts, and the session starts from it.
  *
- * Before the SDK sees a line, a screen answers what the SDK would drop
- * silently or change (protocol errors stay JSON-RPC errors, DESIGN §6):
- * - a line that is not JSON, or not UTF-8 → -32700 Parse error (with the
- *   request's id when one can be read), never "repaired" into U+FFFD and run;
- * - a line longer than the limit (`protocol/agent-limits.ts`, derived from
- *   `max_request_bytes`) → discarded with bounded memory and answered as the
- *   pipeline would: REQUEST_TOO_LARGE for a `tools/call`, -32600 otherwise;
- * - an envelope the SDK would drop without a word (`params` an array, `null`,
- *   a string or a number; a `_meta` that is not an object; an unusable id) →
- *   -32602 / -32600 from `protocol/jsonrpc-screen.ts`, never silence;
- * - a `tools/call` whose arguments carry an own `__proto__` key → the SDK's
- *   schema copy would drop that key (and re-parent the object), so the call is
- *   refused here as VALIDATION_FAILED (-32602, the tool error in `data`) and
- *   journaled as a rejection like any other.
+ * Before the SDK sees a line, the agent screen (`agent-screen.ts`, shared
+ * with the HTTP listener) answers what the SDK would drop silently or change
+ * (protocol errors stay JSON-RPC errors, DESIGN §6). A line longer than the
+ * limit (`protocol/agent-limits.ts`, derived from `max_request_bytes`) is
+ * discarded with bounded memory and answered as the pipeline would:
+ * REQUEST_TOO_LARGE for a `tools/call`, -32600 otherwise.
  * A peer that does not read its answers is disconnected; one connection's
  * trouble never reaches another.
  */
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { isUtf8 } from 'node:buffer';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { PosternError } from '../protocol/errors.js';
-import { screenMessage } from '../protocol/jsonrpc-screen.js';
 import { agentLineLimit, oversizedAnswer } from '../protocol/agent-limits.js';
 import { encodeLine, lineSplitter } from '../protocol/ndjson.js';
 import { listenPrivate, prepareSocketPath, removeIfOurs } from './socket-file.js';
 import { createSessionServer } from './mcp/session-server.js';
 import { TaskStore, taskLimits } from './mcp/task-store.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
-import { Trail } from './pipeline/trail.js';
 import { HELLO_MAX_BYTES, parseHello, type ShimHello } from '../protocol/shim-hello.js';
+import { screenAgentMessage } from './agent-screen.js';
 
 /** Answers queued for a peer that does not read them, before it is disconnected. */
 const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
@@ -94,23 +83,6 @@ function readHello(socket: Socket): Promise<{ hello: ShimHello | null; rest: Buf
 }
 
 type Json = Record<string, unknown>;
-type RpcId = string | number | null;
-
-function asId(v: unknown): RpcId {
-  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? v : null;
-}
-
-/** The id of a line that cannot be accepted, if a lenient reading finds one. */
-function lenientId(line: Buffer): RpcId {
-  try {
-    const v: unknown = JSON.parse(line.toString('utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? asId((v as Json)['id']) : null;
-  } catch {
-    return null;
-  }
-}
-
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /**
  * Screens one connection's lines; returns the chunk handler. Accepted lines
@@ -122,50 +94,22 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
     socket.write(encodeLine(msg));
     if (socket.writableLength > MAX_UNREAD_BYTES) socket.destroy();
   };
-  const parseError = (id: RpcId, why: string): void => answer({ jsonrpc: '2.0', id, error: { code: -32700, message: `Parse error: ${why}` } });
-
-  /** Journals the refusal through the call pipeline's own trail and answers with its tool error. */
-  const refuseProtoKey = (id: RpcId, name: unknown, args: unknown): void => {
-    const tool = typeof name === 'string' ? name : '';
-    const trail = new Trail(svc, session, tool, svc.state.snapshot().handlerRevision, randomUUID());
-    trail.step('admit');
-    trail.step('screen:proto_key');
-    try {
-      trail.raw(svc.state.redactor().redactValue(args));
-    } catch {
-      // locked: the rejection is journaled without its arguments
-    }
-    const err = new PosternError('VALIDATION_FAILED', 'the key "__proto__" is not allowed in arguments', { details: { field: '__proto__' } });
-    void trail.fail(err).then((result) => {
-      answer({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } });
-    });
-  };
-
   const limit = agentLineLimit(svc.config.max_request_bytes);
   return lineSplitter(
     limit,
     (line) => {
-      if (!isUtf8(line)) return parseError(lenientId(line), 'the message is not valid UTF-8');
-      let msg: unknown;
-      try {
-        msg = JSON.parse(line.toString('utf8'));
-      } catch {
-        return parseError(null, 'the message is not valid JSON');
+      const verdict = screenAgentMessage(line, svc, session);
+      switch (verdict.kind) {
+        case 'pass':
+          return pass(line);
+        case 'answer':
+          return answer(verdict.response);
+        case 'answer-later':
+          void verdict.response.then(answer);
+          return;
+        case 'drop':
+          return;
       }
-      const verdict = screenMessage(msg);
-      if (verdict.kind === 'answer') return answer(verdict.response);
-      if (verdict.kind === 'drop') return;
-      if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
-        const m = msg as Json;
-        const params = m['params'];
-        if (m['method'] === 'tools/call' && typeof params === 'object' && params !== null) {
-          const args = (params as Json)['arguments'];
-          if (typeof args === 'object' && args !== null && !Array.isArray(args) && hasOwn(args, '__proto__')) {
-            return refuseProtoKey(asId(m['id']), (params as Json)['name'], args);
-          }
-        }
-      }
-      pass(line);
     },
     (o) => answer(oversizedAnswer(o, limit) ?? { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: the message is larger than ${limit} bytes` } }),
   );

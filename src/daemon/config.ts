@@ -9,6 +9,9 @@ import { z } from 'zod';
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING } from '../protocol/agent-limits.js';
 import { PosternError } from '../protocol/errors.js';
 
+/** The HTTP listener's port when config.yaml names none. */
+export const MCP_HTTP_DEFAULT_PORT = 7469;
+
 const ConfigSchema = z
   .object({
     approval_timeout_seconds: z.number().positive().max(86_400).default(120),
@@ -48,6 +51,23 @@ const ConfigSchema = z
       })
       .strict()
       .default({ timeout_ms: 60_000, connect_timeout_ms: 10_000, max_output_bytes: 1024 * 1024, idle_close_seconds: 60, max_channels_per_connection: 4 }),
+    /**
+     * The optional Streamable HTTP MCP listener (src/daemon/http). Off unless
+     * enabled here AND authorized with the passphrase (`postern http enable`,
+     * src/home/http-authorization.ts): an agent that edits this file cannot open it.
+     */
+    mcp_http: z
+      .object({
+        enabled: z.boolean().default(false),
+        /** Loopback only: no other address can be configured. */
+        host: z.literal('127.0.0.1', { error: 'the HTTP listener binds 127.0.0.1 only' }).default('127.0.0.1'),
+        /** 0: any free port (the daemon writes the URL it bound to run/mcp-http.json). */
+        port: z.number().int().min(0).max(65_535).default(MCP_HTTP_DEFAULT_PORT),
+        /** At most this many sessions at once; a new one closes the one idle the longest (src/daemon/http/listener.ts). */
+        max_sessions: z.number().int().min(1).max(256).default(16),
+      })
+      .strict()
+      .default({ enabled: false, host: '127.0.0.1', port: MCP_HTTP_DEFAULT_PORT, max_sessions: 16 }),
   })
   .strict();
 

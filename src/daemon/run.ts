@@ -1,7 +1,8 @@
 /**
  * The daemon's composition root: unlock the vault, load the accepted catalog,
  * open the journals (recovering interrupted calls as outcome_unknown), listen
- * on the agent socket and the operator socket, adopt newly accepted catalogs
+ * on the agent socket, the operator socket and (when enabled and authorized)
+ * the HTTP listener, adopt newly accepted catalogs
  * (then tell sessions `tools/list_changed`), adopt new vault generations
  * written by `postern secret …` (vault-follow.ts), lock on idle, and shut down
  * cleanly. One daemon per home (a lock file in the 0700 run directory).
@@ -28,7 +29,8 @@ import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { loadConfig } from './config.js';
 import { KeyReservations } from './pipeline/idempotency.js';
 import { PendingOutcomes } from './pipeline/pending-outcomes.js';
-import type { Services } from './pipeline/context.js';
+import type { Services, SessionInfo } from './pipeline/context.js';
+import { startHttpIfAuthorized } from './http/start.js';
 import { takeDaemonLock } from './socket-file.js';
 import { IdleTracker } from './idle.js';
 import { DaemonState, snapshotOf, type CatalogSnapshot } from './state.js';
@@ -185,14 +187,14 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       log(`vault locked (${reason}); ${voided} pending approvals voided, ${revoked.length} grants revoked; restart the daemon to unlock`);
     });
 
-    const agent = await startAgentSocket(paths.agentSocket, svc, {
+    const sessionHooks = (transport: 'stdio-socket' | 'http'): { sessionStarted(s: SessionInfo): void; sessionEnded(s: SessionInfo): void } => ({
       sessionStarted: (s) => {
         idleness.touch();
         const view: SessionView = { id: s.id, client_name: s.clientName, client_version: s.clientVersion, pid: s.pid, protocol_version: s.protocolVersion, started_at: clock.now().toISOString(), ended_at: null, end_reason: null };
         live.set(s.id, view);
         bus.emit({ type: 'session.opened', session: view });
         try {
-          j.sessions.startSession({ session_id: s.id, transport: 'stdio-socket', client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: s.agentRelease });
+          j.sessions.startSession({ session_id: s.id, transport, client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: s.agentRelease });
         } catch (e) {
           log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
         }
@@ -210,7 +212,11 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         }
       },
     });
+    const agent = await startAgentSocket(paths.agentSocket, svc, sessionHooks('stdio-socket'));
     started.push(() => agent.close());
+    // The optional HTTP listener: only when config.yaml enables it AND the operator authorized it.
+    const httpEndpoint = await startHttpIfAuthorized({ paths, svc, config, key: vault.deriveKey('catalog-mac'), hooks: sessionHooks('http'), log, journalEvent });
+    if (httpEndpoint !== null) started.push(() => httpEndpoint.close());
     // What catalog.yaml would change (read-only; recomputed when it or the catalog in use changes).
     let pending: CatalogPendingView | null = null;
     const refreshPending = async (): Promise<void> => {
@@ -302,7 +308,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       state.setSnapshot(next);
       keeper.noteCatalog(next.digest);
       journalEvent(null, 'catalog_accepted', { digest: next.digest, sequence: inUse.sequence, accepted_at: next.acceptedAt, tools: next.catalog.tools.size });
-      const n = await agent.broadcastListChanged();
+      const n = (await agent.broadcastListChanged()) + (httpEndpoint === null ? 0 : await httpEndpoint.broadcastListChanged());
       journalEvent(null, 'list_changed_sent', { digest: next.digest, sessions: n });
       log(`adopted catalog ${next.digest.slice(0, 16)}…; told ${n} sessions`);
       bus.emit({ type: 'catalog.adopted', catalog: { digest: next.digest, sequence: inUse.sequence, accepted_at: next.acceptedAt, tools: next.catalog.tools.size } });
@@ -353,12 +359,14 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           if (idle !== undefined) clearInterval(idle);
           // Stop admitting, end waiting approvals, let running actions finish (bounded), then close.
           agent.stopAccepting();
+          httpEndpoint?.stopAccepting();
           svc.queue.voidAll(`daemon stopping: ${reason}`);
           const drained = Promise.allSettled([...svc.inflight]);
           const grace = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref());
           await Promise.race([drained, grace]);
           if (svc.inflight.size > 0) log(`${svc.inflight.size} calls still running at shutdown: they will show as outcome_unknown`);
           await agent.close();
+          await httpEndpoint?.close();
           await operator.close();
           await ssh.close();
           // Past the grace period: a request still running is cut (its call shows as outcome_unknown).

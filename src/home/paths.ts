@@ -26,6 +26,12 @@ export interface HomePaths {
   readonly operatorSocket: string;
   /** One daemon per home. */
   readonly daemonLock: string;
+  /** The operator's MAC'd authorization of the HTTP listener (src/home/http-authorization.ts). */
+  readonly mcpHttpAuthorization: string;
+  /** The HTTP listener's bearer token (0600, in the 0700 run directory). */
+  readonly mcpHttpToken: string;
+  /** Where a running daemon's HTTP listener says its URL (written at start, removed at stop). */
+  readonly mcpHttpInfo: string;
 }
 
 export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -49,5 +55,8 @@ export function homePaths(home: string): HomePaths {
     agentSocket: join(home, 'run', 'agent.sock'),
     operatorSocket: join(home, 'run', 'operator.sock'),
     daemonLock: join(home, 'run', 'daemon.lock'),
+    mcpHttpAuthorization: join(home, 'mcp-http.authorized.json'),
+    mcpHttpToken: join(home, 'run', 'mcp-http.token'),
+    mcpHttpInfo: join(home, 'run', 'mcp-http.json'),
   };
 }

@@ -21,6 +21,7 @@ import { atomicWriteFile } from './atomic-write.js';
 import { readAcceptance, readHistoryLines } from './catalog-store.js';
 import type { HomePaths } from './paths.js';
 import { anchorIsAuthentic, readAnchor, reauthenticateAnchor } from '../journal/anchor/index.js';
+import { httpAuthorizationMac, isAuthenticHttpAuthorization, readHttpAuthorization } from './http-authorization.js';
 
 export interface PreparedArtefact {
   /** One line for the operator: what was re-authenticated, what was left. */
@@ -107,11 +108,27 @@ const journalAnchorFile: VaultKeyedArtefact = {
   },
 };
 
+/** mcp-http.authorized.json: the operator's authorization of the HTTP listener. */
+const httpAuthorizationFile: VaultKeyedArtefact = {
+  name: 'HTTP listener authorization',
+  purpose: 'catalog-mac',
+  async prepare(paths, oldKey, newKey) {
+    const found = await readHttpAuthorization(paths);
+    if (found.kind === 'none') return { summary: `${this.name}: none`, write: nothing };
+    if (found.kind === 'malformed' || !isAuthenticHttpAuthorization(oldKey, found.stored)) {
+      return { summary: `${this.name}: does NOT verify with the old key; left as it is (run \`postern http enable\` to authorize the listener again)`, write: nothing };
+    }
+    const record = found.stored.record;
+    const next = { record, mac: httpAuthorizationMac(newKey, record) };
+    return { summary: `${this.name}: re-authenticated`, write: () => atomicWriteFile(paths.mcpHttpAuthorization, `${JSON.stringify(next, null, 2)}\n`) };
+  },
+};
+
 /**
  * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
  * artefact missing here stops verifying after `postern passwd`.
  */
-export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile];
+export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, httpAuthorizationFile];
 
 /** Prepares every artefact under the new keys; the returned function writes them and returns the summaries. */
 export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<() => Promise<string[]>> {

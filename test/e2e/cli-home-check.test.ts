@@ -48,6 +48,8 @@ describe('one home check for every command', () => {
     ['audit', 'verify'],
     ['approvals', 'list'],
     ['daemon'],
+    ['http', 'enable', '--port', '0'],
+    ['http', 'disable'],
   ];
 
   it('a symlinked POSTERN_HOME (live or dangling) is refused by every command; nothing is read or written', async () => {

@@ -15,6 +15,7 @@ import { registerCompletion } from './completion.js';
 import { registerDemo } from './demo.js';
 import { registerAttach } from './attach.js';
 import { registerUp } from './up.js';
+import { registerHttp } from './http.js';
 
 export function registerCommands(program: Command): void {
   registerInit(program);
@@ -32,4 +33,5 @@ export function registerCommands(program: Command): void {
   registerDemo(program);
   registerAttach(program);
   registerUp(program);
+  registerHttp(program);
 }

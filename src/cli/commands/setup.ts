@@ -14,6 +14,7 @@ import { dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import { homePaths, resolveHome } from '../../home/paths.js';
+import { readListenerInfo } from '../../home/http-listener-info.js';
 import { PosternError } from '../../protocol/errors.js';
 import { configFile, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
 import { launchSpec, type LaunchSpec } from '../setup/launch.js';
@@ -21,9 +22,20 @@ import { examples } from '../help.js';
 
 interface SetupOpts {
   write?: boolean;
+  http?: boolean;
   force?: boolean;
   home?: string;
   scope: Scope;
+}
+
+/** `setup json --http`: the entry for a client of the running HTTP listener, with its bearer token. */
+async function httpSnippet(home: string): Promise<string> {
+  const paths = homePaths(home);
+  const info = await readListenerInfo(paths);
+  if (info === null) throw new PosternError('DAEMON_UNAVAILABLE', `no HTTP listener is running for ${home}: run \`postern http enable\`, then (re)start the daemon`);
+  const token = (await readFile(info.token_file, 'utf8')).trim();
+  process.stderr.write(`postern: note: this entry holds the listener's bearer token (from ${info.token_file}): keep the file you paste it into private\n`);
+  return JSON.stringify({ mcpServers: { postern: { type: 'http', url: info.url, headers: { Authorization: `Bearer ${token}` } } } }, null, 2);
 }
 
 async function readIfExists(path: string): Promise<{ text: string; mode: number } | undefined> {
@@ -78,11 +90,13 @@ export function registerSetup(program: Command): void {
     .option('--force', 'with --write: replace an existing, different postern entry')
     .addOption(new Option('--scope <scope>', 'claude-code, cursor: user (all projects) or project (the current directory)').choices(Scopes).default('user'))
     .option('--home <dir>', 'the Postern home the agent is connected to (default: POSTERN_HOME or ~/.postern)')
+    .option('--http', 'json only: an entry for the running HTTP listener (URL and bearer token) instead of `postern mcp`')
     .addHelpText('after', examples([
       'postern setup claude-code            # prints `claude mcp add …` and the .mcp.json form',
       'postern setup codex --write          # merges [mcp_servers.postern] into ~/.codex/config.toml',
       'postern setup cursor --write --scope project',
       'postern setup json > postern-mcp.json',
+      'postern setup json --http            # the running HTTP listener: URL and bearer token',
     ]))
     .action(async (host: string, o: SetupOpts) => {
       if (!isHost(host)) throw new PosternError('USAGE', `unknown host "${host.slice(0, 40)}" (expected one of ${Hosts.join(', ')})`);
@@ -92,6 +106,11 @@ export function registerSetup(program: Command): void {
       const out = (l: string): void => void process.stdout.write(`${l}\n`);
       if (o.write !== true && o.force === true) throw new PosternError('USAGE', '--force only applies with --write');
       if (o.write === true && host === 'json') throw new PosternError('USAGE', 'json has no config file to write: redirect the output instead');
+      if (o.http === true) {
+        if (host !== 'json' || o.write === true) throw new PosternError('USAGE', '--http applies to `postern setup json` (printed, never written)');
+        out(await httpSnippet(home));
+        return;
+      }
       if (!existsSync(homePaths(home).vault)) process.stderr.write(`postern: note: no vault in ${home} yet: run \`postern init\` before the agent connects\n`);
       if (o.write !== true) {
         out(snippet(host, spec, places));

@@ -1,0 +1,94 @@
+/**
+ * The screen every agent message passes before the MCP SDK sees it, whatever
+ * carried it (a line on the agent socket, a POST body on the HTTP listener).
+ * One home for these rules; the transports only frame and answer.
+ *
+ * - not UTF-8, or not JSON → -32700 Parse error (with the request's id when a
+ *   lenient reading finds one), never "repaired" into U+FFFD and run;
+ * - an envelope the SDK would drop without a word → the answer of
+ *   `protocol/jsonrpc-screen.ts` (-32602 / -32600), or a silent drop for a
+ *   notification;
+ * - a `tools/call` whose arguments carry an own `__proto__` key → the SDK's
+ *   schema copy would drop that key (and re-parent the object), so the call
+ *   is refused here as VALIDATION_FAILED (-32602, the tool error in `data`)
+ *   and journaled as a rejection like any other.
+ * Oversized messages are answered by the transport with
+ * `protocol/agent-limits.ts` (`oversizedAnswer`), from the same limit.
+ */
+import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
+import { PosternError } from '../protocol/errors.js';
+import { screenMessage } from '../protocol/jsonrpc-screen.js';
+import type { Services, SessionInfo } from './pipeline/context.js';
+import { Trail } from './pipeline/trail.js';
+
+type Json = Record<string, unknown>;
+type RpcId = string | number | null;
+
+export type AgentScreenVerdict =
+  /** Hand the message (parsed here) to the SDK. */
+  | { readonly kind: 'pass'; readonly message: unknown }
+  /** Answer this instead; the SDK never sees the message. */
+  | { readonly kind: 'answer'; readonly response: Json }
+  /** The same, once the refusal is journaled (the journal commits in groups). */
+  | { readonly kind: 'answer-later'; readonly response: Promise<Json> }
+  /** A notification that cannot be used: nothing is answered (JSON-RPC). */
+  | { readonly kind: 'drop' };
+
+function asId(v: unknown): RpcId {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? v : null;
+}
+
+/** The id of a message that cannot be accepted, if a lenient reading finds one. */
+function lenientId(bytes: Buffer): RpcId {
+  try {
+    const v: unknown = JSON.parse(bytes.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? asId((v as Json)['id']) : null;
+  } catch {
+    return null;
+  }
+}
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+const parseError = (id: RpcId, why: string): AgentScreenVerdict => ({ kind: 'answer', response: { jsonrpc: '2.0', id, error: { code: -32700, message: `Parse error: ${why}` } } });
+
+/** Journals the refusal through the call pipeline's own trail and answers with its tool error. */
+function refuseProtoKey(svc: Services, session: SessionInfo, id: RpcId, name: unknown, args: unknown): AgentScreenVerdict {
+  const tool = typeof name === 'string' ? name : '';
+  const trail = new Trail(svc, session, tool, svc.state.snapshot().handlerRevision, randomUUID());
+  trail.step('admit');
+  trail.step('screen:proto_key');
+  try {
+    trail.raw(svc.state.redactor().redactValue(args));
+  } catch {
+    // locked: the rejection is journaled without its arguments
+  }
+  const err = new PosternError('VALIDATION_FAILED', 'the key "__proto__" is not allowed in arguments', { details: { field: '__proto__' } });
+  const response = trail.fail(err).then((result): Json => ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } }));
+  return { kind: 'answer-later', response };
+}
+
+/** The verdict on one whole message (already within the size limit). */
+export function screenAgentMessage(bytes: Buffer, svc: Services, session: SessionInfo): AgentScreenVerdict {
+  if (!isUtf8(bytes)) return parseError(lenientId(bytes), 'the message is not valid UTF-8');
+  let msg: unknown;
+  try {
+    msg = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return parseError(null, 'the message is not valid JSON');
+  }
+  const verdict = screenMessage(msg);
+  if (verdict.kind === 'answer') return verdict;
+  if (verdict.kind === 'drop') return { kind: 'drop' };
+  if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
+    const m = msg as Json;
+    const params = m['params'];
+    if (m['method'] === 'tools/call' && typeof params === 'object' && params !== null) {
+      const args = (params as Json)['arguments'];
+      if (typeof args === 'object' && args !== null && !Array.isArray(args) && hasOwn(args, '__proto__')) {
+        return refuseProtoKey(svc, session, asId(m['id']), (params as Json)['name'], args);
+      }
+    }
+  }
+  return { kind: 'pass', message: msg };
+}

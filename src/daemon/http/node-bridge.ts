@@ -1,0 +1,92 @@
+/**
+ * Between node:http and the SDK's Web-standard transport: reading a body with
+ * bounded memory, writing JSON answers, building the `Request` the transport
+ * takes and streaming its `Response` (SSE included) back to node.
+ *
+ * Invariants: a body is never held past `limit` bytes (past it, only the
+ * first EDGE_BYTES are kept, to answer by id and method); a JSON answer always
+ * has a Content-Length and `Cache-Control: no-store`; a streamed response ends
+ * when either side does, and honours backpressure.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EDGE_BYTES } from '../../protocol/ndjson.js';
+import { MCP_PATH } from './gate.js';
+
+export type Body = { readonly kind: 'whole'; readonly bytes: Buffer } | { readonly kind: 'oversized'; readonly head: string };
+
+/** Reads a body up to `limit` bytes; past it, stops with the first bytes kept (to answer by id and method). */
+export function readBody(req: IncomingMessage, limit: number): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.once('data', (c: Buffer) => {
+        req.pause();
+        resolve({ kind: 'oversized', head: c.subarray(0, EDGE_BYTES).toString('utf8') });
+      });
+      req.once('end', () => resolve({ kind: 'oversized', head: '' }));
+      req.once('error', reject);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer): void => {
+      size += c.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.pause();
+        const head = Buffer.concat([...chunks, c]).subarray(0, EDGE_BYTES).toString('utf8');
+        resolve({ kind: 'oversized', head });
+        return;
+      }
+      chunks.push(c);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve({ kind: 'whole', bytes: Buffer.concat(chunks) }));
+    req.once('error', reject);
+  });
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, extra: Readonly<Record<string, string>> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...extra });
+  res.end(text);
+}
+
+/** The node request as a Web `Request` (the body is handed over parsed, never re-read). */
+export function webRequest(req: IncomingMessage, port: number, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
+  }
+  return new Request(`http://127.0.0.1:${port}${MCP_PATH}`, { method: req.method ?? 'GET', headers, signal });
+}
+
+/** Copies a Web `Response` to node, streaming (SSE) bodies until either side ends. */
+export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
+  res.writeHead(response.status, headers);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const chunk: { done: true; value?: Uint8Array } | { done: false; value: Uint8Array } = await reader.read();
+      if (chunk.done) break;
+      if (!res.write(chunk.value)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
+      if (res.destroyed) break;
+    }
+  } finally {
+    res.end();
+  }
+}
