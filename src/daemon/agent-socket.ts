@@ -23,7 +23,7 @@ import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/s
 import { agentLineLimit, oversizedAnswer } from '../protocol/agent-limits.js';
 import { encodeLine, lineSplitter } from '../protocol/ndjson.js';
 import { listenPrivate, prepareSocketPath, removeIfOurs } from './socket-file.js';
-import { createSessionServer } from './mcp/session-server.js';
+import { broadcastListChanged, createSessionServer } from './mcp/session-server.js';
 import { TaskStore, taskLimits } from './mcp/task-store.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { HELLO_MAX_BYTES, parseHello, type ShimHello } from '../protocol/shim-hello.js';
@@ -181,11 +181,7 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
   const identity = await listenPrivate(net, path);
   return {
     sessions: servers,
-    async broadcastListChanged() {
-      const all = [...servers];
-      await Promise.all(all.map((s) => s.sendToolListChanged().catch(() => undefined)));
-      return all.length;
-    },
+    broadcastListChanged: () => broadcastListChanged(servers),
     stopAccepting() {
       net.close();
     },

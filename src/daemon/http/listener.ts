@@ -24,7 +24,7 @@ import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcon
 import type { Clock } from '../../clock/index.js';
 import { agentLineLimit, oversizedAnswer } from '../../protocol/agent-limits.js';
 import { screenAgentMessage } from '../agent-screen.js';
-import { createSessionServer } from '../mcp/session-server.js';
+import { broadcastListChanged, createSessionServer } from '../mcp/session-server.js';
 import { TaskStore, taskLimits } from '../mcp/task-store.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { judgeRequest, MCP_PATH, refusalBody } from './gate.js';
@@ -259,11 +259,7 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
     url: `http://127.0.0.1:${port}${MCP_PATH}`,
     port,
     sessions: servers,
-    async broadcastListChanged() {
-      const all = [...servers];
-      await Promise.all(all.map((s) => s.sendToolListChanged().catch(() => undefined)));
-      return all.length;
-    },
+    broadcastListChanged: () => broadcastListChanged(servers),
     stopAccepting() {
       accepting = false;
       http.close();

@@ -127,6 +127,13 @@ function differsFrom(declared: ReadonlyMap<string, number>, declaredToolset: str
   return false;
 }
 
+/** Tells every live session its tool list changed; returns how many were told (a failed send is that session's trouble alone). */
+export async function broadcastListChanged(servers: Iterable<Server>): Promise<number> {
+  const all = [...servers];
+  await Promise.all(all.map((s) => s.sendToolListChanged().catch(() => undefined)));
+  return all.length;
+}
+
 export function createSessionServer(svc: Services, session: SessionInfo, hooks: SessionHooks, tasks: TaskStore): Server {
   const server = new SessionServer(
     { name: 'postern', version: VERSION },

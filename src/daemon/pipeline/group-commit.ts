@@ -33,14 +33,11 @@ export class GroupCommit {
   #intents: Waiting<CallRecord & { target: TargetDetails }, IntentResult>[] = [];
   #outcomes: Waiting<{ call_id: string; outcome: OutcomeInput }, void>[] = [];
   #scheduled = false;
-  /** Transactions written so far (for tests and the bench). */
+  /** Transactions written so far (for tests). */
   commits = 0;
 
   readonly #windowMs: number;
   readonly #busy: () => boolean;
-  /** Entries written so far (for tests and the bench). */
-  entries = 0;
-
   /**
    * `busy`: other calls are in flight, so more entries are likely on their way: a batch then
    * waits up to `windowMs` for them. Alone, it is flushed on the next loop turn.
@@ -80,15 +77,10 @@ export class GroupCommit {
   #flush(): void {
     // Outcomes first: they release keys and end calls the agents are waiting on.
     const outcomes = this.#outcomes.splice(0, this.#maxBatch);
-    if (outcomes.length > 0) settle(outcomes, () => this.#activity.recordOutcomes(outcomes.map((w) => w.input)), () => this.#count(outcomes.length));
+    if (outcomes.length > 0) settle(outcomes, () => this.#activity.recordOutcomes(outcomes.map((w) => w.input)), () => this.commits++);
     const intents = this.#intents.splice(0, this.#maxBatch);
-    if (intents.length > 0) settle(intents, () => this.#activity.recordIntents(intents.map((w) => w.input)), () => this.#count(intents.length));
+    if (intents.length > 0) settle(intents, () => this.#activity.recordIntents(intents.map((w) => w.input)), () => this.commits++);
     if (this.#intents.length > 0 || this.#outcomes.length > 0) this.#schedule();
-  }
-
-  #count(n: number): void {
-    this.commits++;
-    this.entries += n;
   }
 }
 

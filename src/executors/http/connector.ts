@@ -18,17 +18,9 @@ import { buildConnector, type Dispatcher } from 'undici';
 import { PosternError } from '../../protocol/errors.js';
 import { egressVerdict, sameAddress } from './ip-policy.js';
 import { egressBlocked } from './target.js';
+import type { CheckedConnection } from './types.js';
 
-export interface PinnedConnectorOptions {
-  readonly protocol: 'http:' | 'https:';
-  /** The origin's host: used for SNI, the certificate check and messages. */
-  readonly host: string;
-  /** The checked address to connect to. */
-  readonly address: string;
-  readonly port: number;
-  readonly allowPrivate: boolean;
-  /** TCP connect plus TLS handshake. */
-  readonly connectTimeoutMs: number;
+export interface PinnedConnectorOptions extends CheckedConnection {
   readonly onConnected?: (remoteAddress: string) => void;
   /** Resume TLS sessions on later connections made by this connector (a pooled key); off for a one-call connector. */
   readonly keepTlsSessions?: boolean;

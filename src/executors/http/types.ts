@@ -69,10 +69,13 @@ export interface HttpExecOptions {
 /** Where a call connects: the checked address for the origin's host (what the pinned connector needs). */
 export interface CheckedConnection {
   readonly protocol: 'http:' | 'https:';
+  /** The origin's host: used for SNI, the certificate check and messages. */
   readonly host: string;
+  /** The checked address to connect to. */
   readonly address: string;
   readonly port: number;
   readonly allowPrivate: boolean;
+  /** TCP connect plus TLS handshake. */
   readonly connectTimeoutMs: number;
 }
 
