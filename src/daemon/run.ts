@@ -119,6 +119,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : undefined;
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
     const pendingOutcomes = new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log);
+    // Set once the catalog reload exists (below); a vault adopted before that has nothing to re-judge.
+    let rejudge = (): void => undefined;
+    const rejudgeCatalog = (): void => rejudge();
     const follower = new VaultFollower({
       path: paths.vault,
       state,
@@ -133,6 +136,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
         // A restored copy older than this generation must be refused at the next start too.
         keeper.noteVaultGeneration(change.to);
+        // A new vault may carry the mark of an accepted record that arrived first.
+        rejudgeCatalog();
         const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
         log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
       },
@@ -291,6 +296,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
 
     const reloadCatalog = async (): Promise<boolean> => {
       if (state.locked) return false;
+      // An acceptance is judged against the vault's mark: read the vault as it is now first (the
+      // accept saves the vault and the record one after the other; their events race).
+      await follower.refresh();
+      if (state.locked) return false;
       const judged = await loadSuccessor(paths, state.vault(), inUse);
       if (judged.kind === 'same') return false;
       if (judged.kind === 'refused') {
@@ -315,6 +324,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       return true;
     };
     let reloading = Promise.resolve();
+    rejudge = (): void => {
+      reloading = reloading.then(() => reloadCatalog().then(() => refreshPending())).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
+    };
     const watcher: FSWatcher = watch(paths.home, (_event, file) => {
       if (file === basename(paths.vault)) {
         void follower.refresh();
@@ -325,7 +337,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         return;
       }
       if (file !== basename(paths.acceptedRecord)) return;
-      reloading = reloading.then(() => reloadCatalog().then(() => refreshPending())).catch((e: unknown) => log(`catalog not adopted: ${isPosternError(e) ? e.message : 'error'}`));
+      rejudge();
     });
     const idle = config.idle_lock_minutes > 0
       ? setInterval(() => {
