@@ -25,12 +25,14 @@ import { systemClock, type Clock } from '../clock/index.js';
 import { Chain } from './chain.js';
 import { NO_HOOKS, type CommitHooks, type CommitListener } from './hooks.js';
 import { JournalWatch } from './integrity.js';
-import type { ChainHead } from './types.js';
+import type { ChainBase, ChainHead } from './types.js';
+import { planPrune, pruneChain, type ClaimForPrune, type PrunePlan } from './prune.js';
 import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
 import { ACTIVITY_SCHEMA } from './activity-schema.js';
 import { ActivityStore } from './activity-store.js';
-import { ensureJournalDir, journalIdOf, openJournalDb, type JournalName } from './database.js';
+import { ensureJournalDir, guard, journalIdOf, openJournalDb, type JournalName } from './database.js';
+import { PosternError } from '../protocol/errors.js';
 import { recoverOpenCalls } from './recovery.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
@@ -42,7 +44,8 @@ export { SESSION_EVENT_TYPES } from './types.js';
 export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
 export type { CommitListener } from './hooks.js';
-export { GENESIS_HASH } from './chain.js';
+export { GENESIS_HASH, GENESIS_BASE, entryHash } from './chain.js';
+export type { PrunePlan, ChainCut, ClaimForPrune } from './prune.js';
 export { callSteps, sessionTimeline } from './timeline.js';
 export type { SessionTimeline, TimelineEntry, TimelineSource } from './timeline.js';
 
@@ -50,6 +53,8 @@ export type { SessionTimeline, TimelineEntry, TimelineSource } from './timeline.
 export interface JournalFileFacts {
   readonly journal_id: string | null;
   readonly head: ChainHead;
+  /** Where the chain starts (seq 0 unless pruned). */
+  readonly base: ChainBase;
   /** The stored hash of entry `seq`; undefined when the chain has no such entry. */
   hashAt(seq: number): string | undefined;
 }
@@ -66,6 +71,10 @@ export interface Journals {
   readonly recovered: readonly string[];
   /** Both files' journal ids and current heads. */
   facts(): JournalFacts;
+  /** What `prune` would remove for a cut-off time (prune.ts); changes nothing. */
+  prunePlan(before: string, stillNeeded: (c: ClaimForPrune) => boolean): PrunePlan;
+  /** Removes the planned prefixes (each journal in its own transaction) and returns the new bases. */
+  prune(plan: PrunePlan): { readonly sessions: ChainBase; readonly activity: ChainBase };
   close(): void;
 }
 
@@ -85,7 +94,7 @@ export interface OpenOptions {
 }
 
 function factsOf(db: Database.Database, chain: Chain): JournalFileFacts {
-  return { journal_id: journalIdOf(db), head: chain.head(), hashAt: (seq) => chain.hashAt(seq) };
+  return { journal_id: journalIdOf(db), head: chain.head(), base: chain.base(), hashAt: (seq) => chain.hashAt(seq) };
 }
 
 export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
@@ -116,11 +125,27 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
         },
       };
     };
+    const sessionsHooks = hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file);
+    const activityHooks = hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file);
+    const parts = {
+      sessions: { name: 'sessions', db: sessionsDb, chain: sessionsChain },
+      activity: { name: 'activity', db: activityDb, chain: store.chain },
+    } as const;
     return {
-      sessions: createSessionsJournal(sessionsDb, now, sessionsChain, hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file)),
-      activity: createActivityJournal(store, hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file)),
+      sessions: createSessionsJournal(sessionsDb, now, sessionsChain, sessionsHooks),
+      activity: createActivityJournal(store, activityHooks),
       recovered: Object.freeze(recovered),
       facts,
+      prunePlan: (before, stillNeeded) => guard('journal', 'plan the prune', () => planPrune(parts.sessions, parts.activity, before, stillNeeded)),
+      prune(plan) {
+        if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');
+        const one = (name: JournalName, hooks: CommitHooks, cut: number): ChainBase => {
+          const base = guard(name, 'prune', () => pruneChain(parts[name], cut, () => hooks.check()));
+          guard(name, 'advance the anchor', () => hooks.committed(true));
+          return base;
+        };
+        return { sessions: one('sessions', sessionsHooks, plan.sessions.cut), activity: one('activity', activityHooks, plan.activity.cut) };
+      },
       close() {
         for (const db of opened) if (db.open) db.close();
       },

@@ -38,6 +38,8 @@ export function derivedKeyId(purpose: DerivedKeyPurpose): number {
       return 2;
     case 'journal-anchor':
       return 3;
+    case 'journal-checkpoint':
+      return 4;
   }
 }
 

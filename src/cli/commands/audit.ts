@@ -389,7 +389,7 @@ export function registerAudit(program: Command): void {
         }
         if (!reports.sessions.ok || !reports.activity.ok || !anchor.ok) process.exitCode = 1;
       } finally {
-        unlocked?.key.fill(0);
+        unlocked?.wipe();
       }
     });
 

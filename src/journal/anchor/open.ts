@@ -41,6 +41,8 @@ export interface AnchorContext {
   readonly catalogDigest: string;
   readonly clock: Clock;
   readonly log: (line: string) => void;
+  /** The checkpoint file and the vault's journal-checkpoint seed: signed checkpoints are written when given. */
+  readonly checkpoints?: { readonly path: string; readonly seed: Uint8Array };
 }
 
 export interface AnchoredJournals {
@@ -106,6 +108,18 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
       record: { ...record, activity: facts.activity.head, sessions: facts.sessions.head, vault_generation: Math.max(record.vault_generation, ctx.vaultGeneration), catalog_digest: ctx.catalogDigest },
       clock: ctx.clock,
       log: ctx.log,
+      ...(ctx.checkpoints === undefined
+        ? {}
+        : {
+            checkpoints: {
+              path: ctx.checkpoints.path,
+              seed: ctx.checkpoints.seed,
+              bases: () => {
+                const f = journals.facts();
+                return { activity: f.activity.base, sessions: f.sessions.base };
+              },
+            },
+          }),
     });
     keeper.writeNow();
     return { journals, keeper };
