@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock/index.js';
-import { Chain } from './chain.js';
+import { Chain, type EntryRow } from './chain.js';
 import { NO_HOOKS, type CommitHooks, type CommitListener } from './hooks.js';
 import { JournalWatch } from './integrity.js';
 import type { ChainBase, ChainHead } from './types.js';
@@ -45,6 +45,7 @@ export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
 export type { CommitListener } from './hooks.js';
 export { GENESIS_HASH, GENESIS_BASE, entryHash } from './chain.js';
+export type { EntryRow } from './chain.js';
 export type { PrunePlan, ChainCut, ClaimForPrune } from './prune.js';
 export { callSteps, sessionTimeline } from './timeline.js';
 export type { SessionTimeline, TimelineEntry, TimelineSource } from './timeline.js';
@@ -71,6 +72,10 @@ export interface Journals {
   readonly recovered: readonly string[];
   /** Both files' journal ids and current heads. */
   facts(): JournalFacts;
+  /** Raw activity entries after `afterSeq` in seq order, in one read transaction; `fn` returning false stops. */
+  activityEntries(afterSeq: number, fn: (row: EntryRow) => boolean | void): void;
+  /** The seqs of a call's activity entries (its first entry, then its outcome). */
+  activityEntrySeqs(call_id: string): number[];
   /** What `prune` would remove for a cut-off time (prune.ts); changes nothing. */
   prunePlan(before: string, stillNeeded: (c: ClaimForPrune) => boolean): PrunePlan;
   /** Removes the planned prefixes (each journal in its own transaction) and returns the new bases. */
@@ -136,6 +141,8 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
       activity: createActivityJournal(store, activityHooks),
       recovered: Object.freeze(recovered),
       facts,
+      activityEntries: (afterSeq, fn) => guard('activity', 'read entries', () => activityDb.transaction(() => store.chain.forEach(fn, afterSeq)).deferred()),
+      activityEntrySeqs: (call_id) => guard('activity', 'read entries', () => activityDb.prepare<[string], number>('SELECT seq FROM entries WHERE call_id = ? ORDER BY seq').pluck().all(call_id)),
       prunePlan: (before, stillNeeded) => guard('journal', 'plan the prune', () => planPrune(parts.sessions, parts.activity, before, stillNeeded)),
       prune(plan) {
         if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');

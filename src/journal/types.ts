@@ -169,6 +169,8 @@ export const SESSION_EVENT_TYPES = [
   'vault_generation_accepted',
   /** Entries past the anchor found at start after a crash, and adopted. */
   'anchor_tail_adopted',
+  /** The operator removed old entries (`postern audit prune`): the cut-off, and where each chain now starts. */
+  'journal_pruned',
   /** The HTTP listener started (its URL), or was enabled in config.yaml and refused (why). */
   'http_listener',
   /** A session's `tools/call` became an MCP task (its call is journaled like any other). */

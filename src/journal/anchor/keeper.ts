@@ -168,7 +168,9 @@ export class AnchorKeeper {
   /** Final write (rename included) and checkpoint, then the keys are zeroed. */
   close(): void {
     try {
-      this.#want('shutdown');
+      // A checkpoint unless the last one already says all of it (e.g. right after an operator command's own).
+      const cp = this.#cp;
+      if (cp !== null && (cp.pending !== null || cp.last === null || cp.last.entries !== this.#entries())) this.#want('shutdown');
       this.#dirty = true;
       this.flush(true);
     } finally {
