@@ -102,6 +102,17 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
   });
   try {
     const facts = journals.facts();
+    // The bases as last read: the final checkpoint is written after the journals are closed.
+    let bases = { activity: facts.activity.base, sessions: facts.sessions.base };
+    const currentBases = (): typeof bases => {
+      try {
+        const f = journals.facts();
+        bases = { activity: f.activity.base, sessions: f.sessions.base };
+      } catch {
+        // closed: nothing can have changed them since
+      }
+      return bases;
+    };
     keeper = new AnchorKeeper({
       path: ctx.anchorPath,
       key: ctx.key,
@@ -114,10 +125,7 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
             checkpoints: {
               path: ctx.checkpoints.path,
               seed: ctx.checkpoints.seed,
-              bases: () => {
-                const f = journals.facts();
-                return { activity: f.activity.base, sessions: f.sessions.base };
-              },
+              bases: currentBases,
             },
           }),
     });
