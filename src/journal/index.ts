@@ -29,7 +29,7 @@ import type { ChainBase, ChainHead } from './types.js';
 import { planPrune, pruneChain, type ClaimForPrune, type PrunePlan } from './prune.js';
 import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
-import { ACTIVITY_SCHEMA } from './activity-schema.js';
+import { ACTIVITY_SCHEMA, HEAD } from './activity-schema.js';
 import { ActivityStore } from './activity-store.js';
 import { ensureJournalDir, guard, journalIdOf, openJournalDb, type JournalName } from './database.js';
 import { PosternError } from '../protocol/errors.js';
@@ -102,6 +102,9 @@ function factsOf(db: Database.Database, chain: Chain): JournalFileFacts {
   return { journal_id: journalIdOf(db), head: chain.head(), base: chain.base(), hashAt: (seq) => chain.hashAt(seq) };
 }
 
+/** A call's entries through the partial indexes (their predicates verbatim), not a scan. */
+const ENTRY_SEQS_SQL = `SELECT seq FROM entries WHERE call_id = ? AND ${HEAD} UNION ALL SELECT seq FROM entries WHERE call_id = ? AND kind = 'outcome' ORDER BY seq`;
+
 export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
   const clock = opts.clock ?? systemClock;
   const now = (): Date => clock.now();
@@ -142,7 +145,7 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
       recovered: Object.freeze(recovered),
       facts,
       activityEntries: (afterSeq, fn) => guard('activity', 'read entries', () => activityDb.transaction(() => store.chain.forEach(fn, afterSeq)).deferred()),
-      activityEntrySeqs: (call_id) => guard('activity', 'read entries', () => activityDb.prepare<[string], number>('SELECT seq FROM entries WHERE call_id = ? ORDER BY seq').pluck().all(call_id)),
+      activityEntrySeqs: (call_id) => guard('activity', 'read entries', () => activityDb.prepare<[string, string], number>(ENTRY_SEQS_SQL).pluck().all(call_id, call_id)),
       prunePlan: (before, stillNeeded) => guard('journal', 'plan the prune', () => planPrune(parts.sessions, parts.activity, before, stillNeeded)),
       prune(plan) {
         if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');
