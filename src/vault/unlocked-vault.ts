@@ -38,8 +38,10 @@ export function derivedKeyId(purpose: DerivedKeyPurpose): number {
       return 2;
     case 'journal-anchor':
       return 3;
-    case 'journal-checkpoint':
+    case 'secret-exposure':
       return 4;
+    case 'journal-checkpoint':
+      return 5;
   }
 }
 
