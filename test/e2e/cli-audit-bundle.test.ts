@@ -133,7 +133,7 @@ describe('audit: signed checkpoints, bundles, prune', () => {
     assert.match(p.stdout, /sessions: [1-9]\d* entries up to seq \d+/);
     const v = await inst.sb.run(['audit', 'verify', '--key', fingerprint]);
     assert.equal(v.code, 0, v.stdout);
-    assert.match(v.stdout, /^sessions journal: ok, \d+ entries, head seq/m);
+    assert.match(v.stdout, /^sessions journal: ok, \d+ entries \(pruned: starts after seq \d+\), head seq/m);
     assert.match(v.stdout, /^checkpoint: ok: journal matches checkpoint #\d+ \((prune|shutdown)/m);
     const events = await inst.sb.run(['audit', 'session', '--daemon', '--json']);
     assert.ok((JSON.parse(events.stdout) as { type: string }[]).some((x) => x.type === 'journal_pruned'));
@@ -142,5 +142,21 @@ describe('audit: signed checkpoints, bundles, prune', () => {
     const r = await call('notes_write', { title: `t ${keys[0]!}`, idempotency_key: keys[0]! });
     assert.equal(r.structuredContent?.['replayed'], true, JSON.stringify(r));
     assert.equal(await inst.stopDaemon(), 0);
+  });
+
+  it('passwd: the old key endorses the new one, and a verifier who pinned the old fingerprint follows it', async () => {
+    const newPass = await inst.sb.file('new-pass', `new-${randomBytes(8).toString('hex')}-passphrase\n`);
+    const pw = await inst.sb.run(['passwd', '--new-passphrase-file', newPass, ...pass()]);
+    assert.equal(pw.code, 0, pw.stderr);
+    assert.match(pw.stdout + pw.stderr, /journal checkpoints: the new key SHA256:\S+ is endorsed by the old one/);
+    writeFileSync(inst.passFile, readFileSync(newPass));
+    const k = await inst.sb.run(['audit', 'key', '--json', ...pass()]);
+    const next = (JSON.parse(k.stdout) as { fingerprint: string }).fingerprint;
+    assert.notEqual(next, fingerprint);
+    await inst.startDaemon();
+    assert.equal(await inst.stopDaemon(), 0);
+    const v = await inst.sb.run(['audit', 'verify', '--key', fingerprint, '--unlock', ...pass()]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    assert.match(v.stdout, new RegExp(`^checkpoint: ok: journal matches checkpoint #\\d+ \\(shutdown, .*key ${next.replace(/[+/]/g, '\\$&')}\\)`, 'm'));
   });
 });
