@@ -38,13 +38,23 @@ import { anchorContext, vaultFacts, type VaultFacts } from './anchor.js';
 // Checkpoints in `audit verify`
 
 /** The checkpoint finding: against `key` when named, and the vault's own key with --unlock. */
-export function checkpointFinding(ctx: CliContext, opts: { key?: string; unlocked?: VaultFacts }): { ok: boolean; line: string; inspection: CheckpointInspection } {
+export function checkpointFinding(ctx: CliContext, opts: { key?: string; unlocked?: VaultFacts }): { ok: boolean; line: string; inspection: CheckpointInspection; json: Record<string, unknown> } {
   const vaultKey = opts.unlocked === undefined ? undefined : publicKeyOf(opts.unlocked.checkpointSeed);
   const inspection = inspectCheckpoints(ctx.paths.journalDir, ctx.paths.checkpoints, {
     ...(opts.key === undefined ? {} : { root: opts.key }),
     ...(vaultKey === undefined ? {} : { vaultKey }),
   });
-  return { ...describeCheckpointInspection(inspection, opts.key !== undefined), inspection };
+  const d = describeCheckpointInspection(inspection, opts.key !== undefined);
+  const w = inspection.walk;
+  const json = {
+    ok: d.ok,
+    line: d.line,
+    kind: inspection.kind,
+    ...(inspection.kind === 'judged' ? { checkpoint: inspection.checkpoint.record, verdict: inspection.verdict, pinned: inspection.pinned } : {}),
+    keys: w.keys.map(keyFingerprint),
+    lines: { accepted: w.accepted.length, malformed: w.malformed, bad_signature: w.badSignature, untrusted: w.untrusted },
+  };
+  return { ...d, inspection, json };
 }
 
 // ---------------------------------------------------------------------------

@@ -283,7 +283,7 @@ export function registerAudit(program: Command): void {
         }
         const reports = withJournals(j, (jj) => ({ sessions: jj.sessions.verify(), activity: jj.activity.verify() }));
         const cp = checkpointFinding(ctx, { ...(o.key === undefined ? {} : { key: o.key }), ...(unlocked === undefined ? {} : { unlocked }) });
-        if (o.json === true) ctx.out(JSON.stringify({ ...reports, anchor: { ok: anchor.ok, ...inspection }, checkpoint: { ok: cp.ok, line: cp.line, ...cp.inspection } }, null, 2));
+        if (o.json === true) ctx.out(JSON.stringify({ ...reports, anchor: { ok: anchor.ok, ...inspection }, checkpoint: cp.json }, null, 2));
         else {
           ctx.out(chainLine('sessions', reports.sessions));
           ctx.out(chainLine('activity', reports.activity));
