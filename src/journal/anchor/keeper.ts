@@ -145,7 +145,8 @@ export class AnchorKeeper {
   /** An anchor write now, and a checkpoint of it (`prune` records the cut-off). Throws when the anchor cannot be written. */
   checkpointNow(reason: CheckpointReason, prunedBefore: string | null = null): void {
     this.#want(reason, prunedBefore);
-    this.writeNow();
+    this.#dirty = true;
+    this.flush(true);
   }
 
   /** Writes now if anything changed since the last write; throws on failure. `whole`: replace the whole file (both slots, directory synced). */
