@@ -210,6 +210,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
           ...(o.result === undefined ? {} : { result: o.result }),
           result_digest: o.result_digest ?? null,
           target_extra: o.target_extra ?? null,
+          ...(o.output_adapter === undefined ? {} : { output_adapter: o.output_adapter }),
           recovered: false,
         };
         try {

@@ -76,6 +76,8 @@ export interface OutcomeInput {
   readonly result?: unknown;
   readonly result_digest?: string;
   readonly target_extra?: Record<string, unknown>;
+  /** Output adapter steps that gave the result an older revision's shape. */
+  readonly output_adapter?: string;
 }
 
 /** What an outcome did to the call's idempotency claim; `null` for calls without a key. */
@@ -94,6 +96,8 @@ export interface CallOutcome {
   readonly result?: unknown;
   readonly result_digest: string | null;
   readonly target_extra: Record<string, unknown> | null;
+  /** Output adapter steps applied to the result; absent in entries written before they were recorded. */
+  readonly output_adapter?: string | null;
   readonly claim: ClaimEffect;
   /** True when written by crash recovery at open, not by the pipeline. */
   readonly recovered: boolean;

@@ -23,7 +23,7 @@ import { admitArguments } from './admit.js';
 import { decideIdempotency } from './idempotency.js';
 import { ApprovalEnded, obtainApproval, type ApprovalSubject } from './approve.js';
 import { checkCredential, executeAction } from './execute.js';
-import { shapeResult } from './result.js';
+import { outputContractOf, shapeResult } from './result.js';
 import { callStatus, CALL_STATUS_TOOL } from './call-status.js';
 import { planCall, type CallPlan } from './plan.js';
 import { planOrigin } from './plan-origin.js';
@@ -206,7 +206,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 
         trail.step('redact');
         // The newest redactor covers the values of every generation since the unlock, this call's included.
-        const shaped = shapeResult(exec, revision, svc.state.locked ? redactor : svc.state.redactor(), trail);
+        const shaped = shapeResult(exec, revision, svc.state.locked ? redactor : svc.state.redactor(), trail, outputContractOf(plan.decision));
         return await trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
       } finally {
         for (const part of Object.values(taken?.secret ?? {})) part.fill(0);
