@@ -17,7 +17,7 @@
  */
 import { clipLabel } from '../protocol/clip.js';
 import { harmlessOutputReason, outputAddReason, outputBreakReason, type ChangeReason } from './changes.js';
-import { constNode, findProperty, type ObjectNode, type PropertyDef, type SchemaNode } from './schema-node.js';
+import { constNode, findProperty, type PropertyDef, type SchemaNode } from './schema-node.js';
 import { within } from './schema-within.js';
 import { isAdapter, type JsonObject, type JsonValue, type OutputAdapter, type PreviousPolicy, type Revision } from './types.js';
 
@@ -86,7 +86,7 @@ export function adaptedOutputNode(newOut: SchemaNode, a: OutputAdapter): { node:
         ? [...props, { name: field, node: constNode(value), presence: 'required', default: undefined, description: undefined }]
         : props.map((p) => (p.name === field ? { ...p, presence: 'required', node: p.presence === 'required' ? p.node : orConst(p.node, value) } : p));
     }
-    node = { ...(node as ObjectNode), properties: props };
+    node = { ...(node), properties: props };
   }
   if (a.wrap !== undefined) {
     node = { kind: 'object', additional: { kind: 'none' }, properties: [{ name: a.wrap, node, presence: 'required', default: undefined, description: undefined }] };

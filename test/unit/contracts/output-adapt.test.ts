@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   applyOutputAdapter, carryResultBack, classifyRevisionChange, outputLink, parseCatalog, releaseGate, resolveContract,
-  type OutputAdapter, type Revision,
+  type OutputAdapter,
 } from '../../../src/contracts/index.ts';
 import { outputContractOf, shapeResult } from '../../../src/daemon/pipeline/result.ts';
 import type { Trail } from '../../../src/daemon/pipeline/trail.ts';
@@ -205,7 +205,7 @@ describe('the result a consumer receives', () => {
     const d = resolveContract(t, planned);
     assert.notEqual(d.kind, 'reject');
     if (d.kind === 'reject') throw new Error('rejected');
-    return shapeResult(http(body), d.execute as Revision, redactor, trail, outputContractOf(d));
+    return shapeResult(http(body), d.execute, redactor, trail, outputContractOf(d));
   };
 
   it('a v1 consumer gets {issueId} as {id}; the steps are in _meta and in the shaped result for the journal', () => {
