@@ -167,7 +167,9 @@ const namesOf = (keys: readonly string[]): string =>
 /** Applies one output adapter to one result (a value of the newer revision). */
 export function applyOutputAdapter(a: OutputAdapter, result: unknown): OutputStep {
   const applied: string[] = [];
-  const fail = (field: string, problem: string): OutputStep => ({ ok: false, field, problem, applied });
+  /** Fields are named as they are in the result the adapter received (inside what it unwrapped). */
+  let at = '';
+  const fail = (field: string, problem: string): OutputStep => ({ ok: false, field: at === '' ? field : field === '(result)' ? at : `${at}.${field}`, problem, applied });
   let value: unknown = result;
   if (a.unwrap !== undefined) {
     const u = a.unwrap;
@@ -176,6 +178,7 @@ export function applyOutputAdapter(a: OutputAdapter, result: unknown): OutputSte
     const left = Object.keys(value).filter((k) => k !== u);
     applied.push(`unwrapped ${u}${left.length === 0 ? '' : ` (left out: ${namesOf(left)})`}`);
     value = value[u];
+    at = u;
   }
   if (hasTopLevelSteps(a)) {
     if (!isPlainObject(value)) return fail('(result)', 'must be an object');

@@ -65,6 +65,11 @@ describe('output adapter steps', () => {
     assert.deepEqual(r1.ok ? null : [r1.field, r1.problem], ['data', 'is required (to unwrap)']);
     const r2 = applyOutputAdapter(adapter({ renames: [['a', 'b']] }), ['not', 'an', 'object']);
     assert.deepEqual(r2.ok ? null : r2.field, '(result)');
+    // Inside what was unwrapped, fields are named as they are in the result received.
+    const r3 = applyOutputAdapter(adapter({ unwrap: 'data', renames: [['issueId', 'id']] }), { data: { issueId: 'I-1', id: 'x' } });
+    assert.deepEqual(r3.ok ? null : r3.field, 'data.id');
+    const r4 = applyOutputAdapter(adapter({ unwrap: 'data', renames: [['issueId', 'id']] }), { data: 'text' });
+    assert.deepEqual(r4.ok ? null : r4.field, 'data');
   });
 
   it('a key named __proto__ stays a plain field', () => {
