@@ -1,5 +1,6 @@
 /**
- * `postern audit sessions|activity|show|session|timeline|verify|export`: incident
+ * `postern audit sessions|activity|show|session|timeline|verify|export` (and
+ * `find-secret`, audit-find-secret.ts): incident
  * questions answered from the two journals (DESIGN §8) — which agent session
  * asked for what, with which raw arguments, what they were normalized to,
  * under which revisions, who approved it, what left the machine and what came
@@ -32,6 +33,7 @@ import { contextFor, type CliContext } from '../context.js';
 import { describeInspection, vaultFacts } from './anchor.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
+import { registerFindSecret } from './audit-find-secret.js';
 import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine, timelineRow } from '../audit-render.js';
 
 /** Calls listed under `audit session`. */
@@ -419,4 +421,6 @@ export function registerAudit(program: Command): void {
         b.end();
       });
     });
+
+  registerFindSecret(audit, { openAudit, withJournals, parseTime });
 }
