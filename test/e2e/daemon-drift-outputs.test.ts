@@ -144,6 +144,9 @@ describe('daemon: output contracts while sessions run', () => {
     assert.equal(r._meta?.['dev.postern/revision'], 3);
     const j = journaled(k);
     assert.deepEqual([j?.status, j?.call.revision_seen, j?.call.revision_executed, j?.outcome?.output_adapter], ['success', 1, 3, 'r3→r2: renamed issueId → id']);
+    const shown = await inst.sb.run(['audit', 'show', String(j?.call.call_id)]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /output adapter\s+r3→r2: renamed issueId → id/);
     // A consumer that lists r3 gets the result as the service said it.
     const fresh = await inst.client({ name: 'v3-consumer' });
     await fresh.listTools();
