@@ -16,8 +16,7 @@
  * its facts.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { canonicalDigest, carryResultBack, resultIssues, type ContractDecision, type OutputHop, type Rejection, type Revision } from '../../contracts/index.js';
-
+import { canonicalDigest, type Revision } from '../../contracts/index.js';
 import type { Redactor } from '../../redaction/index.js';
 import { withheldBody } from '../../executors/http/index.js';
 import { PosternError } from '../../protocol/errors.js';
@@ -26,6 +25,9 @@ import { advertisedOutputSchema } from '../../protocol/tool-result.js';
 import { errorResult, successResult } from './respond.js';
 import { META_OUTPUT_ADAPTED } from './context.js';
 import type { ExecResult } from './execute.js';
+import { checkOutput, mismatchError, type Checked, type Mismatch, type OutputContract } from './output-contract.js';
+
+export { outputContractOf, type OutputContract } from './output-contract.js';
 
 export interface ShapedResult {
   readonly result: CallToolResult;
@@ -88,27 +90,6 @@ export function sshOutputSchema(output: Record<string, unknown> | undefined): Re
   });
 }
 
-/**
- * The output contract a result is given under: the revision the call was
- * planned against (pinned, adapted or current) and the links from it to the
- * revision that ran, newest last.
- */
-export interface OutputContract {
-  readonly planned: Revision;
-  readonly hops: readonly OutputHop[];
-}
-
-export function outputContractOf(decision: Exclude<ContractDecision, Rejection>): OutputContract {
-  return decision.kind === 'current' ? { planned: decision.execute, hops: [] } : { planned: decision.seen, hops: decision.links };
-}
-
-/** The result broke the planned revision's output contract (the effect happened). */
-interface Mismatch {
-  readonly field: string;
-  readonly expected: string;
-  readonly issues: readonly string[];
-}
-
 interface Verdict {
   readonly facts: Record<string, unknown>;
   /** Why the call failed although the target was reached; undefined on success. */
@@ -117,28 +98,6 @@ interface Verdict {
   /** Output adapter steps applied to the result (empty when none). */
   readonly adapted: readonly string[];
   readonly summary: string;
-}
-
-type Checked = { readonly ok: true; readonly value: unknown; readonly adapted: readonly string[] } | { readonly ok: false; readonly mismatch: Mismatch; readonly adapted: readonly string[] };
-
-const MAX_ISSUES = 5;
-const under = (root: string, field: string): string => (field === '(result)' ? root : /^[[]/.test(field) ? `${root}${field}` : `${root}.${field}`);
-
-/**
- * The value a consumer planned against `contract.planned` receives: the result
- * carried back through the links' output adapters, then validated against the
- * planned revision's output schema. A planned revision without an output
- * schema promised nothing: the value is passed on as it is.
- */
-function checkOutput(value: unknown, contract: OutputContract, root: string): Checked {
-  const schema = contract.planned.output;
-  if (schema === undefined) return { ok: true, value, adapted: [] };
-  const carried = carryResultBack(contract.hops, value);
-  if (!carried.ok) return { ok: false, mismatch: { field: under(root, carried.field), expected: carried.problem, issues: [] }, adapted: carried.applied };
-  const issues = resultIssues(schema, carried.value, root);
-  const first = issues[0];
-  if (first === undefined) return { ok: true, value: carried.value, adapted: carried.applied };
-  return { ok: false, mismatch: { field: first.field, expected: first.problem, issues: issues.slice(0, MAX_ISSUES).map((i) => `${i.field}: ${i.problem}`) }, adapted: carried.applied };
 }
 
 const preview = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v)).slice(0, 500);
@@ -229,24 +188,6 @@ export interface CallFacts {
   readonly currentRevision: number | null;
 }
 
-/** The distinct contract error: the effect happened, the result does not fit the plan. */
-function mismatchError(m: Mismatch, revision: Revision, contract: OutputContract, trail: CallFacts, adapted: readonly string[]): PosternError {
-  const planned = contract.planned.revision;
-  const current = trail.currentRevision === null ? '' : `; current revision is ${trail.currentRevision}`;
-  const via = planned === revision.revision ? '' : ` (revision ${revision.revision} ran)`;
-  const message = `${revision.tool}: the action ran, but its result does not match the output schema of revision ${planned}, which this call was planned against${via}: ${m.field}: ${m.expected}${current}`;
-  return new PosternError('OUTPUT_CONTRACT_MISMATCH', message, {
-    sideEffectStarted: true,
-    details: {
-      field: m.field,
-      expected: m.expected,
-      planned_revision: planned,
-      ...(m.issues.length > 1 ? { issues: m.issues } : {}),
-      ...(adapted.length > 0 ? { output_adapter: adapted } : {}),
-    },
-  });
-}
-
 /**
  * Shapes the executor's result. `contract` is the output contract of the
  * call's plan (default: the revision that ran, as planned).
@@ -258,7 +199,7 @@ export function shapeResult(exec: ExecResult, revision: Revision, redactor: Reda
     v.failure !== undefined
       ? new PosternError('TARGET_ERROR', v.failure, { sideEffectStarted: true })
       : v.mismatch !== undefined
-        ? mismatchError(v.mismatch, revision, contract, trail, v.adapted)
+        ? mismatchError(v.mismatch, revision, contract, trail.currentRevision, v.adapted)
         : undefined;
   let result = error === undefined ? successResult(v.summary, v.facts) : errorResult(error, facts4err, v.facts);
   const adapted = error === undefined ? v.adapted : [];
