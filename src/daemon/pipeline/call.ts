@@ -2,7 +2,7 @@
  * One `tools/call`, start to finish, in the order of DESIGN §6:
  *   admit → resolve the contract → validate + normalize → resolve the action
  *   → idempotency → approval → re-check → journal intent → execute → redact
- *   → journal outcome → respond.
+ *   → shape for the planned revision's output contract → journal outcome → respond.
  * Each decision lives in its own module; this file only sequences them and
  * records the trail. Invariants: a call is planned against one catalog
  * snapshot and never mixes two; after any wait it runs only if the catalog in
