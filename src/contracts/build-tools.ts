@@ -3,16 +3,17 @@
  * `postern_` prefix, revisions strictly increasing, and each `previous` policy
  * checked against the revision it bridges from. An adapt policy is declarative
  * and checked statically: renamed fields exist on both sides, mapped and
- * default values are valid for the schemas they feed. Replacements named by
+ * default values are valid for the schemas they feed; so does its output
+ * adapter, against the two output schemas. Replacements named by
  * `retired` must be tools of the same catalog.
  */
 import { buildRevision } from './build-revision.js';
 import { TOOL_NAME, ToolShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
-import { findProperty, type ObjectNode } from './schema-node.js';
+import { findProperty, type ObjectNode, type SchemaNode } from './schema-node.js';
 import { zodOf } from './schema-zod.js';
 import { checkShape, isRecord } from './shape-check.js';
-import type { Revision, Target, Tool } from './types.js';
+import type { OutputAdapter, Revision, Target, Tool } from './types.js';
 import { isAdapter } from './types.js';
 
 const RESERVED_PREFIX = 'postern_';
@@ -24,6 +25,7 @@ function inputOf(r: Revision): ObjectNode | undefined {
 function checkAdapter(prev: Revision, next: Revision, at: DocPath, sink: IssueSink): void {
   const policy = next.previous;
   if (!isAdapter(policy)) return;
+  if (policy.output !== undefined) checkOutputAdapter(prev, next, policy.output, [...at, 'output'], sink);
   const oldIn = inputOf(prev);
   const newIn = inputOf(next);
   if (oldIn === undefined || newIn === undefined) return;
@@ -57,6 +59,69 @@ function checkAdapter(prev: Revision, next: Revision, at: DocPath, sink: IssueSi
     const target = findProperty(newIn, field);
     if (target === undefined) sink.add(p, `revision ${next.revision} has no field "${field}"`);
     else if (!zodOf(target.node).safeParse(value).success) sink.add(p, `${JSON.stringify(value)} is not a valid value for "${field}" in revision ${next.revision}`);
+  }
+}
+
+/** The object a step works on: the whole result, or the field named by unwrap (new side) / wrap (old side). */
+function stepObject(node: SchemaNode | undefined, field: string | undefined): ObjectNode | undefined {
+  if (node === undefined) return undefined;
+  if (field === undefined) return node.kind === 'object' ? node : undefined;
+  const inner = node.kind === 'object' ? findProperty(node, field) : undefined;
+  return inner?.node.kind === 'object' ? inner.node : undefined;
+}
+
+/**
+ * An output adapter names fields that exist: what it unwraps in the newer
+ * result, what it renames from there and to in the older one, and mapped and
+ * default values valid for the older schema. Whether it carries every result
+ * is the release gate's proof (output-adapt.ts), not checked here.
+ */
+function checkOutputAdapter(prev: Revision, next: Revision, a: OutputAdapter, at: DocPath, sink: IssueSink): void {
+  const oldOut = prev.output?.node;
+  const newOut = next.output?.node;
+  if (oldOut === undefined || newOut === undefined) {
+    sink.add(at, `an output adapter needs an output schema on both revision ${prev.revision} and revision ${next.revision}`);
+    return;
+  }
+  if (a.unwrap !== undefined && (newOut.kind !== 'object' || findProperty(newOut, a.unwrap) === undefined)) {
+    sink.add([...at, 'unwrap'], `the output of revision ${next.revision} has no field "${a.unwrap}"`);
+  }
+  if (a.wrap !== undefined && (oldOut.kind !== 'object' || findProperty(oldOut, a.wrap) === undefined)) {
+    sink.add([...at, 'wrap'], `the output of revision ${prev.revision} has no field "${a.wrap}"`);
+  }
+  if (a.renames.length + a.mappings.length + a.defaults.length === 0) return;
+  const from = stepObject(newOut, a.unwrap);
+  const to = stepObject(oldOut, a.wrap);
+  if (from === undefined || to === undefined) {
+    sink.add(at, 'renames, mappings and defaults need object results on both sides (after unwrap / before wrap)');
+    return;
+  }
+  const seen = new Set<string>();
+  for (const [x, y] of a.renames) {
+    const p = [...at, 'renames', x];
+    if (findProperty(from, x) === undefined) sink.add(p, `the output of revision ${next.revision} has no field "${x}" to rename`);
+    if (findProperty(to, y) === undefined) sink.add(p, `the output of revision ${prev.revision} has no field "${y}"`);
+    if (x !== y && findProperty(from, y) !== undefined) sink.add(p, `the output of revision ${next.revision} already has "${y}"; a rename never replaces a field`);
+    if (x === y) sink.add(p, 'renames a field to itself');
+    if (seen.has(y)) sink.add(p, `two fields are renamed to "${y}"`);
+    seen.add(y);
+  }
+  for (const [field, pairs] of a.mappings) {
+    const p = [...at, 'mappings', field];
+    const target = findProperty(to, field);
+    if (target === undefined) {
+      sink.add(p, `the output of revision ${prev.revision} has no field "${field}"`);
+      continue;
+    }
+    pairs.forEach(([, v], i) => {
+      if (!zodOf(target.node).safeParse(v).success) sink.add([...p, i, 'to'], `${JSON.stringify(v)} is not a valid value in revision ${prev.revision}`);
+    });
+  }
+  for (const [field, value] of a.defaults) {
+    const p = [...at, 'defaults', field];
+    const target = findProperty(to, field);
+    if (target === undefined) sink.add(p, `the output of revision ${prev.revision} has no field "${field}"`);
+    else if (!zodOf(target.node).safeParse(value).success) sink.add(p, `${JSON.stringify(value)} is not a valid value for "${field}" in revision ${prev.revision}`);
   }
 }
 

@@ -73,6 +73,17 @@ export const SshShape = z.strictObject({
 });
 
 const fieldMap = z.record(z.string(), z.unknown());
+const mappingMap = z.record(z.string(), z.array(z.strictObject({ from: z.unknown(), to: z.unknown() })).min(1));
+const fieldName = z.string().min(1).max(128);
+
+/** Results of the newer revision given back in the older one's shape (see OutputAdapter). */
+export const OutputAdapterShape = z.strictObject({
+  unwrap: fieldName.optional(),
+  renames: z.record(z.string(), fieldName).optional(),
+  mappings: mappingMap.optional(),
+  defaults: fieldMap.optional(),
+  wrap: fieldName.optional(),
+});
 
 export const PreviousShape = z.union([
   z.enum(['pin', 'reject', 'adapt', 'migrate']).transform((policy) => ({ policy })),
@@ -81,10 +92,11 @@ export const PreviousShape = z.union([
   z.strictObject({
     policy: z.enum(['adapt', 'migrate']),
     renames: z.record(z.string(), z.string()).optional(),
-    mappings: z.record(z.string(), z.array(z.strictObject({ from: z.unknown(), to: z.unknown() })).min(1)).optional(),
+    mappings: mappingMap.optional(),
     defaults: fieldMap.optional(),
+    output: OutputAdapterShape.optional(),
   }),
-], { error: 'must be pin, reject, adapt, migrate, or { policy: adapt | migrate, renames?, mappings?, defaults? }' });
+], { error: 'must be pin, reject, adapt, migrate, or { policy: adapt | migrate, renames?, mappings?, defaults?, output? }' });
 
 export const RevisionShape = z.strictObject({
   revision: z.int().min(1).max(1_000_000),
@@ -118,5 +130,6 @@ export type HttpInput = z.infer<typeof HttpShape>;
 export type HttpRequestInput = z.infer<typeof HttpRequestShape>;
 export type SshInput = z.infer<typeof SshShape>;
 export type PreviousInput = z.infer<typeof PreviousShape>;
+export type OutputAdapterInput = z.infer<typeof OutputAdapterShape>;
 export type RevisionInput = z.infer<typeof RevisionShape>;
 export type ToolInput = z.infer<typeof ToolShape>;

@@ -3,21 +3,23 @@
  * surprising a session that planned against the old one? It fails when a
  * breaking, behaviour-changing or widening change has no `previous` policy (or
  * one that cannot cover it), when a semantic change keeps the tool's name,
- * when a published revision was edited or removed without being retired, and
- * when a journaled call that was valid would now fail (the seeds' historical
- * log test). Pure: the caller supplies both catalogs and the journal records.
+ * when a published revision was edited or removed without being retired, when
+ * a revision still served is routed to results it cannot read (no safe output
+ * path: unchanged, additive, or a proved output adapter), and when a journaled
+ * call that was valid would now fail (the seeds' historical log test). Pure: the caller supplies both catalogs and the journal records.
  */
 import type { Change } from './changes.js';
 import { classifyCatalogChange } from './classify-catalog.js';
 import { prepareCall, resolveContract } from './contract.js';
 import { resolveAction } from './resolve-action.js';
-import type { Catalog } from './types.js';
+import type { Catalog, Revision } from './types.js';
 import { describeIssues, type FieldIssue } from './validate.js';
 
 export const GateRules = {
   breaking_without_policy: 'a breaking change needs a previous policy: pin, adapt (if it can carry every old call) or reject',
   adapter_incomplete: 'the adapt policy does not carry every old call over to the new revision',
-  output_breaking_with_adapt: 'an adapter translates arguments, not results: a breaking output change needs pin or reject',
+  output_breaking_with_adapt: 'old consumers routed to the new revision would get results they cannot read: declare an output adapter (previous.output), or use pin or reject',
+  output_adapter_incomplete: 'the output adapter does not carry every result of the new revision into the shape of the old one',
   behavior_change_without_policy: 'old calls would silently run a different action: declare a previous policy',
   widening_without_policy: 'a revision that widens authority needs a previous policy',
   semantic_change_keeps_name: 'a change of meaning needs a new tool name: add a new tool and retire this one with retired: { replacement }',
@@ -73,7 +75,8 @@ export function gateRuleFor(c: Change): GateRule | undefined {
       if (codes.has('history_rewritten')) return 'history_rewritten';
       if (!link || c.policy === 'none') return 'breaking_without_policy';
       if (c.policy !== 'adapt' && c.policy !== 'migrate') return undefined;
-      return c.aspect === 'output' ? 'output_breaking_with_adapt' : 'adapter_incomplete';
+      if (c.aspect !== 'output') return 'adapter_incomplete';
+      return codes.has('output_adapter') ? 'output_adapter_incomplete' : 'output_breaking_with_adapt';
     case 'behavior_change':
       return c.policy === 'none' ? 'behavior_change_without_policy' : undefined;
     case 'authority_widening':
@@ -151,12 +154,37 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
   return { summary: { checked, passed, rejectedByPolicy, skippedInvalid }, failures };
 }
 
+/**
+ * The links `tool:from→to` that some still-served revision's calls cross (by
+ * the policies alone: a pin or reject stops the route). A result breaking old
+ * readers only matters on such a link: a revision that is retired, or whose
+ * calls are pinned or rejected before, never receives the newer results.
+ */
+export function servedOutputLinks(catalog: Catalog): Set<string> {
+  const out = new Set<string>();
+  for (const tool of catalog.tools.values()) {
+    if (tool.current.retired !== undefined) continue;
+    tool.revisions.forEach((start, i) => {
+      if (start.retired !== undefined) return;
+      for (let k = i + 1; k < tool.revisions.length; k++) {
+        const to = tool.revisions[k] as Revision;
+        if (to.previous?.policy === 'pin' || to.previous?.policy === 'reject') break;
+        out.add(`${tool.name}:${(tool.revisions[k - 1] as Revision).revision}→${to.revision}`);
+      }
+    });
+  }
+  return out;
+}
+
 export function releaseGate(old: Catalog | undefined, candidate: Catalog, history?: Iterable<HistoryRecord>): GateReport {
   const changes = classifyCatalogChange(old, candidate);
   const failures: GateFailure[] = [];
+  const served = servedOutputLinks(candidate);
   for (const c of changes) {
     const rule = gateRuleFor(c);
-    if (rule !== undefined) failures.push(failureOf(c, rule));
+    if (rule === undefined) continue;
+    if (c.aspect === 'output' && !served.has(`${c.tool}:${c.from}→${c.to}`)) continue; // no served plan receives these results
+    failures.push(failureOf(c, rule));
   }
   const h = checkHistory(old, candidate, history ?? []);
   for (const f of h.failures.slice(0, 1)) {

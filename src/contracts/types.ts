@@ -137,6 +137,24 @@ export interface AdapterPolicy {
   readonly mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[];
   /** field → constant, set when absent, applied last. */
   readonly defaults: readonly (readonly [string, JsonValue])[];
+  /** How results of the newer revision are given back in the older revision's shape; absent = unchanged. */
+  readonly output: OutputAdapter | undefined;
+}
+
+/**
+ * A declared transformation of a result of the newer revision into the shape
+ * of the older one, applied in this order: `unwrap` (take the value of that
+ * one top-level field), `renames` (new name → old name), `mappings` (old
+ * field name → new value → old value), `defaults` (old field → constant, set
+ * when absent), `wrap` (put the whole under that field). Top-level only; a
+ * value is never overwritten and never dropped without saying so.
+ */
+export interface OutputAdapter {
+  readonly unwrap: string | undefined;
+  readonly renames: readonly (readonly [string, string])[];
+  readonly mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[];
+  readonly defaults: readonly (readonly [string, JsonValue])[];
+  readonly wrap: string | undefined;
 }
 
 export function isAdapter(p: PreviousPolicy | undefined): p is AdapterPolicy {

@@ -224,6 +224,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
           ...(o.result === undefined ? {} : { result: o.result }),
           result_digest: o.result_digest ?? null,
           target_extra: o.target_extra ?? null,
+          ...(o.output_adapter === undefined ? {} : { output_adapter: o.output_adapter }),
           recovered: false,
           ...(o.exposures === undefined || o.exposures.length === 0 ? {} : { exposures: o.exposures }),
         };

@@ -92,6 +92,8 @@ export interface OutcomeInput {
   readonly result?: unknown;
   readonly result_digest?: string;
   readonly target_extra?: Record<string, unknown>;
+  /** Output adapter steps that gave the result an older revision's shape. */
+  readonly output_adapter?: string;
   /** Secrets redacted from the call (its result and errors included); absent when none. */
   readonly exposures?: readonly Exposure[];
 }
@@ -112,6 +114,8 @@ export interface CallOutcome {
   readonly result?: unknown;
   readonly result_digest: string | null;
   readonly target_extra: Record<string, unknown> | null;
+  /** Output adapter steps applied to the result; absent in entries written before they were recorded. */
+  readonly output_adapter?: string | null;
   readonly claim: ClaimEffect;
   /** True when written by crash recovery at open, not by the pipeline. */
   readonly recovered: boolean;

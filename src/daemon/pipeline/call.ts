@@ -2,7 +2,7 @@
  * One `tools/call`, start to finish, in the order of DESIGN §6:
  *   admit → resolve the contract → validate + normalize → resolve the action
  *   → idempotency → approval → re-check → journal intent → execute → redact
- *   → journal outcome → respond.
+ *   → shape for the planned revision's output contract → journal outcome → respond.
  * Each decision lives in its own module; this file only sequences them and
  * records the trail. Invariants: a call is planned against one catalog
  * snapshot and never mixes two; after any wait it runs only if the catalog in
@@ -23,7 +23,7 @@ import { admitArguments } from './admit.js';
 import { decideIdempotency } from './idempotency.js';
 import { ApprovalEnded, obtainApproval, type ApprovalSubject } from './approve.js';
 import { checkCredential, executeAction } from './execute.js';
-import { shapeResult } from './result.js';
+import { outputContractOf, shapeResult } from './result.js';
 import { callStatus, CALL_STATUS_TOOL } from './call-status.js';
 import { planCall, type CallPlan } from './plan.js';
 import { planOrigin } from './plan-origin.js';
@@ -207,7 +207,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 
         trail.step('redact');
         // The newest redactor covers the values of every generation since the unlock, this call's included.
-        const shaped = shapeResult(exec, revision, trail.redactor('result', svc.state.locked ? redactor : svc.state.redactor()), trail);
+        const shaped = shapeResult(exec, revision, trail.redactor('result', svc.state.locked ? redactor : svc.state.redactor()), trail, outputContractOf(plan.decision));
         return await trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
       } finally {
         for (const part of Object.values(taken?.secret ?? {})) part.fill(0);

@@ -97,3 +97,5 @@ export const META_REVISION = `${META_PREFIX}/revision`;
 export const META_TOOLSET = `${META_PREFIX}/toolset`;
 export const META_RUN_ID = `${META_PREFIX}/run_id`;
 export const META_AGENT_RELEASE = `${META_PREFIX}/agent_release`;
+/** On a result given in an older revision's shape: `{ from_revision, to_revision, steps }`. */
+export const META_OUTPUT_ADAPTED = `${META_PREFIX}/output_adapted`;

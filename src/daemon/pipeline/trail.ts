@@ -200,6 +200,7 @@ export class Trail {
       duration_ms: Math.round(ms),
       result: shaped.result,
       result_digest: shaped.digest,
+      ...(shaped.outputAdapted === undefined ? {} : { output_adapter: shaped.outputAdapted.join('; ') }),
     });
     return durable ? shaped.result : notDurable(shaped.result);
   }
