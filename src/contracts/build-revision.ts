@@ -79,7 +79,8 @@ export function buildRevision(tool: string, raw: unknown, at: DocPath, sink: Iss
     output: outputNode === undefined ? undefined : compileSchema(outputNode),
     action,
     previous,
-    deprecated: r.deprecated,
+    deprecated: typeof r.deprecated === 'object' ? r.deprecated.date : r.deprecated,
+    deprecationReplacement: typeof r.deprecated === 'object' ? r.deprecated.replacement : undefined,
     retired: r.retired === undefined ? undefined : { replacement: r.retired.replacement },
     semanticChange: r.semantic_change,
   };

@@ -97,6 +97,10 @@ export function buildTools(raw: Record<string, unknown>, sink: IssueSink, target
   }
   for (const tool of tools.values()) {
     tool.revisions.forEach((r, i) => {
+      const announced = r.deprecationReplacement;
+      if (announced !== undefined && !tools.has(announced) && !Object.hasOwn(raw, announced)) {
+        sink.add(['tools', tool.name, 'revisions', i, 'deprecated', 'replacement'], `names tool "${announced}", which is not in the catalog`);
+      }
       const replacement = r.retired?.replacement;
       if (replacement === undefined) return;
       const at = ['tools', tool.name, 'revisions', i, 'retired', 'replacement'];

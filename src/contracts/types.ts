@@ -154,6 +154,8 @@ export interface Revision {
   readonly previous: PreviousPolicy | undefined;
   /** ISO date (YYYY-MM-DD) announced as the end of this revision; informational. */
   readonly deprecated: string | undefined;
+  /** The tool that replaces this one, declared with `deprecated: { date, replacement }`; informational. */
+  readonly deprecationReplacement: string | undefined;
   readonly retired: { readonly replacement: string | undefined } | undefined;
   /** Declared change of meaning relative to the previous revision. */
   readonly semanticChange: string | undefined;

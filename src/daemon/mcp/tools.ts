@@ -2,7 +2,9 @@
  * The tool list an MCP session is shown: the catalog's current revisions
  * (inputs with `idempotency_key` added for tools with effects, the output
  * envelope, annotations from the effect class, and `_meta` under our own
- * prefix carrying the revision and toolset version), plus the built-in
+ * prefix carrying the revision, the toolset version and the deprecated
+ * revisions still served — a pure function of the snapshot, so the cache
+ * below stays valid), plus the built-in
  * `postern_call_status`. For a session that is offered MCP tasks
  * (./session-server.ts), every tool that may wait for the operator — it has
  * effects, or its approval is not `none` — says `execution.taskSupport:
@@ -10,9 +12,9 @@
  * means "forbidden".
  */
 import type { Tool as McpTool } from '@modelcontextprotocol/server';
-import { advertiseCatalog, needsIdempotencyKey, type Tool } from '../../contracts/index.js';
+import { advertiseCatalog, deprecationsOf, needsIdempotencyKey, type Tool } from '../../contracts/index.js';
 import { callStatusTool } from '../pipeline/call-status.js';
-import { META_REVISION, META_TOOLSET } from '../pipeline/context.js';
+import { META_DEPRECATED_REVISIONS, META_REVISION, META_TOOLSET } from '../pipeline/context.js';
 import { httpOutputSchema, sshOutputSchema } from '../pipeline/result.js';
 import type { CatalogSnapshot } from '../state.js';
 
@@ -57,6 +59,7 @@ function buildToolList(snapshot: CatalogSnapshot, tasks: boolean): ToolList {
     revisions.set(t.name, t.revision);
     const tool = snapshot.catalog.tools.get(t.name);
     const isHttp = tool?.current.action.kind !== 'ssh';
+    const deprecated = tool === undefined ? [] : deprecationsOf(tool);
     return {
       name: t.name,
       description: t.description,
@@ -64,7 +67,7 @@ function buildToolList(snapshot: CatalogSnapshot, tasks: boolean): ToolList {
       outputSchema: isHttp ? httpOutputSchema(t.outputSchema) : sshOutputSchema(t.outputSchema),
       annotations: { ...t.annotations },
       ...(tasks && tool !== undefined && runsAsTask(tool) ? { execution: { taskSupport: 'optional' as const } } : {}),
-      _meta: { [META_REVISION]: t.revision, [META_TOOLSET]: snapshot.toolset },
+      _meta: { [META_REVISION]: t.revision, [META_TOOLSET]: snapshot.toolset, ...(deprecated.length === 0 ? {} : { [META_DEPRECATED_REVISIONS]: deprecated }) },
     };
   });
   tools.push({ ...callStatusTool, inputSchema: callStatusTool.inputSchema as unknown as McpTool['inputSchema'], annotations: { ...callStatusTool.annotations }, _meta: { [META_TOOLSET]: snapshot.toolset } });

@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
+import { deprecationOf, needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { JournalApproval } from './trail.js';
@@ -39,7 +39,10 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
   const trail = new Trail(svc, session, req.name, snapshot.handlerRevision, randomUUID());
   trail.identity(callIdentity(session, req.meta));
   const result = await runCall(svc, session, req, trail);
-  return echoIdentity(result, svc.state.snapshot().toolset, trail.revisionExecuted);
+  const inUse = svc.state.snapshot();
+  const tool = inUse.catalog.tools.get(req.name);
+  const deprecation = tool === undefined || trail.revisionSeen === null ? undefined : deprecationOf(tool, trail.revisionSeen);
+  return echoIdentity(result, inUse.toolset, trail.revisionExecuted, deprecation);
 }
 
 async function runCall(svc: Services, session: SessionInfo, req: CallRequest, trail: Trail): Promise<CallToolResult> {

