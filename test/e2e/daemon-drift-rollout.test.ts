@@ -90,4 +90,36 @@ describe('daemon: the rollout lifecycle (seed 004: shadow → canary → depreca
     assert.equal((bad._meta?.['dev.postern/deprecation'] as { revision?: number } | undefined)?.revision, 1);
     assert.equal(http.requests.length, before);
   });
+
+  type Usage = { tool: string; revision: number | null; status: string; deprecated: string | null; counts: Record<string, number>; last_seen: string | null; live_sessions: number };
+
+  it('"los logs cuentan quién la sigue llamando": audit revisions counts each planned revision and the live sessions on it', async () => {
+    const r = await inst.sb.run(['audit', 'revisions', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { format: string; revisions: Usage[] };
+    assert.equal(out.format, 'postern.audit-revisions/1');
+    const r1 = out.revisions.find((x) => x.tool === 'buscar_pedido' && x.revision === 1);
+    const r2 = out.revisions.find((x) => x.tool === 'buscar_pedido' && x.revision === 2);
+    assert.deepEqual([r1?.status, r1?.deprecated, r1?.live_sessions], ['deprecated', '2026-10-01', 1]);
+    assert.deepEqual(r1?.counts, { current: 1, adapted: 1, pinned: 0, migrated: 0, rejected: 1, replayed: 0, human_handled: 0 });
+    assert.deepEqual([r2?.status, r2?.counts['current'], r2?.live_sessions], ['current', 1, 1]);
+    const table = await inst.sb.run(['audit', 'revisions', '--tool', 'buscar_pedido']);
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /^TOOL\s+REV\s+STATUS/);
+    assert.match(table.stdout, /buscar_pedido\s+1\s+deprecated 2026-10-01\s+1\s+1\s+0\s+0\s+1\s+0\s+0\s+\S+ \S+\s+1/);
+  });
+
+  it('catalog check warns (and passes) when the candidate retires a revision called within the window', async () => {
+    const file = join(inst.sb.home, 'retire.yaml');
+    await writeFile(file, stringify(catalog([{ ...r1, deprecated: '2026-10-01', retired: {} }, r2])));
+    const r = await inst.sb.run(['catalog', 'check', file]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /warning: buscar_pedido r1 is retired by this catalog but had 3 calls in the last 7d .*1 live session is on it/);
+    const j = await inst.sb.run(['catalog', 'check', file, '--json', '--window', '36h']);
+    const report = JSON.parse(j.stdout) as { ok: boolean; retired_in_use: { window: string; revisions: { tool: string; revision: number; calls: number }[] } };
+    assert.equal(report.ok, true);
+    assert.deepEqual([report.retired_in_use.window, report.retired_in_use.revisions.map((x) => [x.tool, x.revision, x.calls])], ['36h', [['buscar_pedido', 1, 3]]]);
+    const bad = await inst.sb.run(['catalog', 'check', file, '--window', 'soon']);
+    assert.equal(bad.code, 2, bad.stderr);
+  });
 });

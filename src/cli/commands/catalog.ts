@@ -26,6 +26,9 @@ import { alarmError, currentCatalogState, loadAcceptedCatalog, readAcceptance, r
 import { acceptCatalog, type AcceptOpts } from './catalog-accept.js';
 import { contextFor, type CliContext } from '../context.js';
 import { examples } from '../help.js';
+import { readDrain } from '../drain-journal.js';
+import { retiredInUse, type RetiredInUse } from '../revision-drain.js';
+import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 
 async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
   const f = await readCatalogFile(path);
@@ -75,8 +78,39 @@ function readHistoryJournal(ctx: CliContext): HistoryRecord[] {
   }
 }
 
-function printReport(ctx: CliContext, report: GateReport, json: boolean): void {
-  ctx.out(json ? JSON.stringify(gateReportJson(report), null, 2) : renderGateReport(report));
+const WINDOW = /^([0-9]{1,4})([hd])$/;
+const DEFAULT_WINDOW = '7d';
+
+function parseWindow(v: string): number {
+  const m = WINDOW.exec(v);
+  if (m === null) throw new PosternError('USAGE', `--window takes an age in hours or days (e.g. 36h, 7d), got ${JSON.stringify(v).slice(0, 40)}`);
+  return Number(m[1]) * (m[2] === 'h' ? 3_600_000 : 86_400_000);
+}
+
+/** Revisions the candidate retires that the journal shows in use within the window (or on a live session). */
+function retirementsInUse(ctx: CliContext, old: Catalog | undefined, candidate: Catalog, windowMs: number): RetiredInUse[] {
+  if (!existsSync(ctx.paths.journalDir)) return [];
+  const j = openJournals(ctx.paths.journalDir, { readonly: true });
+  try {
+    const since = new Date(ctx.clock.now().getTime() - windowMs).toISOString();
+    return retiredInUse(readDrain(j, old, { since }), old, candidate);
+  } finally {
+    j.close();
+  }
+}
+
+function retirementLine(r: RetiredInUse, window: string): string {
+  const live = r.live_sessions === 0 ? '' : `; ${r.live_sessions} live session${r.live_sessions === 1 ? ' is' : 's are'} on it`;
+  return `warning: ${clean(r.tool, 64)} r${r.revision} is retired by this catalog but had ${r.calls} call${r.calls === 1 ? '' : 's'} in the last ${window} (last ${r.last_seen})${live}: calls planned against it will be refused (see postern audit revisions)`;
+}
+
+function printReport(ctx: CliContext, report: GateReport, json: boolean, retired: readonly RetiredInUse[] = [], window = DEFAULT_WINDOW): void {
+  if (json) {
+    ctx.out(JSON.stringify({ ...(gateReportJson(report) as Record<string, unknown>), retired_in_use: { window, revisions: retired } }, null, 2));
+    return;
+  }
+  ctx.out(renderGateReport(report));
+  for (const r of retired) ctx.out(retirementLine(r, window));
 }
 
 function gateError(report: GateReport): PosternError {
@@ -87,6 +121,7 @@ function gateError(report: GateReport): PosternError {
 interface CheckOpts {
   against?: string;
   againstJournal?: string | boolean;
+  window?: string;
   json?: boolean;
 }
 
@@ -98,6 +133,7 @@ export function registerCatalog(program: Command): void {
     .description('classify the changes of a catalog against the accepted one (or --against FILE) and run the release gate')
     .option('--against <file>', 'compare with this catalog file instead of the accepted one')
     .option('--against-journal [jsonl]', 'revalidate journaled raw arguments (from the Activity journal, or a JSONL file) against the candidate')
+    .option('--window <age>', `warn when a revision this catalog retires was called within this age (default ${DEFAULT_WINDOW})`, DEFAULT_WINDOW)
     .option('--json', 'print JSON')
     .addHelpText('after', examples([
       'postern catalog check                      # ~/.postern/catalog.yaml against the accepted one',
@@ -117,8 +153,10 @@ export function registerCatalog(program: Command): void {
       let history: HistoryRecord[] | undefined;
       if (typeof o.againstJournal === 'string') history = await readHistoryFile(o.againstJournal);
       else if (o.againstJournal === true) history = readHistoryJournal(ctx);
+      const window = o.window ?? DEFAULT_WINDOW;
+      const windowMs = parseWindow(window);
       const report = releaseGate(old, cand.catalog, history);
-      printReport(ctx, report, o.json === true);
+      printReport(ctx, report, o.json === true, retirementsInUse(ctx, old, cand.catalog, windowMs), window);
       if (!report.ok) throw gateError(report);
     });
 
