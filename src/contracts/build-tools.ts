@@ -15,7 +15,8 @@ import { checkShape, isRecord } from './shape-check.js';
 import type { Revision, Target, Tool } from './types.js';
 import { isAdapter } from './types.js';
 
-const RESERVED_PREFIX = 'postern_';
+/** Names of Postern's built-in tools (`postern_call_status`); no catalog tool may use it. */
+export const RESERVED_PREFIX = 'postern_';
 
 function inputOf(r: Revision): ObjectNode | undefined {
   return r.input.node.kind === 'object' ? r.input.node : undefined;

@@ -122,4 +122,24 @@ describe('daemon: the rollout lifecycle (seed 004: shadow → canary → depreca
     const bad = await inst.sb.run(['catalog', 'check', file, '--window', 'soon']);
     assert.equal(bad.code, 2, bad.stderr);
   });
+
+  it('"la prueba del log histórico" on a write tool: journaled calls (with their idempotency_key) are revalidated against the candidate', async () => {
+    const before = http.requests.length;
+    assert.equal((await call(fresh, { pedido_id: '77', canal: 'web' })).isError, undefined);
+    assert.equal(http.requests.length, before + 1);
+    const file = join(inst.sb.home, 'tighter.yaml');
+    const r3 = { ...r2, revision: 3, input: obj({ pedido_id: { ...id, pattern: '^P-' }, canal: { enum: ['web', 'tienda'] } }, ['pedido_id', 'canal']), previous: { policy: 'adapt' } };
+    await writeFile(file, stringify(catalog([{ ...r1, deprecated: '2026-10-01' }, r2, r3])));
+    const r = await inst.sb.run(['catalog', 'check', file, '--against-journal', '--json']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const report = JSON.parse(r.stdout) as { historical: { checked: number; passed: number; skipped_invalid: number; skipped: Record<string, number> }; historical_failures: { tool: string; revision: number; problem: string }[]; failures: { rule: string }[] };
+    // 5 calls: P-1 (r1), P-2 (r1, adapted), P-3 (r2), P-4 (refused: never valid), 77 (r2).
+    assert.deepEqual([report.historical.checked, report.historical.passed, report.historical.skipped_invalid], [5, 3, 1]);
+    assert.deepEqual(report.historical.skipped, { never_valid: 1, built_in: 0, invalid_key: 0, invalid_before: 0 });
+    assert.deepEqual(report.historical_failures.map((f) => [f.tool, f.revision]), [['buscar_pedido', 2]]);
+    assert.match(report.historical_failures[0]?.problem ?? '', /pedido_id/);
+    assert.ok(report.failures.some((f) => f.rule === 'historical_call_fails'));
+    const text = await inst.sb.run(['catalog', 'check', file, '--against-journal']);
+    assert.match(text.stdout, /not revalidated: 1 refused as invalid when it was made/);
+  });
 });

@@ -62,15 +62,14 @@ async function readHistoryFile(path: string): Promise<HistoryRecord[]> {
   return out;
 }
 
-/** Raw arguments the Activity journal recorded, skipping calls that were never valid. */
+/** Raw arguments the Activity journal recorded, with the code of each refusal (the gate skips calls that were never valid, and says so). */
 function readHistoryJournal(ctx: CliContext): HistoryRecord[] {
   if (!existsSync(ctx.paths.journalDir)) return [];
   const j = openJournals(ctx.paths.journalDir, { readonly: true });
   try {
     const out: HistoryRecord[] = [];
     for (const r of j.activity.rawArgumentsByTool()) {
-      if (r.error_code === 'VALIDATION_FAILED' || r.error_code === 'TOOL_NOT_FOUND') continue;
-      out.push({ tool: r.tool, revision: r.revision ?? undefined, raw_arguments: r.raw_arguments });
+      out.push({ tool: r.tool, revision: r.revision ?? undefined, raw_arguments: r.raw_arguments, error_code: r.error_code });
     }
     return out;
   } finally {
