@@ -83,5 +83,6 @@ export function buildRevision(tool: string, raw: unknown, at: DocPath, sink: Iss
     deprecationReplacement: typeof r.deprecated === 'object' ? r.deprecated.replacement : undefined,
     retired: r.retired === undefined ? undefined : { replacement: r.retired.replacement },
     semanticChange: r.semantic_change,
+    canary: r.canary === undefined ? undefined : { sessionsPercent: r.canary.sessions_percent },
   };
 }

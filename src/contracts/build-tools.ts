@@ -86,6 +86,15 @@ function buildTool(name: string, raw: unknown, sink: IssueSink, targets: Readonl
     revisions.push(r);
   });
   const current = revisions[revisions.length - 1];
+  revisions.forEach((r, i) => {
+    if (r.canary === undefined) return;
+    const cat = [...at, 'revisions', i, 'canary'];
+    const prev = revisions[i - 1];
+    if (r !== current) sink.add(cat, 'only the current revision can be a canary: remove canary from this revision (that promotes it) before adding the next one');
+    else if (prev === undefined) sink.add(cat, 'a canary needs a previous revision to show the sessions outside it');
+    else if (r.previous?.policy !== 'pin') sink.add(cat, 'a canary needs previous: pin, so that sessions outside it keep running the previous revision');
+    else if (prev.retired !== undefined || r.retired !== undefined) sink.add(cat, 'a canary and the revision before it must both be served (not retired)');
+  });
   if (!ok || t === undefined || current === undefined) return undefined;
   return { name, description: t.description, effect: t.effect, approval: t.approval, revisions, current };
 }

@@ -96,6 +96,7 @@ export const RevisionShape = z.strictObject({
     .optional(),
   retired: z.strictObject({ replacement: z.string().regex(TOOL_NAME, 'must be a tool name').optional() }).optional(),
   semantic_change: z.string().min(1).max(1000).optional(),
+  canary: z.strictObject({ sessions_percent: z.int().min(1).max(99) }).optional(),
 });
 
 export const ToolShape = z.strictObject({

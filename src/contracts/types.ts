@@ -159,6 +159,12 @@ export interface Revision {
   readonly retired: { readonly replacement: string | undefined } | undefined;
   /** Declared change of meaning relative to the previous revision. */
   readonly semanticChange: string | undefined;
+  /**
+   * Canary (only on the current revision, with `previous: pin`): this share of
+   * sessions is shown this revision; the others are shown the previous one
+   * and stay pinned to it (contracts/canary.ts).
+   */
+  readonly canary: { readonly sessionsPercent: number } | undefined;
 }
 
 export interface Tool {

@@ -5,7 +5,8 @@
  * (tools/list `_meta`, result `_meta`); `postern audit revisions` counts who
  * still calls each revision; `catalog check --against-journal` revalidates
  * the journaled calls of a write tool; retiring a revision used within the
- * window is warned about.
+ * window is warned about; a canary revision is shown to its share of new
+ * sessions while the others stay pinned to the previous revision.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
+import { canaryBucket } from '../../src/contracts/index.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -141,5 +143,47 @@ describe('daemon: the rollout lifecycle (seed 004: shadow → canary → depreca
     assert.ok(report.failures.some((f) => f.rule === 'historical_call_fails'));
     const text = await inst.sb.run(['catalog', 'check', file, '--against-journal']);
     assert.match(text.stdout, /not revalidated: 1 refused as invalid when it was made/);
+  });
+
+  it('phase 2 "Canary": a share of new sessions is shown the new revision; the others and the old sessions stay pinned to their plan', async () => {
+    const r3 = { ...r2, revision: 3, http: { ...r2.http, body: { ...r2.http.body, via: 'canary' } }, previous: { policy: 'pin' }, canary: { sessions_percent: 50 } };
+    await inst.acceptCatalog(catalog([{ ...r1, deprecated: '2026-10-01' }, r2, r3]));
+    await events.next('catalog.adopted', (e) => e.catalog.sequence === 3);
+    const op = await inst.operator();
+    // Which cohort a session is in is a function of its id (not known in advance): open sessions until both are seen.
+    const seen = new Map<boolean, { client: Client; shown: unknown }>();
+    try {
+      for (let i = 0; i < 16 && seen.size < 2; i++) {
+        const c = await inst.client({ name: `cohort-${i}` });
+        const { tools } = await c.listTools();
+        const shown = tools.find((t) => t.name === 'buscar_pedido')?._meta?.['dev.postern/revision'];
+        const session = (await op.request('sessions.list', {})).find((x) => x.client_name === `cohort-${i}`);
+        assert.ok(session, 'the session is journaled once it listed');
+        const canary = canaryBucket('buscar_pedido', session.id) < 50;
+        assert.equal(shown, canary ? 3 : 2, `session ${session.id} is ${canary ? 'in' : 'outside'} the canary`);
+        if (!seen.has(canary)) seen.set(canary, { client: c, shown });
+        else await c.close();
+      }
+    } finally {
+      op.close();
+    }
+    assert.equal(seen.size, 2, 'both cohorts were seen');
+    const body = (n: number): Record<string, unknown> => JSON.parse(http.requests[n]!.body.toString('utf8')) as Record<string, unknown>;
+    const before = http.requests.length;
+    const inside = await call(seen.get(true)!.client, { pedido_id: 'P-5', canal: 'web' });
+    assert.equal(inside.structuredContent?.['result_revision'], 3);
+    assert.equal(body(before)['via'], 'canary');
+    const outside = await call(seen.get(false)!.client, { pedido_id: 'P-6', canal: 'web' });
+    assert.equal(outside.structuredContent?.['result_revision'], 2);
+    assert.equal(body(before + 1)['via'], undefined);
+    // Sessions that listed before the canary keep their plan: r1 is carried to r2 and pinned there.
+    const stale = await call(old, { pedido_id: 'P-7' });
+    assert.equal(stale.structuredContent?.['result_revision'], 2);
+    assert.deepEqual(body(before + 2), { pedido_id: 'P-7', canal: 'web' });
+    const r = await inst.sb.run(['audit', 'revisions', '--json', '--tool', 'buscar_pedido']);
+    const rows = (JSON.parse(r.stdout) as { revisions: Usage[] }).revisions;
+    assert.equal(rows.find((x) => x.revision === 3)?.counts['current'], 1);
+    assert.ok((rows.find((x) => x.revision === 2)?.counts['pinned'] ?? 0) >= 1);
+    assert.ok((rows.find((x) => x.revision === 1)?.counts['pinned'] ?? 0) >= 1);
   });
 });
