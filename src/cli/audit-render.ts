@@ -186,6 +186,11 @@ export function callDetails(c: CallView): string[] {
     out.field('rejected', c.rejection.error_code);
     out.field('  message', c.rejection.message);
   }
+  const exposed = [...(r.exposures ?? []), ...(c.outcome?.exposures ?? [])];
+  if (exposed.length > 0) {
+    out.field('secrets redacted', `${exposed.length} (see \`postern audit find-secret NAME\`)`);
+    for (const x of exposed) out.field(`  ${x.credential}`, `in ${x.in.join(', ')}`);
+  }
   if (c.replay_of !== null) out.field('replay of', `${c.replay_of} (its result was returned; nothing was run again)`);
   const o = c.outcome;
   if (o !== null) {

@@ -59,7 +59,7 @@ function refuseProtoKey(svc: Services, session: SessionInfo, id: RpcId, name: un
   trail.step('admit');
   trail.step('screen:proto_key');
   try {
-    trail.raw(svc.state.redactor().redactValue(args));
+    trail.raw(trail.redactor('arguments').redactValue(args));
   } catch {
     // locked: the rejection is journaled without its arguments
   }

@@ -13,7 +13,7 @@
  * keep their own copies.
  */
 import type { Catalog } from '../contracts/index.js';
-import { injectedForms, createRedactor, type NamedSecret, type Redactor } from '../redaction/index.js';
+import { injectedForms, createRedactor, valueFingerprint, type NamedSecret, type Redactor } from '../redaction/index.js';
 import type { Credential, UnlockedVault } from '../vault/index.js';
 import { PosternError } from '../protocol/errors.js';
 import { VERSION } from '../version.js';
@@ -52,8 +52,10 @@ function sameSecret(a: Credential, b: Credential): boolean {
 }
 
 /** Copies of a credential's redaction forms: they outlive the vault arrays they came from. */
-function formsOf(cred: Credential): NamedSecret[] {
-  return injectedForms(cred).map((f) => ({ name: f.name, bytes: Uint8Array.from(f.bytes) }));
+/** Each form carries the keyed fingerprint of the value it came from, reported with every redaction of it. */
+function formsOf(cred: Credential, vault: UnlockedVault): NamedSecret[] {
+  const fingerprint = valueFingerprint(vault.deriveKey('secret-exposure'), cred);
+  return injectedForms(cred).map((f) => ({ name: f.name, bytes: Uint8Array.from(f.bytes), fingerprint }));
 }
 
 export class DaemonState {
@@ -140,7 +142,7 @@ export class DaemonState {
       if (after === undefined) removed.push(meta.name);
       else if (!sameSecret(before, after)) rotated.push(meta.name);
       else continue;
-      const forms = formsOf(before);
+      const forms = formsOf(before, old);
       this.#retired.push(...forms);
       this.#owned.push(...forms);
     }
@@ -174,7 +176,7 @@ export class DaemonState {
     const current: NamedSecret[] = [];
     for (const meta of v.list()) {
       const cred = v.get(meta.name);
-      if (cred !== undefined) current.push(...formsOf(cred));
+      if (cred !== undefined) current.push(...formsOf(cred, v));
     }
     this.#owned.push(...current);
     this.#redactor = createRedactor([...current, ...this.#retired]);

@@ -43,3 +43,10 @@ export const HEADS_PAGE_SQL = `SELECT seq, kind, error_code, body FROM entries W
 export const OPEN_INTENTS_SQL = `
   SELECT i.call_id AS call_id FROM entries i
   WHERE i.kind = 'intent' AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.call_id = i.call_id AND o.kind = 'outcome')`;
+
+/**
+ * A page of entries after `seq` that recorded an exposure (src/journal/types.ts
+ * Exposure), for `postern audit find-secret`. A scan of the entries, not an
+ * index: the question is rare and asked of the whole history.
+ */
+export const EXPOSURES_PAGE_SQL = `SELECT seq, at, kind, call_id, tool, session_id, body FROM entries WHERE seq > ? AND instr(body, '"exposures":') > 0 ORDER BY seq LIMIT ?`;

@@ -126,6 +126,7 @@ export function callRecordOf(r: CallRecord): CallRecord {
     decision_path: r.decision_path,
     side_effect_started: r.side_effect_started,
     at: r.at,
+    ...(r.exposures === undefined || r.exposures.length === 0 ? {} : { exposures: r.exposures }),
   };
 }
 

@@ -19,13 +19,13 @@ import type Database from 'better-sqlite3';
 import { PosternError } from '../protocol/errors.js';
 import { callRecordOf, toCallView } from './activity-schema.js';
 import type { CallRow, HeadBody, HeadKind, OutcomeBody } from './activity-schema.js';
-import { GET_CALL_SQL, HEADS_PAGE_SQL, listCallsQuery } from './activity-queries.js';
+import { EXPOSURES_PAGE_SQL, GET_CALL_SQL, HEADS_PAGE_SQL, listCallsQuery } from './activity-queries.js';
 import type { ActivityStore } from './activity-store.js';
 import { firstClaimMismatch } from './claims-check.js';
 import { guard, journalError } from './database.js';
 import { NO_HOOKS, type CommitHooks } from './hooks.js';
 import { toJsonText } from './json.js';
-import type { CallFilter, CallRecord, CallView, ChainReport, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
+import type { CallFilter, CallRecord, CallView, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
 
 export type IntentResult = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
 
@@ -56,6 +56,17 @@ export interface CallHead {
   readonly call: CallRecord;
 }
 
+/** One journal entry that recorded exposures: a call's head (arguments, a refusal) or its outcome (result, errors). */
+export interface ExposureEntry {
+  readonly seq: number;
+  readonly at: string;
+  readonly kind: HeadKind | 'outcome';
+  readonly call_id: string;
+  readonly tool: string;
+  readonly session_id: string | null;
+  readonly exposures: readonly Exposure[];
+}
+
 export interface ActivityJournal {
   /** A call refused before any effect (validation, stale contract, denial, timeout, conflict…). One entry, no intent. */
   recordRejected(r: CallRecord & { error_code: string; message: string }): void;
@@ -84,6 +95,8 @@ export interface ActivityJournal {
   rawArgumentsByTool(): Iterable<HistoricalArguments>;
   /** Every call's head entry (how it began, and its record), in journal order, read page by page. */
   callHeads(): Iterable<CallHead>;
+  /** Every entry that recorded a redacted secret, in journal order. */
+  exposures(): Iterable<ExposureEntry>;
   verify(): ChainReport;
   /** One JSON line per entry in seq order; `data` is the parsed body (JSON.stringify(data) re-creates it). */
   exportJsonl(write: (line: string) => void): void;
@@ -109,6 +122,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
   const getStmt = db.prepare<[string], CallRow>(GET_CALL_SQL);
   const headsPage = db.prepare<[number, number], { seq: number; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
   const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
+  const exposuresPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind | 'outcome'; call_id: string; tool: string; session_id: string | null; body: string }>(EXPOSURES_PAGE_SQL);
 
   const commit = <T>(action: string, fn: () => T): T =>
     guard('activity', action, () =>
@@ -221,6 +235,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
           result_digest: o.result_digest ?? null,
           target_extra: o.target_extra ?? null,
           recovered: false,
+          ...(o.exposures === undefined || o.exposures.length === 0 ? {} : { exposures: o.exposures }),
         };
         try {
           toJsonText(body); // refuse a non-JSON result before taking the write lock
@@ -279,6 +294,23 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
         }
         return stmt.all(...q.params).map(toCallView);
       });
+    },
+
+    *exposures() {
+      let after = 0;
+      for (;;) {
+        const rows = read('read recorded exposures', () => exposuresPage.all(after, PAGE));
+        for (const row of rows) {
+          const body = JSON.parse(row.body) as { call?: { exposures?: unknown }; exposures?: unknown };
+          const found = row.kind === 'outcome' ? body.exposures : body.call?.exposures;
+          if (Array.isArray(found) && found.length > 0) {
+            yield { seq: row.seq, at: row.at, kind: row.kind, call_id: row.call_id, tool: row.tool, session_id: row.session_id, exposures: found as Exposure[] };
+          }
+        }
+        const last = rows.at(-1);
+        if (last === undefined || rows.length < PAGE) return;
+        after = last.seq;
+      }
     },
 
     *rawArgumentsByTool() {

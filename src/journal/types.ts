@@ -21,6 +21,20 @@ export interface ApprovalRecord {
   readonly outcome: 'approved' | 'denied' | 'timeout' | 'voided' | 'pending' | 'cancelled';
 }
 
+/** Where a vault secret was found (and redacted) in a call: what the agent sent, what it was answered. */
+export type ExposurePlace = 'arguments' | 'result' | 'error';
+
+/**
+ * A real redaction, recorded with the call (never a marker that was already
+ * in the text): the credential, the keyed fingerprint of the value found
+ * (src/redaction/fingerprint.ts; `null` for a secret that has none) and where.
+ */
+export interface Exposure {
+  readonly credential: string;
+  readonly fingerprint: string | null;
+  readonly in: readonly ExposurePlace[];
+}
+
 /** Everything DESIGN §8 lists for one call, known before execution. */
 export interface CallRecord {
   readonly call_id: string;
@@ -49,6 +63,8 @@ export interface CallRecord {
   readonly side_effect_started: boolean;
   /** ISO time the call was admitted. */
   readonly at: string;
+  /** Secrets redacted so far (the arguments, a refusal's message); absent when none. */
+  readonly exposures?: readonly Exposure[];
 }
 
 export type TargetDetails =
@@ -76,6 +92,8 @@ export interface OutcomeInput {
   readonly result?: unknown;
   readonly result_digest?: string;
   readonly target_extra?: Record<string, unknown>;
+  /** Secrets redacted from the call (its result and errors included); absent when none. */
+  readonly exposures?: readonly Exposure[];
 }
 
 /** What an outcome did to the call's idempotency claim; `null` for calls without a key. */
@@ -97,6 +115,7 @@ export interface CallOutcome {
   readonly claim: ClaimEffect;
   /** True when written by crash recovery at open, not by the pipeline. */
   readonly recovered: boolean;
+  readonly exposures?: readonly Exposure[];
 }
 
 export type CallStatus = 'rejected' | 'replayed' | 'in_progress' | 'success' | 'error' | 'outcome_unknown';

@@ -9,7 +9,9 @@
  * through it.
  */
 export { createRedactor, redactionMarker } from './redactor.js';
-export type { NamedSecret, Redactor, SecretInput } from './redactor.js';
+export type { NamedSecret, Redactor, SecretHit, SecretInput } from './redactor.js';
+export { exposureKeyId, parseFingerprint, valueFingerprint } from './fingerprint.js';
+export type { ParsedFingerprint } from './fingerprint.js';
 export { injectedForms } from './injected-forms.js';
 export type { RedactableCredential } from './injected-forms.js';
 export { MIN_SUBSTRING_BYTES, percentEncodeComponent, secretForms } from './encodings.js';

@@ -30,6 +30,14 @@ export interface NamedSecret {
   /** Credential name shown in the marker; anything not a credential name shows as "secret". */
   readonly name: string;
   readonly bytes: Uint8Array;
+  /** Opaque, reported with each hit (the keyed fingerprint of the value this form came from). */
+  readonly fingerprint?: string;
+}
+
+/** One real redaction: which secret was found (never a marker that was already in the text). */
+export interface SecretHit {
+  readonly name: string;
+  readonly fingerprint: string | null;
 }
 
 export type SecretInput = Uint8Array | NamedSecret;
@@ -54,6 +62,12 @@ export interface Redactor {
    * longest span, in UTF-8 bytes, that one recognized form can take.
    */
   readonly readPastCapBytes: number;
+  /**
+   * The same redactor, reporting each secret it replaces (or finds) to
+   * `onHit` — at least one hit per replaced occurrence; where forms of two
+   * secrets overlap, the first one's.
+   */
+  track(onHit: (hit: SecretHit) => void): Redactor;
 }
 
 const DEFAULT_NAME = 'secret';
@@ -70,34 +84,46 @@ export function redactionMarker(name: string = DEFAULT_NAME): string {
 }
 
 export function createRedactor(secrets: readonly SecretInput[]): Redactor {
-  const named = secrets.map((s) => (s instanceof Uint8Array ? { name: DEFAULT_NAME, bytes: s } : s));
+  const named = secrets.map((s): NamedSecret => (s instanceof Uint8Array ? { name: DEFAULT_NAME, bytes: s } : s));
   const markers = [...new Set(named.map((s) => redactionMarker(s.name)))];
   const markerSet = new Set(markers);
   const patterns: Pattern[] = [];
   const viewPatterns: Pattern[] = [];
   const hexPatterns: Pattern[] = [];
-  const whole = new Map<string, string>();
-  const rawBytes: { bytes: Uint8Array; marker: string }[] = [];
-  for (const s of named) {
-    const marker = redactionMarker(s.name);
+  // Labels: secret i is label i; marker j (recognized, never a hit) is label named.length + j.
+  const whole = new Map<string, number>();
+  const rawBytes: { bytes: Uint8Array; label: number }[] = [];
+  named.forEach((s, label) => {
     const forms = secretForms(s.bytes);
-    const label = markers.indexOf(marker);
     for (const text of forms.substrings) patterns.push({ text, label });
     for (const text of forms.viewForms) viewPatterns.push({ text, label });
     for (const text of forms.hexForms) hexPatterns.push({ text, label });
-    for (const text of forms.wholeValues) if (!whole.has(text)) whole.set(text, marker);
-    if (s.bytes.length > 0) rawBytes.push({ bytes: s.bytes, marker });
-  }
+    for (const text of forms.wholeValues) if (!whole.has(text)) whole.set(text, label);
+    if (s.bytes.length > 0) rawBytes.push({ bytes: s.bytes, label });
+  });
   // Markers are patterns too, so a marker in the input is recognized as one.
-  markers.forEach((text, label) => patterns.push({ text, label }));
+  markers.forEach((text, j) => patterns.push({ text, label: named.length + j }));
   const matcher = new LiteralMatcher(patterns);
   const viewMatcher = new LiteralMatcher(viewPatterns);
   const hexMatcher = new LiteralMatcher(hexPatterns);
   const longestSpan = Math.max(matcher.longest, MAX_ESCAPE_CHARS * Math.max(viewMatcher.longest, hexMatcher.longest));
-  const markerOf = (label: number): string => markers[label] ?? redactionMarker();
+
+  /** Where hits go while a tracked redactor runs (the walks are synchronous, so one slot suffices). */
+  let sink: ((hit: SecretHit) => void) | null = null;
+  /** The marker for `label`, reporting the hit when it is a secret's. */
+  const markerOf = (label: number): string => {
+    const secret = named[label];
+    if (secret === undefined) return markers[label - named.length] ?? redactionMarker();
+    sink?.({ name: secret.name, fingerprint: secret.fingerprint ?? null });
+    return redactionMarker(secret.name);
+  };
 
   /** The marker for a value that is a short secret's form, as it is or trimmed. */
-  const wholeMatch = (s: string): string | undefined => (whole.size === 0 ? undefined : (whole.get(s) ?? whole.get(s.trim())));
+  const wholeMatch = (s: string): string | undefined => {
+    if (whole.size === 0) return undefined;
+    const label = whole.get(s) ?? whole.get(s.trim());
+    return label === undefined ? undefined : markerOf(label);
+  };
 
   /** The interval holds no secret form except inside one existing marker. */
   const isBareMarker = (s: string, iv: Interval): boolean => markerSet.has(s.slice(iv.start, iv.end));
@@ -174,14 +200,18 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
   }
 
   function textHasSecret(s: string): boolean {
-    return wholeMatch(s) !== undefined || intervalsOf(s).some((iv) => !isBareMarker(s, iv));
+    if (wholeMatch(s) !== undefined) return true;
+    const found = intervalsOf(s).find((iv) => !isBareMarker(s, iv));
+    if (found === undefined) return false;
+    markerOf(found.label);
+    return true;
   }
 
   function bytesHaveSecret(b: Uint8Array): string | null {
     const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    for (const { bytes, marker } of rawBytes) {
+    for (const { bytes, label } of rawBytes) {
       const found = bytes.length < MIN_SUBSTRING_BYTES ? buf.equals(bytes) : buf.indexOf(bytes) !== -1;
-      if (found) return marker;
+      if (found) return markerOf(label);
     }
     return null;
   }
@@ -256,13 +286,36 @@ export function createRedactor(secrets: readonly SecretInput[]): Redactor {
     return false;
   }
 
-  return {
+  const readPastCapBytes = MAX_BYTES_PER_UNIT * longestSpan;
+  const base: Redactor = {
     redactText,
     redactCut,
     redactValue: (v) => redactValue(v),
     findSecret: (v) => findSecret(v),
-    readPastCapBytes: MAX_BYTES_PER_UNIT * longestSpan,
+    readPastCapBytes,
+    track: (onHit) => tracked(onHit),
   };
+
+  function tracked(onHit: (hit: SecretHit) => void): Redactor {
+    const run = <T>(fn: () => T): T => {
+      const outer = sink;
+      sink = outer === null ? onHit : (h) => (outer(h), onHit(h));
+      try {
+        return fn();
+      } finally {
+        sink = outer;
+      }
+    };
+    return {
+      redactText: (s) => run(() => redactText(s)),
+      redactCut: (s, keep) => run(() => redactCut(s, keep)),
+      redactValue: (v) => run(() => redactValue(v)),
+      findSecret: (v) => run(() => findSecret(v)),
+      readPastCapBytes,
+      track: (next) => tracked((h) => (onHit(h), next(h))),
+    };
+  }
+  return base;
 }
 
 /** Sorted, merged intervals; the label of a merged run is that of its first interval. */

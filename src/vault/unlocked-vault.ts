@@ -38,6 +38,8 @@ export function derivedKeyId(purpose: DerivedKeyPurpose): number {
       return 2;
     case 'journal-anchor':
       return 3;
+    case 'secret-exposure':
+      return 4;
   }
 }
 

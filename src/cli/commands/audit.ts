@@ -1,5 +1,6 @@
 /**
- * `postern audit sessions|activity|revisions|show|session|timeline|verify|export`: incident
+ * `postern audit sessions|activity|revisions|show|session|timeline|verify|export` (and
+ * `find-secret`, audit-find-secret.ts): incident
  * questions answered from the two journals (DESIGN §8) — which agent session
  * asked for what, with which raw arguments, what they were normalized to,
  * under which revisions, who approved it, what left the machine and what came
@@ -36,6 +37,7 @@ import { parseCatalog } from '../../contracts/index.js';
 import { readCatalogFile } from '../../home/catalog-store.js';
 import { readDrain } from '../drain-journal.js';
 import { DRAIN_JSON_FORMAT, drainJson, renderDrain } from '../revision-drain.js';
+import { registerFindSecret } from './audit-find-secret.js';
 import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine, timelineRow } from '../audit-render.js';
 
 /** Calls listed under `audit session`. */
@@ -442,4 +444,6 @@ export function registerAudit(program: Command): void {
         b.end();
       });
     });
+
+  registerFindSecret(audit, { openAudit, withJournals, parseTime });
 }

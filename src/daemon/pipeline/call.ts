@@ -52,7 +52,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
     trail.step('admit');
     const redactor = svc.state.redactor();
     const args = admitArguments(req.arguments, { maxBytes: svc.config.max_request_bytes, maxDepth: svc.config.max_depth });
-    trail.raw(redactor.redactValue(args));
+    trail.raw(trail.redactor('arguments', redactor).redactValue(args));
     if (redactor.findSecret(args)) {
       throw new PosternError('SECRET_IN_ARGUMENTS', 'the arguments contain a vault secret (or an encoding of one); Postern adds credentials itself');
     }
@@ -209,7 +209,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 
         trail.step('redact');
         // The newest redactor covers the values of every generation since the unlock, this call's included.
-        const shaped = shapeResult(exec, revision, svc.state.locked ? redactor : svc.state.redactor(), trail);
+        const shaped = shapeResult(exec, revision, trail.redactor('result', svc.state.locked ? redactor : svc.state.redactor()), trail);
         return await trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
       } finally {
         for (const part of Object.values(taken?.secret ?? {})) part.fill(0);

@@ -21,6 +21,9 @@ import { clipLabel } from '../../protocol/clip.js';
 import type { ActivityStatus } from '../../protocol/operator/index.js';
 import { activityOfLive } from '../activity-view.js';
 import type { CallIdentity } from './identity.js';
+import { ExposureLog } from './exposures.js';
+import type { ExposurePlace } from '../../journal/index.js';
+import type { Redactor } from '../../redaction/index.js';
 
 export type JournalApproval = ApprovalRecord | null;
 
@@ -56,6 +59,7 @@ export class Trail {
   #path: string[] = [];
   #effect = false;
   #intent = false;
+  readonly #exposures = new ExposureLog();
   #outcome = false;
   readonly #at: string;
 
@@ -82,11 +86,15 @@ export class Trail {
   raw(v: unknown): void {
     this.rawArguments = v;
   }
+  /** `r`, recording in this call's journal entries what it redacts as found in `place`. */
+  redactor(place: ExposurePlace, r: Redactor = this.svc.state.redactor()): Redactor {
+    return this.#exposures.redactor(r, place);
+  }
   key(k: string | undefined): void {
     this.#key = k ?? null;
   }
   normalized(v: unknown, revision: number, adapted: readonly string[]): void {
-    this.#normalized = this.svc.state.redactor().redactValue(v);
+    this.#normalized = this.redactor('arguments').redactValue(v);
     this.#revisionExecuted = revision;
     this.#adapter = adapted.length === 0 ? null : adapted.join('; ');
   }
@@ -120,6 +128,7 @@ export class Trail {
       decision_path: [...this.#path],
       side_effect_started: this.#effect,
       at: this.#at,
+      exposures: this.#exposures.list(),
     };
   }
 
@@ -201,7 +210,9 @@ export class Trail {
    * background; until then the intent stays open, so a restart makes it
    * outcome_unknown — never a re-run.
    */
-  async #writeOutcome(o: OutcomeInput): Promise<boolean> {
+  async #writeOutcome(input: OutcomeInput): Promise<boolean> {
+    const exposures = this.#exposures.list();
+    const o: OutcomeInput = exposures.length === 0 ? input : { ...input, exposures };
     this.#outcome = true;
     this.#announce(o.status, o.error_code ?? null, o.duration_ms, o.side_effect_started);
     try {
@@ -245,7 +256,7 @@ export class Trail {
   #errorResult(err: PosternError): CallToolResult {
     let redact: (s: string) => string = (s) => s;
     try {
-      const r = this.svc.state.redactor();
+      const r = this.redactor('error');
       redact = (s) => r.redactText(s);
     } catch {
       // locked: nothing to redact with, and nothing secret was handled
