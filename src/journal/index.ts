@@ -38,7 +38,7 @@ import type { SessionsJournal } from './sessions.js';
 export type { ActivityJournal, CallHead, ExposureEntry, HistoricalArguments, IntentResult, OutcomeEntry, Settled } from './activity.js';
 export type { SessionsJournal } from './sessions.js';
 export type * from './types.js';
-export { SESSION_EVENT_TYPES } from './types.js';
+export { SESSION_EVENT_TYPES, ShadowVerdicts } from './types.js';
 export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
 export type { CommitListener } from './hooks.js';

@@ -6,7 +6,8 @@
  * still calls each revision; `catalog check --against-journal` revalidates
  * the journaled calls of a write tool; retiring a revision used within the
  * window is warned about; a canary revision is shown to its share of new
- * sessions while the others stay pinned to the previous revision.
+ * sessions while the others stay pinned to the previous revision; a pending
+ * catalog run in shadow plans each live call too, and its divergence is gated.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -185,5 +186,42 @@ describe('daemon: the rollout lifecycle (seed 004: shadow → canary → depreca
     assert.equal(rows.find((x) => x.revision === 3)?.counts['current'], 1);
     assert.ok((rows.find((x) => x.revision === 2)?.counts['pinned'] ?? 0) >= 1);
     assert.ok((rows.find((x) => x.revision === 1)?.counts['pinned'] ?? 0) >= 1);
+    cohorts = seen;
+  });
+
+  let cohorts = new Map<boolean, { client: Client; shown: unknown }>();
+
+  it('phase 1 "Shadow": a pending catalog plans every live call too, with no effect; check --shadow reports the divergence and fails above 1%', async () => {
+    const r3 = { ...r2, revision: 3, http: { ...r2.http, body: { ...r2.http.body, via: 'canary' } }, previous: { policy: 'pin' } };
+    const r4 = { ...r3, revision: 4, http: { ...r3.http, body: { ...r3.http.body, via: 'r4' } }, previous: { policy: 'adapt' } };
+    const text = stringify(catalog([{ ...r1, deprecated: '2026-10-01' }, r2, r3, r4]));
+    await writeFile(join(inst.sb.home, 'catalog.yaml'), text);
+    const g = ['--passphrase-file', inst.passFile];
+    const start = await inst.sb.run(['catalog', 'shadow', 'start', ...g]);
+    assert.equal(start.code, 0, start.stdout + start.stderr);
+    assert.match(start.stdout, /runs in shadow/);
+    const before = http.requests.length;
+    // Planned against r3 (the canary): the candidate would carry it to r4, another request.
+    const inside = await call(cohorts.get(true)!.client, { pedido_id: 'P-8', canal: 'web' });
+    assert.equal(inside.structuredContent?.['result_revision'], 3);
+    // Planned against r2: pinned there by both catalogs, the same request.
+    const outside = await call(cohorts.get(false)!.client, { pedido_id: 'P-9', canal: 'web' });
+    assert.equal(outside.structuredContent?.['result_revision'], 2);
+    assert.equal(http.requests.length, before + 2, 'the shadow sent nothing');
+    assert.ok(http.requests.slice(before).every((q) => !q.body.toString('utf8').includes('"r4"')), 'no request of the candidate left the machine');
+    const r = await inst.sb.run(['catalog', 'check', '--shadow', '--json']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const shadow = (JSON.parse(r.stdout) as { shadow: { shadowed: number; ok: boolean; tools: { tool: string; shadowed: number; divergent: number; verdicts: Record<string, number>; ok: boolean }[] } }).shadow;
+    assert.deepEqual([shadow.shadowed, shadow.ok], [2, false]);
+    assert.deepEqual(shadow.tools.map((t) => [t.tool, t.shadowed, t.divergent, t.verdicts['other_request'], t.verdicts['same'], t.ok]), [['buscar_pedido', 2, 1, 1, 1, false]]);
+    const table = await inst.sb.run(['catalog', 'check', '--shadow']);
+    assert.equal(table.code, 1);
+    assert.match(table.stdout, /buscar_pedido\s+2\s+1\s+50\.0%/);
+    assert.match(table.stderr, /shadow diverged on more than 1% of calls for buscar_pedido/);
+    const stop = await inst.sb.run(['catalog', 'shadow', 'stop', ...g]);
+    assert.equal(stop.code, 0, stop.stderr);
+    await call(cohorts.get(false)!.client, { pedido_id: 'P-10', canal: 'web' });
+    const after = JSON.parse((await inst.sb.run(['catalog', 'check', '--shadow', '--json'])).stdout) as { shadow: { shadowed: number } };
+    assert.equal(after.shadow.shadowed, 2, 'no call is shadowed once it stopped');
   });
 });

@@ -29,6 +29,8 @@ import { examples } from '../help.js';
 import { readDrain } from '../drain-journal.js';
 import { retiredInUse, type RetiredInUse } from '../revision-drain.js';
 import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { withOperator } from './approvals.js';
+import { renderShadowReport, shadowReport, type ShadowReport } from '../shadow-report.js';
 
 async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
   const f = await readCatalogFile(path);
@@ -103,13 +105,25 @@ function retirementLine(r: RetiredInUse, window: string): string {
   return `warning: ${clean(r.tool, 64)} r${r.revision} is retired by this catalog but had ${r.calls} call${r.calls === 1 ? '' : 's'} in the last ${window} (last ${r.last_seen})${live}: calls planned against it will be refused (see postern audit revisions)`;
 }
 
-function printReport(ctx: CliContext, report: GateReport, json: boolean, retired: readonly RetiredInUse[] = [], window = DEFAULT_WINDOW): void {
+/** The shadow verdicts the Activity journal holds for the candidate with this digest. */
+function readShadow(ctx: CliContext, digest: string): ShadowReport {
+  if (!existsSync(ctx.paths.journalDir)) return shadowReport([], digest);
+  const j = openJournals(ctx.paths.journalDir, { readonly: true });
+  try {
+    return shadowReport(j.activity.callHeads(), digest);
+  } finally {
+    j.close();
+  }
+}
+
+function printReport(ctx: CliContext, report: GateReport, json: boolean, retired: readonly RetiredInUse[] = [], window = DEFAULT_WINDOW, shadow?: ShadowReport): void {
   if (json) {
-    ctx.out(JSON.stringify({ ...(gateReportJson(report) as Record<string, unknown>), retired_in_use: { window, revisions: retired } }, null, 2));
+    ctx.out(JSON.stringify({ ...(gateReportJson(report) as Record<string, unknown>), retired_in_use: { window, revisions: retired }, ...(shadow === undefined ? {} : { shadow }) }, null, 2));
     return;
   }
   ctx.out(renderGateReport(report));
   for (const r of retired) ctx.out(retirementLine(r, window));
+  if (shadow !== undefined) ctx.out(renderShadowReport(shadow));
 }
 
 function gateError(report: GateReport): PosternError {
@@ -121,6 +135,7 @@ interface CheckOpts {
   against?: string;
   againstJournal?: string | boolean;
   window?: string;
+  shadow?: boolean;
   json?: boolean;
 }
 
@@ -133,6 +148,7 @@ export function registerCatalog(program: Command): void {
     .option('--against <file>', 'compare with this catalog file instead of the accepted one')
     .option('--against-journal [jsonl]', 'revalidate journaled raw arguments (from the Activity journal, or a JSONL file) against the candidate')
     .option('--window <age>', `warn when a revision this catalog retires was called within this age (default ${DEFAULT_WINDOW})`, DEFAULT_WINDOW)
+    .option('--shadow', 'report how calls planned in shadow against this catalog diverged; fail above 1% for any tool')
     .option('--json', 'print JSON')
     .addHelpText('after', examples([
       'postern catalog check                      # ~/.postern/catalog.yaml against the accepted one',
@@ -155,8 +171,34 @@ export function registerCatalog(program: Command): void {
       const window = o.window ?? DEFAULT_WINDOW;
       const windowMs = parseWindow(window);
       const report = releaseGate(old, cand.catalog, history);
-      printReport(ctx, report, o.json === true, retirementsInUse(ctx, old, cand.catalog, windowMs), window);
+      const shadow = o.shadow === true ? readShadow(ctx, cand.digest) : undefined;
+      printReport(ctx, report, o.json === true, retirementsInUse(ctx, old, cand.catalog, windowMs), window, shadow);
       if (!report.ok) throw gateError(report);
+      if (shadow !== undefined && !shadow.ok) {
+        throw new PosternError('RELEASE_GATE_FAILED', shadow.shadowed === 0 ? 'no call was planned in shadow against this catalog: the shadow shows nothing yet' : `the shadow diverged on more than ${shadow.threshold * 100}% of calls for ${shadow.tools.filter((t) => !t.ok).map((t) => clean(t.tool, 64)).join(', ')}`);
+      }
+    });
+
+  const shadowCmd = catalog.command('shadow').description('run the pending catalog.yaml in shadow on the daemon: each call is also planned against it, with no effect (needs the passphrase)');
+  shadowCmd
+    .command('start')
+    .description('start the shadow of catalog.yaml (or exactly the file with --digest)')
+    .option('--digest <sha256>', 'the SHA-256 of the catalog.yaml you reviewed')
+    .action(async (o: { digest?: string }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const file = await readCatalogFile(ctx.paths.catalog);
+      if (file === undefined) throw new PosternError('CATALOG_NOT_FOUND', `no catalog at ${ctx.paths.catalog}`);
+      const digest = o.digest ?? file.digest;
+      const r = await withOperator(ctx, {}, (c) => c.request('catalog.shadow', { digest }));
+      ctx.out(`catalog ${(r.shadow ?? digest).slice(0, 16)}… runs in shadow; see \`postern catalog check --shadow\``);
+    });
+  shadowCmd
+    .command('stop')
+    .description('stop the shadow')
+    .action(async (_o: unknown, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      await withOperator(ctx, {}, (c) => c.request('catalog.shadow', { digest: null }));
+      ctx.out('no catalog runs in shadow');
     });
 
   catalog

@@ -28,6 +28,7 @@ import { callStatus, CALL_STATUS_TOOL } from './call-status.js';
 import { planCall, type CallPlan } from './plan.js';
 import { planOrigin } from './plan-origin.js';
 import { recheckPlan } from './recheck.js';
+import { shadowVerdict } from './shadow.js';
 import { callIdentity, echoIdentity } from './identity.js';
 import type { CallRequest, Services, SessionInfo } from './context.js';
 
@@ -79,6 +80,8 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
       step: (s) => trail.step(s),
       prepared: (normalized, revision, adapted) => trail.normalized(normalized, revision, adapted),
     });
+    const candidate = svc.shadow?.() ?? null;
+    if (candidate !== null) trail.shadow(shadowVerdict(candidate, { tool: tool.name, planned: seen, args: split.args, key }, plan));
     const argsDigest = plan.argsDigest;
     /** The catalog the current plan was made against: a re-check is needed only once another is in use. */
     let planCatalog = snapshot.catalog;

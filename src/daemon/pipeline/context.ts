@@ -15,6 +15,7 @@ import type { SshRunner } from './execute.js';
 import type { GroupCommit } from './group-commit.js';
 import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
+import type { ShadowCandidate } from './shadow.js';
 
 export interface Services {
   readonly state: DaemonState;
@@ -42,6 +43,8 @@ export interface Services {
   readonly commits: GroupCommit;
   /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
   readonly pendingOutcomes: PendingOutcomes;
+  /** The pending catalog an operator runs in shadow (shadow.ts), if any. */
+  readonly shadow?: () => ShadowCandidate | null;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
   readonly onActivity?: (v: ActivityView) => void;
 }
