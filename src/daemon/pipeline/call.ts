@@ -81,7 +81,8 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
       prepared: (normalized, revision, adapted) => trail.normalized(normalized, revision, adapted),
     });
     const candidate = svc.shadow?.() ?? null;
-    if (candidate !== null) trail.shadow(shadowVerdict(candidate, { tool: tool.name, planned: seen, args: split.args, key }, plan));
+    // Planned against the live revision it was shown: "current" means this catalog's current one, not the candidate's.
+    if (candidate !== null) trail.shadow(shadowVerdict(candidate, { tool: tool.name, planned: seen ?? tool.current.revision, args: split.args, key }, plan));
     const argsDigest = plan.argsDigest;
     /** The catalog the current plan was made against: a re-check is needed only once another is in use. */
     let planCatalog = snapshot.catalog;
