@@ -24,7 +24,13 @@ export const HttpAuthShape = z.union([
   z.enum(['bearer', 'basic']),
   z.strictObject({ header: z.string().regex(HEADER_NAME, 'must be an HTTP header name') }),
   z.strictObject({ query: z.string().regex(QUERY_NAME, 'must be a query parameter name') }),
-], { error: 'must be bearer, basic, { header: NAME } or { query: NAME }' });
+  z.strictObject({
+    aws_sigv4: z.strictObject({
+      region: z.string().regex(/^[a-z0-9-]{1,32}$/, 'must be an AWS region name such as us-east-1'),
+      service: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be an AWS service signing name such as s3 or execute-api'),
+    }),
+  }),
+], { error: 'must be bearer, basic, { header: NAME }, { query: NAME } or { aws_sigv4: { region, service } }' });
 
 export const HttpTargetShape = z.strictObject({
   origin: z.string().max(2048),

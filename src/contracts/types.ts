@@ -29,7 +29,8 @@ export type HttpAuth =
   | { readonly kind: 'bearer' }
   | { readonly kind: 'basic' }
   | { readonly kind: 'header'; readonly name: string }
-  | { readonly kind: 'query'; readonly name: string };
+  | { readonly kind: 'query'; readonly name: string }
+  | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string };
 
 export interface HttpTarget {
   readonly kind: 'http';

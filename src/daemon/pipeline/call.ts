@@ -206,6 +206,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
           onRequestSent: () => trail.effectStarted(),
           // The redactor of the vault the credential was taken from: it knows the longest form of that value.
           readPastCapBytes: svc.state.redactor().readPastCapBytes,
+          now: () => svc.clock.now(),
         }).catch(async (e: unknown) => {
           throw await trail.failedExecution(e, svc.clock.monotonicMs() - started);
         });
