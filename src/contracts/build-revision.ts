@@ -88,8 +88,10 @@ export function buildRevision(tool: string, raw: unknown, at: DocPath, sink: Iss
     output: outputNode === undefined ? undefined : compileSchema(outputNode),
     action,
     previous,
-    deprecated: r.deprecated,
+    deprecated: typeof r.deprecated === 'object' ? r.deprecated.date : r.deprecated,
+    deprecationReplacement: typeof r.deprecated === 'object' ? r.deprecated.replacement : undefined,
     retired: r.retired === undefined ? undefined : { replacement: r.retired.replacement },
     semanticChange: r.semantic_change,
+    canary: r.canary === undefined ? undefined : { sessionsPercent: r.canary.sessions_percent },
   };
 }

@@ -16,7 +16,8 @@ import { checkShape, isRecord } from './shape-check.js';
 import type { OutputAdapter, Revision, Target, Tool } from './types.js';
 import { isAdapter } from './types.js';
 
-const RESERVED_PREFIX = 'postern_';
+/** Names of Postern's built-in tools (`postern_call_status`); no catalog tool may use it. */
+export const RESERVED_PREFIX = 'postern_';
 
 function inputOf(r: Revision): ObjectNode | undefined {
   return r.input.node.kind === 'object' ? r.input.node : undefined;
@@ -150,6 +151,15 @@ function buildTool(name: string, raw: unknown, sink: IssueSink, targets: Readonl
     revisions.push(r);
   });
   const current = revisions[revisions.length - 1];
+  revisions.forEach((r, i) => {
+    if (r.canary === undefined) return;
+    const cat = [...at, 'revisions', i, 'canary'];
+    const prev = revisions[i - 1];
+    if (r !== current) sink.add(cat, 'only the current revision can be a canary: remove canary from this revision (that promotes it) before adding the next one');
+    else if (prev === undefined) sink.add(cat, 'a canary needs a previous revision to show the sessions outside it');
+    else if (r.previous?.policy !== 'pin') sink.add(cat, 'a canary needs previous: pin, so that sessions outside it keep running the previous revision');
+    else if (prev.retired !== undefined || r.retired !== undefined) sink.add(cat, 'a canary and the revision before it must both be served (not retired)');
+  });
   if (!ok || t === undefined || current === undefined) return undefined;
   return { name, description: t.description, effect: t.effect, approval: t.approval, revisions, current };
 }
@@ -162,6 +172,10 @@ export function buildTools(raw: Record<string, unknown>, sink: IssueSink, target
   }
   for (const tool of tools.values()) {
     tool.revisions.forEach((r, i) => {
+      const announced = r.deprecationReplacement;
+      if (announced !== undefined && !tools.has(announced) && !Object.hasOwn(raw, announced)) {
+        sink.add(['tools', tool.name, 'revisions', i, 'deprecated', 'replacement'], `names tool "${announced}", which is not in the catalog`);
+      }
       const replacement = r.retired?.replacement;
       if (replacement === undefined) return;
       const at = ['tools', tool.name, 'revisions', i, 'retired', 'replacement'];

@@ -106,9 +106,15 @@ export const RevisionShape = z.strictObject({
   http_request: z.unknown().optional(),
   ssh: z.unknown().optional(),
   previous: z.unknown().optional(),
-  deprecated: z.string().regex(DATE, 'must be a date YYYY-MM-DD').optional(),
+  deprecated: z
+    .union([
+      z.string().regex(DATE, 'must be a date YYYY-MM-DD'),
+      z.strictObject({ date: z.string().regex(DATE, 'must be a date YYYY-MM-DD'), replacement: z.string().regex(TOOL_NAME, 'must be a tool name').optional() }),
+    ], { error: 'must be a date YYYY-MM-DD or { date, replacement? }' })
+    .optional(),
   retired: z.strictObject({ replacement: z.string().regex(TOOL_NAME, 'must be a tool name').optional() }).optional(),
   semantic_change: z.string().min(1).max(1000).optional(),
+  canary: z.strictObject({ sessions_percent: z.int().min(1).max(99) }).optional(),
 });
 
 export const ToolShape = z.strictObject({

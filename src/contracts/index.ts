@@ -51,3 +51,5 @@ export {
 } from './acceptance.js';
 export { withHostKeyPin } from './host-key-pin.js';
 export { advertiseTool, advertiseCatalog, splitIdempotencyKey, needsIdempotencyKey, IDEMPOTENCY_KEY, type AdvertisedTool, type KeySplit } from './advertise.js';
+export { deprecationOf, deprecationsOf, type DeprecationNotice, type DeprecationReplacement } from './deprecation.js';
+export { canaryBucket, controlRevision, inCanary, shownRevision } from './canary.js';

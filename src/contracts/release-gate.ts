@@ -12,6 +12,8 @@ import type { Change } from './changes.js';
 import { classifyCatalogChange } from './classify-catalog.js';
 import { prepareCall, resolveContract } from './contract.js';
 import { resolveAction } from './resolve-action.js';
+import { splitIdempotencyKey } from './advertise.js';
+import { RESERVED_PREFIX } from './build-tools.js';
 import type { Catalog, Revision } from './types.js';
 import { describeIssues, type FieldIssue } from './validate.js';
 
@@ -47,7 +49,19 @@ export interface HistoryRecord {
   /** The revision the call was planned against; absent = the old catalog's current one. */
   readonly revision?: number | undefined;
   readonly raw_arguments: unknown;
+  /** The code the call was refused with when it was made, if it was. */
+  readonly error_code?: string | null | undefined;
 }
+
+/** Why a journaled call is not revalidated: it was never a valid call, so its failing now is no regression. */
+export const HistoricalSkips = {
+  never_valid: 'refused as invalid when it was made (invalid arguments, unknown tool, missing idempotency_key, a secret in the arguments, too large)',
+  built_in: "a call of Postern's built-in tools, which no catalog defines",
+  invalid_key: 'its idempotency_key was malformed (the pipeline refuses such a call before validation)',
+  invalid_before: 'it does not validate under the accepted catalog either',
+} as const;
+export type HistoricalSkip = keyof typeof HistoricalSkips;
+const NEVER_VALID: ReadonlySet<string> = new Set(['VALIDATION_FAILED', 'TOOL_NOT_FOUND', 'IDEMPOTENCY_KEY_REQUIRED', 'SECRET_IN_ARGUMENTS', 'REQUEST_TOO_LARGE']);
 
 export interface HistoricalFailure {
   readonly index: number;
@@ -61,7 +75,14 @@ export interface GateReport {
   readonly ok: boolean;
   readonly changes: readonly Change[];
   readonly failures: readonly GateFailure[];
-  readonly historical: { readonly checked: number; readonly passed: number; readonly rejectedByPolicy: number; readonly skippedInvalid: number };
+  readonly historical: {
+    readonly checked: number;
+    readonly passed: number;
+    readonly rejectedByPolicy: number;
+    /** The sum of `skipped`. */
+    readonly skippedInvalid: number;
+    readonly skipped: Readonly<Record<HistoricalSkip, number>>;
+  };
   readonly historicalFailures: readonly HistoricalFailure[];
 }
 
@@ -111,7 +132,8 @@ function failureOf(c: Change, rule: GateRule): GateFailure {
 }
 
 function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Iterable<HistoryRecord>) {
-  let checked = 0, passed = 0, rejectedByPolicy = 0, skippedInvalid = 0;
+  let checked = 0, passed = 0, rejectedByPolicy = 0;
+  const skipped: Record<HistoricalSkip, number> = { never_valid: 0, built_in: 0, invalid_key: 0, invalid_before: 0 };
   const failures: HistoricalFailure[] = [];
   let index = -1;
   for (const rec of history) {
@@ -123,8 +145,23 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
     const fail = (problem: string, issues: readonly FieldIssue[] = []): void => {
       failures.push({ index, tool: rec.tool, revision: seen, problem, issues });
     };
-    if (oldTool !== undefined && prepareCall(resolveContract(oldTool, seen), rec.raw_arguments).kind !== 'ready') {
-      skippedInvalid++; // it did not pass under the old catalog either: not a regression
+    if (rec.error_code !== undefined && rec.error_code !== null && NEVER_VALID.has(rec.error_code)) {
+      skipped.never_valid++;
+      continue;
+    }
+    if (rec.tool.toLowerCase().startsWith(RESERVED_PREFIX)) {
+      skipped.built_in++;
+      continue;
+    }
+    // What the pipeline validates: the arguments without the reserved idempotency_key (split exactly as a call is).
+    const split = splitIdempotencyKey(rec.raw_arguments);
+    if (split.kind === 'invalid_key') {
+      skipped.invalid_key++;
+      continue;
+    }
+    const args = split.args;
+    if (oldTool !== undefined && prepareCall(resolveContract(oldTool, seen), args).kind !== 'ready') {
+      skipped.invalid_before++; // it did not pass under the old catalog either: not a regression
       continue;
     }
     if (tool === undefined) {
@@ -138,7 +175,7 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
       else rejectedByPolicy++;
       continue;
     }
-    const prepared = prepareCall(decision, rec.raw_arguments);
+    const prepared = prepareCall(decision, args);
     if (prepared.kind === 'invalid') {
       fail(`invalid for revision ${prepared.revision}: ${describeIssues(prepared.issues)}`, prepared.issues);
       continue;
@@ -147,11 +184,12 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
       rejectedByPolicy++;
       continue;
     }
-    const action = resolveAction(prepared.revision, prepared.normalized);
+    const action = resolveAction(prepared.revision, prepared.normalized, { idempotencyKey: split.key });
     if (action.kind === 'refused') fail(`refused by revision ${prepared.revision.revision}: ${action.field}: ${action.problem}`, [{ field: action.field, problem: action.problem }]);
     else passed++;
   }
-  return { summary: { checked, passed, rejectedByPolicy, skippedInvalid }, failures };
+  const skippedInvalid = Object.values(skipped).reduce((a, b) => a + b, 0);
+  return { summary: { checked, passed, rejectedByPolicy, skippedInvalid, skipped }, failures };
 }
 
 /**

@@ -173,9 +173,17 @@ export interface Revision {
   readonly previous: PreviousPolicy | undefined;
   /** ISO date (YYYY-MM-DD) announced as the end of this revision; informational. */
   readonly deprecated: string | undefined;
+  /** The tool that replaces this one, declared with `deprecated: { date, replacement }`; informational. */
+  readonly deprecationReplacement: string | undefined;
   readonly retired: { readonly replacement: string | undefined } | undefined;
   /** Declared change of meaning relative to the previous revision. */
   readonly semanticChange: string | undefined;
+  /**
+   * Canary (only on the current revision, with `previous: pin`): this share of
+   * sessions is shown this revision; the others are shown the previous one
+   * and stay pinned to it (contracts/canary.ts).
+   */
+  readonly canary: { readonly sessionsPercent: number } | undefined;
 }
 
 export interface Tool {

@@ -65,6 +65,20 @@ export interface CallRecord {
   readonly at: string;
   /** Secrets redacted so far (the arguments, a refusal's message); absent when none. */
   readonly exposures?: readonly Exposure[];
+  /** How the catalog running in shadow would have planned this call; absent when none ran. */
+  readonly shadow?: ShadowRecord;
+}
+
+export const ShadowVerdicts = ['same', 'would_fail', 'other_request', 'new_approval'] as const;
+export type ShadowVerdict = (typeof ShadowVerdicts)[number];
+
+/** The candidate catalog's plan of a call compared with the live one (no effect: nothing was sent for it). */
+export interface ShadowRecord {
+  /** SHA-256 of the candidate catalog file. */
+  readonly digest: string;
+  readonly verdict: ShadowVerdict;
+  /** For `would_fail`: the error code the candidate would have answered. */
+  readonly error_code?: string;
 }
 
 export type TargetDetails =
@@ -182,6 +196,8 @@ export const SESSION_EVENT_TYPES = [
   'catalog_refused',
   /** An operator rejected a pending catalog.yaml over the operator channel; the file was set aside. */
   'catalog_rejected',
+  /** An operator started (digest) or stopped (null) running a pending catalog in shadow. */
+  'catalog_shadow',
   'vault_changed',
   'session_closed',
   'daemon_started',

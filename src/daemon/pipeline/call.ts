@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
+import { deprecationOf, needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { JournalApproval } from './trail.js';
@@ -28,6 +28,7 @@ import { callStatus, CALL_STATUS_TOOL } from './call-status.js';
 import { planCall, type CallPlan } from './plan.js';
 import { planOrigin } from './plan-origin.js';
 import { recheckPlan } from './recheck.js';
+import { shadowVerdict } from './shadow.js';
 import { callIdentity, echoIdentity } from './identity.js';
 import type { CallRequest, Services, SessionInfo } from './context.js';
 
@@ -39,7 +40,10 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
   const trail = new Trail(svc, session, req.name, snapshot.handlerRevision, randomUUID());
   trail.identity(callIdentity(session, req.meta));
   const result = await runCall(svc, session, req, trail);
-  return echoIdentity(result, svc.state.snapshot().toolset, trail.revisionExecuted);
+  const inUse = svc.state.snapshot();
+  const tool = inUse.catalog.tools.get(req.name);
+  const deprecation = tool === undefined || trail.revisionSeen === null ? undefined : deprecationOf(tool, trail.revisionSeen);
+  return echoIdentity(result, inUse.toolset, trail.revisionExecuted, deprecation);
 }
 
 async function runCall(svc: Services, session: SessionInfo, req: CallRequest, trail: Trail): Promise<CallToolResult> {
@@ -76,6 +80,9 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
       step: (s) => trail.step(s),
       prepared: (normalized, revision, adapted) => trail.normalized(normalized, revision, adapted),
     });
+    const candidate = svc.shadow?.() ?? null;
+    // Planned against the live revision it was shown: "current" means this catalog's current one, not the candidate's.
+    if (candidate !== null) trail.shadow(shadowVerdict(candidate, { tool: tool.name, planned: seen ?? tool.current.revision, args: split.args, key }, plan));
     const argsDigest = plan.argsDigest;
     /** The catalog the current plan was made against: a re-check is needed only once another is in use. */
     let planCatalog = snapshot.catalog;
