@@ -203,6 +203,7 @@ export function callDetails(c: CallView): string[] {
     out.field('  result digest', o.result_digest ?? '-');
     out.field('  idempotency claim', o.claim ?? '-');
     if (o.target_extra !== null) out.field('  target extra', renderValue(o.target_extra, null, SHOW_MAX));
+    if (typeof o.output_adapter === 'string') out.field('  output adapter', o.output_adapter);
   } else if (c.status === 'in_progress') {
     out.field('outcome', '- (none journaled: still running, or the daemon stopped and has not restarted)');
   }

@@ -16,6 +16,7 @@ export interface SecretSourceOpts {
   fromFile?: string;
   stdin?: boolean;
   keyPassphraseFile?: string;
+  sessionTokenFile?: string;
 }
 
 const MAX_SECRET_BYTES = 64 * 1024;
@@ -138,6 +139,17 @@ export async function readSecretInput(
       const value = await readValue(opts, 'Value (input hidden): ', false);
       assertHeaderSafe(value, 'value');
       return { secret: { value }, fields };
+    }
+    case 'aws_sigv4': {
+      const key = await readValue(opts, 'Secret access key (input hidden): ', false);
+      assertHeaderSafe(key, 'secret_access_key');
+      const secret: Record<string, Uint8Array> = { secret_access_key: key };
+      if (opts.sessionTokenFile !== undefined) {
+        const token = await readLineFile(opts.sessionTokenFile, 'session token');
+        assertHeaderSafe(token, 'session_token');
+        if (token.length > 0) secret['session_token'] = token;
+      }
+      return { secret, fields };
     }
     case 'ssh_password': {
       const password = await readValue(opts, 'SSH password (input hidden): ', false);

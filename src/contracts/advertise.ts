@@ -5,7 +5,7 @@
  * the effect class. Retired tools are not listed. The key is split off before
  * validation, since revision schemas are strict and do not declare it.
  */
-import type { Catalog, JsonObject, JsonValue, Tool } from './types.js';
+import type { Catalog, JsonObject, JsonValue, Revision, Tool } from './types.js';
 
 export const IDEMPOTENCY_KEY = 'idempotency_key';
 const KEY_PATTERN = '^[A-Za-z0-9._:-]{8,128}$';
@@ -23,8 +23,9 @@ export function needsIdempotencyKey(tool: Tool): boolean {
   return tool.effect !== 'read';
 }
 
-export function advertiseTool(tool: Tool): AdvertisedTool {
-  const input = tool.current.input.json;
+/** What is shown for `revision` of `tool` (the current one unless a canary says otherwise, see canary.ts). */
+export function advertiseTool(tool: Tool, revision: Revision = tool.current): AdvertisedTool {
+  const input = revision.input.json;
   let inputSchema = input;
   if (needsIdempotencyKey(tool)) {
     const props = (input['properties'] ?? {}) as JsonObject;
@@ -41,9 +42,9 @@ export function advertiseTool(tool: Tool): AdvertisedTool {
   return {
     name: tool.name,
     description: tool.description,
-    revision: tool.current.revision,
+    revision: revision.revision,
     inputSchema,
-    outputSchema: tool.current.output?.json,
+    outputSchema: revision.output?.json,
     annotations: {
       readOnlyHint: tool.effect === 'read',
       destructiveHint: tool.effect === 'destructive',
@@ -58,7 +59,7 @@ export function advertiseCatalog(catalog: Catalog): AdvertisedTool[] {
   return [...catalog.tools.values()]
     .filter((t) => t.current.retired === undefined)
     .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .map(advertiseTool);
+    .map((t) => advertiseTool(t));
 }
 
 export type KeySplit =

@@ -8,7 +8,7 @@
  * text, and every declared parameter is used — an input the action ignores
  * would be silently dropped, which is exactly what a contract must not do.
  */
-import { headerKey, isRequestMeaningHeader, reservedHeader } from '../protocol/http-headers.js';
+import { headerKey, isRequestMeaningHeader, reservedHeader, SIGV4_OWNED_HEADERS } from '../protocol/http-headers.js';
 import { methodOverrideParam, queryNameCollides } from '../protocol/query-names.js';
 import { HEADER_NAME, HttpRequestShape, HttpShape, SshShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
@@ -86,6 +86,7 @@ function headerChecks(target: HttpTarget, headers: Record<string, string>, at: D
     if (!HEADER_NAME.test(rawName)) sink.add(p, 'is not a valid header name');
     else if (reserved !== undefined) sink.add(p, `header ${reserved} is reserved and cannot be set by a tool`);
     else if (target.auth.kind === 'header' && key === headerKey(target.auth.name)) sink.add(p, `header ${name} carries the target's credential`);
+    else if (target.auth.kind === 'aws_sigv4' && SIGV4_OWNED_HEADERS.includes(key)) sink.add(p, `header ${name} is part of the target's AWS signature`);
     else if (out.some((h) => headerKey(h.name) === key)) sink.add(p, `header ${name} is set twice`);
     // Fixed tools may interpolate parameters; a broad tool's headers, and every header that
     // changes the request's meaning (it is part of the authority), are fixed text.

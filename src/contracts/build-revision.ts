@@ -5,13 +5,13 @@
  * against the neighbouring revision by build-tools.ts.
  */
 import { buildAction, type ActionKey } from './build-action.js';
-import { PreviousShape, RevisionShape } from './catalog-shape.js';
+import { PreviousShape, RevisionShape, type OutputAdapterInput } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
 import { SchemaLimits, type ObjectNode, type SchemaNode } from './schema-node.js';
 import { parseSchema } from './schema-parse.js';
 import { checkDefaults, compileSchema } from './schema-zod.js';
 import { checkShape, isRecord } from './shape-check.js';
-import type { HttpMethod, JsonPrimitive, JsonValue, PreviousPolicy, Revision, Target } from './types.js';
+import type { HttpMethod, JsonPrimitive, JsonValue, OutputAdapter, PreviousPolicy, Revision, Target } from './types.js';
 
 const ACTION_KEYS: readonly ActionKey[] = ['http', 'http_request', 'ssh'];
 
@@ -40,13 +40,22 @@ function shapePolicy(raw: unknown, at: DocPath, sink: IssueSink): PreviousPolicy
   const p = checkShape(PreviousShape, raw, at, sink);
   if (p === undefined) return undefined;
   if (p.policy !== 'adapt' && p.policy !== 'migrate') return { policy: p.policy };
-  if (!('renames' in p || 'mappings' in p || 'defaults' in p)) return { policy: p.policy, renames: [], mappings: [], defaults: [] };
+  if (!('renames' in p || 'mappings' in p || 'defaults' in p || 'output' in p)) return { policy: p.policy, renames: [], mappings: [], defaults: [], output: undefined };
   return {
     policy: p.policy,
     renames: Object.entries(p.renames ?? {}),
-    mappings: Object.entries(p.mappings ?? {}).map(([field, pairs]) => [field, pairs.map((x) => [x.from as JsonPrimitive, x.to as JsonPrimitive] as const)] as const),
-    defaults: Object.entries(p.defaults ?? {}).map(([k, v]) => [k, v as JsonValue] as const),
+    mappings: mappingsOf(p.mappings),
+    defaults: defaultsOf(p.defaults),
+    output: p.output === undefined ? undefined : outputAdapterOf(p.output),
   };
+}
+
+type RawMappings = Record<string, { from?: unknown; to?: unknown }[]> | undefined;
+const mappingsOf = (m: RawMappings) => Object.entries(m ?? {}).map(([field, pairs]) => [field, pairs.map((x) => [x.from as JsonPrimitive, x.to as JsonPrimitive] as const)] as const);
+const defaultsOf = (d: Record<string, unknown> | undefined) => Object.entries(d ?? {}).map(([k, v]) => [k, v as JsonValue] as const);
+
+function outputAdapterOf(o: OutputAdapterInput): OutputAdapter {
+  return { unwrap: o.unwrap, renames: Object.entries(o.renames ?? {}), mappings: mappingsOf(o.mappings), defaults: defaultsOf(o.defaults), wrap: o.wrap };
 }
 
 export function buildRevision(tool: string, raw: unknown, at: DocPath, sink: IssueSink, targets: ReadonlyMap<string, Target>): Revision | undefined {
@@ -79,8 +88,10 @@ export function buildRevision(tool: string, raw: unknown, at: DocPath, sink: Iss
     output: outputNode === undefined ? undefined : compileSchema(outputNode),
     action,
     previous,
-    deprecated: r.deprecated,
+    deprecated: typeof r.deprecated === 'object' ? r.deprecated.date : r.deprecated,
+    deprecationReplacement: typeof r.deprecated === 'object' ? r.deprecated.replacement : undefined,
     retired: r.retired === undefined ? undefined : { replacement: r.retired.replacement },
     semanticChange: r.semantic_change,
+    canary: r.canary === undefined ? undefined : { sessionsPercent: r.canary.sessions_percent },
   };
 }

@@ -39,7 +39,8 @@ function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, know
     }
     const auth: HttpAuth = typeof t.auth === 'string' ? { kind: t.auth }
       : 'header' in t.auth ? { kind: 'header', name: t.auth.header.toLowerCase() }
-        : { kind: 'query', name: t.auth.query };
+        : 'query' in t.auth ? { kind: 'query', name: t.auth.query }
+          : { kind: 'aws_sigv4', region: t.auth.aws_sigv4.region, service: t.auth.aws_sigv4.service };
     const headerProblem = auth.kind === 'header' ? credentialHeaderProblem(auth.name) : undefined;
     if (headerProblem !== undefined) sink.add([...p, 'auth', 'header'], headerProblem);
     return {

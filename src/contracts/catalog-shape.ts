@@ -24,7 +24,13 @@ export const HttpAuthShape = z.union([
   z.enum(['bearer', 'basic']),
   z.strictObject({ header: z.string().regex(HEADER_NAME, 'must be an HTTP header name') }),
   z.strictObject({ query: z.string().regex(QUERY_NAME, 'must be a query parameter name') }),
-], { error: 'must be bearer, basic, { header: NAME } or { query: NAME }' });
+  z.strictObject({
+    aws_sigv4: z.strictObject({
+      region: z.string().regex(/^[a-z0-9-]{1,32}$/, 'must be an AWS region name such as us-east-1'),
+      service: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be an AWS service signing name such as s3 or execute-api'),
+    }),
+  }),
+], { error: 'must be bearer, basic, { header: NAME }, { query: NAME } or { aws_sigv4: { region, service } }' });
 
 export const HttpTargetShape = z.strictObject({
   origin: z.string().max(2048),
@@ -67,6 +73,17 @@ export const SshShape = z.strictObject({
 });
 
 const fieldMap = z.record(z.string(), z.unknown());
+const mappingMap = z.record(z.string(), z.array(z.strictObject({ from: z.unknown(), to: z.unknown() })).min(1));
+const fieldName = z.string().min(1).max(128);
+
+/** Results of the newer revision given back in the older one's shape (see OutputAdapter). */
+export const OutputAdapterShape = z.strictObject({
+  unwrap: fieldName.optional(),
+  renames: z.record(z.string(), fieldName).optional(),
+  mappings: mappingMap.optional(),
+  defaults: fieldMap.optional(),
+  wrap: fieldName.optional(),
+});
 
 export const PreviousShape = z.union([
   z.enum(['pin', 'reject', 'adapt', 'migrate']).transform((policy) => ({ policy })),
@@ -75,10 +92,11 @@ export const PreviousShape = z.union([
   z.strictObject({
     policy: z.enum(['adapt', 'migrate']),
     renames: z.record(z.string(), z.string()).optional(),
-    mappings: z.record(z.string(), z.array(z.strictObject({ from: z.unknown(), to: z.unknown() })).min(1)).optional(),
+    mappings: mappingMap.optional(),
     defaults: fieldMap.optional(),
+    output: OutputAdapterShape.optional(),
   }),
-], { error: 'must be pin, reject, adapt, migrate, or { policy: adapt | migrate, renames?, mappings?, defaults? }' });
+], { error: 'must be pin, reject, adapt, migrate, or { policy: adapt | migrate, renames?, mappings?, defaults?, output? }' });
 
 export const RevisionShape = z.strictObject({
   revision: z.int().min(1).max(1_000_000),
@@ -88,9 +106,15 @@ export const RevisionShape = z.strictObject({
   http_request: z.unknown().optional(),
   ssh: z.unknown().optional(),
   previous: z.unknown().optional(),
-  deprecated: z.string().regex(DATE, 'must be a date YYYY-MM-DD').optional(),
+  deprecated: z
+    .union([
+      z.string().regex(DATE, 'must be a date YYYY-MM-DD'),
+      z.strictObject({ date: z.string().regex(DATE, 'must be a date YYYY-MM-DD'), replacement: z.string().regex(TOOL_NAME, 'must be a tool name').optional() }),
+    ], { error: 'must be a date YYYY-MM-DD or { date, replacement? }' })
+    .optional(),
   retired: z.strictObject({ replacement: z.string().regex(TOOL_NAME, 'must be a tool name').optional() }).optional(),
   semantic_change: z.string().min(1).max(1000).optional(),
+  canary: z.strictObject({ sessions_percent: z.int().min(1).max(99) }).optional(),
 });
 
 export const ToolShape = z.strictObject({
@@ -112,5 +136,6 @@ export type HttpInput = z.infer<typeof HttpShape>;
 export type HttpRequestInput = z.infer<typeof HttpRequestShape>;
 export type SshInput = z.infer<typeof SshShape>;
 export type PreviousInput = z.infer<typeof PreviousShape>;
+export type OutputAdapterInput = z.infer<typeof OutputAdapterShape>;
 export type RevisionInput = z.infer<typeof RevisionShape>;
 export type ToolInput = z.infer<typeof ToolShape>;

@@ -75,6 +75,11 @@ function publishedChanges(oldTool: Tool, tool: Tool): Change[] {
       const code = r === tool.current ? 'tool_retired' : 'revision_retired';
       out.push(change(name, 'removal', 'tool', [{ code, text: `${code === 'tool_retired' ? 'tool' : `revision ${r.revision}`} retired${repl}` }], rev));
     }
+    if (before.canary?.sessionsPercent !== r.canary?.sessionsPercent) {
+      const pct = (c: typeof r.canary): string => (c === undefined ? 'none' : `${c.sessionsPercent}% of sessions`);
+      out.push(change(name, 'metadata', 'tool', [{ code: 'canary', text: `revision ${r.revision} canary: ${pct(before.canary)} → ${pct(r.canary)}` }], rev));
+    }
+    if (before.deprecationReplacement !== r.deprecationReplacement) out.push(change(name, 'metadata', 'tool', [{ code: 'deprecation', text: `revision ${r.revision} replacement announced: ${before.deprecationReplacement ?? 'none'} → ${r.deprecationReplacement ?? 'none'}` }], rev));
     if (before.deprecated !== r.deprecated) out.push(change(name, 'metadata', 'tool', [{ code: 'deprecation', text: `revision ${r.revision} deprecated: ${before.deprecated ?? 'no'} → ${r.deprecated ?? 'no'}` }], rev));
   }
   for (const o of oldTool.revisions) {

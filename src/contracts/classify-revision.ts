@@ -4,31 +4,21 @@
  * as its own Change with readable reasons. An adapt policy turns a breaking
  * input change into a bounded migration only when it is proved to cover every
  * old call: the old schema, passed through the adapter's renames, mappings and
- * defaults, must be contained in the new schema.
+ * defaults, must be contained in the new schema. The output side (what old
+ * readers of results get) is judged by output-adapt.ts: unchanged or additive,
+ * carried by a declared output adapter (a bounded migration of the output), or
+ * breaking.
  */
 import { diffActions } from './action-diff.js';
 import { authorityOf, widensAuthority } from './authority.js';
-import { harmlessOutputReason, inputAddReason, inputBreakReason, outputAddReason, outputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
-import type { ObjectNode, PropertyDef, SchemaNode } from './schema-node.js';
+import { inputAddReason, inputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
+import { constNode, type ObjectNode, type PropertyDef, type SchemaNode } from './schema-node.js';
+
+export { constNode };
 import { within } from './schema-within.js';
+import { describeOutputAdapter, outputLink } from './output-adapt.js';
 import type { AdapterPolicy, JsonValue, Revision, Tool } from './types.js';
 import { isAdapter } from './types.js';
-
-/** A schema that accepts exactly one JSON value. */
-export function constNode(v: JsonValue): SchemaNode {
-  if (Array.isArray(v)) {
-    const items: SchemaNode = v.length === 0 ? { kind: 'enum', values: [null] } : { kind: 'union', options: v.map(constNode) };
-    return { kind: 'array', items, minItems: v.length, maxItems: v.length, uniqueItems: 'not_required' };
-  }
-  if (typeof v === 'object' && v !== null) {
-    return {
-      kind: 'object',
-      additional: { kind: 'none' },
-      properties: Object.entries(v).map(([name, x]) => ({ name, node: constNode(x), presence: 'required', default: undefined, description: undefined })),
-    };
-  }
-  return { kind: 'enum', values: [v] };
-}
 
 const orConst = (node: SchemaNode, v: JsonValue): SchemaNode => ({ kind: 'union', options: [node, constNode(v)] });
 
@@ -82,15 +72,11 @@ export function classifyRevisionChange(fromTool: Tool, from: Revision, toTool: T
   } else add('breaking', 'input', breaks);
   const additions: ChangeReason[] = within(newIn, oldIn).map(inputAddReason).filter((x) => x !== undefined);
 
-  if (from.output !== undefined && to.output === undefined) add('breaking', 'output', [{ code: 'output_schema_removed', text: 'the output schema was removed' }]);
-  if (from.output === undefined && to.output !== undefined) additions.push({ code: 'output_schema_added', text: 'an output schema was declared' });
-  if (from.output !== undefined && to.output !== undefined) {
-    const diffs = within(to.output.node, from.output.node);
-    const harmless = diffs.map(harmlessOutputReason);
-    additions.push(...harmless.filter((r) => r !== undefined));
-    add('breaking', 'output', diffs.filter((_, i) => harmless[i] === undefined).map(outputBreakReason));
-    additions.push(...within(from.output.node, to.output.node).filter((d) => d.code !== 'enum_value').map(outputAddReason));
-  }
+  const outLink = outputLink(from, to);
+  additions.push(...outLink.additions);
+  if (outLink.adapter === undefined) add('breaking', 'output', outLink.breaks);
+  else if (outLink.verdict === 'adapted') add(outLink.breaks.length > 0 ? 'bounded_migration' : 'metadata', 'output', [...outLink.breaks, describeOutputAdapter(outLink.adapter)]);
+  else add('breaking', 'output', [...outLink.breaks, describeOutputAdapter(outLink.adapter), ...outLink.gaps]);
   add('additive', 'input', additions);
 
   const actions = diffActions(from, to);

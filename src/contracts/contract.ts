@@ -3,11 +3,15 @@
  * was last shown; when that is not the current one, the chain of `previous`
  * policies between them decides: hand on unchanged, adapt, pin to an older
  * revision, or reject before any effect. Unknown and retired revisions are
- * rejected with the facts an agent needs (current revision, replacement tool).
+ * rejected with the facts an agent needs (current revision, replacement tool),
+ * and so is a route that crosses a declared semantic change or a link whose
+ * results old readers cannot read (output-adapt.ts) — whatever the release
+ * gate said when the catalog was accepted.
  * `prepareCall` then validates and carries the raw arguments along that chain,
  * producing the normalized arguments of exactly one revision.
  */
 import { carryForward } from './adapt.js';
+import { outputLink } from './output-adapt.js';
 import { validateArguments, type FieldIssue } from './validate.js';
 import type { JsonObject, PreviousPolicy, Revision, Tool } from './types.js';
 
@@ -22,6 +26,8 @@ export const RejectReasons = {
   revision_retired: 'that revision of the tool is retired',
   tool_retired: 'the tool is retired',
   policy_reject: 'calls planned against that revision are rejected; refresh the tool list',
+  semantic_change: 'a later revision declares a change of meaning, so plans made against that revision are not served; refresh the tool list',
+  output_incompatible: 'results of the revision that would run cannot be given in the shape that revision declared (no output adapter covers them); refresh the tool list',
 } as const;
 export type RejectReason = keyof typeof RejectReasons;
 
@@ -72,7 +78,11 @@ export function resolveContract(tool: Tool, seenRevision: number | undefined): C
     const to = tool.revisions[i] as Revision;
     const policy = to.previous;
     if (policy?.policy === 'reject') return reject(tool, seenRevision, 'policy_reject');
+    // Computed from the links themselves, so a catalog accepted over a failing gate (--force) cannot make
+    // the daemon serve an old plan under a changed meaning, or hand it results it cannot read.
+    if (to.semanticChange !== undefined) return reject(tool, seenRevision, 'semantic_change');
     if (policy?.policy === 'pin') return { kind: 'pin', seen, execute: from, links, deprecated: seen.deprecated };
+    if (outputLink(from, to).verdict === 'broken') return reject(tool, seenRevision, 'output_incompatible');
     links.push({ from, to, policy });
   }
   return { kind: 'bridge', seen, execute: current, links, deprecated: seen.deprecated };

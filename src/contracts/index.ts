@@ -17,7 +17,7 @@
  */
 export type {
   Action, ApprovalMode, Catalog, CompiledSchema, Effect, HttpAction, HttpAuth, HttpMethod, HttpRequestAction, HttpTarget,
-  JsonObject, JsonPrimitive, JsonValue, PolicyName, PreviousPolicy, Revision, SshAction, SshTarget, Target, Tool, HostKey,
+  JsonObject, JsonPrimitive, JsonValue, OutputAdapter, PolicyName, PreviousPolicy, Revision, SshAction, SshTarget, Target, Tool, HostKey,
 } from './types.js';
 export { ApprovalModes, Effects, HttpMethods } from './types.js';
 
@@ -29,8 +29,9 @@ export { MAX_CATALOG_BYTES } from './parse-yaml.js';
 export { SchemaLimits } from './schema-node.js';
 export { normalizeOrigin, normalizeSshHost, classifyHost, type NormalizedOrigin, type HostClass } from './origin.js';
 
-export { validateArguments, describeIssues, type FieldIssue, type Validation } from './validate.js';
+export { validateArguments, describeIssues, resultIssues, type FieldIssue, type Validation } from './validate.js';
 export { adaptArguments, type AdaptResult } from './adapt.js';
+export { applyOutputAdapter, carryResultBack, outputLink, adaptedOutputNode, type OutputHop, type OutputLink, type OutputStep } from './output-adapt.js';
 export { resolveContract, prepareCall, RejectReasons, type ContractDecision, type PreparedCall, type Rejection, type RejectReason, type Link } from './contract.js';
 export { resolveAction, actionDigest, type ResolveOptions } from './resolve-action.js';
 export { shellQuote, type ResolvedAction, type ResolvedHttp, type ResolvedSsh, type ResolveResult } from './resolved.js';
@@ -50,3 +51,5 @@ export {
 } from './acceptance.js';
 export { withHostKeyPin } from './host-key-pin.js';
 export { advertiseTool, advertiseCatalog, splitIdempotencyKey, needsIdempotencyKey, IDEMPOTENCY_KEY, type AdvertisedTool, type KeySplit } from './advertise.js';
+export { deprecationOf, deprecationsOf, type DeprecationNotice, type DeprecationReplacement } from './deprecation.js';
+export { canaryBucket, controlRevision, inCanary, shownRevision } from './canary.js';

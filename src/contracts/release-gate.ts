@@ -3,21 +3,25 @@
  * surprising a session that planned against the old one? It fails when a
  * breaking, behaviour-changing or widening change has no `previous` policy (or
  * one that cannot cover it), when a semantic change keeps the tool's name,
- * when a published revision was edited or removed without being retired, and
- * when a journaled call that was valid would now fail (the seeds' historical
- * log test). Pure: the caller supplies both catalogs and the journal records.
+ * when a published revision was edited or removed without being retired, when
+ * a revision still served is routed to results it cannot read (no safe output
+ * path: unchanged, additive, or a proved output adapter), and when a journaled
+ * call that was valid would now fail (the seeds' historical log test). Pure: the caller supplies both catalogs and the journal records.
  */
 import type { Change } from './changes.js';
 import { classifyCatalogChange } from './classify-catalog.js';
 import { prepareCall, resolveContract } from './contract.js';
 import { resolveAction } from './resolve-action.js';
-import type { Catalog } from './types.js';
+import { splitIdempotencyKey } from './advertise.js';
+import { RESERVED_PREFIX } from './build-tools.js';
+import type { Catalog, Revision } from './types.js';
 import { describeIssues, type FieldIssue } from './validate.js';
 
 export const GateRules = {
   breaking_without_policy: 'a breaking change needs a previous policy: pin, adapt (if it can carry every old call) or reject',
   adapter_incomplete: 'the adapt policy does not carry every old call over to the new revision',
-  output_breaking_with_adapt: 'an adapter translates arguments, not results: a breaking output change needs pin or reject',
+  output_breaking_with_adapt: 'old consumers routed to the new revision would get results they cannot read: declare an output adapter (previous.output), or use pin or reject',
+  output_adapter_incomplete: 'the output adapter does not carry every result of the new revision into the shape of the old one',
   behavior_change_without_policy: 'old calls would silently run a different action: declare a previous policy',
   widening_without_policy: 'a revision that widens authority needs a previous policy',
   semantic_change_keeps_name: 'a change of meaning needs a new tool name: add a new tool and retire this one with retired: { replacement }',
@@ -45,7 +49,19 @@ export interface HistoryRecord {
   /** The revision the call was planned against; absent = the old catalog's current one. */
   readonly revision?: number | undefined;
   readonly raw_arguments: unknown;
+  /** The code the call was refused with when it was made, if it was. */
+  readonly error_code?: string | null | undefined;
 }
+
+/** Why a journaled call is not revalidated: it was never a valid call, so its failing now is no regression. */
+export const HistoricalSkips = {
+  never_valid: 'refused as invalid when it was made (invalid arguments, unknown tool, missing idempotency_key, a secret in the arguments, too large)',
+  built_in: "a call of Postern's built-in tools, which no catalog defines",
+  invalid_key: 'its idempotency_key was malformed (the pipeline refuses such a call before validation)',
+  invalid_before: 'it does not validate under the accepted catalog either',
+} as const;
+export type HistoricalSkip = keyof typeof HistoricalSkips;
+const NEVER_VALID: ReadonlySet<string> = new Set(['VALIDATION_FAILED', 'TOOL_NOT_FOUND', 'IDEMPOTENCY_KEY_REQUIRED', 'SECRET_IN_ARGUMENTS', 'REQUEST_TOO_LARGE']);
 
 export interface HistoricalFailure {
   readonly index: number;
@@ -59,7 +75,14 @@ export interface GateReport {
   readonly ok: boolean;
   readonly changes: readonly Change[];
   readonly failures: readonly GateFailure[];
-  readonly historical: { readonly checked: number; readonly passed: number; readonly rejectedByPolicy: number; readonly skippedInvalid: number };
+  readonly historical: {
+    readonly checked: number;
+    readonly passed: number;
+    readonly rejectedByPolicy: number;
+    /** The sum of `skipped`. */
+    readonly skippedInvalid: number;
+    readonly skipped: Readonly<Record<HistoricalSkip, number>>;
+  };
   readonly historicalFailures: readonly HistoricalFailure[];
 }
 
@@ -73,7 +96,8 @@ export function gateRuleFor(c: Change): GateRule | undefined {
       if (codes.has('history_rewritten')) return 'history_rewritten';
       if (!link || c.policy === 'none') return 'breaking_without_policy';
       if (c.policy !== 'adapt' && c.policy !== 'migrate') return undefined;
-      return c.aspect === 'output' ? 'output_breaking_with_adapt' : 'adapter_incomplete';
+      if (c.aspect !== 'output') return 'adapter_incomplete';
+      return codes.has('output_adapter') ? 'output_adapter_incomplete' : 'output_breaking_with_adapt';
     case 'behavior_change':
       return c.policy === 'none' ? 'behavior_change_without_policy' : undefined;
     case 'authority_widening':
@@ -108,7 +132,8 @@ function failureOf(c: Change, rule: GateRule): GateFailure {
 }
 
 function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Iterable<HistoryRecord>) {
-  let checked = 0, passed = 0, rejectedByPolicy = 0, skippedInvalid = 0;
+  let checked = 0, passed = 0, rejectedByPolicy = 0;
+  const skipped: Record<HistoricalSkip, number> = { never_valid: 0, built_in: 0, invalid_key: 0, invalid_before: 0 };
   const failures: HistoricalFailure[] = [];
   let index = -1;
   for (const rec of history) {
@@ -120,8 +145,23 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
     const fail = (problem: string, issues: readonly FieldIssue[] = []): void => {
       failures.push({ index, tool: rec.tool, revision: seen, problem, issues });
     };
-    if (oldTool !== undefined && prepareCall(resolveContract(oldTool, seen), rec.raw_arguments).kind !== 'ready') {
-      skippedInvalid++; // it did not pass under the old catalog either: not a regression
+    if (rec.error_code !== undefined && rec.error_code !== null && NEVER_VALID.has(rec.error_code)) {
+      skipped.never_valid++;
+      continue;
+    }
+    if (rec.tool.toLowerCase().startsWith(RESERVED_PREFIX)) {
+      skipped.built_in++;
+      continue;
+    }
+    // What the pipeline validates: the arguments without the reserved idempotency_key (split exactly as a call is).
+    const split = splitIdempotencyKey(rec.raw_arguments);
+    if (split.kind === 'invalid_key') {
+      skipped.invalid_key++;
+      continue;
+    }
+    const args = split.args;
+    if (oldTool !== undefined && prepareCall(resolveContract(oldTool, seen), args).kind !== 'ready') {
+      skipped.invalid_before++; // it did not pass under the old catalog either: not a regression
       continue;
     }
     if (tool === undefined) {
@@ -135,7 +175,7 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
       else rejectedByPolicy++;
       continue;
     }
-    const prepared = prepareCall(decision, rec.raw_arguments);
+    const prepared = prepareCall(decision, args);
     if (prepared.kind === 'invalid') {
       fail(`invalid for revision ${prepared.revision}: ${describeIssues(prepared.issues)}`, prepared.issues);
       continue;
@@ -144,19 +184,45 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
       rejectedByPolicy++;
       continue;
     }
-    const action = resolveAction(prepared.revision, prepared.normalized);
+    const action = resolveAction(prepared.revision, prepared.normalized, { idempotencyKey: split.key });
     if (action.kind === 'refused') fail(`refused by revision ${prepared.revision.revision}: ${action.field}: ${action.problem}`, [{ field: action.field, problem: action.problem }]);
     else passed++;
   }
-  return { summary: { checked, passed, rejectedByPolicy, skippedInvalid }, failures };
+  const skippedInvalid = Object.values(skipped).reduce((a, b) => a + b, 0);
+  return { summary: { checked, passed, rejectedByPolicy, skippedInvalid, skipped }, failures };
+}
+
+/**
+ * The links `tool:from→to` that some still-served revision's calls cross (by
+ * the policies alone: a pin or reject stops the route). A result breaking old
+ * readers only matters on such a link: a revision that is retired, or whose
+ * calls are pinned or rejected before, never receives the newer results.
+ */
+export function servedOutputLinks(catalog: Catalog): Set<string> {
+  const out = new Set<string>();
+  for (const tool of catalog.tools.values()) {
+    if (tool.current.retired !== undefined) continue;
+    tool.revisions.forEach((start, i) => {
+      if (start.retired !== undefined) return;
+      for (let k = i + 1; k < tool.revisions.length; k++) {
+        const to = tool.revisions[k] as Revision;
+        if (to.previous?.policy === 'pin' || to.previous?.policy === 'reject') break;
+        out.add(`${tool.name}:${(tool.revisions[k - 1] as Revision).revision}→${to.revision}`);
+      }
+    });
+  }
+  return out;
 }
 
 export function releaseGate(old: Catalog | undefined, candidate: Catalog, history?: Iterable<HistoryRecord>): GateReport {
   const changes = classifyCatalogChange(old, candidate);
   const failures: GateFailure[] = [];
+  const served = servedOutputLinks(candidate);
   for (const c of changes) {
     const rule = gateRuleFor(c);
-    if (rule !== undefined) failures.push(failureOf(c, rule));
+    if (rule === undefined) continue;
+    if (c.aspect === 'output' && !served.has(`${c.tool}:${c.from}→${c.to}`)) continue; // no served plan receives these results
+    failures.push(failureOf(c, rule));
   }
   const h = checkHistory(old, candidate, history ?? []);
   for (const f of h.failures.slice(0, 1)) {

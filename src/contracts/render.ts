@@ -6,7 +6,7 @@
  */
 import { authorityDigest, authorityOf, type Authority } from './authority.js';
 import type { Change } from './changes.js';
-import { gateRuleFor, type GateReport } from './release-gate.js';
+import { gateRuleFor, HistoricalSkips, type GateReport, type HistoricalSkip } from './release-gate.js';
 import { escapeForTerminal as printable } from '../protocol/terminal-text.js';
 import type { Catalog, JsonObject } from './types.js';
 
@@ -37,6 +37,8 @@ export function renderGateReport(report: GateReport): string {
   const h = report.historical;
   if (h.checked > 0) {
     parts.push(`Journal: ${h.checked} call(s) checked, ${h.passed} still valid, ${h.rejectedByPolicy} rejected by policy, ${h.skippedInvalid} were already invalid, ${report.historicalFailures.length} would now fail.`);
+    const why = (Object.keys(HistoricalSkips) as HistoricalSkip[]).filter((k) => h.skipped[k] > 0).map((k) => `${h.skipped[k]} ${HistoricalSkips[k]}`);
+    if (why.length > 0) parts.push(`  not revalidated: ${why.join('; ')}`);
     for (const f of report.historicalFailures.slice(0, 20)) parts.push(printable(`  #${f.index} ${f.tool} r${f.revision ?? '?'}: ${f.problem}`));
     if (report.historicalFailures.length > 20) parts.push(`  … and ${report.historicalFailures.length - 20} more`);
   }
@@ -66,6 +68,7 @@ export function gateReportJson(report: GateReport): JsonObject {
       passed: report.historical.passed,
       rejected_by_policy: report.historical.rejectedByPolicy,
       skipped_invalid: report.historical.skippedInvalid,
+      skipped: { ...report.historical.skipped },
     },
     historical_failures: report.historicalFailures.map((f) => ({
       index: f.index,

@@ -155,3 +155,19 @@ export function dashPolicyOf(node: SchemaNode): LeadingDash {
       return 'refused';
   }
 }
+
+/** A schema that accepts exactly one JSON value. */
+export function constNode(v: JsonValue): SchemaNode {
+  if (Array.isArray(v)) {
+    const items: SchemaNode = v.length === 0 ? { kind: 'enum', values: [null] } : { kind: 'union', options: v.map(constNode) };
+    return { kind: 'array', items, minItems: v.length, maxItems: v.length, uniqueItems: 'not_required' };
+  }
+  if (typeof v === 'object' && v !== null) {
+    return {
+      kind: 'object',
+      additional: { kind: 'none' },
+      properties: Object.entries(v).map(([name, x]) => ({ name, node: constNode(x), presence: 'required', default: undefined, description: undefined })),
+    };
+  }
+  return { kind: 'enum', values: [v] };
+}

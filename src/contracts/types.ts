@@ -29,7 +29,8 @@ export type HttpAuth =
   | { readonly kind: 'bearer' }
   | { readonly kind: 'basic' }
   | { readonly kind: 'header'; readonly name: string }
-  | { readonly kind: 'query'; readonly name: string };
+  | { readonly kind: 'query'; readonly name: string }
+  | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string };
 
 export interface HttpTarget {
   readonly kind: 'http';
@@ -136,6 +137,24 @@ export interface AdapterPolicy {
   readonly mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[];
   /** field → constant, set when absent, applied last. */
   readonly defaults: readonly (readonly [string, JsonValue])[];
+  /** How results of the newer revision are given back in the older revision's shape; absent = unchanged. */
+  readonly output: OutputAdapter | undefined;
+}
+
+/**
+ * A declared transformation of a result of the newer revision into the shape
+ * of the older one, applied in this order: `unwrap` (take the value of that
+ * one top-level field), `renames` (new name → old name), `mappings` (old
+ * field name → new value → old value), `defaults` (old field → constant, set
+ * when absent), `wrap` (put the whole under that field). Top-level only; a
+ * value is never overwritten and never dropped without saying so.
+ */
+export interface OutputAdapter {
+  readonly unwrap: string | undefined;
+  readonly renames: readonly (readonly [string, string])[];
+  readonly mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[];
+  readonly defaults: readonly (readonly [string, JsonValue])[];
+  readonly wrap: string | undefined;
 }
 
 export function isAdapter(p: PreviousPolicy | undefined): p is AdapterPolicy {
@@ -154,9 +173,17 @@ export interface Revision {
   readonly previous: PreviousPolicy | undefined;
   /** ISO date (YYYY-MM-DD) announced as the end of this revision; informational. */
   readonly deprecated: string | undefined;
+  /** The tool that replaces this one, declared with `deprecated: { date, replacement }`; informational. */
+  readonly deprecationReplacement: string | undefined;
   readonly retired: { readonly replacement: string | undefined } | undefined;
   /** Declared change of meaning relative to the previous revision. */
   readonly semanticChange: string | undefined;
+  /**
+   * Canary (only on the current revision, with `previous: pin`): this share of
+   * sessions is shown this revision; the others are shown the previous one
+   * and stay pinned to it (contracts/canary.ts).
+   */
+  readonly canary: { readonly sessionsPercent: number } | undefined;
 }
 
 export interface Tool {

@@ -19,8 +19,8 @@ export type Validation = { readonly ok: true; readonly value: JsonObject } | { r
 
 const MAX_RAW_DEPTH = 64;
 
-function fieldName(path: readonly PropertyKey[]): string {
-  let out = '';
+function fieldName(path: readonly PropertyKey[], root = ''): string {
+  let out = root;
   for (const seg of path) out += typeof seg === 'number' ? `[${seg}]` : out === '' ? String(seg) : `.${String(seg)}`;
   return out === '' ? '(arguments)' : out;
 }
@@ -49,19 +49,25 @@ function withoutUndefined(v: unknown): unknown {
 }
 
 /** One readable problem per zod issue. */
-export function issuesFromZod(error: z.ZodError, raw: unknown): FieldIssue[] {
+export function issuesFromZod(error: z.ZodError, raw: unknown, root = ''): FieldIssue[] {
   const out: FieldIssue[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) out.push({ field: fieldName([...issue.path, k]), problem: 'is not a field of this tool' });
+      for (const k of issue.keys) out.push({ field: fieldName([...issue.path, k], root), problem: root === '' ? 'is not a field of this tool' : 'is not a declared field' });
       continue;
     }
     let at: unknown = raw;
     for (const seg of issue.path) at = typeof at === 'object' && at !== null ? (at as Record<PropertyKey, unknown>)[seg] : undefined;
     const missing = issue.path.length > 0 && at === undefined;
-    out.push({ field: fieldName(issue.path), problem: missing ? 'is required' : issue.message });
+    out.push({ field: fieldName(issue.path, root), problem: missing ? 'is required' : issue.message });
   }
   return out;
+}
+
+/** Field-level problems of a result against a declared output schema, named from `root` (`body`, `stdout_json`); empty when it matches. */
+export function resultIssues(schema: CompiledSchema, value: unknown, root: string): FieldIssue[] {
+  const parsed = schema.zod.safeParse(value);
+  return parsed.success ? [] : issuesFromZod(parsed.error, value, root);
 }
 
 export function validateArguments(schema: CompiledSchema, raw: unknown): Validation {

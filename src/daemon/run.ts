@@ -13,8 +13,9 @@ import { basename } from 'node:path';
 import { ApprovalQueue } from '../approvals/queue.js';
 import { GrantStore } from '../approvals/grants.js';
 import type { Catalog } from '../contracts/index.js';
-import { judgeSuccessor, sha256Hex, type CurrentAcceptance } from '../contracts/index.js';
-import { loadAcceptedCatalog, loadCopy, readAcceptance, readHistory, signedOnly } from '../home/catalog-store.js';
+import { judgeSuccessor, parseCatalog, sha256Hex, type CurrentAcceptance } from '../contracts/index.js';
+import type { ShadowCandidate } from './pipeline/shadow.js';
+import { loadAcceptedCatalog, loadCopy, readAcceptance, readCatalogFile, readHistory, signedOnly } from '../home/catalog-store.js';
 import type { HomePaths } from '../home/paths.js';
 import type { Journals } from '../journal/index.js';
 import { openAnchoredJournals, type AnchoredJournals } from '../journal/anchor/index.js';
@@ -154,7 +155,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const live = new Map<string, SessionView>();
     const startedAt = clock.now().toISOString();
     const inflightCalls = new Set<Promise<unknown>>();
-    const svc: Services = { onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
+    /** The pending catalog an operator runs in shadow; never the catalog in use. */
+    let shadow: ShadowCandidate | null = null;
+    const svc: Services = { shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;
@@ -281,6 +284,26 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         journalEvent(null, 'catalog_rejected', { digest, set_aside_as: basename(aside), by: 'operator' });
         log(`catalog ${digest.slice(0, 16)}… rejected by the operator; set aside as ${basename(aside)}`);
         await refreshPending();
+      },
+      shadowCatalog: async (digest) => {
+        if (state.locked) throw new PosternError('VAULT_LOCKED', 'the daemon is locked');
+        if (digest === null) {
+          const was = shadow;
+          shadow = null;
+          if (was !== null) {
+            journalEvent(null, 'catalog_shadow', { digest: null, stopped: was.digest, by: 'operator' });
+            log(`catalog ${was.digest.slice(0, 16)}… no longer runs in shadow`);
+          }
+          return null;
+        }
+        const file = await readCatalogFile(paths.catalog);
+        if (file === undefined || file.digest !== digest) throw new PosternError('CATALOG_PENDING', 'catalog.yaml is not the catalog you named; nothing runs in shadow');
+        if (digest === state.snapshot().digest) throw new PosternError('CATALOG_PENDING', 'that catalog is the one in use: there is nothing to shadow');
+        const catalog = parseCatalog(file.text, paths.catalog, new Set(state.vault().list().map((m) => m.name)));
+        shadow = { digest, catalog };
+        journalEvent(null, 'catalog_shadow', { digest, by: 'operator' });
+        log(`catalog ${digest.slice(0, 16)}… runs in shadow: every call is also planned against it, with no effect`);
+        return digest;
       },
       lock: () => state.lock('operator request'),
     });

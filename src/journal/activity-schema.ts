@@ -127,6 +127,7 @@ export function callRecordOf(r: CallRecord): CallRecord {
     side_effect_started: r.side_effect_started,
     at: r.at,
     ...(r.exposures === undefined || r.exposures.length === 0 ? {} : { exposures: r.exposures }),
+    ...(r.shadow === undefined ? {} : { shadow: r.shadow }),
   };
 }
 

@@ -48,6 +48,14 @@ export interface HistoricalArguments {
   readonly error_code: string | null;
 }
 
+/** A call's first entry: intent (it ran), rejected (refused before any effect) or replay. */
+export interface CallHead {
+  readonly kind: HeadKind;
+  /** Set for a rejected call. */
+  readonly error_code: string | null;
+  readonly call: CallRecord;
+}
+
 /** One journal entry that recorded exposures: a call's head (arguments, a refusal) or its outcome (result, errors). */
 export interface ExposureEntry {
   readonly seq: number;
@@ -85,6 +93,8 @@ export interface ActivityJournal {
   listCalls(filter?: CallFilter): CallView[];
   /** Every journaled call's raw arguments, in journal order. */
   rawArgumentsByTool(): Iterable<HistoricalArguments>;
+  /** Every call's head entry (how it began, and its record), in journal order, read page by page. */
+  callHeads(): Iterable<CallHead>;
   /** Every entry that recorded a redacted secret, in journal order. */
   exposures(): Iterable<ExposureEntry>;
   verify(): ChainReport;
@@ -224,6 +234,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
           ...(o.result === undefined ? {} : { result: o.result }),
           result_digest: o.result_digest ?? null,
           target_extra: o.target_extra ?? null,
+          ...(o.output_adapter === undefined ? {} : { output_adapter: o.output_adapter }),
           recovered: false,
           ...(o.exposures === undefined || o.exposures.length === 0 ? {} : { exposures: o.exposures }),
         };
@@ -316,6 +327,19 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
             call_id: call.call_id,
             error_code: row.kind === 'rejected' ? row.error_code : null,
           };
+        }
+        const tail = rows.at(-1);
+        if (tail === undefined || rows.length < PAGE) return;
+        after = tail.seq;
+      }
+    },
+
+    *callHeads() {
+      let after = 0;
+      for (;;) {
+        const rows = read('read call heads', () => headsPage.all(after, PAGE));
+        for (const row of rows) {
+          yield { kind: row.kind, error_code: row.kind === 'rejected' ? row.error_code : null, call: (JSON.parse(row.body) as HeadBody).call };
         }
         const tail = rows.at(-1);
         if (tail === undefined || rows.length < PAGE) return;

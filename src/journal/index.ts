@@ -37,10 +37,10 @@ import { recoverOpenCalls } from './recovery.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
 
-export type { ActivityJournal, ExposureEntry, HistoricalArguments, IntentResult, OutcomeEntry, Settled } from './activity.js';
+export type { ActivityJournal, CallHead, ExposureEntry, HistoricalArguments, IntentResult, OutcomeEntry, Settled } from './activity.js';
 export type { SessionsJournal } from './sessions.js';
 export type * from './types.js';
-export { SESSION_EVENT_TYPES } from './types.js';
+export { SESSION_EVENT_TYPES, ShadowVerdicts } from './types.js';
 export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
 export type { CommitListener } from './hooks.js';

@@ -59,6 +59,8 @@ export interface SessionsJournal {
   events(session_id: string | null, opts?: { limit?: number }): SessionEventRow[];
   /** The same, only entries journaled strictly between two sequence numbers (a session's start and close). */
   eventsBetween(session_id: string | null, afterSeq: number, beforeSeq: number, opts?: { limit?: number }): SessionEventRow[];
+  /** The newest entry of `type` (of one session, or daemon-wide for `null`); undefined when there is none. */
+  latestEvent(session_id: string | null, type: SessionEventType): SessionEventRow | undefined;
   verify(): ChainReport;
   exportJsonl(write: (line: string) => void): void;
 }
@@ -82,6 +84,7 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
     ORDER BY s.at DESC, s.seq DESC LIMIT ?`);
   const eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
   const betweenStmt = db.prepare<[string | null, number, number, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?');
+  const latestStmt = db.prepare<[string | null, string], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND type = ? ORDER BY seq DESC LIMIT 1');
   const eventRow = (r: EntryRow): SessionEventRow => ({
     seq: r.seq,
     at: String(r['at']),
@@ -160,6 +163,13 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
     eventsBetween(session_id, afterSeq, beforeSeq, opts = {}) {
       const limit = clampLimit(opts.limit, MAX_LIMIT);
       return guard('sessions', 'read session events', () => betweenStmt.all(session_id, afterSeq, beforeSeq, limit).map(eventRow));
+    },
+
+    latestEvent(session_id, type) {
+      return guard('sessions', 'read session events', () => {
+        const r = latestStmt.get(session_id, type);
+        return r === undefined ? undefined : eventRow(r);
+      });
     },
 
     verify() {

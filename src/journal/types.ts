@@ -65,6 +65,20 @@ export interface CallRecord {
   readonly at: string;
   /** Secrets redacted so far (the arguments, a refusal's message); absent when none. */
   readonly exposures?: readonly Exposure[];
+  /** How the catalog running in shadow would have planned this call; absent when none ran. */
+  readonly shadow?: ShadowRecord;
+}
+
+export const ShadowVerdicts = ['same', 'would_fail', 'other_request', 'new_approval'] as const;
+export type ShadowVerdict = (typeof ShadowVerdicts)[number];
+
+/** The candidate catalog's plan of a call compared with the live one (no effect: nothing was sent for it). */
+export interface ShadowRecord {
+  /** SHA-256 of the candidate catalog file. */
+  readonly digest: string;
+  readonly verdict: ShadowVerdict;
+  /** For `would_fail`: the error code the candidate would have answered. */
+  readonly error_code?: string;
 }
 
 export type TargetDetails =
@@ -92,6 +106,8 @@ export interface OutcomeInput {
   readonly result?: unknown;
   readonly result_digest?: string;
   readonly target_extra?: Record<string, unknown>;
+  /** Output adapter steps that gave the result an older revision's shape. */
+  readonly output_adapter?: string;
   /** Secrets redacted from the call (its result and errors included); absent when none. */
   readonly exposures?: readonly Exposure[];
 }
@@ -112,6 +128,8 @@ export interface CallOutcome {
   readonly result?: unknown;
   readonly result_digest: string | null;
   readonly target_extra: Record<string, unknown> | null;
+  /** Output adapter steps applied to the result; absent in entries written before they were recorded. */
+  readonly output_adapter?: string | null;
   readonly claim: ClaimEffect;
   /** True when written by crash recovery at open, not by the pipeline. */
   readonly recovered: boolean;
@@ -178,6 +196,8 @@ export const SESSION_EVENT_TYPES = [
   'catalog_refused',
   /** An operator rejected a pending catalog.yaml over the operator channel; the file was set aside. */
   'catalog_rejected',
+  /** An operator started (digest) or stopped (null) running a pending catalog in shadow. */
+  'catalog_shadow',
   'vault_changed',
   'session_closed',
   'daemon_started',

@@ -82,6 +82,11 @@ export const ErrorCodes = {
   EGRESS_BLOCKED: { exit: 1, action: 'fix_catalog_target', summary: 'the connection was refused by egress policy' },
   TARGET_TIMEOUT: { exit: 1, action: 'check_call_status', summary: 'the target did not answer in time' },
   TARGET_ERROR: { exit: 1, action: 'check_target', summary: 'the target could not be reached or failed' },
+  OUTPUT_CONTRACT_MISMATCH: {
+    exit: 1,
+    action: 'refresh_tool_list_and_do_not_repeat',
+    summary: 'the action ran, but its result does not match the output schema of the revision the call was planned against',
+  },
   RESPONSE_TOO_LARGE: { exit: 1, action: 'narrow_request', summary: 'the response exceeded the size limit' },
   HOST_KEY_UNKNOWN: { exit: 1, action: 'run_postern_ssh_trust', summary: 'the SSH host key is not pinned yet' },
   HOST_KEY_MISMATCH: { exit: 1, action: 'verify_host_key', summary: 'the SSH host key differs from the pinned one' },

@@ -12,6 +12,12 @@ export const CredentialKinds = {
   http_basic: { label: 'HTTP basic auth (username in metadata)', secretParts: ['password'], optionalSecretParts: [], requiredFields: ['username'] },
   http_header: { label: 'HTTP custom header (header name in metadata)', secretParts: ['value'], optionalSecretParts: [], requiredFields: ['header'] },
   http_query: { label: 'HTTP query parameter (parameter name in metadata)', secretParts: ['value'], optionalSecretParts: [], requiredFields: ['param'] },
+  aws_sigv4: {
+    label: 'AWS Signature Version 4 (access key id in metadata; optional session token)',
+    secretParts: ['secret_access_key', 'session_token'],
+    optionalSecretParts: ['session_token'],
+    requiredFields: ['access_key_id'],
+  },
   ssh_key: {
     label: 'SSH private key (ed25519, ecdsa or rsa; optional key passphrase)',
     secretParts: ['private_key', 'key_passphrase'],
@@ -40,7 +46,7 @@ export interface CredentialMeta {
   readonly last_used_at: string | null;
   /**
    * Kind-specific public fields: `username` (http_basic), `header` (http_header),
-   * `param` (http_query), `key_type` and `public_fingerprint` (ssh_key).
+   * `param` (http_query), `access_key_id` (aws_sigv4), `key_type` and `public_fingerprint` (ssh_key).
    */
   readonly fields: Readonly<Record<string, string>>;
 }

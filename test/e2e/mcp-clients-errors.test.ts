@@ -82,6 +82,7 @@ function catalogFor(origin: string, ssh: { port: number; pin: string }) {
     tools: {
       read_json: read('Read JSON that matches the declared output.', 'local', '/json', { output: okBody }),
       read_failing: read('A target answering 500 with a body that does not match the declared output.', 'local', '/status/500', { output: okBody }),
+      read_mismatch: read('A target answering 200 outside the declared output.', 'local', '/json', { output: obj({ id: { type: 'string' } }, ['id']) }),
       read_slow_body: read('A body that pauses longer than the body timeout.', 'local', '/slow-body', {}, { ms: '20000' }),
       read_guarded: read('A name that resolves to loopback.', 'guarded', '/json'),
       read_wrong_kind: read('A credential of the wrong kind.', 'wrong_kind', '/json'),
@@ -270,6 +271,14 @@ describe('every MCP client receives every agent error code, valid against the ad
       const r = await a.call('read_json', {});
       assert.equal(r.isError, undefined, `${a.name}: ${JSON.stringify(r)}`);
       assert.deepEqual(r.structuredContent?.['body'], { ok: true, items: [1, 2, 3] });
+    });
+  });
+
+  it('OUTPUT_CONTRACT_MISMATCH: a 200 outside the declared output schema — the effect happened, the field is named — validates for every client', async () => {
+    await eachAgent(async (a) => {
+      const r = await a.call('read_mismatch', {});
+      assertError(r, 'OUTPUT_CONTRACT_MISMATCH', a.name, true);
+      assert.deepEqual([r.structuredContent?.['field'], r.structuredContent?.['planned_revision']], ['body.id', 1], a.name);
     });
   });
 

@@ -1,5 +1,5 @@
 /**
- * `postern audit sessions|activity|show|session|timeline|verify|export` (and
+ * `postern audit sessions|activity|revisions|show|session|timeline|verify|export` (and
  * `find-secret`, audit-find-secret.ts): incident
  * questions answered from the two journals (DESIGN §8) — which agent session
  * asked for what, with which raw arguments, what they were normalized to,
@@ -32,6 +32,10 @@ import { describeInspection, vaultFacts } from './anchor.js';
 import { checkpointFinding, exportBundle, registerAuditProof, verifyBundleFile } from './audit-proof.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
+import { parseCatalog } from '../../contracts/index.js';
+import { readCatalogFile } from '../../home/catalog-store.js';
+import { readDrain } from '../drain-journal.js';
+import { DRAIN_JSON_FORMAT, drainJson, renderDrain } from '../revision-drain.js';
 import { registerFindSecret } from './audit-find-secret.js';
 import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine, timelineRow } from '../audit-render.js';
 
@@ -166,6 +170,25 @@ export function registerAudit(program: Command): void {
         const hint = moreHint(calls.length, limit ?? DEFAULT_LIMIT, 'narrow with --since/--until or raise --limit');
         if (hint !== null) ctx.out(hint);
       }
+    });
+
+  audit
+    .command('revisions')
+    .description('drain counts: per tool and planned revision, how its calls were handled, last seen, live sessions still on it')
+    .option('--tool <tool>', 'this tool only')
+    .option('--since <time>', 'count calls journaled at or after this ISO 8601 time or age (2h, 7d)')
+    .option('--json', `print JSON (${DRAIN_JSON_FORMAT})`)
+    .action(async (o: { tool?: string; since?: string; json?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const since = parseTime('--since', o.since, ctx.clock.now());
+      const accepted = await readCatalogFile(ctx.paths.acceptedCatalog);
+      const catalog = accepted === undefined ? undefined : parseCatalog(accepted.text, ctx.paths.acceptedCatalog);
+      const j = openAudit(ctx);
+      if (j === null && o.json !== true) return ctx.out(noJournal(ctx));
+      const rows = j === null ? [] : withJournals(j, (jj) => readDrain(jj, catalog, { since, tool: o.tool }));
+      if (o.json === true) ctx.out(jsonForTerminal(drainJson(rows, since)));
+      else if (rows.length === 0) ctx.out(o.tool === undefined ? 'no calls journaled yet' : `no calls of ${clean(o.tool, 64)} journaled`);
+      else ctx.out(renderDrain(rows));
     });
 
   audit

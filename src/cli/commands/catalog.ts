@@ -26,6 +26,11 @@ import { alarmError, currentCatalogState, loadAcceptedCatalog, readAcceptance, r
 import { acceptCatalog, type AcceptOpts } from './catalog-accept.js';
 import { contextFor, type CliContext } from '../context.js';
 import { examples } from '../help.js';
+import { readDrain } from '../drain-journal.js';
+import { retiredInUse, type RetiredInUse } from '../revision-drain.js';
+import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { withOperator } from './approvals.js';
+import { renderShadowReport, shadowReport, type ShadowReport } from '../shadow-report.js';
 
 async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
   const f = await readCatalogFile(path);
@@ -59,15 +64,14 @@ async function readHistoryFile(path: string): Promise<HistoryRecord[]> {
   return out;
 }
 
-/** Raw arguments the Activity journal recorded, skipping calls that were never valid. */
+/** Raw arguments the Activity journal recorded, with the code of each refusal (the gate skips calls that were never valid, and says so). */
 function readHistoryJournal(ctx: CliContext): HistoryRecord[] {
   if (!existsSync(ctx.paths.journalDir)) return [];
   const j = openJournals(ctx.paths.journalDir, { readonly: true });
   try {
     const out: HistoryRecord[] = [];
     for (const r of j.activity.rawArgumentsByTool()) {
-      if (r.error_code === 'VALIDATION_FAILED' || r.error_code === 'TOOL_NOT_FOUND') continue;
-      out.push({ tool: r.tool, revision: r.revision ?? undefined, raw_arguments: r.raw_arguments });
+      out.push({ tool: r.tool, revision: r.revision ?? undefined, raw_arguments: r.raw_arguments, error_code: r.error_code });
     }
     return out;
   } finally {
@@ -75,8 +79,51 @@ function readHistoryJournal(ctx: CliContext): HistoryRecord[] {
   }
 }
 
-function printReport(ctx: CliContext, report: GateReport, json: boolean): void {
-  ctx.out(json ? JSON.stringify(gateReportJson(report), null, 2) : renderGateReport(report));
+const WINDOW = /^([0-9]{1,4})([hd])$/;
+const DEFAULT_WINDOW = '7d';
+
+function parseWindow(v: string): number {
+  const m = WINDOW.exec(v);
+  if (m === null) throw new PosternError('USAGE', `--window takes an age in hours or days (e.g. 36h, 7d), got ${JSON.stringify(v).slice(0, 40)}`);
+  return Number(m[1]) * (m[2] === 'h' ? 3_600_000 : 86_400_000);
+}
+
+/** Revisions the candidate retires that the journal shows in use within the window (or on a live session). */
+function retirementsInUse(ctx: CliContext, old: Catalog | undefined, candidate: Catalog, windowMs: number): RetiredInUse[] {
+  if (!existsSync(ctx.paths.journalDir)) return [];
+  const j = openJournals(ctx.paths.journalDir, { readonly: true });
+  try {
+    const since = new Date(ctx.clock.now().getTime() - windowMs).toISOString();
+    return retiredInUse(readDrain(j, old, { since }), old, candidate);
+  } finally {
+    j.close();
+  }
+}
+
+function retirementLine(r: RetiredInUse, window: string): string {
+  const live = r.live_sessions === 0 ? '' : `; ${r.live_sessions} live session${r.live_sessions === 1 ? ' is' : 's are'} on it`;
+  return `warning: ${clean(r.tool, 64)} r${r.revision} is retired by this catalog but had ${r.calls} call${r.calls === 1 ? '' : 's'} in the last ${window} (last ${r.last_seen})${live}: calls planned against it will be refused (see postern audit revisions)`;
+}
+
+/** The shadow verdicts the Activity journal holds for the candidate with this digest. */
+function readShadow(ctx: CliContext, digest: string): ShadowReport {
+  if (!existsSync(ctx.paths.journalDir)) return shadowReport([], digest);
+  const j = openJournals(ctx.paths.journalDir, { readonly: true });
+  try {
+    return shadowReport(j.activity.callHeads(), digest);
+  } finally {
+    j.close();
+  }
+}
+
+function printReport(ctx: CliContext, report: GateReport, json: boolean, retired: readonly RetiredInUse[] = [], window = DEFAULT_WINDOW, shadow?: ShadowReport): void {
+  if (json) {
+    ctx.out(JSON.stringify({ ...(gateReportJson(report) as Record<string, unknown>), retired_in_use: { window, revisions: retired }, ...(shadow === undefined ? {} : { shadow }) }, null, 2));
+    return;
+  }
+  ctx.out(renderGateReport(report));
+  for (const r of retired) ctx.out(retirementLine(r, window));
+  if (shadow !== undefined) ctx.out(renderShadowReport(shadow));
 }
 
 function gateError(report: GateReport): PosternError {
@@ -87,6 +134,8 @@ function gateError(report: GateReport): PosternError {
 interface CheckOpts {
   against?: string;
   againstJournal?: string | boolean;
+  window?: string;
+  shadow?: boolean;
   json?: boolean;
 }
 
@@ -98,6 +147,8 @@ export function registerCatalog(program: Command): void {
     .description('classify the changes of a catalog against the accepted one (or --against FILE) and run the release gate')
     .option('--against <file>', 'compare with this catalog file instead of the accepted one')
     .option('--against-journal [jsonl]', 'revalidate journaled raw arguments (from the Activity journal, or a JSONL file) against the candidate')
+    .option('--window <age>', `warn when a revision this catalog retires was called within this age (default ${DEFAULT_WINDOW})`, DEFAULT_WINDOW)
+    .option('--shadow', 'report how calls planned in shadow against this catalog diverged; fail above 1% for any tool')
     .option('--json', 'print JSON')
     .addHelpText('after', examples([
       'postern catalog check                      # ~/.postern/catalog.yaml against the accepted one',
@@ -117,9 +168,37 @@ export function registerCatalog(program: Command): void {
       let history: HistoryRecord[] | undefined;
       if (typeof o.againstJournal === 'string') history = await readHistoryFile(o.againstJournal);
       else if (o.againstJournal === true) history = readHistoryJournal(ctx);
+      const window = o.window ?? DEFAULT_WINDOW;
+      const windowMs = parseWindow(window);
       const report = releaseGate(old, cand.catalog, history);
-      printReport(ctx, report, o.json === true);
+      const shadow = o.shadow === true ? readShadow(ctx, cand.digest) : undefined;
+      printReport(ctx, report, o.json === true, retirementsInUse(ctx, old, cand.catalog, windowMs), window, shadow);
       if (!report.ok) throw gateError(report);
+      if (shadow !== undefined && !shadow.ok) {
+        throw new PosternError('RELEASE_GATE_FAILED', shadow.shadowed === 0 ? 'no call was planned in shadow against this catalog: the shadow shows nothing yet' : `the shadow diverged on more than ${shadow.threshold * 100}% of calls for ${shadow.tools.filter((t) => !t.ok).map((t) => clean(t.tool, 64)).join(', ')}`);
+      }
+    });
+
+  const shadowCmd = catalog.command('shadow').description('run the pending catalog.yaml in shadow on the daemon: each call is also planned against it, with no effect (needs the passphrase)');
+  shadowCmd
+    .command('start')
+    .description('start the shadow of catalog.yaml (or exactly the file with --digest)')
+    .option('--digest <sha256>', 'the SHA-256 of the catalog.yaml you reviewed')
+    .action(async (o: { digest?: string }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const file = await readCatalogFile(ctx.paths.catalog);
+      if (file === undefined) throw new PosternError('CATALOG_NOT_FOUND', `no catalog at ${ctx.paths.catalog}`);
+      const digest = o.digest ?? file.digest;
+      const r = await withOperator(ctx, {}, (c) => c.request('catalog.shadow', { digest }));
+      ctx.out(`catalog ${(r.shadow ?? digest).slice(0, 16)}… runs in shadow; see \`postern catalog check --shadow\``);
+    });
+  shadowCmd
+    .command('stop')
+    .description('stop the shadow')
+    .action(async (_o: unknown, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      await withOperator(ctx, {}, (c) => c.request('catalog.shadow', { digest: null }));
+      ctx.out('no catalog runs in shadow');
     });
 
   catalog

@@ -27,6 +27,7 @@ interface AddOpts extends SecretSourceOpts {
   username?: string;
   header?: string;
   param?: string;
+  accessKeyId?: string;
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
@@ -56,6 +57,11 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
       if (!PARAM_NAME.test(param)) throw new PosternError('INPUT_INVALID', 'a query parameter name may use letters, digits and . _ ~ - only');
       return { param };
     }
+    case 'aws_sigv4': {
+      const id = need(o.accessKeyId, '--access-key-id ID');
+      if (!/^[A-Z0-9]{16,128}$/.test(id)) throw new PosternError('INPUT_INVALID', 'an AWS access key id is 16 to 128 upper-case letters and digits');
+      return { access_key_id: id };
+    }
     case 'http_bearer':
     case 'ssh_key':
     case 'ssh_password':
@@ -73,7 +79,8 @@ function addSourceOptions(c: Command): Command {
   return c
     .option('--from-file <file>', 'read the value from a file (one trailing newline is dropped; SSH keys are read as is)')
     .option('--stdin', 'read the value from standard input')
-    .option('--key-passphrase-file <file>', 'ssh_key: file holding the passphrase of an encrypted key');
+    .option('--key-passphrase-file <file>', 'ssh_key: file holding the passphrase of an encrypted key')
+    .option('--session-token-file <file>', 'aws_sigv4: file holding a session token (temporary credentials)');
 }
 
 function metaRow(m: CredentialMeta): string[] {
@@ -97,7 +104,8 @@ export function registerSecret(program: Command): void {
       .addOption(new Option('--kind <kind>', 'credential kind').choices(Object.keys(CredentialKinds)).makeOptionMandatory())
       .option('--username <name>', 'http_basic: the user name (stored as metadata)')
       .option('--header <name>', 'http_header: the header that carries the value')
-      .option('--param <name>', 'http_query: the query parameter that carries the value'),
+      .option('--param <name>', 'http_query: the query parameter that carries the value')
+      .option('--access-key-id <id>', 'aws_sigv4: the access key id (stored as metadata; the secret access key is the value read)'),
   ).action(async (name: string, o: AddOpts, cmd: Command) => {
     const ctx = contextFor(cmd);
     // Cheap checks first: nothing is asked for a name the vault would refuse.

@@ -119,9 +119,9 @@ function learnClient(server: Server, session: SessionInfo, ctx: ServerContext): 
 }
 
 /** True when the tools of `snapshot` differ from a listing declared at connect (tool set, revisions or toolset). */
-function differsFrom(declared: ReadonlyMap<string, number>, declaredToolset: string | null, snapshot: CatalogSnapshot): boolean {
+function differsFrom(declared: ReadonlyMap<string, number>, declaredToolset: string | null, snapshot: CatalogSnapshot, sessionId: string): boolean {
   if (declaredToolset !== null && declaredToolset !== snapshot.toolset) return true;
-  const { revisions } = toolList(snapshot);
+  const { revisions } = toolList(snapshot, { session: sessionId });
   if (revisions.size !== declared.size) return true;
   for (const [name, rev] of revisions) if (declared.get(name) !== rev) return true;
   return false;
@@ -154,7 +154,7 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
     if (!started) {
       started = true;
       hooks.started(session);
-      if (restored && differsFrom(declared, declaredToolset, svc.state.snapshot())) {
+      if (restored && differsFrom(declared, declaredToolset, svc.state.snapshot(), session.id)) {
         // The client planned against tools that changed while it was away: tell it to list them again.
         void server.sendToolListChanged().catch(() => undefined);
         try {
@@ -177,7 +177,7 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
   server.setRequestHandler('tools/list', (_req, ctx): ListToolsResult => {
     begin(ctx);
     const snapshot = svc.state.snapshot();
-    const { tools, revisions } = toolList(snapshot, { tasks: server.tasksOffered() });
+    const { tools, revisions } = toolList(snapshot, { tasks: server.tasksOffered(), session: session.id });
     for (const [name, rev] of revisions) session.seen.set(name, rev);
     session.listedToolset = snapshot.toolset;
     try {

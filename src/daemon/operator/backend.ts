@@ -35,6 +35,7 @@ export interface BackendParts {
   readonly catalogPending: () => CatalogPendingView | null;
   readonly acceptCatalog?: (digest: string) => Promise<CatalogInUse>;
   readonly rejectCatalog?: (digest: string) => Promise<void>;
+  readonly shadowCatalog?: (digest: string | null) => Promise<string | null>;
   readonly lock: () => void;
 }
 
@@ -114,6 +115,10 @@ export function createBackend(p: BackendParts): OperatorBackend {
     rejectCatalog: (digest) => {
       if (p.rejectCatalog === undefined) return Promise.reject(new PosternError('CATALOG_PENDING', 'this daemon does not reject catalogs over the operator channel: restore catalog.yaml or run `postern catalog accept`'));
       return p.rejectCatalog(digest);
+    },
+    shadowCatalog: (digest) => {
+      if (p.shadowCatalog === undefined) return Promise.reject(new PosternError('CATALOG_PENDING', 'this daemon does not run catalogs in shadow'));
+      return p.shadowCatalog(digest);
     },
     lock: p.lock,
   };

@@ -43,6 +43,8 @@ export interface OperatorBackend {
   catalogPending(): CatalogPendingView | null;
   acceptCatalog(digest: string): Promise<CatalogInUse>;
   rejectCatalog(digest: string): Promise<void>;
+  /** Starts (digest) or stops (null) the shadow of a pending catalog; returns the digest in shadow. */
+  shadowCatalog(digest: string | null): Promise<string | null>;
   lock(): void;
 }
 
@@ -99,6 +101,8 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
       await b.rejectCatalog(p.digest);
       return { rejected: p.digest };
     }
+    case 'catalog.shadow':
+      return { shadow: await b.shadowCatalog(paramsOf(op, params).digest) };
     case 'status':
       paramsOf(op, params);
       return b.status(d.role);

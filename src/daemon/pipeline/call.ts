@@ -2,7 +2,7 @@
  * One `tools/call`, start to finish, in the order of DESIGN §6:
  *   admit → resolve the contract → validate + normalize → resolve the action
  *   → idempotency → approval → re-check → journal intent → execute → redact
- *   → journal outcome → respond.
+ *   → shape for the planned revision's output contract → journal outcome → respond.
  * Each decision lives in its own module; this file only sequences them and
  * records the trail. Invariants: a call is planned against one catalog
  * snapshot and never mixes two; after any wait it runs only if the catalog in
@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
+import { deprecationOf, needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { JournalApproval } from './trail.js';
@@ -23,11 +23,12 @@ import { admitArguments } from './admit.js';
 import { decideIdempotency } from './idempotency.js';
 import { ApprovalEnded, obtainApproval, type ApprovalSubject } from './approve.js';
 import { checkCredential, executeAction } from './execute.js';
-import { shapeResult } from './result.js';
+import { outputContractOf, shapeResult } from './result.js';
 import { callStatus, CALL_STATUS_TOOL } from './call-status.js';
 import { planCall, type CallPlan } from './plan.js';
 import { planOrigin } from './plan-origin.js';
 import { recheckPlan } from './recheck.js';
+import { shadowVerdict } from './shadow.js';
 import { callIdentity, echoIdentity } from './identity.js';
 import type { CallRequest, Services, SessionInfo } from './context.js';
 
@@ -39,7 +40,10 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
   const trail = new Trail(svc, session, req.name, snapshot.handlerRevision, randomUUID());
   trail.identity(callIdentity(session, req.meta));
   const result = await runCall(svc, session, req, trail);
-  return echoIdentity(result, svc.state.snapshot().toolset, trail.revisionExecuted);
+  const inUse = svc.state.snapshot();
+  const tool = inUse.catalog.tools.get(req.name);
+  const deprecation = tool === undefined || trail.revisionSeen === null ? undefined : deprecationOf(tool, trail.revisionSeen);
+  return echoIdentity(result, inUse.toolset, trail.revisionExecuted, deprecation);
 }
 
 async function runCall(svc: Services, session: SessionInfo, req: CallRequest, trail: Trail): Promise<CallToolResult> {
@@ -76,6 +80,9 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
       step: (s) => trail.step(s),
       prepared: (normalized, revision, adapted) => trail.normalized(normalized, revision, adapted),
     });
+    const candidate = svc.shadow?.() ?? null;
+    // Planned against the live revision it was shown: "current" means this catalog's current one, not the candidate's.
+    if (candidate !== null) trail.shadow(shadowVerdict(candidate, { tool: tool.name, planned: seen ?? tool.current.revision, args: split.args, key }, plan));
     const argsDigest = plan.argsDigest;
     /** The catalog the current plan was made against: a re-check is needed only once another is in use. */
     let planCatalog = snapshot.catalog;
@@ -199,6 +206,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
           onRequestSent: () => trail.effectStarted(),
           // The redactor of the vault the credential was taken from: it knows the longest form of that value.
           readPastCapBytes: svc.state.redactor().readPastCapBytes,
+          now: () => svc.clock.now(),
         }).catch(async (e: unknown) => {
           throw await trail.failedExecution(e, svc.clock.monotonicMs() - started);
         });
@@ -206,7 +214,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 
         trail.step('redact');
         // The newest redactor covers the values of every generation since the unlock, this call's included.
-        const shaped = shapeResult(exec, revision, trail.redactor('result', svc.state.locked ? redactor : svc.state.redactor()), trail);
+        const shaped = shapeResult(exec, revision, trail.redactor('result', svc.state.locked ? redactor : svc.state.redactor()), trail, outputContractOf(plan.decision));
         return await trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
       } finally {
         for (const part of Object.values(taken?.secret ?? {})) part.fill(0);

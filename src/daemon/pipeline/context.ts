@@ -15,6 +15,7 @@ import type { SshRunner } from './execute.js';
 import type { GroupCommit } from './group-commit.js';
 import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
+import type { ShadowCandidate } from './shadow.js';
 
 export interface Services {
   readonly state: DaemonState;
@@ -42,6 +43,8 @@ export interface Services {
   readonly commits: GroupCommit;
   /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
   readonly pendingOutcomes: PendingOutcomes;
+  /** The pending catalog an operator runs in shadow (shadow.ts), if any. */
+  readonly shadow?: () => ShadowCandidate | null;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
   readonly onActivity?: (v: ActivityView) => void;
 }
@@ -97,3 +100,9 @@ export const META_REVISION = `${META_PREFIX}/revision`;
 export const META_TOOLSET = `${META_PREFIX}/toolset`;
 export const META_RUN_ID = `${META_PREFIX}/run_id`;
 export const META_AGENT_RELEASE = `${META_PREFIX}/agent_release`;
+/** On a result given in an older revision's shape: `{ from_revision, to_revision, steps }`. */
+export const META_OUTPUT_ADAPTED = `${META_PREFIX}/output_adapted`;
+/** In `tools/list`: the deprecated revisions of the tool still served (contracts/deprecation.ts). */
+export const META_DEPRECATED_REVISIONS = `${META_PREFIX}/deprecated_revisions`;
+/** In a result: the deprecation of the revision the call was planned against. */
+export const META_DEPRECATION = `${META_PREFIX}/deprecation`;

@@ -54,6 +54,8 @@ export interface ExecOptions {
   readonly onRequestSent: () => void;
   /** How far past each output cap to read, so redaction sees a secret straddling the cut whole (Redactor.readPastCapBytes). */
   readonly readPastCapBytes: number;
+  /** Wall time (the daemon's clock), for request signatures. */
+  readonly now: () => Date;
 }
 
 export async function executeAction(action: ResolvedAction, cred: Credential, opts: ExecOptions): Promise<ExecResult> {
@@ -74,6 +76,8 @@ export async function executeAction(action: ResolvedAction, cred: Credential, op
         signal: opts.signal,
         onRequestSent: opts.onRequestSent,
         ...(opts.http === undefined ? {} : { pool: opts.http }),
+        auth: action.auth,
+        now: opts.now,
       });
       return { kind: 'http', result };
     }

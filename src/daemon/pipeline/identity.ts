@@ -8,11 +8,13 @@
  * - `dev.postern/toolset`: the toolset version the call was planned against
  *   (else the toolset of the session's last listing).
  * Every result carries, in `_meta`, the toolset in use and the revision that
- * ran (null when none did).
+ * ran (null when none did); a result for a call planned against a deprecated
+ * revision still served also carries its notice (contracts/deprecation.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { clipLabel } from '../../protocol/clip.js';
-import { META_AGENT_RELEASE, META_REVISION, META_RUN_ID, META_TOOLSET, type SessionInfo } from './context.js';
+import type { DeprecationNotice } from '../../contracts/index.js';
+import { META_AGENT_RELEASE, META_DEPRECATION, META_REVISION, META_RUN_ID, META_TOOLSET, type SessionInfo } from './context.js';
 
 export interface CallIdentity {
   readonly runId: string | null;
@@ -32,7 +34,10 @@ export function callIdentity(session: SessionInfo, meta: Readonly<Record<string,
   };
 }
 
-/** The result with the toolset in use and the revision that ran in its `_meta`. */
-export function echoIdentity(result: CallToolResult, toolset: string, revision: number | null): CallToolResult {
-  return { ...result, _meta: { ...(result._meta ?? {}), [META_TOOLSET]: toolset, [META_REVISION]: revision } };
+/** The result with the toolset in use, the revision that ran and (when planned against a deprecated revision) its notice in `_meta`. */
+export function echoIdentity(result: CallToolResult, toolset: string, revision: number | null, deprecation?: DeprecationNotice): CallToolResult {
+  return {
+    ...result,
+    _meta: { ...(result._meta ?? {}), [META_TOOLSET]: toolset, [META_REVISION]: revision, ...(deprecation === undefined ? {} : { [META_DEPRECATION]: deprecation }) },
+  };
 }

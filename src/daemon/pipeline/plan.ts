@@ -59,7 +59,7 @@ export interface PlanInput {
 export function rejectionError(decision: Rejection, planned: number | undefined): PosternError {
   const code = decision.reason === 'revision_retired' || decision.reason === 'tool_retired' ? 'REVISION_RETIRED' : 'CONTRACT_STALE';
   return new PosternError(code, decision.message, {
-    details: { seen_revision: planned ?? null, ...(decision.replacement === undefined ? {} : { replacement: decision.replacement }) },
+    details: { seen_revision: planned ?? null, reason: decision.reason, ...(decision.replacement === undefined ? {} : { replacement: decision.replacement }) },
   });
 }
 

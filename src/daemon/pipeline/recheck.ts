@@ -56,8 +56,12 @@ export function recheckPlan(old: CallPlan, catalog: Catalog, args: unknown, key:
     next = planCall(catalog, { tool: old.tool.name, planned: old.planned ?? old.revision.revision, args, key });
   } catch (e) {
     if (!isPosternError(e)) throw e;
-    const replacement = e.details['replacement'];
-    return stale(old, catalog, `${e.code}: ${e.message}`, { refused_with: e.code, ...(typeof replacement === 'string' ? { replacement } : {}) });
+    const { replacement, reason } = e.details;
+    return stale(old, catalog, `${e.code}: ${e.message}`, {
+      refused_with: e.code,
+      ...(typeof replacement === 'string' ? { replacement } : {}),
+      ...(typeof reason === 'string' ? { reason } : {}),
+    });
   }
   if (samePlan(old, next)) return { kind: 'same' };
   if (migratesFrom(old, next)) return { kind: 'migrated', plan: next };

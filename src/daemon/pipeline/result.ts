@@ -2,12 +2,14 @@
  * Shapes an executor's result for the agent, redacted. HTTP 2xx → success
  * with `{ status, headers, body, body_encoding, truncated, decoded_from?,
  * result_revision }`
- * (the body checked against the revision's declared output schema, when there
- * is one); any other status → `isError` TARGET_ERROR with the same facts, since
+ * (the body given in the shape of the revision the call was planned against —
+ * through the links' output adapters — and checked against that revision's
+ * declared output schema: a mismatch is OUTPUT_CONTRACT_MISMATCH, the effect
+ * having happened, naming the field); any other status → `isError` TARGET_ERROR with the same facts, since
  * the request did reach the target (side_effect_started: true). SSH exit 0 →
  * success with `{ exit_code, signal, stdout, stderr, *_truncated,
- * host_key_fingerprint, result_revision }` (and `stdout_json` when the
- * revision declares an output schema); a non-zero exit, a signal or a command
+ * host_key_fingerprint, result_revision }` (and `stdout_json`, shaped and
+ * checked the same way, when the planned revision declares an output schema); a non-zero exit, a signal or a command
  * cut off at the caps → TARGET_ERROR with the same facts. Output read past
  * a cap is redacted whole and then cut (Redactor.redactCut); JSON nested
  * deeper than MAX_RESULT_JSON_DEPTH is never parsed, so any response keeps
@@ -21,12 +23,18 @@ import { PosternError } from '../../protocol/errors.js';
 import { exceedsJsonDepth } from '../../protocol/json-depth.js';
 import { advertisedOutputSchema } from '../../protocol/tool-result.js';
 import { errorResult, successResult } from './respond.js';
+import { META_OUTPUT_ADAPTED } from './context.js';
 import type { ExecResult } from './execute.js';
+import { checkOutput, mismatchError, type Checked, type Mismatch, type OutputContract } from './output-contract.js';
+
+export { outputContractOf, type OutputContract } from './output-contract.js';
 
 export interface ShapedResult {
   readonly result: CallToolResult;
   readonly status: 'success' | 'error';
   readonly errorCode?: string;
+  /** Output adapter steps that gave the result the planned revision's shape. */
+  readonly outputAdapted?: readonly string[];
   readonly digest: string;
 }
 
@@ -86,6 +94,9 @@ interface Verdict {
   readonly facts: Record<string, unknown>;
   /** Why the call failed although the target was reached; undefined on success. */
   readonly failure: string | undefined;
+  readonly mismatch: Mismatch | undefined;
+  /** Output adapter steps applied to the result (empty when none). */
+  readonly adapted: readonly string[];
   readonly summary: string;
 }
 
@@ -110,8 +121,8 @@ function inspectedBody(r: Extract<ExecResult, { kind: 'http' }>['result'], redac
   return { body: redactOutput(redactor, r.body.value, r.truncated_at), body_encoding: r.body.kind };
 }
 
-function httpVerdict(r: Extract<ExecResult, { kind: 'http' }>['result'], revision: Revision, redactor: Redactor, callId: string): Verdict {
-  const facts = {
+function httpVerdict(r: Extract<ExecResult, { kind: 'http' }>['result'], revision: Revision, redactor: Redactor, callId: string, contract: OutputContract): Verdict {
+  let facts: Record<string, unknown> = {
     ...(redactor.redactValue({ status: r.status, headers: r.headers }) as Record<string, unknown>),
     ...inspectedBody(r, redactor),
     truncated: r.truncated,
@@ -120,15 +131,20 @@ function httpVerdict(r: Extract<ExecResult, { kind: 'http' }>['result'], revisio
     call_id: callId,
   };
   let failure: string | undefined;
+  let mismatch: Mismatch | undefined;
+  let adapted: readonly string[] = [];
   if (r.status < 200 || r.status > 299) failure = `the target answered HTTP ${r.status}`;
-  else if (revision.output !== undefined && !revision.output.zod.safeParse(facts['body']).success) {
-    failure = `the target's response does not match the output schema of revision ${revision.revision}`;
+  else {
+    const checked = checkOutput(facts['body'], contract, 'body');
+    adapted = checked.adapted;
+    if (!checked.ok) mismatch = checked.mismatch;
+    else if (checked.adapted.length > 0) facts = { ...facts, body: checked.value };
   }
-  return { facts, failure, summary: `HTTP ${r.status}${r.truncated ? ' (body truncated)' : ''}: ${preview(facts['body'])}` };
+  return { facts, failure, mismatch, adapted, summary: `HTTP ${r.status}${r.truncated ? ' (body truncated)' : ''}: ${preview(facts['body'])}` };
 }
 
 /** Exit status 0 is success; a non-zero status, a signal, or a command cut off at the output caps is not. */
-function sshVerdict(r: Extract<ExecResult, { kind: 'ssh' }>['result'], revision: Revision, redactor: Redactor, callId: string): Verdict {
+function sshVerdict(r: Extract<ExecResult, { kind: 'ssh' }>['result'], revision: Revision, redactor: Redactor, callId: string, contract: OutputContract): Verdict {
   const base: Record<string, unknown> = {
     ...(redactor.redactValue({ exit_code: r.exit_code, signal: r.signal }) as Record<string, unknown>),
     stdout: redactOutput(redactor, r.stdout, r.stdout_truncated_at),
@@ -140,17 +156,21 @@ function sshVerdict(r: Extract<ExecResult, { kind: 'ssh' }>['result'], revision:
     call_id: callId,
   };
   let failure: string | undefined;
+  let mismatch: Mismatch | undefined;
+  let adapted: readonly string[] = [];
   let facts = base;
   if (r.signal !== null) failure = `the command was ended by signal ${r.signal}`;
   else if (r.exit_code === null) failure = 'the command was cut off: both outputs reached their caps and the channel was closed';
   else if (r.exit_code !== 0) failure = `the command exited with status ${r.exit_code}`;
-  else if (revision.output !== undefined) {
+  else if (contract.planned.output !== undefined) {
     const parsed = parseJson(base['stdout']);
-    if (parsed.ok && revision.output.zod.safeParse(parsed.value).success) facts = { ...base, stdout_json: parsed.value };
-    else failure = `the command's output is not JSON matching the output schema of revision ${revision.revision}`;
+    const checked: Checked = parsed.ok ? checkOutput(parsed.value, contract, 'stdout_json') : { ok: false, mismatch: { field: 'stdout', expected: 'must be JSON', issues: [] }, adapted: [] };
+    adapted = checked.adapted;
+    if (checked.ok) facts = { ...base, stdout_json: checked.value };
+    else mismatch = checked.mismatch;
   }
   const status = r.signal !== null ? `signal ${r.signal}` : `exit ${r.exit_code ?? 'none'}`;
-  return { facts, failure, summary: `${status}${r.stdout_truncated ? ' (stdout truncated)' : ''}: ${preview(facts['stdout'])}` };
+  return { facts, failure, mismatch, adapted, summary: `${status}${r.stdout_truncated ? ' (stdout truncated)' : ''}: ${preview(facts['stdout'])}` };
 }
 
 function parseJson(v: unknown): { ok: true; value: unknown } | { ok: false } {
@@ -168,10 +188,33 @@ export interface CallFacts {
   readonly currentRevision: number | null;
 }
 
-export function shapeResult(exec: ExecResult, revision: Revision, redactor: Redactor, trail: CallFacts): ShapedResult {
-  const v = exec.kind === 'http' ? httpVerdict(exec.result, revision, redactor, trail.callId) : sshVerdict(exec.result, revision, redactor, trail.callId);
+/**
+ * Shapes the executor's result. `contract` is the output contract of the
+ * call's plan (default: the revision that ran, as planned).
+ */
+export function shapeResult(exec: ExecResult, revision: Revision, redactor: Redactor, trail: CallFacts, contract: OutputContract = { planned: revision, hops: [] }): ShapedResult {
+  const v = exec.kind === 'http' ? httpVerdict(exec.result, revision, redactor, trail.callId, contract) : sshVerdict(exec.result, revision, redactor, trail.callId, contract);
   const facts4err = { tool: revision.tool, current_revision: trail.currentRevision, call_id: trail.callId };
-  const result =
-    v.failure === undefined ? successResult(v.summary, v.facts) : errorResult(new PosternError('TARGET_ERROR', v.failure, { sideEffectStarted: true }), facts4err, v.facts);
-  return { result, status: v.failure === undefined ? 'success' : 'error', ...(v.failure === undefined ? {} : { errorCode: 'TARGET_ERROR' }), digest: canonicalDigest(result) };
+  const error =
+    v.failure !== undefined
+      ? new PosternError('TARGET_ERROR', v.failure, { sideEffectStarted: true })
+      : v.mismatch !== undefined
+        ? mismatchError(v.mismatch, revision, contract, trail.currentRevision, v.adapted)
+        : undefined;
+  let result = error === undefined ? successResult(v.summary, v.facts) : errorResult(error, facts4err, v.facts);
+  const adapted = error === undefined ? v.adapted : [];
+  if (adapted.length > 0) {
+    result = {
+      ...result,
+      content: [...result.content, { type: 'text', text: `(result given in the shape of revision ${contract.planned.revision}, which this call was planned against: ${adapted.join('; ')})` }],
+      _meta: { ...(result._meta ?? {}), [META_OUTPUT_ADAPTED]: { from_revision: revision.revision, to_revision: contract.planned.revision, steps: [...adapted] } },
+    };
+  }
+  return {
+    result,
+    status: error === undefined ? 'success' : 'error',
+    ...(error === undefined ? {} : { errorCode: error.code }),
+    ...(adapted.length > 0 ? { outputAdapted: adapted } : {}),
+    digest: canonicalDigest(result),
+  };
 }

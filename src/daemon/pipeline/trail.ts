@@ -11,7 +11,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ResolvedAction } from '../../contracts/index.js';
-import type { ApprovalRecord, CallRecord, IdempotencyRecord, OutcomeInput, TargetDetails } from '../../journal/index.js';
+import type { ApprovalRecord, CallRecord, ShadowRecord, IdempotencyRecord, OutcomeInput, TargetDetails } from '../../journal/index.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
 import { errorResult } from './respond.js';
 import type { Services, SessionInfo } from './context.js';
@@ -56,6 +56,7 @@ export class Trail {
   #argsDigest: string | null = null;
   #approval: JournalApproval = null;
   #identity: CallIdentity | null = null;
+  #shadow: ShadowRecord | undefined;
   #path: string[] = [];
   #effect = false;
   #intent = false;
@@ -78,6 +79,9 @@ export class Trail {
   }
   identity(i: CallIdentity): void {
     this.#identity = i;
+  }
+  shadow(s: ShadowRecord): void {
+    this.#shadow = s;
   }
   /** The revision that runs (or ran), once the call was validated against it. */
   get revisionExecuted(): number | null {
@@ -128,6 +132,7 @@ export class Trail {
       decision_path: [...this.#path],
       side_effect_started: this.#effect,
       at: this.#at,
+      ...(this.#shadow === undefined ? {} : { shadow: this.#shadow }),
       exposures: this.#exposures.list(),
     };
   }
@@ -200,6 +205,7 @@ export class Trail {
       duration_ms: Math.round(ms),
       result: shaped.result,
       result_digest: shaped.digest,
+      ...(shaped.outputAdapted === undefined ? {} : { output_adapter: shaped.outputAdapted.join('; ') }),
     });
     return durable ? shaped.result : notDurable(shaped.result);
   }

@@ -4,6 +4,8 @@
  *   http_basic  → `Authorization: Basic base64(<username>:<password>)`
  *   http_header → `<fields.header>: <value>`
  *   http_query  → `<fields.param>=<value>` appended to the query
+ *   aws_sigv4   → a Signature Version 4 over the finished request (sigv4.ts),
+ *                 with the region and service of the target's `auth`
  * and which header or query name that makes off-limits to the spec.
  *
  * Invariants:
@@ -19,6 +21,8 @@ import { percentEncodeComponent } from '../../redaction/index.js';
 import { credentialHeaderProblem } from '../../protocol/http-headers.js';
 import { isFieldValue, isToken } from './request-rules.js';
 import type { HttpCredential } from './types.js';
+import type { AuthPlacement } from '../../protocol/credential-fit.js';
+import { SIGV4_HEADERS, signSigV4, type SigV4Request } from './sigv4.js';
 
 export interface Injection {
   readonly headers: readonly (readonly [string, string])[];
@@ -26,6 +30,8 @@ export interface Injection {
   readonly queryParam: { readonly name: string; readonly encoded: string } | null;
   /** Header names the spec may not set because the credential owns them. */
   readonly ownedHeaders: readonly string[];
+  /** Signs the finished request (every other header fixed); returns the headers to append. */
+  readonly sign?: (req: SigV4Request, now: Date) => readonly (readonly [string, string])[];
 }
 
 const NONE: Injection = { headers: [], queryParam: null, ownedHeaders: [] };
@@ -52,7 +58,7 @@ function field(credential: HttpCredential, name: string): string {
   return value;
 }
 
-export function credentialInjection(credential: HttpCredential | null): Injection {
+export function credentialInjection(credential: HttpCredential | null, auth?: AuthPlacement): Injection {
   if (credential === null) return NONE;
   const kind = credential.meta.kind;
   switch (kind) {
@@ -82,6 +88,20 @@ export function credentialInjection(credential: HttpCredential | null): Injectio
         headers: [],
         queryParam: { name: param, encoded: `${percentEncodeComponent(Buffer.from(param, 'utf8'))}=${percentEncodeComponent(value)}` },
         ownedHeaders: [],
+      };
+    }
+    case 'aws_sigv4': {
+      if (auth?.kind !== 'aws_sigv4') throw refuse(credential, "an aws_sigv4 credential needs a target with auth: { aws_sigv4: { region, service } }");
+      const accessKeyId = field(credential, 'access_key_id');
+      const secretAccessKey = credential.secret['secret_access_key'];
+      if (secretAccessKey === undefined || secretAccessKey.length === 0) throw refuse(credential, "the secret part 'secret_access_key' is missing");
+      const sessionToken = credential.secret['session_token'] === undefined ? undefined : headerSafe(credential, 'session_token');
+      const scope = { region: auth.region, service: auth.service };
+      return {
+        headers: [],
+        queryParam: null,
+        ownedHeaders: [...SIGV4_HEADERS],
+        sign: (req, now) => signSigV4(req, { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) }, scope, now).headers,
       };
     }
     case 'ssh_key':

@@ -31,18 +31,22 @@ export interface PreparedRequest {
   readonly displayUrl: string;
 }
 
+function missingClock(): never {
+  throw new PosternError('INTERNAL', 'a signed request needs the clock; nothing was sent', { sideEffectStarted: false });
+}
+
 function invalid(message: string, details: Record<string, string | number> = {}): PosternError {
   return new PosternError('INPUT_INVALID', message, { details, sideEffectStarted: false });
 }
 
 export function prepareRequest(
   spec: HttpRequestSpec,
-  opts: Pick<HttpExecOptions, 'credential' | 'idempotencyKey'>,
+  opts: Pick<HttpExecOptions, 'credential' | 'idempotencyKey' | 'auth' | 'now'>,
   origin: string,
 ): PreparedRequest {
   checkMethod(spec.method);
   checkPath(spec.path);
-  const injection = credentialInjection(opts.credential);
+  const injection = credentialInjection(opts.credential, opts.auth);
 
   const idem = opts.idempotencyKey;
   const idemName = idem?.header.toLowerCase();
@@ -76,10 +80,19 @@ export function prepareRequest(
   if (idem !== undefined) headers.push(idem.header, idem.value);
   headers.push('accept-encoding', 'identity');
   if (!spec.headers.some(([name]) => headerKey(name) === 'user-agent')) headers.push('user-agent', `postern/${VERSION}`);
+  const target = withQuery(sentQuery);
+  // Signed last, over the request exactly as it will be written (the Host header is the origin's, as undici sends it).
+  if (injection.sign !== undefined) {
+    const now = opts.now?.() ?? missingClock();
+    const body = spec.body?.bytes ?? null;
+    // The transport adds content-length for a body; it is signed too, so the length cannot be changed unnoticed.
+    const signed = body === null ? headers : [...headers, 'content-length', String(body.byteLength)];
+    for (const [name, value] of injection.sign({ method: spec.method, target, host: new URL(origin).host, headers: signed, body }, now)) headers.push(name, value);
+  }
 
   return {
     method: spec.method,
-    target: withQuery(sentQuery),
+    target,
     headers,
     body: spec.body?.bytes ?? null,
     displayUrl: origin + withQuery(shownQuery),

@@ -7,6 +7,7 @@
  */
 import type { CredentialKind } from '../../vault/types.js';
 import type { Dispatcher } from 'undici';
+import type { AuthPlacement } from '../../protocol/credential-fit.js';
 
 export interface HttpRequestSpec {
   /** Normalized origin, e.g. `https://api.example.com:8443`; no path, query or userinfo. */
@@ -64,6 +65,10 @@ export interface HttpExecOptions {
   readonly onRequestSent?: () => void;
   /** Kept-alive connections to reuse (the daemon's HttpPool); without it the call opens and closes its own. */
   readonly pool?: HttpDispatchers;
+  /** The target's `auth` (region and service for aws_sigv4); without it only the credential's kind decides. */
+  readonly auth?: AuthPlacement;
+  /** Wall time, for a signature's date (the daemon's clock). */
+  readonly now?: () => Date;
 }
 
 /** Where a call connects: the checked address for the origin's host (what the pinned connector needs). */

@@ -119,6 +119,8 @@ export const OperatorOps = {
   'catalog.pending': { params: empty, result: CatalogPendingViewSchema.nullable() },
   'catalog.accept': { params: z.strictObject({ digest: sha256 }), result: z.strictObject({ accepted: CatalogInUseSchema }) },
   'catalog.reject': { params: z.strictObject({ digest: sha256 }), result: z.strictObject({ rejected: sha256 }) },
+  /** Runs the pending catalog with this digest in shadow (null: stops the shadow). */
+  'catalog.shadow': { params: z.strictObject({ digest: sha256.nullable() }), result: z.strictObject({ shadow: sha256.nullable() }) },
   status: { params: empty, result: StatusViewSchema },
   lock: { params: empty, result: z.strictObject({ locked: z.literal(true) }) },
   subscribe: { params: z.strictObject({ since: z.number().int().min(0).optional() }), result: OperatorSnapshotSchema },
@@ -128,7 +130,7 @@ export type OperatorParams<O extends OperatorOp> = z.input<(typeof OperatorOps)[
 export type OperatorResult<O extends OperatorOp> = z.infer<(typeof OperatorOps)[O]['result']>;
 
 /** Ops that decide or change something: refused on an observer connection (OBSERVER_READ_ONLY). */
-export const MUTATING_OPS: ReadonlySet<OperatorOp> = new Set<OperatorOp>(['approvals.decide', 'grants.revoke', 'catalog.accept', 'catalog.reject', 'lock']);
+export const MUTATING_OPS: ReadonlySet<OperatorOp> = new Set<OperatorOp>(['approvals.decide', 'grants.revoke', 'catalog.accept', 'catalog.reject', 'catalog.shadow', 'lock']);
 
 export function isOperatorOp(op: string): op is OperatorOp {
   return Object.prototype.hasOwnProperty.call(OperatorOps, op);

@@ -112,7 +112,7 @@ describe('rendering', () => {
     assert.deepEqual(Object.keys(json), ['format', 'ok', 'changes', 'failures', 'historical', 'historical_failures']);
     assert.equal(json['format'], GATE_JSON_FORMAT);
     assert.deepEqual((json['changes'] as Obj[])[0], { tool: 't', from: 1, to: 2, class: 'breaking', aspect: 'input', policy: 'none', reasons: [{ code: 'field_renamed', text: 'field renamed id → key' }] });
-    assert.deepEqual(json['historical'], { checked: 1, passed: 0, rejected_by_policy: 0, skipped_invalid: 0 });
+    assert.deepEqual(json['historical'], { checked: 1, passed: 0, rejected_by_policy: 0, skipped_invalid: 0, skipped: { never_valid: 0, built_in: 0, invalid_key: 0, invalid_before: 0 } });
     assert.deepEqual((json['historical_failures'] as Obj[])[0], { index: 0, tool: 't', revision: 1, problem: 'invalid for revision 2: key: is required; id: is not a field of this tool', issues: [{ field: 'key', problem: 'is required' }, { field: 'id', problem: 'is not a field of this tool' }] });
     assert.equal(JSON.stringify(json), JSON.stringify(gateReportJson(releaseGate(old, cand, [{ tool: 't', revision: 1, raw_arguments: { id: 'a' } }]))));
   });

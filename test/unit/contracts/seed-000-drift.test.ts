@@ -141,7 +141,7 @@ describe('seed 000 release-gate questions', () => {
       { tool: 'create_issue', revision: 1, raw_arguments: { nonsense: true } },
     ]);
     assert.equal(report.ok, false);
-    assert.deepEqual(report.historical, { checked: 3, passed: 1, rejectedByPolicy: 0, skippedInvalid: 1 });
+    assert.deepEqual(report.historical, { checked: 3, passed: 1, rejectedByPolicy: 0, skippedInvalid: 1, skipped: { never_valid: 0, built_in: 0, invalid_key: 0, invalid_before: 1 } });
     assert.equal(report.historicalFailures.length, 1);
     assert.match(report.historicalFailures[0]!.problem, /title: .*5/);
   });

@@ -149,10 +149,14 @@ describe('seed 001 pre-deploy test matrix', () => {
     assert.equal(call(c, 'create_ticket', 3, {}).prepared.kind, 'reject');
   });
 
-  it('row "Respuesta v2 para un consumidor v1" → kept on the old worker or stopped explicitly, never adapted', () => {
+  it('row "Respuesta v2 para un consumidor v1" → adapted by a declared output adapter, kept on the old worker, or stopped explicitly', () => {
     const out2 = { type: 'object', properties: { ticketId: str(), url: str() }, required: ['ticketId', 'url'] };
     const gateWith = (previous: Obj) => releaseGate(undefined, catalog({ create_ticket: tool([ticketV1(), ticketV2({ output: out2, previous })]) }));
-    assert.ok(gateWith(adaptV1).failures.some((f) => f.rule === 'output_breaking_with_adapt'));
+    // An input adapter alone leaves v1 consumers with results they cannot read.
+    assert.deepEqual(gateWith(adaptV1).failures.map((f) => f.rule), ['output_breaking_with_adapt']);
+    // An output adapter that gives ticketId back as id carries every v2 result into the v1 shape.
+    const adaptBoth = gateWith({ ...adaptV1, output: { renames: { ticketId: 'id' } } });
+    assert.equal(adaptBoth.ok, true, adaptBoth.failures.map((f) => f.message).join('\n'));
     assert.equal(gateWith({ policy: 'pin' }).ok, true);
     assert.equal(gateWith({ policy: 'reject' }).ok, true);
   });

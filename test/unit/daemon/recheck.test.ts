@@ -46,6 +46,21 @@ describe('re-check of a queued call against the catalog in use', () => {
     assert.deepEqual(recheckPlan(admitted(wipe([r1])), wipe([r1, r2({ previous: 'pin' })]), args, 'k-1'), { kind: 'same' });
   });
 
+  it('a forced catalog whose revision 2 declares a semantic change, even with previous: pin → CONTRACT_STALE (the meaning changed)', () => {
+    const r = staleOf(recheckPlan(admitted(wipe([r1])), wipe([r1, { ...r1, revision: 2, semantic_change: 'wipe now empties the whole account', previous: 'pin' }]), args, 'k-1'));
+    assert.match(r.error.message, /change of meaning/);
+    assert.equal(r.error.details['reason'], 'semantic_change');
+  });
+
+  it('a forced catalog whose revision 2 drops an output field old readers rely on (pin keeps it: same; adapt without an output adapter: CONTRACT_STALE)', () => {
+    const out1 = { type: 'object', properties: { id: str() }, required: ['id'] };
+    const out2 = { type: 'object', properties: { url: str() }, required: ['url'] };
+    const withOut = [{ ...r1, output: out1 }];
+    assert.deepEqual(recheckPlan(admitted(wipe(withOut)), wipe([...withOut, { ...r1, revision: 2, output: out2, previous: 'pin' }]), args, 'k-1'), { kind: 'same' });
+    const r = staleOf(recheckPlan(admitted(wipe(withOut)), wipe([...withOut, { ...r1, revision: 2, output: out2 }]), args, 'k-1'));
+    assert.equal(r.error.details['reason'], 'output_incompatible');
+  });
+
   it('row "reject": revision 2 says previous: reject → CONTRACT_STALE naming the current revision', () => {
     const r = staleOf(recheckPlan(admitted(wipe([r1])), wipe([r1, r2({ previous: 'reject' })]), args, 'k-1'));
     assert.equal(r.error.details['current_revision'], 2);

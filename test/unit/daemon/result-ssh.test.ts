@@ -1,7 +1,8 @@
 /**
  * How an SSH command's result becomes the agent's answer: exit 0 is success,
  * anything else is a TARGET_ERROR that still carries exit code, signal and
- * output; a declared output schema applies to stdout parsed as JSON; secrets
+ * output; a declared output schema applies to stdout parsed as JSON (a
+ * mismatch is OUTPUT_CONTRACT_MISMATCH, naming the field); secrets
  * printed by the remote are redacted before anything is shaped.
  */
 import { describe, it } from 'node:test';
@@ -89,10 +90,12 @@ describe('SSH results', () => {
     const ok = shape(ssh({ stdout: '{"load":0.5}' }), rev);
     assert.equal(ok.status, 'success');
     assert.deepEqual((ok.result.structuredContent as Record<string, unknown>)['stdout_json'], { load: 0.5 });
-    for (const stdout of ['not json', '{"load":"high"}']) {
+    for (const [stdout, field] of [['not json', 'stdout'], ['{"load":"high"}', 'stdout_json.load']] as const) {
       const bad = shape(ssh({ stdout }), rev);
-      assert.equal(bad.errorCode, 'TARGET_ERROR');
-      assert.match(String((bad.result.structuredContent as Record<string, unknown>)['message']), /output schema/);
+      assert.equal(bad.errorCode, 'OUTPUT_CONTRACT_MISMATCH');
+      const f = bad.result.structuredContent as Record<string, unknown>;
+      assert.match(String(f['message']), /output schema of revision 1/);
+      assert.deepEqual([f['field'], f['side_effect_started'], f['planned_revision'], f['required_action']], [field, true, 1, 'refresh_tool_list_and_do_not_repeat']);
     }
   });
 
@@ -100,7 +103,7 @@ describe('SSH results', () => {
     const deep = `${'['.repeat(5000)}"${SECRET}"${']'.repeat(5000)}`;
     const rev = revision({ type: 'array', items: { type: 'string' } });
     const s = shape(ssh({ stdout: deep }), rev);
-    assert.equal(s.errorCode, 'TARGET_ERROR');
+    assert.equal(s.errorCode, 'OUTPUT_CONTRACT_MISMATCH');
     const facts = s.result.structuredContent as Record<string, unknown>;
     assert.equal(facts['exit_code'], 0);
     assert.ok(!JSON.stringify(s.result).includes(SECRET));

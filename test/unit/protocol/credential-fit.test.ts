@@ -21,6 +21,7 @@ const FIELDS: Record<CredentialKind, Record<string, string>> = {
   http_basic: { username: 'alice' },
   http_header: { header: 'X-Api-Key' },
   http_query: { param: 'api_key' },
+  aws_sigv4: { access_key_id: 'AKIDEXAMPLE' },
   ssh_key: {},
   ssh_password: {},
 };
@@ -40,8 +41,8 @@ function codeOf(f: () => unknown): ErrorCode | 'ok' {
   }
 }
 
-const PLACEMENTS: AuthPlacement[] = [{ kind: 'bearer' }, { kind: 'basic' }, { kind: 'header', name: 'x-api-key' }, { kind: 'query', name: 'api_key' }];
-const EXPECTED = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query' } as const;
+const PLACEMENTS: AuthPlacement[] = [{ kind: 'bearer' }, { kind: 'basic' }, { kind: 'header', name: 'x-api-key' }, { kind: 'query', name: 'api_key' }, { kind: 'aws_sigv4', region: 'us-east-1', service: 's3' }];
+const EXPECTED = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query', aws_sigv4: 'aws_sigv4' } as const;
 
 describe('the rule: kind × target', () => {
   for (const auth of PLACEMENTS) {

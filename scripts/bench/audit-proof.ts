@@ -5,7 +5,9 @@
  * the daemon does), then times a filtered query, `show`, the chain verify,
  * a bundle export of 100 calls and its offline verification, and reports the
  * journal's bytes per call. Shared machines are noisy: read the orders of
- * magnitude. Not a test: `node --import tsx scripts/bench/audit.ts`.
+ * magnitude. Not a test: `node --import tsx scripts/bench/audit-proof.ts`. The queries are
+ * measured more widely by `audit-journal.ts`; this one writes through the group commit, so the
+ * checkpoints (and the bundle's runs) are what the daemon leaves.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
