@@ -250,7 +250,8 @@ export function chainLine(name: string, r: ChainReport): string {
     return `${name} journal: BROKEN at seq ${r.first_bad_seq}: ${BREAKS[r.reason]} (${r.reason}); ${r.entries_checked} entries before it are intact`;
   }
   if (r.head === null) return `${name} journal: ok, empty`;
-  return `${name} journal: ok, ${r.entries} entries, head seq ${r.head.seq} hash ${r.head.hash}`;
+  const pruned = r.base === undefined ? '' : ` (pruned: starts after seq ${r.base.seq})`;
+  return `${name} journal: ok, ${r.entries} entries${pruned}, head seq ${r.head.seq} hash ${r.head.hash}`;
 }
 
 /** Buffers lines and hands them on in large pieces. */

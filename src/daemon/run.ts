@@ -105,7 +105,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const { snapshot, inUse: atStart } = await loadSnapshot(paths, vault);
     let inUse = atStart;
     // Refuses a journal that is missing, emptied, replaced, rolled back or rewritten, and an older vault.
-    anchored = openAnchoredJournals({ journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log });
+    anchored = openAnchoredJournals({ journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log, checkpoints: { path: paths.checkpoints, seed: vault.deriveKey('journal-checkpoint') } });
     const journals = anchored.journals;
     const keeper = anchored.keeper;
     if (anchored.found.kind === 'new') log(`new journal ${keeper.record.journal_id} anchored in ${paths.anchor}`);

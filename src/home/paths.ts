@@ -19,6 +19,8 @@ export interface HomePaths {
   readonly journalDir: string;
   /** The authenticated anchor of both journals (outside them; docs/audit.md). */
   readonly anchor: string;
+  /** Signed checkpoints of both journals, one a line (docs/audit.md, "Signed checkpoints"). */
+  readonly checkpoints: string;
   readonly runDir: string;
   /** Daemon settings (optional). */
   readonly config: string;
@@ -50,6 +52,7 @@ export function homePaths(home: string): HomePaths {
     catalogHistory: join(home, 'catalog.history.jsonl'),
     journalDir: join(home, 'journal'),
     anchor: join(home, 'journal.anchor'),
+    checkpoints: join(home, 'journal.checkpoints.jsonl'),
     runDir: join(home, 'run'),
     config: join(home, 'config.yaml'),
     agentSocket: join(home, 'run', 'agent.sock'),

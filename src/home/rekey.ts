@@ -21,6 +21,9 @@ import { atomicWriteFile } from './atomic-write.js';
 import { readAcceptance, readHistoryLines } from './catalog-store.js';
 import type { HomePaths } from './paths.js';
 import { anchorIsAuthentic, readAnchor, reauthenticateAnchor } from '../journal/anchor/index.js';
+import { appendCheckpoint, readCheckpoints } from '../journal/checkpoint/file.js';
+import { lastCheckpoint, walkTrust, type CheckpointRecord } from '../journal/checkpoint/record.js';
+import { CheckpointSigner, keyFingerprint, publicKeyOf } from '../journal/checkpoint/signature.js';
 import { httpAuthorizationMac, isAuthenticHttpAuthorization, readHttpAuthorization } from './http-authorization.js';
 
 export interface PreparedArtefact {
@@ -108,6 +111,39 @@ const journalAnchorFile: VaultKeyedArtefact = {
   },
 };
 
+/**
+ * journal.checkpoints.jsonl: signed, not MAC'd — old lines stay verifiable
+ * with the old public key. The new key pair is endorsed instead: a
+ * `key_change` line signed by the old key names the new one, so a verifier
+ * who pinned the old fingerprint follows to the new key. Only when the last
+ * checkpoint is signed by the old key (a foreign file is not endorsed).
+ */
+const journalCheckpointsFile: VaultKeyedArtefact = {
+  name: 'journal checkpoints',
+  purpose: 'journal-checkpoint',
+  prepare(paths, oldKey, newKey) {
+    const walk = walkTrust(readCheckpoints(paths.checkpoints));
+    const last = lastCheckpoint(walk.accepted);
+    if (last === undefined) return Promise.resolve({ summary: `${this.name}: none`, write: nothing });
+    const oldSigner = new CheckpointSigner(oldKey);
+    const next = publicKeyOf(newKey);
+    if (last.record.public_key !== oldSigner.publicKey) {
+      oldSigner.close();
+      return Promise.resolve({ summary: `${this.name}: the last checkpoint is NOT signed by the old key; the new key is not endorsed`, write: nothing });
+    }
+    const record: CheckpointRecord = { ...last.record, reason: 'key_change', public_key: oldSigner.publicKey, pruned_before: null, next_public_key: next };
+    const stored = { record, signature: oldSigner.sign(record) };
+    oldSigner.close();
+    return Promise.resolve({
+      summary: `${this.name}: the new key ${keyFingerprint(next)} is endorsed by the old one (note the new fingerprint)`,
+      write: () => {
+        appendCheckpoint(paths.checkpoints, stored);
+        return Promise.resolve();
+      },
+    });
+  },
+};
+
 /** mcp-http.authorized.json: the operator's authorization of the HTTP listener. */
 const httpAuthorizationFile: VaultKeyedArtefact = {
   name: 'HTTP listener authorization',
@@ -128,7 +164,7 @@ const httpAuthorizationFile: VaultKeyedArtefact = {
  * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
  * artefact missing here stops verifying after `postern passwd`.
  */
-export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, httpAuthorizationFile];
+export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, httpAuthorizationFile];
 
 /** Prepares every artefact under the new keys; the returned function writes them and returns the summaries. */
 export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<() => Promise<string[]>> {

@@ -353,7 +353,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
           .transaction((): ChainReport => {
             const report = store.chain.verify();
             if (!report.ok) return report;
-            const bad = firstClaimMismatch(db);
+            const bad = firstClaimMismatch(db, store.chain.base());
             if (bad === undefined) return report;
             return { ok: false, entries_checked: report.entries, first_bad_seq: bad, reason: 'claim_mismatch' };
           })

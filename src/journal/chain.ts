@@ -13,17 +13,25 @@
  * - reads are paged by seq, so verify and export need constant memory and
  *   never hold a statement open while caller code runs.
  *
+ * - a pruned chain (prune.ts) starts at its *base*: the (seq, hash) of the
+ *   last removed row, kept in the `meta` table; the first kept row must chain
+ *   from it, and an empty chain's head is its base (never seq 0 again). The
+ *   signed checkpoints vouch for the base (checkpoint/record.ts).
+ *
  * Limits (documented, by design): the chain is keyless, so it proves that rows
  * were not changed *after* being chained by someone who did not rewrite every
  * later row; removing rows from the very end is only visible against a head
  * (seq, hash) recorded elsewhere — `verify` reports the head for that purpose.
  */
 import type Database from 'better-sqlite3';
-import type { ChainHead, ChainReport } from './types.js';
+import type { ChainBase, ChainHead, ChainReport } from './types.js';
 import { canonicalJson, sha256Hex } from './json.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
+export const GENESIS_BASE: ChainBase = Object.freeze({ seq: 0, hash: GENESIS_HASH, claims_digest: null });
 const PAGE = 1000;
+/** The `meta` key of a pruned chain's base. */
+export const BASE_META_KEY = 'chain_base';
 
 export type Cell = string | number | null;
 export type EntryRow = Record<string, Cell> & { readonly seq: number; readonly prev_hash: string; readonly hash: string };
@@ -50,16 +58,41 @@ export class Chain {
     this.hashAtStmt = db.prepare<[number], string>('SELECT hash FROM entries WHERE seq = ?').pluck();
   }
 
-  /** The last entry's (seq, hash); seq 0 and the genesis hash for an empty chain. */
-  head(): ChainHead {
-    const h = this.headStmt.get();
-    return h === undefined ? { seq: 0, hash: GENESIS_HASH } : { seq: h.seq, hash: h.hash };
+  /** Where the chain starts: the genesis, or the base a prune left (a file without `meta` has never been pruned). */
+  base(): ChainBase {
+    let text: unknown;
+    try {
+      text = this.db.prepare(`SELECT value FROM meta WHERE key = ?`).pluck().get(BASE_META_KEY);
+    } catch {
+      return GENESIS_BASE;
+    }
+    if (typeof text !== 'string') return GENESIS_BASE;
+    try {
+      const b = JSON.parse(text) as Partial<ChainBase>;
+      if (typeof b.seq === 'number' && Number.isSafeInteger(b.seq) && b.seq > 0 && typeof b.hash === 'string' && /^[0-9a-f]{64}$/.test(b.hash)) {
+        return { seq: b.seq, hash: b.hash, claims_digest: typeof b.claims_digest === 'string' ? b.claims_digest : null };
+      }
+    } catch {
+      // falls through: an unreadable base breaks verification at the first kept row
+    }
+    return { seq: 0, hash: 'malformed', claims_digest: null };
   }
 
-  /** The stored hash of entry `seq` (the genesis hash for 0), or undefined when there is no such entry. */
+  /** The last entry's (seq, hash); for an empty chain its base (seq 0 and the genesis hash unless pruned). */
+  head(): ChainHead {
+    const h = this.headStmt.get();
+    if (h !== undefined) return { seq: h.seq, hash: h.hash };
+    const b = this.base();
+    return { seq: b.seq, hash: b.hash };
+  }
+
+  /** The stored hash of entry `seq` (the genesis hash for 0, the base's at the base), or undefined when there is no such entry. */
   hashAt(seq: number): string | undefined {
     if (seq === 0) return GENESIS_HASH;
-    return this.hashAtStmt.get(seq);
+    const found = this.hashAtStmt.get(seq);
+    if (found !== undefined) return found;
+    const b = this.base();
+    return b.seq === seq ? b.hash : undefined;
   }
 
   /** Appends one entry and returns its seq. Call only inside a write transaction. */
@@ -84,10 +117,11 @@ export class Chain {
     }
   }
 
-  /** Walks the chain from seq 1 and reports the first row that fails a check. */
+  /** Walks the chain from its base (seq 1 unless pruned) and reports the first row that fails a check. */
   verify(): ChainReport {
-    let expected = 1;
-    let prev = GENESIS_HASH;
+    const base = this.base();
+    let expected = base.seq + 1;
+    let prev = base.hash;
     let bad: { seq: number; reason: 'hash_mismatch' | 'prev_hash_mismatch' | 'missing_entry' } | undefined;
     this.forEach((row) => {
       if (row.seq !== expected) bad = { seq: expected, reason: 'missing_entry' };
@@ -98,8 +132,10 @@ export class Chain {
       prev = row.hash;
       return true;
     });
-    if (bad !== undefined) return { ok: false, entries_checked: expected - 1, first_bad_seq: bad.seq, reason: bad.reason };
-    return { ok: true, entries: expected - 1, head: expected === 1 ? null : { seq: expected - 1, hash: prev } };
+    if (bad !== undefined) return { ok: false, entries_checked: expected - 1 - base.seq, first_bad_seq: bad.seq, reason: bad.reason };
+    const entries = expected - 1 - base.seq;
+    const head = expected === 1 ? null : { seq: expected - 1, hash: prev };
+    return base.seq === 0 ? { ok: true, entries, head } : { ok: true, entries, head, base: { seq: base.seq, hash: base.hash } };
   }
 
   private content(row: Readonly<Record<string, Cell>>): Record<string, Cell> {

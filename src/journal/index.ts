@@ -22,15 +22,17 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock/index.js';
-import { Chain } from './chain.js';
+import { Chain, type EntryRow } from './chain.js';
 import { NO_HOOKS, type CommitHooks, type CommitListener } from './hooks.js';
 import { JournalWatch } from './integrity.js';
-import type { ChainHead } from './types.js';
+import type { ChainBase, ChainHead } from './types.js';
+import { planPrune, pruneChain, type ClaimForPrune, type PrunePlan } from './prune.js';
 import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
-import { ACTIVITY_SCHEMA } from './activity-schema.js';
+import { ACTIVITY_SCHEMA, HEAD } from './activity-schema.js';
 import { ActivityStore } from './activity-store.js';
-import { ensureJournalDir, journalIdOf, openJournalDb, type JournalName } from './database.js';
+import { ensureJournalDir, guard, journalIdOf, openJournalDb, type JournalName } from './database.js';
+import { PosternError } from '../protocol/errors.js';
 import { recoverOpenCalls } from './recovery.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
@@ -42,7 +44,9 @@ export { SESSION_EVENT_TYPES, ShadowVerdicts } from './types.js';
 export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
 export type { CommitListener } from './hooks.js';
-export { GENESIS_HASH } from './chain.js';
+export { GENESIS_HASH, GENESIS_BASE, entryHash } from './chain.js';
+export type { EntryRow } from './chain.js';
+export type { PrunePlan, ChainCut, ClaimForPrune } from './prune.js';
 export { callSteps, sessionTimeline } from './timeline.js';
 export type { SessionTimeline, TimelineEntry, TimelineSource } from './timeline.js';
 
@@ -50,6 +54,8 @@ export type { SessionTimeline, TimelineEntry, TimelineSource } from './timeline.
 export interface JournalFileFacts {
   readonly journal_id: string | null;
   readonly head: ChainHead;
+  /** Where the chain starts (seq 0 unless pruned). */
+  readonly base: ChainBase;
   /** The stored hash of entry `seq`; undefined when the chain has no such entry. */
   hashAt(seq: number): string | undefined;
 }
@@ -66,6 +72,14 @@ export interface Journals {
   readonly recovered: readonly string[];
   /** Both files' journal ids and current heads. */
   facts(): JournalFacts;
+  /** Raw activity entries after `afterSeq` in seq order, in one read transaction; `fn` returning false stops. */
+  activityEntries(afterSeq: number, fn: (row: EntryRow) => boolean | void): void;
+  /** The seqs of a call's activity entries (its first entry, then its outcome). */
+  activityEntrySeqs(call_id: string): number[];
+  /** What `prune` would remove for a cut-off time (prune.ts); changes nothing. */
+  prunePlan(before: string, stillNeeded: (c: ClaimForPrune) => boolean): PrunePlan;
+  /** Removes the planned prefixes (each journal in its own transaction) and returns the new bases. */
+  prune(plan: PrunePlan): { readonly sessions: ChainBase; readonly activity: ChainBase };
   close(): void;
 }
 
@@ -85,8 +99,11 @@ export interface OpenOptions {
 }
 
 function factsOf(db: Database.Database, chain: Chain): JournalFileFacts {
-  return { journal_id: journalIdOf(db), head: chain.head(), hashAt: (seq) => chain.hashAt(seq) };
+  return { journal_id: journalIdOf(db), head: chain.head(), base: chain.base(), hashAt: (seq) => chain.hashAt(seq) };
 }
+
+/** A call's entries through the partial indexes (their predicates verbatim), not a scan. */
+const ENTRY_SEQS_SQL = `SELECT seq FROM entries WHERE call_id = ? AND ${HEAD} UNION ALL SELECT seq FROM entries WHERE call_id = ? AND kind = 'outcome' ORDER BY seq`;
 
 export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
   const clock = opts.clock ?? systemClock;
@@ -116,11 +133,29 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
         },
       };
     };
+    const sessionsHooks = hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file);
+    const activityHooks = hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file);
+    const parts = {
+      sessions: { name: 'sessions', db: sessionsDb, chain: sessionsChain },
+      activity: { name: 'activity', db: activityDb, chain: store.chain },
+    } as const;
     return {
-      sessions: createSessionsJournal(sessionsDb, now, sessionsChain, hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file)),
-      activity: createActivityJournal(store, hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file)),
+      sessions: createSessionsJournal(sessionsDb, now, sessionsChain, sessionsHooks),
+      activity: createActivityJournal(store, activityHooks),
       recovered: Object.freeze(recovered),
       facts,
+      activityEntries: (afterSeq, fn) => guard('activity', 'read entries', () => activityDb.transaction(() => store.chain.forEach(fn, afterSeq)).deferred()),
+      activityEntrySeqs: (call_id) => guard('activity', 'read entries', () => activityDb.prepare<[string, string], number>(ENTRY_SEQS_SQL).pluck().all(call_id, call_id)),
+      prunePlan: (before, stillNeeded) => guard('journal', 'plan the prune', () => planPrune(parts.sessions, parts.activity, before, stillNeeded)),
+      prune(plan) {
+        if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');
+        const one = (name: JournalName, hooks: CommitHooks, cut: number): ChainBase => {
+          const base = guard(name, 'prune', () => pruneChain(parts[name], cut, () => hooks.check()));
+          guard(name, 'advance the anchor', () => hooks.committed(true));
+          return base;
+        };
+        return { sessions: one('sessions', sessionsHooks, plan.sessions.cut), activity: one('activity', activityHooks, plan.activity.cut) };
+      },
       close() {
         for (const db of opened) if (db.open) db.close();
       },

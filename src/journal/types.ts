@@ -208,6 +208,8 @@ export const SESSION_EVENT_TYPES = [
   'vault_generation_accepted',
   /** Entries past the anchor found at start after a crash, and adopted. */
   'anchor_tail_adopted',
+  /** The operator removed old entries (`postern audit prune`): the cut-off, and where each chain now starts. */
+  'journal_pruned',
   /** The HTTP listener started (its URL), or was enabled in config.yaml and refused (why). */
   'http_listener',
   /** A session's `tools/call` became an MCP task (its call is journaled like any other). */
@@ -251,8 +253,22 @@ export interface ChainHead {
   readonly hash: string;
 }
 
+/** Where a chain starts: seq 0 and the genesis hash, or the head a prune cut at (src/journal/prune.ts). */
+export interface ChainBase {
+  readonly seq: number;
+  readonly hash: string;
+  /** Activity only: SHA-256 of the idempotency claims kept for removed entries (null when none were removed). */
+  readonly claims_digest: string | null;
+}
+
 export type ChainReport =
-  | { readonly ok: true; readonly entries: number; readonly head: { readonly seq: number; readonly hash: string } | null }
+  | {
+      readonly ok: true;
+      readonly entries: number;
+      readonly head: { readonly seq: number; readonly hash: string } | null;
+      /** Set when the chain was pruned: the (seq, hash) it starts from. */
+      readonly base?: { readonly seq: number; readonly hash: string };
+    }
   | {
       readonly ok: false;
       readonly entries_checked: number;

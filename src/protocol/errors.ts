@@ -75,6 +75,7 @@ export const ErrorCodes = {
     action: 'restore_journal_or_run_postern_anchor_new_journal',
     summary: 'the journal does not match its anchor: it was removed, emptied, replaced, rolled back or rewritten',
   },
+  AUDIT_BUNDLE_INVALID: { exit: 1, action: 'obtain_an_unaltered_bundle', summary: 'the audit bundle does not verify: it was altered, truncated or is not a bundle' },
   VAULT_ROLLED_BACK: { exit: 1, action: 'restore_vault_or_run_postern_anchor_accept_vault', summary: 'the vault is an older generation than the last one seen' },
   CREDENTIAL_MISSING: { exit: 1, action: 'add_secret', summary: 'the credential named by the catalog is not in the vault' },
   CREDENTIAL_KIND_MISMATCH: { exit: 1, action: 'fix_credential_kind', summary: 'the credential is not of the kind (or name) its target needs' },

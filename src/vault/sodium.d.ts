@@ -32,6 +32,9 @@ declare module 'libsodium-wrappers-sumo' {
       key: Uint8Array,
     ): Uint8Array<ArrayBuffer>;
     crypto_kdf_derive_from_key(subkeyLength: number, subkeyId: number, context: string, key: Uint8Array): Uint8Array<ArrayBuffer>;
+    crypto_sign_seed_keypair(seed: Uint8Array): { publicKey: Uint8Array<ArrayBuffer>; privateKey: Uint8Array<ArrayBuffer>; keyType: string };
+    crypto_sign_detached(message: Uint8Array, privateKey: Uint8Array): Uint8Array<ArrayBuffer>;
+    crypto_sign_verify_detached(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean;
     randombytes_buf(length: number): Uint8Array<ArrayBuffer>;
     memzero(bytes: Uint8Array): void;
     to_base64(input: Uint8Array, variant: number): string;

@@ -65,4 +65,4 @@ export interface KdfParams {
 }
 
 /** Purposes for keys derived from the vault's data key (never the data key itself). */
-export type DerivedKeyPurpose = 'catalog-mac' | 'operator-auth' | 'journal-anchor' | 'secret-exposure';
+export type DerivedKeyPurpose = 'catalog-mac' | 'operator-auth' | 'journal-anchor' | 'secret-exposure' | 'journal-checkpoint';

@@ -40,6 +40,8 @@ export function derivedKeyId(purpose: DerivedKeyPurpose): number {
       return 3;
     case 'secret-exposure':
       return 4;
+    case 'journal-checkpoint':
+      return 5;
   }
 }
 

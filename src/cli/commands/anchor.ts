@@ -24,22 +24,51 @@ import { contextFor, type CliContext } from '../context.js';
 import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { canPrompt, confirm } from '../tty.js';
 
-/** The vault facts the anchor needs: its journal-anchor key (copy), generation, and the catalog digest in force. */
-export async function vaultFacts(ctx: CliContext): Promise<{ key: Uint8Array; generation: number; catalogDigest: string }> {
+/** What the anchor writers need from the vault; `wipe` zeroes both key copies. */
+export interface VaultFacts {
+  readonly key: Uint8Array;
+  /** The journal-checkpoint seed (copy). */
+  readonly checkpointSeed: Uint8Array;
+  readonly generation: number;
+  readonly catalogDigest: string;
+  wipe(): void;
+}
+
+/** The vault facts the anchor needs: its journal-anchor key (copy), the checkpoint seed (copy), generation, and the catalog digest in force. */
+export async function vaultFacts(ctx: CliContext): Promise<VaultFacts> {
   const pass = await ctx.unlockPassphrase();
   const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
   try {
     const key = Uint8Array.from(vault.deriveKey('journal-anchor'));
+    const checkpointSeed = Uint8Array.from(vault.deriveKey('journal-checkpoint'));
     // The catalog in force is the one the vault's own mark names (written under the passphrase).
-    return { key, generation: vault.generation, catalogDigest: vault.acceptedCatalog?.digest ?? sha256Hex('') };
+    return {
+      key,
+      checkpointSeed,
+      generation: vault.generation,
+      catalogDigest: vault.acceptedCatalog?.digest ?? sha256Hex(''),
+      wipe() {
+        key.fill(0);
+        checkpointSeed.fill(0);
+      },
+    };
   } finally {
     vault.lock();
   }
 }
 
 
-function anchorContext(ctx: CliContext, f: { key: Uint8Array; generation: number; catalogDigest: string }): AnchorContext {
-  return { journalDir: ctx.paths.journalDir, anchorPath: ctx.paths.anchor, key: f.key, vaultGeneration: f.generation, catalogDigest: f.catalogDigest, clock: ctx.clock, log: (l) => process.stderr.write(`postern: ${l}\n`) };
+export function anchorContext(ctx: CliContext, f: VaultFacts): AnchorContext {
+  return {
+    journalDir: ctx.paths.journalDir,
+    anchorPath: ctx.paths.anchor,
+    key: f.key,
+    vaultGeneration: f.generation,
+    catalogDigest: f.catalogDigest,
+    clock: ctx.clock,
+    log: (l) => process.stderr.write(`postern: ${l}\n`),
+    checkpoints: { path: ctx.paths.checkpoints, seed: f.checkpointSeed },
+  };
 }
 
 /** One line per fact, for `anchor status` and `doctor`. */
@@ -89,7 +118,7 @@ export function registerAnchor(program: Command): void {
         else ctx.out(clean(d.line, 2000));
         if (!d.ok) process.exitCode = 1;
       } finally {
-        f.key.fill(0);
+        f.wipe();
       }
     });
 
@@ -113,7 +142,7 @@ export function registerAnchor(program: Command): void {
         const r = startNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
         ctx.out(`started journal ${r.journalId}${r.movedTo === null ? '' : `; the old journal was moved to ${clean(r.movedTo, 300)}`}`);
       } finally {
-        f?.key.fill(0);
+        f?.wipe();
         await lock.release();
       }
     });
@@ -147,7 +176,7 @@ export function registerAnchor(program: Command): void {
         opened.close();
         ctx.out(`accepted vault generation ${i.verdict.found} (the anchor had ${i.verdict.anchored}); journaled`);
       } finally {
-        f?.key.fill(0);
+        f?.wipe();
         await lock.release();
       }
     });

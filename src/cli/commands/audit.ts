@@ -19,18 +19,17 @@
  * - no journal yet is not an error: list commands say so and exit 0;
  * - ids may be given in full or as a unique prefix (the tables show prefixes).
  */
-import { closeSync, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
-import { openJournals, sessionTimeline } from '../../journal/index.js';
+import { sessionTimeline } from '../../journal/index.js';
 import type { Journals } from '../../journal/index.js';
-import { ACTIVITY_SCHEMA } from '../../journal/activity-schema.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
-import { SESSIONS_SCHEMA } from '../../journal/sessions.js';
 import { PosternError } from '../../protocol/errors.js';
 import { inspectAnchor } from '../../journal/anchor/index.js';
 import { contextFor, type CliContext } from '../context.js';
+import { openAudit, noJournal, withJournals, parseLimit, parseTime, resolvePrefix, resolveSessionId, activityFilter, type ActivityOpts, type ListOpts } from '../audit-options.js';
 import { describeInspection, vaultFacts } from './anchor.js';
+import { checkpointFinding, exportBundle, registerAuditProof, verifyBundleFile } from './audit-proof.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
 import { renderTable } from '../table.js';
 import { parseCatalog } from '../../contracts/index.js';
@@ -52,104 +51,11 @@ const PREFIX_WINDOW = 1_000;
 // ---------------------------------------------------------------------------
 // Opening
 
-/** The read-only journals, or null when neither journal file exists yet. */
-function openAudit(ctx: CliContext): Journals | null {
-  const dir = ctx.paths.journalDir;
-  const present = [SESSIONS_SCHEMA.file, ACTIVITY_SCHEMA.file].some((f) => {
-    try {
-      lstatSync(join(dir, f));
-      return true;
-    } catch (e) {
-      // Anything but "not there" (a permission problem, a file where the directory should be) is for the open to report.
-      return (e as NodeJS.ErrnoException).code !== 'ENOENT';
-    }
-  });
-  return present ? openJournals(dir, { readonly: true }) : null;
-}
-
-function noJournal(ctx: CliContext): string {
-  return `no journal yet in ${clean(ctx.paths.journalDir, 300)}: the daemon creates it when it first starts`;
-}
-
 /** No journal for a list command: a message, or for --json an empty list (the message then goes to stderr). */
 function emptyList(ctx: CliContext, json: boolean): void {
   if (!json) return ctx.out(noJournal(ctx));
   ctx.out('[]');
   process.stderr.write(`${noJournal(ctx)}\n`);
-}
-
-function withJournals<T>(j: Journals, fn: (j: Journals) => T): T {
-  try {
-    return fn(j);
-  } finally {
-    j.close();
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Options
-
-interface ListOpts {
-  since?: string;
-  until?: string;
-  limit?: string;
-  json?: boolean;
-}
-
-interface ActivityOpts extends ListOpts {
-  tool?: string;
-  session?: string;
-  key?: string;
-  error?: string;
-}
-
-function parseLimit(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = /^[0-9]{1,6}$/.test(v) ? Number(v) : NaN;
-  if (!(n >= 1 && n <= MAX_LIMIT)) throw new PosternError('USAGE', `--limit must be a whole number from 1 to ${MAX_LIMIT}, got ${clean(JSON.stringify(v), 40)}`);
-  return n;
-}
-
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
-const RELATIVE = /^(\d{1,6})([smhd])$/;
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/**
- * An ISO 8601 date or time, or an age such as 90m, 2h, 7d; returned as an ISO
- * string. Without a zone it is UTC, like every time the journals store and the
- * audit prints (JavaScript would read a zoneless date-time as local time).
- */
-function parseTime(flag: string, v: string | undefined, now: Date): string | undefined {
-  if (v === undefined) return undefined;
-  const rel = RELATIVE.exec(v);
-  if (rel !== null) {
-    const unit = rel[2] as keyof typeof UNIT_MS;
-    return new Date(now.getTime() - Number(rel[1]) * UNIT_MS[unit]).toISOString();
-  }
-  const m = ISO_TIME.exec(v);
-  const zoned = m === null || m[1] !== undefined || !/[T ]/i.test(v) ? v : `${v}Z`;
-  let t = m === null ? new Date(NaN) : new Date(zoned.replace(' ', 'T'));
-  // JavaScript rolls 2026-02-30 over to March 2; an audit bound must mean what was typed.
-  const [y, mo, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
-  if (new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) t = new Date(NaN);
-  if (Number.isNaN(t.getTime())) {
-    throw new PosternError('USAGE', `${flag} takes an ISO 8601 time (e.g. 2026-03-01T12:00:00Z) or an age (90m, 2h, 7d), got ${clean(JSON.stringify(v), 60)}`);
-  }
-  return t.toISOString();
-}
-
-/** A full id, or the one id among `candidates` that starts with `given`; undefined when none does. */
-function resolvePrefix(given: string, candidates: Iterable<string>, what: string): string | undefined {
-  const found = new Set<string>();
-  for (const c of candidates) if (c.startsWith(given)) found.add(c);
-  if (found.size > 1) throw new PosternError('USAGE', `${found.size} ${what}s start with ${clean(given, 64)}: give more of the id`);
-  return found.values().next().value;
-}
-
-/** A session id given in full or as a unique prefix of a journaled session; unknown ids are kept as given. */
-function resolveSessionId(j: Journals, given: string): string {
-  if (given === '' || j.sessions.events(given, { limit: 1 }).length > 0) return given;
-  return resolvePrefix(given, j.sessions.listSessions({ limit: MAX_LIMIT }).map((s) => s.session_id), 'session') ?? given;
 }
 
 // ---------------------------------------------------------------------------
@@ -256,17 +162,7 @@ export function registerAudit(program: Command): void {
       const until = parseTime('--until', o.until, now);
       const j = openAudit(ctx);
       if (j === null) return emptyList(ctx, o.json === true);
-      const calls = withJournals(j, (jj) =>
-        jj.activity.listCalls({
-          ...(o.tool === undefined ? {} : { tool: o.tool }),
-          ...(o.session === undefined ? {} : { session_id: resolveSessionId(jj, o.session) }),
-          ...(o.key === undefined ? {} : { idempotency_key: o.key }),
-          ...(o.error === undefined ? {} : { error_code: o.error }),
-          ...(since === undefined ? {} : { since }),
-          ...(until === undefined ? {} : { until }),
-          ...(limit === undefined ? {} : { limit }),
-        }),
-      );
+      const calls = withJournals(j, (jj) => jj.activity.listCalls(activityFilter(jj, o, { since, until, limit })));
       if (o.json === true) ctx.out(jsonForTerminal(calls));
       else if (calls.length === 0) ctx.out('no calls match');
       else {
@@ -391,9 +287,12 @@ export function registerAudit(program: Command): void {
     .command('verify')
     .description('check both hash chains and the journal anchor; exits 1 naming the first broken seq or the mismatch, prints each head when intact')
     .option('--unlock', "ask for the passphrase to check the anchor's MAC too (rewritten and re-chained entries, with the anchor edited to match)")
+    .option('--key <fingerprint>', 'require the checkpoints (or the bundle) to be signed by this key: its fingerprint (`postern audit key`) or public key')
+    .option('--bundle <file>', 'verify an audit bundle instead, offline: no home, vault or passphrase needed')
     .option('--json', 'print JSON')
-    .action(async (o: { json?: boolean; unlock?: boolean }, cmd: Command) => {
+    .action(async (o: { json?: boolean; unlock?: boolean; key?: string; bundle?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
+      if (o.bundle !== undefined) return verifyBundleFile(ctx, o.bundle, o);
       const unlocked = o.unlock === true ? await vaultFacts(ctx) : undefined;
       try {
         const j = openAudit(ctx);
@@ -406,15 +305,17 @@ export function registerAudit(program: Command): void {
           return;
         }
         const reports = withJournals(j, (jj) => ({ sessions: jj.sessions.verify(), activity: jj.activity.verify() }));
-        if (o.json === true) ctx.out(JSON.stringify({ ...reports, anchor: { ok: anchor.ok, ...inspection } }, null, 2));
+        const cp = checkpointFinding(ctx, { ...(o.key === undefined ? {} : { key: o.key }), ...(unlocked === undefined ? {} : { unlocked }) });
+        if (o.json === true) ctx.out(JSON.stringify({ ...reports, anchor: { ok: anchor.ok, ...inspection }, checkpoint: cp.json }, null, 2));
         else {
           ctx.out(chainLine('sessions', reports.sessions));
           ctx.out(chainLine('activity', reports.activity));
           ctx.out(`anchor: ${anchor.ok ? 'ok' : 'MISMATCH'}: ${clean(anchor.line, 2000)}`);
+          ctx.out(`checkpoint: ${cp.ok ? 'ok' : 'MISMATCH'}: ${clean(cp.line, 2000)}`);
         }
-        if (!reports.sessions.ok || !reports.activity.ok || !anchor.ok) process.exitCode = 1;
+        if (!reports.sessions.ok || !reports.activity.ok || !anchor.ok || !cp.ok) process.exitCode = 1;
       } finally {
-        unlocked?.key.fill(0);
+        unlocked?.wipe();
       }
     });
 
@@ -422,8 +323,22 @@ export function registerAudit(program: Command): void {
     .command('export')
     .description('both journals as JSON lines (sessions, then activity), each line tagged with its journal')
     .option('--out <file>', 'write to a new file (mode 600) instead of standard output')
-    .action((o: { out?: string }, cmd: Command) => {
+    .option('--bundle <file>', 'write a verifiable bundle of the calls the filters select (see `audit verify --bundle`) to a new file')
+    .option('--tool <tool>', 'with --bundle: calls of this tool')
+    .option('--session <id>', 'with --bundle: calls of this session (full id or unique prefix)')
+    .option('--key <key>', 'with --bundle: calls with this idempotency key')
+    .option('--error <code>', 'with --bundle: calls that failed or were refused with this error code')
+    .option('--since <time>', 'with --bundle: journaled at or after this ISO 8601 time or age (2h, 7d)')
+    .option('--until <time>', 'with --bundle: journaled before this ISO 8601 time or age')
+    .option('--limit <n>', `with --bundle: at most this many calls, newest first (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`)
+    .action(async (o: ActivityOpts & { out?: string; bundle?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
+      if (o.bundle !== undefined) {
+        if (o.out !== undefined) throw new PosternError('USAGE', 'give --bundle or --out, not both');
+        return exportBundle(ctx, o.bundle, o);
+      }
+      const filtered = [o.tool, o.session, o.key, o.error, o.since, o.until, o.limit].some((x) => x !== undefined);
+      if (filtered) throw new PosternError('USAGE', 'the filters select calls for --bundle; a plain export writes both journals whole');
       const j = openAudit(ctx);
       if (j === null) {
         // Standard output carries only JSON lines.
@@ -446,4 +361,5 @@ export function registerAudit(program: Command): void {
     });
 
   registerFindSecret(audit, { openAudit, withJournals, parseTime });
+  registerAuditProof(audit);
 }

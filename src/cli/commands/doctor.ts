@@ -74,7 +74,7 @@ export function registerDoctor(program: Command): void {
     .action(async (o: { json?: boolean; strict?: boolean; unlock?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const unlocked = o.unlock === true ? await vaultFacts(ctx) : undefined;
-      const findings = await runDoctor(ctx.paths, unlocked).finally(() => unlocked?.key.fill(0));
+      const findings = await runDoctor(ctx.paths, unlocked).finally(() => unlocked?.wipe());
       if (o.json === true) {
         ctx.out(JSON.stringify(findings, null, 2));
       } else {

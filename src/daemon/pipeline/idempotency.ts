@@ -63,7 +63,15 @@ export function decideIdempotency(holder: IdempotencyRecord | undefined, inFligh
  * within the window.
  */
 function withinRetention(holder: IdempotencyRecord, r: Retention): boolean {
-  const done = holder.completed_at === undefined ? NaN : Date.parse(holder.completed_at);
+  return replayWindowOpen(holder.completed_at, r);
+}
+
+/**
+ * The retention rule's one home: does a key completed at `completedAt` still
+ * replay its stored result? Also what `postern audit prune` keeps for.
+ */
+export function replayWindowOpen(completedAt: string | null | undefined, r: Retention): boolean {
+  const done = completedAt === undefined || completedAt === null ? NaN : Date.parse(completedAt);
   if (Number.isNaN(done)) return false;
   return daysBetween(new Date(done), r.now) <= r.days;
 }

@@ -21,15 +21,42 @@
  *   outcome_unknown. So the tail is adopted at start and the adoption journaled.
  * - a journal behind the anchor, or with another hash at the anchored seq, is
  *   never adopted automatically (record.ts).
+ *
+ * Signed checkpoints (checkpoint/record.ts), when the keeper has the signing
+ * seed: right after an anchor write, the same record (plus the chains' bases
+ * and the public key) is signed and appended to the checkpoint file — at the
+ * start (`writeNow`), at a clean stop or lock (`close`), after a catalog is
+ * adopted (`noteCatalog`), on operator commands (`checkpointNow`), and
+ * periodically: at the first anchor write once CHECKPOINT_INTERVAL_MS
+ * (monotonic) have passed or CHECKPOINT_EVERY_ENTRIES entries were committed
+ * since the last one. A failed checkpoint write is logged, never fails a call:
+ * the anchor is the guard, checkpoints are the proof for others.
  */
 import type { Clock } from '../../clock/index.js';
+import { appendCheckpoint } from '../checkpoint/file.js';
+import { CHECKPOINT_FORMAT, type CheckpointReason, type CheckpointRecord, type StoredCheckpoint } from '../checkpoint/record.js';
+import { CheckpointSigner } from '../checkpoint/signature.js';
 import type { JournalName } from '../database.js';
-import type { ChainHead } from '../types.js';
+import type { ChainBase, ChainHead } from '../types.js';
 import { writeAnchor } from './file.js';
 import { sealAnchor, type AnchorRecord } from './record.js';
 
 /** How long a non-intent commit may stay unanchored. */
 export const ANCHOR_LAG_MS = 200;
+/** A periodic checkpoint is due after this long (monotonic) ... */
+export const CHECKPOINT_INTERVAL_MS = 10 * 60_000;
+/** ... or after this many entries (both journals) since the last one: a bundle's chain segment is at most about this long. */
+export const CHECKPOINT_EVERY_ENTRIES = 1000;
+
+export interface CheckpointOptions {
+  readonly path: string;
+  /** The vault's journal-checkpoint key: the Ed25519 seed (not kept; the key pair is zeroed by close). */
+  readonly seed: Uint8Array;
+  /** Where each chain starts now. */
+  readonly bases: () => { readonly activity: ChainBase; readonly sessions: ChainBase };
+  readonly intervalMs?: number;
+  readonly everyEntries?: number;
+}
 
 export interface KeeperOptions {
   readonly path: string;
@@ -40,6 +67,15 @@ export interface KeeperOptions {
   readonly clock: Clock;
   readonly log: (line: string) => void;
   readonly lagMs?: number;
+  /** Sign checkpoints (the daemon and the operator commands); none without it. */
+  readonly checkpoints?: CheckpointOptions;
+}
+
+interface CheckpointState {
+  readonly o: CheckpointOptions;
+  readonly signer: CheckpointSigner;
+  pending: { reason: CheckpointReason; prunedBefore: string | null } | null;
+  last: { mono: number; entries: number } | null;
 }
 
 export class AnchorKeeper {
@@ -52,6 +88,7 @@ export class AnchorKeeper {
   #dirty = false;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly #cp: CheckpointState | null;
 
   constructor(o: KeeperOptions) {
     this.#path = o.path;
@@ -60,10 +97,16 @@ export class AnchorKeeper {
     this.#log = o.log;
     this.#lagMs = o.lagMs ?? ANCHOR_LAG_MS;
     this.#record = o.record;
+    this.#cp = o.checkpoints === undefined ? null : { o: o.checkpoints, signer: new CheckpointSigner(o.checkpoints.seed), pending: null, last: null };
   }
 
   get record(): AnchorRecord {
     return this.#record;
+  }
+
+  /** The checkpoint public key (hex), or null when this keeper signs none. */
+  get checkpointKey(): string | null {
+    return this.#cp?.signer.publicKey ?? null;
   }
 
   /** The journals' commit listener. Throws (JOURNAL_UNAVAILABLE) only when a durable write fails. */
@@ -95,7 +138,15 @@ export class AnchorKeeper {
     if (digest === this.#record.catalog_digest) return;
     this.#record = { ...this.#record, catalog_digest: digest };
     this.#dirty = true;
+    this.#want('catalog');
     this.#schedule();
+  }
+
+  /** An anchor write now, and a checkpoint of it (`prune` records the cut-off). Throws when the anchor cannot be written. */
+  checkpointNow(reason: CheckpointReason, prunedBefore: string | null = null): void {
+    this.#want(reason, prunedBefore);
+    this.#dirty = true;
+    this.flush(true);
   }
 
   /** Writes now if anything changed since the last write; throws on failure. `whole`: replace the whole file (both slots, directory synced). */
@@ -108,20 +159,74 @@ export class AnchorKeeper {
     this.#write(whole);
   }
 
-  /** Writes now even if nothing changed (a fresh counter and time: start, operator commands), rename included. */
+  /** Writes now even if nothing changed (a fresh counter and time: start, operator commands), rename included; checkpointed. */
   writeNow(): void {
+    this.#want(this.#cp?.last === null ? 'start' : 'operator');
     this.#dirty = true;
     this.flush(true);
   }
 
-  /** Final write (rename included), then the key is zeroed. */
+  /** Final write (rename included) and checkpoint, then the keys are zeroed. */
   close(): void {
     try {
+      // A checkpoint unless the last one already says all of it (e.g. right after an operator command's own).
+      const cp = this.#cp;
+      if (cp !== null && (cp.pending !== null || cp.last === null || cp.last.entries !== this.#entries())) this.#want('shutdown');
       this.#dirty = true;
       this.flush(true);
     } finally {
       this.#closed = true;
       this.#key.fill(0);
+      this.#cp?.signer.close();
+    }
+  }
+
+  #want(reason: CheckpointReason, prunedBefore: string | null = null): void {
+    if (this.#cp === null) return;
+    // A prune's record is never replaced by a lesser reason before it is written.
+    if (this.#cp.pending?.reason === 'prune' && reason !== 'prune') return;
+    this.#cp.pending = { reason, prunedBefore };
+  }
+
+  #entries(): number {
+    return this.#record.activity.seq + this.#record.sessions.seq;
+  }
+
+  /** After an anchor write: the checkpoint asked for, or a periodic one when due. */
+  #checkpoint(): void {
+    const cp = this.#cp;
+    if (cp === null) return;
+    const mono = this.#clock.monotonicMs();
+    let want = cp.pending;
+    if (want === null && cp.last !== null) {
+      const moved = this.#entries() - cp.last.entries;
+      const due = moved >= (cp.o.everyEntries ?? CHECKPOINT_EVERY_ENTRIES) || (moved > 0 && mono - cp.last.mono >= (cp.o.intervalMs ?? CHECKPOINT_INTERVAL_MS));
+      if (due) want = { reason: 'periodic', prunedBefore: null };
+    }
+    if (want === null) return;
+    cp.pending = null;
+    const r = this.#record;
+    const record: CheckpointRecord = {
+      format: CHECKPOINT_FORMAT,
+      reason: want.reason,
+      journal_id: r.journal_id,
+      counter: r.counter,
+      activity: r.activity,
+      sessions: r.sessions,
+      bases: cp.o.bases(),
+      vault_generation: r.vault_generation,
+      catalog_digest: r.catalog_digest,
+      at: r.at,
+      public_key: cp.signer.publicKey,
+      pruned_before: want.prunedBefore,
+      next_public_key: null,
+    };
+    const stored: StoredCheckpoint = { record, signature: cp.signer.sign(record) };
+    try {
+      appendCheckpoint(cp.o.path, stored);
+      cp.last = { mono, entries: this.#entries() };
+    } catch (e) {
+      this.#log(`journal checkpoint: ${e instanceof Error ? e.message : 'write failed'}`);
     }
   }
 
@@ -144,5 +249,6 @@ export class AnchorKeeper {
     writeAnchor(this.#path, sealAnchor(this.#key, next), whole);
     this.#record = next;
     this.#dirty = false;
+    this.#checkpoint();
   }
 }

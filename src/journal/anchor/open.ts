@@ -41,6 +41,8 @@ export interface AnchorContext {
   readonly catalogDigest: string;
   readonly clock: Clock;
   readonly log: (line: string) => void;
+  /** The checkpoint file and the vault's journal-checkpoint seed: signed checkpoints are written when given. */
+  readonly checkpoints?: { readonly path: string; readonly seed: Uint8Array };
 }
 
 export interface AnchoredJournals {
@@ -100,12 +102,32 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
   });
   try {
     const facts = journals.facts();
+    // The bases as last read: the final checkpoint is written after the journals are closed.
+    let bases = { activity: facts.activity.base, sessions: facts.sessions.base };
+    const currentBases = (): typeof bases => {
+      try {
+        const f = journals.facts();
+        bases = { activity: f.activity.base, sessions: f.sessions.base };
+      } catch {
+        // closed: nothing can have changed them since
+      }
+      return bases;
+    };
     keeper = new AnchorKeeper({
       path: ctx.anchorPath,
       key: ctx.key,
       record: { ...record, activity: facts.activity.head, sessions: facts.sessions.head, vault_generation: Math.max(record.vault_generation, ctx.vaultGeneration), catalog_digest: ctx.catalogDigest },
       clock: ctx.clock,
       log: ctx.log,
+      ...(ctx.checkpoints === undefined
+        ? {}
+        : {
+            checkpoints: {
+              path: ctx.checkpoints.path,
+              seed: ctx.checkpoints.seed,
+              bases: currentBases,
+            },
+          }),
     });
     keeper.writeNow();
     return { journals, keeper };

@@ -113,7 +113,7 @@ function judgeOne(name: JournalName, anchored: ChainHead, anchoredId: string, fo
  * Journal problems come first (sessions, then activity); `vaultGeneration`
  * undefined skips the vault check (a caller without the passphrase).
  */
-export function judgeAnchor(anchor: AnchorRecord, found: Readonly<Record<JournalName, FoundJournal>>, vaultGeneration: number | undefined): AnchorVerdict {
+export function judgeAnchor(anchor: Pick<AnchorRecord, 'journal_id' | 'activity' | 'sessions' | 'vault_generation'>, found: Readonly<Record<JournalName, FoundJournal>>, vaultGeneration: number | undefined): AnchorVerdict {
   const tail = { activity: 0, sessions: 0 };
   for (const name of JOURNALS) {
     const r = judgeOne(name, anchor[name], anchor.journal_id, found[name]);

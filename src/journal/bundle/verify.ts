@@ -1,0 +1,147 @@
+/**
+ * Offline verification of an audit bundle (format.ts): no vault, no home, no
+ * journal — only the bytes and, optionally, the key the verifier trusts.
+ *
+ * Checked, in order, each failure AUDIT_BUNDLE_INVALID with one line saying
+ * what: the bytes are JSON in exactly the form the exporter writes; the
+ * shape; every checkpoint's signature, under keys reachable from the root
+ * (`key`, or the first checkpoint's) through signed key changes; every
+ * checkpoint is of the bundle's journal; every segment's rows are consecutive
+ * and their recomputed chain ends at its checkpoint's signed head; segments
+ * are in order and disjoint; every listed call has its first entry in a
+ * segment; the catalogs list exactly the prefixes the calls name, each
+ * digest is one a checkpoint signed and each text hashes to its digest.
+ */
+import { createHash } from 'node:crypto';
+import { PosternError } from '../../protocol/errors.js';
+import { CONTENT_COLUMNS } from '../activity-schema.js';
+import { entryHash, type Cell } from '../chain.js';
+import { walkTrust } from '../checkpoint/record.js';
+import { keyFingerprint } from '../checkpoint/signature.js';
+import { BundleSchema, bundleBytes, catalogPrefixOf, type Bundle, type BundleRow } from './format.js';
+
+export interface BundleProof {
+  readonly journal_id: string;
+  readonly calls: number;
+  readonly calls_with_outcome: number;
+  /** Entries in the bundle, and how many of them are the calls'. */
+  readonly entries: number;
+  readonly call_entries: number;
+  readonly first_seq: number;
+  readonly last_seq: number;
+  readonly checkpoints: readonly { readonly counter: number; readonly reason: string; readonly at: string; readonly activity_seq: number }[];
+  /** Fingerprints of the keys that signed, the root first. */
+  readonly keys: readonly string[];
+  /** The root key was named by the verifier. */
+  readonly pinned: boolean;
+  readonly catalogs: number;
+  readonly catalog_texts: number;
+}
+
+function refuse(what: string): never {
+  throw new PosternError('AUDIT_BUNDLE_INVALID', `the bundle does not verify: ${what}`);
+}
+
+const HEADS = new Set(['intent', 'rejected', 'replay']);
+
+function content(row: BundleRow): Record<string, Cell> {
+  const out: Record<string, Cell> = {};
+  for (const c of CONTENT_COLUMNS) out[c] = row[c];
+  return out;
+}
+
+function parse(bytes: Buffer): Bundle {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    refuse('it is not JSON (truncated or altered)');
+  }
+  if (!bundleBytes(raw).equals(bytes)) refuse('its bytes are not the ones the exporter writes (altered)');
+  const r = BundleSchema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    refuse(`it is not a postern.audit-bundle/1 (${issue === undefined ? 'shape' : `${issue.path.join('.') || 'top level'}: ${issue.message}`})`);
+  }
+  return r.data;
+}
+
+export function verifyBundle(bytes: Buffer, opts: { readonly key?: string } = {}): BundleProof {
+  const b = parse(bytes);
+  const walk = walkTrust(b.checkpoints, opts.key);
+  if (walk.rootUnseen) refuse(`no checkpoint is signed by the key ${opts.key ?? ''}`);
+  if (walk.badSignature > 0) refuse(`${walk.badSignature} checkpoint signature(s) do not verify`);
+  if (walk.untrusted > 0) refuse(`${walk.untrusted} checkpoint(s) are signed by a key no trusted key endorsed`);
+  for (const c of b.checkpoints) if (c.record.journal_id !== b.journal_id) refuse(`checkpoint #${c.record.counter} is of another journal`);
+
+  const heads = new Map<string, BundleRow>();
+  const outcomes = new Set<string>();
+  let entries = 0;
+  let lastSeq = 0;
+  const used = new Set<number>();
+  for (const [i, seg] of b.segments.entries()) {
+    const cp = b.checkpoints[seg.checkpoint];
+    if (cp === undefined) refuse(`segment ${i} names checkpoint ${seg.checkpoint}, which is not in the bundle`);
+    const first = seg.rows[0]!.seq;
+    if (first <= lastSeq) refuse(`segment ${i} overlaps or precedes the one before it`);
+    if (first <= cp.record.bases.activity.seq) refuse(`segment ${i} starts inside the pruned part of the journal`);
+    let prev = seg.prev_hash;
+    for (const [k, row] of seg.rows.entries()) {
+      if (row.seq !== first + k) refuse(`segment ${i}: entry ${first + k} is missing`);
+      prev = entryHash(prev, content(row));
+      entries++;
+      if (HEADS.has(row.kind)) {
+        if (heads.has(row.call_id)) refuse(`call ${row.call_id} has two first entries`);
+        heads.set(row.call_id, row);
+      } else outcomes.add(row.call_id);
+    }
+    lastSeq = seg.rows.at(-1)!.seq;
+    if (lastSeq !== cp.record.activity.seq || prev !== cp.record.activity.hash) {
+      refuse(`segment ${i} (entries ${first}–${lastSeq}) does not hash to the head checkpoint #${cp.record.counter} signed: an entry was changed`);
+    }
+    used.add(seg.checkpoint);
+  }
+
+  const listed = new Set(b.calls);
+  if (listed.size !== b.calls.length) refuse('a call is listed twice');
+  const prefixes = new Set<string>();
+  let callEntries = 0;
+  for (const id of b.calls) {
+    const head = heads.get(id);
+    if (head === undefined) refuse(`call ${id} is listed but its entry is not in the bundle`);
+    let call: { handler_revision?: unknown } | undefined;
+    try {
+      call = (JSON.parse(head.body) as { call?: { handler_revision?: unknown } }).call;
+    } catch {
+      refuse(`the entry of call ${id} is not JSON`);
+    }
+    const p = catalogPrefixOf(call?.handler_revision);
+    if (p !== null) prefixes.add(p);
+    callEntries += outcomes.has(id) ? 2 : 1;
+  }
+
+  const want = [...prefixes].sort();
+  const got = b.catalogs.map((c) => c.prefix);
+  if (want.length !== got.length || want.some((p, i) => got[i] !== p)) refuse('the catalog list is not the catalogs the calls ran under');
+  const signedDigests = new Set(b.checkpoints.map((c) => c.record.catalog_digest));
+  for (const c of b.catalogs) {
+    if (c.digest !== null && (!c.digest.startsWith(c.prefix) || !signedDigests.has(c.digest))) refuse(`catalog ${c.prefix}: its digest is not one a checkpoint signed`);
+    if (c.text !== null && (c.digest === null || createHash('sha256').update(c.text, 'utf8').digest('hex') !== c.digest)) refuse(`catalog ${c.prefix}: its text does not hash to its digest`);
+  }
+
+  const segCps = [...used].sort((x, y) => x - y).map((i) => b.checkpoints[i]!.record);
+  return {
+    journal_id: b.journal_id,
+    calls: b.calls.length,
+    calls_with_outcome: b.calls.filter((id) => outcomes.has(id)).length,
+    entries,
+    call_entries: callEntries,
+    first_seq: b.segments[0]?.rows[0]?.seq ?? 0,
+    last_seq: lastSeq,
+    checkpoints: segCps.map((r) => ({ counter: r.counter, reason: r.reason, at: r.at, activity_seq: r.activity.seq })),
+    keys: walk.keys.map(keyFingerprint),
+    pinned: opts.key !== undefined,
+    catalogs: b.catalogs.length,
+    catalog_texts: b.catalogs.filter((c) => c.text !== null).length,
+  };
+}

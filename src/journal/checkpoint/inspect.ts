@@ -1,0 +1,84 @@
+/**
+ * The read-only judgement of the journals against their last signed
+ * checkpoint, for `postern audit verify`: never creates or writes anything,
+ * needs no vault. `root` (a fingerprint or public key the person trusts)
+ * pins the key; without it the first well-signed line's key is the root and
+ * the result says it is not pinned. `vaultKey` (from `--unlock`) must be one
+ * of the keys the walk reached.
+ */
+import { openJournals } from '../index.js';
+import { journalPresence } from '../anchor/open.js';
+import { readCheckpoints } from './file.js';
+import { describeCheckpoint, judgeCheckpoint, lastCheckpoint, walkTrust, type CheckpointVerdict, type StoredCheckpoint, type TrustWalk } from './record.js';
+import { describeProblem } from '../anchor/record.js';
+import { keyFingerprint } from './signature.js';
+
+export type CheckpointInspection =
+  | { readonly kind: 'none'; readonly walk: TrustWalk }
+  | { readonly kind: 'root_unseen'; readonly walk: TrustWalk }
+  | { readonly kind: 'vault_key_unreached'; readonly walk: TrustWalk; readonly vault_key: string }
+  | {
+      readonly kind: 'judged';
+      readonly walk: TrustWalk;
+      readonly checkpoint: StoredCheckpoint;
+      readonly verdict: CheckpointVerdict;
+      /** The key was named by the verifier (or checked against the vault), not just taken from the file. */
+      readonly pinned: boolean;
+    };
+
+export function inspectCheckpoints(journalDir: string, path: string, opts: { readonly root?: string; readonly vaultKey?: string } = {}): CheckpointInspection {
+  const walk = walkTrust(readCheckpoints(path), opts.root);
+  if (walk.rootUnseen) return { kind: 'root_unseen', walk };
+  if (opts.vaultKey !== undefined && walk.keys.length > 0 && !walk.keys.includes(opts.vaultKey)) return { kind: 'vault_key_unreached', walk, vault_key: opts.vaultKey };
+  const presence = journalPresence(journalDir);
+  let journalId: string | undefined;
+  const j = presence.kind === 'complete' ? openJournals(journalDir, { readonly: true }) : undefined;
+  try {
+    journalId = j?.facts().activity.journal_id ?? undefined;
+    // The last checkpoint of the journal found; of any journal when it has none (then: replaced).
+    const last = lastCheckpoint(walk.accepted, journalId) ?? lastCheckpoint(walk.accepted);
+    if (last === undefined) return { kind: 'none', walk };
+    const pinned = opts.root !== undefined || opts.vaultKey !== undefined;
+    if (j === undefined) {
+      const problem = presence.kind === 'problem' ? presence.problem : ({ kind: 'missing', journal: 'activity' } as const);
+      return { kind: 'judged', walk, checkpoint: last, verdict: { kind: 'mismatch', problem }, pinned };
+    }
+    return { kind: 'judged', walk, checkpoint: last, verdict: judgeCheckpoint(last.record, j.facts()), pinned };
+  } finally {
+    j?.close();
+  }
+}
+
+function skipped(w: TrustWalk): string {
+  const parts = [
+    w.malformed > 0 ? `${w.malformed} malformed` : '',
+    w.badSignature > 0 ? `${w.badSignature} with a bad signature` : '',
+    w.untrusted > 0 ? `${w.untrusted} signed by another key` : '',
+  ].filter((x) => x !== '');
+  return parts.length === 0 ? '' : `; lines ignored: ${parts.join(', ')}`;
+}
+
+/** One line for a person, and whether it is a finding (exit 1). `required`: a missing checkpoint is a finding (a key was named). */
+export function describeCheckpointInspection(i: CheckpointInspection, required: boolean): { ok: boolean; line: string } {
+  switch (i.kind) {
+    case 'none':
+      return required
+        ? { ok: false, line: `no checkpoint signed by the named key${skipped(i.walk)}` }
+        : { ok: true, line: `no signed checkpoint yet (the daemon writes one when it starts)${skipped(i.walk)}` };
+    case 'root_unseen':
+      return { ok: false, line: `no checkpoint is signed by the named key${skipped(i.walk)}` };
+    case 'vault_key_unreached':
+      return { ok: false, line: `the checkpoints are signed by ${i.walk.keys.map(keyFingerprint).join(', ')}, not by this vault's key ${keyFingerprint(i.vault_key)}${skipped(i.walk)}` };
+    case 'judged': {
+      const which = describeCheckpoint(i.checkpoint.record);
+      const pin = i.pinned ? '' : ' (key not pinned: compare its fingerprint with the one you noted, or pass --key)';
+      if (i.verdict.kind === 'mismatch') {
+        const p = i.verdict.problem;
+        const what = p.kind === 'base_mismatch' ? `the ${p.journal} journal starts after seq ${p.found_seq} but the checkpoint says ${p.checkpoint_seq}: entries were removed without a signed prune` : describeProblem(p);
+        return { ok: false, line: `${what}; against ${which}${pin}${skipped(i.walk)}` };
+      }
+      const tail = i.verdict.tail.activity + i.verdict.tail.sessions;
+      return { ok: true, line: `journal matches ${which}${tail > 0 ? `; ${tail} entries since` : ''}${pin}${skipped(i.walk)}` };
+    }
+  }
+}
