@@ -84,6 +84,8 @@ const verify = time(() => j.activity.verify(), 1);
 const walk = walkTrust(readCheckpoints(join(root, 'journal.checkpoints.jsonl')));
 const bundle = time(() => bundleBytes(buildBundle({ journals: j, calls: j.activity.listCalls({ tool: 'run_migration', limit: 100 }), checkpoints: walk.accepted, catalogText: () => undefined }).bundle), 3);
 const offline = time(() => verifyBundle(bundle.value), 3);
+// `audit find-secret` reads every entry that recorded an exposure: here, none does, so this is the scan's floor.
+const exposures = time(() => [...j.activity.exposures()].length, 1);
 j.close();
 
 console.log(`journal: ${ROWS.toLocaleString('en')} activity entries (${CALLS.toLocaleString('en')} calls) generated in ${(genMs / 1000).toFixed(1)} s; activity.db ${(bytes / 1e6).toFixed(0)} MB = ${Math.round(bytes / CALLS)} bytes per call; ${walk.accepted.length} checkpoints`);
@@ -91,4 +93,5 @@ console.log(`filtered query (tool + session, 100 newest): ${ms(filtered.ms)} (${
 console.log(`show (one call by id): ${ms(show.ms)}`);
 console.log(`verify (whole chain + claims): ${(verify.ms / 1000).toFixed(2)} s = ${Math.round(ROWS / (verify.ms / 1000)).toLocaleString('en')} entries/s (${verify.value.ok ? 'ok' : 'BROKEN'})`);
 console.log(`export --bundle (100 calls): ${ms(bundle.ms)}, ${(bundle.value.length / 1e6).toFixed(2)} MB; verify --bundle: ${ms(offline.ms)} (${offline.value.entries} entries)`);
+console.log(`find-secret scan (whole journal): ${(exposures.ms / 1000).toFixed(2)} s = ${Math.round(ROWS / (exposures.ms / 1000)).toLocaleString('en')} entries/s`);
 rmSync(root, { recursive: true, force: true });
