@@ -74,6 +74,9 @@ export function injectedForms(credential: RedactableCredential): NamedSecret[] {
       if (key) forms.push(...armouredBodyForms(Buffer.from(key).toString('utf8')));
       break;
     }
+    case 'aws_sigv4':
+      // The secret key is used only inside the HMAC chain; the session token is sent as is (a part).
+      break;
     case 'ssh_password':
       break;
   }
