@@ -12,37 +12,19 @@
 import { diffActions } from './action-diff.js';
 import { authorityOf, widensAuthority } from './authority.js';
 import { inputAddReason, inputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
-import { constNode, type ObjectNode, type PropertyDef, type SchemaNode } from './schema-node.js';
+import { constNode, withMappingsAndDefaults, type ObjectNode, type PropertyDef } from './schema-node.js';
 
 export { constNode };
 import { within } from './schema-within.js';
 import { describeOutputAdapter, outputLink } from './output-adapt.js';
-import type { AdapterPolicy, JsonValue, Revision, Tool } from './types.js';
+import type { AdapterPolicy, Revision, Tool } from './types.js';
 import { isAdapter } from './types.js';
-
-const orConst = (node: SchemaNode, v: JsonValue): SchemaNode => ({ kind: 'union', options: [node, constNode(v)] });
 
 /** What old arguments look like after validation (defaults applied) and the adapter. */
 export function adaptedSchema(old: ObjectNode, policy: AdapterPolicy): ObjectNode {
   let props: PropertyDef[] = old.properties.map((p) => (p.default !== undefined ? { ...p, presence: 'required' } : p));
   for (const [from, to] of policy.renames) props = props.map((p) => (p.name === from ? { ...p, name: to } : p));
-  for (const [field, pairs] of policy.mappings) {
-    props = props.map((p) => {
-      if (p.name !== field) return p;
-      if (p.node.kind === 'enum') {
-        const values = p.node.values.map((v) => pairs.find(([f]) => f === v)?.[1] ?? v);
-        return { ...p, node: { kind: 'enum', values: [...new Set(values)] } };
-      }
-      return { ...p, node: pairs.reduce<SchemaNode>((n, [, to]) => orConst(n, to), p.node) };
-    });
-  }
-  for (const [field, value] of policy.defaults) {
-    const existing = props.find((p) => p.name === field);
-    props = existing === undefined
-      ? [...props, { name: field, node: constNode(value), presence: 'required', default: undefined, description: undefined }]
-      : props.map((p) => (p.name === field ? { ...p, presence: 'required', node: p.presence === 'required' ? p.node : orConst(p.node, value) } : p));
-  }
-  return { ...old, properties: props };
+  return { ...old, properties: withMappingsAndDefaults(props, policy.mappings, policy.defaults) };
 }
 
 function describeAdapter(policy: AdapterPolicy): ChangeReason {

@@ -17,9 +17,9 @@
  */
 import { clipLabel } from '../protocol/clip.js';
 import { harmlessOutputReason, outputAddReason, outputBreakReason, type ChangeReason } from './changes.js';
-import { constNode, findProperty, type PropertyDef, type SchemaNode } from './schema-node.js';
+import { findProperty, withMappingsAndDefaults, type PropertyDef, type SchemaNode } from './schema-node.js';
 import { within } from './schema-within.js';
-import { isAdapter, type JsonObject, type JsonValue, type OutputAdapter, type PreviousPolicy, type Revision } from './types.js';
+import { isAdapter, type JsonObject, type OutputAdapter, type PreviousPolicy, type Revision } from './types.js';
 
 /** What a link does to old readers of results. */
 export interface OutputLink {
@@ -46,7 +46,6 @@ export function outputAdapterOf(policy: PreviousPolicy | undefined): OutputAdapt
   return isAdapter(policy) ? policy.output : undefined;
 }
 
-const orConst = (node: SchemaNode, v: JsonValue): SchemaNode => ({ kind: 'union', options: [node, constNode(v)] });
 const gap = (text: string): ChangeReason => ({ code: 'output_adapter_gap', text: `output adapter does not cover: ${text}` });
 const hasTopLevelSteps = (a: OutputAdapter): boolean => a.renames.length > 0 || a.mappings.length > 0 || a.defaults.length > 0;
 
@@ -70,22 +69,7 @@ export function adaptedOutputNode(newOut: SchemaNode, a: OutputAdapter): { node:
       if (findProperty({ ...node, properties: props }, to) !== undefined) gaps.push(gap(`rename ${from} → ${to}: the new result already declares ${to}`));
       props = props.map((p) => (p.name === from ? { ...p, name: to } : p));
     }
-    for (const [field, pairs] of a.mappings) {
-      props = props.map((p) => {
-        if (p.name !== field) return p;
-        if (p.node.kind === 'enum') {
-          const values = p.node.values.map((v) => pairs.find(([f]) => f === v)?.[1] ?? v);
-          return { ...p, node: { kind: 'enum', values: [...new Set(values)] } };
-        }
-        return { ...p, node: pairs.reduce<SchemaNode>((n, [, to]) => orConst(n, to), p.node) };
-      });
-    }
-    for (const [field, value] of a.defaults) {
-      const existing = props.find((p) => p.name === field);
-      props = existing === undefined
-        ? [...props, { name: field, node: constNode(value), presence: 'required', default: undefined, description: undefined }]
-        : props.map((p) => (p.name === field ? { ...p, presence: 'required', node: p.presence === 'required' ? p.node : orConst(p.node, value) } : p));
-    }
+    props = withMappingsAndDefaults(props, a.mappings, a.defaults);
     node = { ...(node), properties: props };
   }
   if (a.wrap !== undefined) {

@@ -171,3 +171,37 @@ export function constNode(v: JsonValue): SchemaNode {
   }
   return { kind: 'enum', values: [v] };
 }
+
+const orConst = (node: SchemaNode, v: JsonValue): SchemaNode => ({ kind: 'union', options: [node, constNode(v)] });
+
+/**
+ * What an adapter's `mappings` and `defaults` make of a property list (the
+ * input adapter and the output adapter apply them the same way): a mapped
+ * field may also hold each mapped-to value (an enum keeps only the values it
+ * ends up with); a defaulted field is required afterwards and may hold the
+ * default.
+ */
+export function withMappingsAndDefaults(
+  props: readonly PropertyDef[],
+  mappings: readonly (readonly [string, readonly (readonly [JsonPrimitive, JsonPrimitive])[]])[],
+  defaults: readonly (readonly [string, JsonValue])[],
+): PropertyDef[] {
+  let out = [...props];
+  for (const [field, pairs] of mappings) {
+    out = out.map((p) => {
+      if (p.name !== field) return p;
+      if (p.node.kind === 'enum') {
+        const values = p.node.values.map((v) => pairs.find(([f]) => f === v)?.[1] ?? v);
+        return { ...p, node: { kind: 'enum', values: [...new Set(values)] } };
+      }
+      return { ...p, node: pairs.reduce<SchemaNode>((n, [, to]) => orConst(n, to), p.node) };
+    });
+  }
+  for (const [field, value] of defaults) {
+    const existing = out.find((p) => p.name === field);
+    out = existing === undefined
+      ? [...out, { name: field, node: constNode(value), presence: 'required', default: undefined, description: undefined }]
+      : out.map((p) => (p.name === field ? { ...p, presence: 'required', node: p.presence === 'required' ? p.node : orConst(p.node, value) } : p));
+  }
+  return out;
+}
