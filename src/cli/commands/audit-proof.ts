@@ -11,7 +11,8 @@
  *   while a daemon runs), keeping the chains verifiable and what idempotency
  *   retention still needs; journaled and checkpointed.
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { openNewPrivateFile } from '../new-file.js';
+import { closeSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig } from '../../daemon/config.js';
 import { replayWindowOpen } from '../../daemon/pipeline/idempotency.js';
@@ -61,14 +62,7 @@ export function checkpointFinding(ctx: CliContext, opts: { key?: string; unlocke
 // Bundles
 
 function writeNew(file: string, bytes: Buffer): void {
-  let fd: number;
-  try {
-    fd = openSync(file, 'wx', 0o600);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    const why = code === 'EEXIST' ? 'it already exists: give a new file name' : `cannot create it (${code})`;
-    throw new PosternError('FILE_IO', `no bundle written to ${clean(file, 200)}: ${why}`);
-  }
+  const fd = openNewPrivateFile(file, 'no bundle written to');
   try {
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
     closeSync(fd);

@@ -19,7 +19,8 @@
  * - no journal yet is not an error: list commands say so and exit 0;
  * - ids may be given in full or as a unique prefix (the tables show prefixes).
  */
-import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { openNewPrivateFile } from '../new-file.js';
+import { closeSync, unlinkSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { sessionTimeline } from '../../journal/index.js';
 import type { Journals } from '../../journal/index.js';
@@ -82,14 +83,7 @@ function batcher(flush: (chunk: string) => void): { add(line: string): void; end
 }
 
 function exportTo(j: Journals, file: string): { sessions: number; activity: number } {
-  let fd: number;
-  try {
-    fd = openSync(file, 'wx', 0o600);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    const why = code === 'EEXIST' ? 'it already exists: give a new file name' : `cannot create it (${code})`;
-    throw new PosternError('FILE_IO', `not exported to ${clean(file, 200)}: ${why}`);
-  }
+  const fd = openNewPrivateFile(file, 'not exported to');
   try {
     const b = batcher((chunk) => {
       const buf = Buffer.from(`${chunk}\n`, 'utf8');
