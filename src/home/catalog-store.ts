@@ -7,6 +7,9 @@
  *                           catalog-mac key
  *   catalog.history.jsonl   one { record, mac } line per acceptance: a chain
  *                           (sequence +1, previous_digest) of MAC'd records
+ *   catalog.archive/        every accepted text as <digest>.yaml, kept so an
+ *                           audit bundle can carry the revisions older calls
+ *                           ran under; only ever read back through its digest
  * and the vault payload keeps the last acceptance's sequence and digest (the
  * high-water mark), written by `catalog accept` under the passphrase.
  *
@@ -16,7 +19,8 @@
  * recorded digest. Editing catalog.yaml changes nothing until `postern catalog
  * accept`; deleting, forging or putting back an older record is an alarm.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
 import {
   catalogDigest,
@@ -139,6 +143,27 @@ export async function readAcceptedCopy(paths: HomePaths, digest: string): Promis
   return text !== undefined && catalogDigest(text) === digest ? text : undefined;
 }
 
+const archived = (paths: HomePaths, digest: string): string => join(paths.catalogArchive, `${digest}.yaml`);
+
+/**
+ * The accepted text of any catalog ever accepted here, by its digest: the
+ * accepted copy, else the archive. A text is returned only when it hashes to
+ * the digest asked for, so an edited archive file is simply not found.
+ */
+export async function readAcceptedText(paths: HomePaths, digest: string): Promise<string | undefined> {
+  if (!/^[0-9a-f]{64}$/.test(digest)) return undefined;
+  const current = await readAcceptedCopy(paths, digest);
+  if (current !== undefined) return current;
+  const text = await readOptional(archived(paths, digest));
+  return text !== undefined && catalogDigest(text) === digest ? text : undefined;
+}
+
+async function archiveText(paths: HomePaths, text: string): Promise<void> {
+  await mkdir(paths.catalogArchive, { recursive: true, mode: 0o700 });
+  const file = archived(paths, catalogDigest(text));
+  if ((await readOptional(file)) !== text) await atomicWriteFile(file, text);
+}
+
 export interface AcceptedCatalog {
   readonly catalog: Catalog;
   readonly digest: string;
@@ -177,8 +202,15 @@ export async function loadCopy(paths: HomePaths, digest: string, sequence: numbe
   return { catalog, digest, sequence, acceptedAt, pending };
 }
 
-/** The copy, then the record that vouches for it, then the history line. The vault's mark was saved before. */
+/**
+ * The archive (the copy being replaced, for a home from before the archive, and
+ * the new text), then the copy, then the record that vouches for it, then the
+ * history line. The vault's mark was saved before.
+ */
 export async function writeAcceptance(paths: HomePaths, text: string, signed: SignedRecord): Promise<void> {
+  const previous = await readOptional(paths.acceptedCatalog);
+  if (previous !== undefined && signed.record.previous_digest === catalogDigest(previous)) await archiveText(paths, previous);
+  await archiveText(paths, text);
   await atomicWriteFile(paths.acceptedCatalog, text);
   await atomicWriteFile(paths.acceptedRecord, `${JSON.stringify(signed, null, 2)}\n`);
   await appendLineDurably(paths.catalogHistory, JSON.stringify(signed));

@@ -16,6 +16,8 @@ export interface HomePaths {
   readonly acceptedRecord: string;
   /** Append-only log of catalog acceptances. */
   readonly catalogHistory: string;
+  /** Every accepted catalog text, by digest (`<digest>.yaml`): what an audit bundle carries for older revisions. */
+  readonly catalogArchive: string;
   readonly journalDir: string;
   /** The authenticated anchor of both journals (outside them; docs/audit.md). */
   readonly anchor: string;
@@ -50,6 +52,7 @@ export function homePaths(home: string): HomePaths {
     acceptedCatalog: join(home, 'catalog.accepted.yaml'),
     acceptedRecord: join(home, 'catalog.accepted.json'),
     catalogHistory: join(home, 'catalog.history.jsonl'),
+    catalogArchive: join(home, 'catalog.archive'),
     journalDir: join(home, 'journal'),
     anchor: join(home, 'journal.anchor'),
     checkpoints: join(home, 'journal.checkpoints.jsonl'),

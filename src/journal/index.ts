@@ -76,6 +76,10 @@ export interface Journals {
   activityEntries(afterSeq: number, fn: (row: EntryRow) => boolean | void): void;
   /** The seqs of a call's activity entries (its first entry, then its outcome). */
   activityEntrySeqs(call_id: string): number[];
+  /** Raw sessions entries after `afterSeq` in seq order, in one read transaction; `fn` returning false stops. */
+  sessionsEntries(afterSeq: number, fn: (row: EntryRow) => boolean | void): void;
+  /** The seqs of a session's entries (its start, its events, its close). */
+  sessionEntrySeqs(session_id: string): number[];
   /** What `prune` would remove for a cut-off time (prune.ts); changes nothing. */
   prunePlan(before: string, stillNeeded: (c: ClaimForPrune) => boolean): PrunePlan;
   /** Removes the planned prefixes (each journal in its own transaction) and returns the new bases. */
@@ -146,6 +150,8 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
       facts,
       activityEntries: (afterSeq, fn) => guard('activity', 'read entries', () => activityDb.transaction(() => store.chain.forEach(fn, afterSeq)).deferred()),
       activityEntrySeqs: (call_id) => guard('activity', 'read entries', () => activityDb.prepare<[string, string], number>(ENTRY_SEQS_SQL).pluck().all(call_id, call_id)),
+      sessionsEntries: (afterSeq, fn) => guard('sessions', 'read entries', () => sessionsDb.transaction(() => sessionsChain.forEach(fn, afterSeq)).deferred()),
+      sessionEntrySeqs: (session_id) => guard('sessions', 'read entries', () => sessionsDb.prepare<[string], number>('SELECT seq FROM entries WHERE session_id = ? ORDER BY seq').pluck().all(session_id)),
       prunePlan: (before, stillNeeded) => guard('journal', 'plan the prune', () => planPrune(parts.sessions, parts.activity, before, stillNeeded)),
       prune(plan) {
         if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');

@@ -7,7 +7,9 @@
  * with no home and no vault, and refuses after one changed byte; `audit
  * prune` refuses while the daemon runs, keeps a key inside the retention
  * window (it still replays after the prune) and leaves the journals
- * verifiable. The token is a canary: it never appears in any output.
+ * verifiable. A bundle spanning a catalog change carries both accepted texts
+ * (the older one from the home's archive) and the sessions journal entries
+ * of the calls' sessions, and a changed sessions entry is refused. The token is a canary: it never appears in any output.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,6 +31,7 @@ describe('audit: signed checkpoints, bundles, prune', () => {
   let http: FakeHttpServer;
   let agent: Client;
   let fingerprint = '';
+  let catalog: Record<string, unknown> = {};
   const keys = [`key-${randomBytes(6).toString('hex')}`, `key-${randomBytes(6).toString('hex')}`];
   const pass = (): string[] => ['--passphrase-file', inst.passFile];
   const call = async (name: string, args: Record<string, unknown>): Promise<Result> => (await agent.callTool({ name, arguments: args })) as Result;
@@ -36,10 +39,11 @@ describe('audit: signed checkpoints, bundles, prune', () => {
   before(async () => {
     http = await startFakeHttp();
     inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog({
+    catalog = {
       targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
       tools: { notes_write: write('/echo'), other_write: write('/echo') },
-    });
+    };
+    await inst.acceptCatalog(catalog);
     await inst.startDaemon();
     agent = await inst.client();
     for (const k of keys) assert.equal((await call('notes_write', { title: `t ${k}`, idempotency_key: k })).isError, undefined);
@@ -119,6 +123,48 @@ describe('audit: signed checkpoints, bundles, prune', () => {
     } finally {
       rmSync(away, { recursive: true, force: true });
     }
+  });
+
+  it('a bundle across a catalog change carries both catalog texts and the sessions entries; a changed sessions entry is refused', async () => {
+    const other = { ...write('/echo'), description: 'A write to /echo, described anew.' };
+    await inst.acceptCatalog({ ...catalog, tools: { ...(catalog['tools'] as object), other_write: other } });
+    await inst.startDaemon();
+    agent = await inst.client();
+    assert.equal((await call('other_write', { title: 'after the change', idempotency_key: `c-${randomBytes(4).toString('hex')}` })).isError, undefined);
+    assert.equal(await inst.stopDaemon(), 0);
+    const file = join(inst.sb.dir, 'all.bundle');
+    const e = await inst.sb.run(['audit', 'export', '--bundle', file]);
+    assert.equal(e.code, 0, e.stderr);
+    const bundle = JSON.parse(readFileSync(file, 'utf8')) as {
+      format: string;
+      catalogs: { text: string | null }[];
+      sessions: { ids: string[]; segments: { rows: { type: string; body: string }[] }[] };
+    };
+    assert.equal(bundle.format, 'postern.audit-bundle/2');
+    assert.equal(bundle.catalogs.length, 2);
+    assert.equal(bundle.catalogs.every((c) => c.text !== null), true, 'the older catalog text comes from the archive');
+    assert.equal(bundle.sessions.ids.length, 3, 'three agent sessions ran the bundled calls');
+    const v = await inst.sb.run(['audit', 'verify', '--bundle', file, '--key', fingerprint]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    assert.match(v.stdout, /^ {2}catalogs: 2 referenced, 2 with their text$/m);
+    assert.match(v.stdout, /^ {2}sessions: 3 the calls ran in, \d+ of their entries, in \d+ sessions journal entries hashed to signed heads$/m);
+    const json = JSON.parse((await inst.sb.run(['audit', 'verify', '--bundle', file, '--json'])).stdout) as { sessions: { sessions: number } };
+    assert.equal(json.sessions.sessions, 3);
+    // A changed sessions entry, written back in the exporter's exact form: the chain no longer reaches the signed head.
+    const rows = bundle.sessions.segments.flatMap((g) => g.rows);
+    const started = rows.find((r) => r.type === 'session_started')!;
+    started.body = started.body.replace('"', '"x');
+    const edited = join(inst.sb.dir, 'edited.bundle');
+    writeFileSync(edited, `${JSON.stringify(bundle)}\n`);
+    const bad = await inst.sb.run(['audit', 'verify', '--bundle', edited]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^postern: AUDIT_BUNDLE_INVALID: the bundle does not verify: sessions segment \d+ .*does not hash to the sessions head/m);
+    // The sessions side removed altogether: a /2 bundle must carry it.
+    const stripped = join(inst.sb.dir, 'stripped.bundle');
+    writeFileSync(stripped, `${JSON.stringify({ ...bundle, sessions: undefined })}\n`);
+    const gone = await inst.sb.run(['audit', 'verify', '--bundle', stripped]);
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /AUDIT_BUNDLE_INVALID/);
   });
 
   it('prune refuses while the daemon runs; then keeps a key inside the retention window and the journals verifiable', async () => {

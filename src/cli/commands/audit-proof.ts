@@ -17,7 +17,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../daemon/config.js';
 import { replayWindowOpen } from '../../daemon/pipeline/idempotency.js';
 import { takeDaemonLock } from '../../daemon/socket-file.js';
-import { readAcceptedCopy } from '../../home/catalog-store.js';
+import { readAcceptedText } from '../../home/catalog-store.js';
 import { openAnchoredJournals } from '../../journal/anchor/index.js';
 import { buildBundle } from '../../journal/bundle/build.js';
 import { bundleBytes } from '../../journal/bundle/format.js';
@@ -87,10 +87,10 @@ export async function exportBundle(ctx: CliContext, file: string, o: ActivityOpt
   if (j === null) throw new PosternError('JOURNAL_UNAVAILABLE', `${noJournal(ctx)}; no bundle written`);
   const walk = walkTrust(readCheckpoints(ctx.paths.checkpoints));
   if (walk.accepted.length === 0) throw new PosternError('JOURNAL_UNAVAILABLE', 'no signed checkpoint yet (the daemon writes one when it starts and stops): nothing can be proven; no bundle written');
-  // The accepted copy is read before the journals are opened for the build (the build is synchronous).
+  // The accepted texts (copy or archive) are read before the journals are opened for the build (the build is synchronous).
   const texts = new Map<string, string>();
   for (const d of new Set(walk.accepted.map((c) => c.record.catalog_digest))) {
-    const t = await readAcceptedCopy(ctx.paths, d);
+    const t = await readAcceptedText(ctx.paths, d);
     if (t !== undefined) texts.set(d, t);
   }
   const r = withJournals(j, (jj) =>
@@ -108,6 +108,7 @@ export async function exportBundle(ctx: CliContext, file: string, o: ActivityOpt
   const key = keyFingerprint(r.bundle.checkpoints.at(-1)!.record.public_key);
   ctx.out(`bundled ${r.bundle.calls.length} calls (${entries} entries, ${r.bundle.checkpoints.length} checkpoints, key ${key}) to ${clean(file, 200)}`);
   if (r.uncovered.length > 0) ctx.out(`left out ${r.uncovered.length} calls journaled after the last signed checkpoint`);
+  if (r.sessionEntriesLeftOut > 0) ctx.out(`left out ${r.sessionEntriesLeftOut} sessions journal entries of those sessions journaled after the last signed checkpoint`);
   if (r.outcomesLeftOut > 0) ctx.out(`${r.outcomesLeftOut} outcomes are past the last signed checkpoint: those calls are bundled without them`);
 }
 
@@ -129,6 +130,11 @@ export function verifyBundleFile(ctx: CliContext, file: string, o: { key?: strin
   ctx.out(`  each entry hashes, through the entries after it, to a head signed in ${p.checkpoints.length} checkpoint(s), the last #${last?.counter ?? 0} (${last?.reason ?? '-'}) at ${clean(last?.at ?? '-', 64)}`);
   ctx.out(`  signed by ${p.keys.join(' → ')}${p.pinned ? ' (the key you named)' : ' — NOT pinned: compare it with the fingerprint the operator noted (`postern audit key`), or pass --key'}`);
   ctx.out(`  catalogs: ${p.catalogs} referenced, ${p.catalog_texts} with their text`);
+  ctx.out(
+    p.sessions === null
+      ? '  sessions: none (a postern.audit-bundle/1 carries no sessions journal entries)'
+      : `  sessions: ${p.sessions.sessions} the calls ran in, ${p.sessions.session_entries} of their entries, in ${p.sessions.entries} sessions journal entries hashed to signed heads${p.sessions.calls_without_session > 0 ? `; ${p.sessions.calls_without_session} calls ran in a session the bundle does not hold` : ''}`,
+  );
   ctx.out('  it proves these entries were in the journal when it was checkpointed; not that no other call matched the filter');
 }
 

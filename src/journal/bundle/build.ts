@@ -2,7 +2,8 @@
  * Building an audit bundle (format.ts) from the read-only journals and the
  * checkpoint file: for each selected call, its entries (first entry and
  * outcome) and the run of entries from each up to the first signed
- * checkpoint at or after it. Calls with no checkpoint after their first entry
+ * checkpoint at or after it; the same for the sessions journal's entries of
+ * the sessions those calls ran in, against the checkpoints' sessions heads. Calls with no checkpoint after their first entry
  * (journaled since the last one) are left out and reported; so is an outcome
  * past the last checkpoint (the call is then bundled without it).
  *
@@ -11,11 +12,12 @@
  * a signed digest — so `verifyBundle` accepts what this builds.
  */
 import { CONTENT_COLUMNS } from '../activity-schema.js';
+import { SESSIONS_CONTENT_COLUMNS } from '../sessions.js';
 import type { EntryRow } from '../chain.js';
 import type { StoredCheckpoint } from '../checkpoint/record.js';
 import type { Journals } from '../index.js';
 import type { CallView } from '../types.js';
-import { BUNDLE_FORMAT, BundleRowSchema, catalogPrefixOf, type Bundle, type BundleRow } from './format.js';
+import { BUNDLE_FORMAT, BundleRowSchema, BundleSessionRowSchema, catalogPrefixOf, type Bundle, type BundleRow, type BundleSegment, type BundleSessionRow } from './format.js';
 
 export interface BuildInput {
   readonly journals: Journals;
@@ -33,81 +35,119 @@ export interface BuildResult {
   readonly uncovered: readonly string[];
   /** Bundled calls whose outcome is past the last checkpoint. */
   readonly outcomesLeftOut: number;
+  /** Sessions entries of the bundled sessions journaled after the last checkpoint. */
+  readonly sessionEntriesLeftOut: number;
 }
 
-function rowOf(r: EntryRow): BundleRow {
+function pick(r: EntryRow, columns: readonly string[]): Record<string, unknown> {
   const o: Record<string, unknown> = {};
-  for (const c of CONTENT_COLUMNS) o[c] = r[c];
-  return BundleRowSchema.parse(o);
+  for (const c of columns) o[c] = r[c];
+  return o;
+}
+const activityRow = (r: EntryRow): BundleRow => BundleRowSchema.parse(pick(r, CONTENT_COLUMNS));
+const sessionRow = (r: EntryRow): BundleSessionRow => BundleSessionRowSchema.parse(pick(r, SESSIONS_CONTENT_COLUMNS));
+
+/**
+ * One chain's side: which checkpoint head covers a seq (the first signed head
+ * at or after it), and, once the entries to prove are known, the runs from the
+ * lowest such entry up to each covering head.
+ */
+class ChainCover {
+  private readonly byHead = new Map<number, StoredCheckpoint>();
+  private readonly ends: number[];
+  private readonly starts = new Map<number, number>();
+
+  constructor(
+    checkpoints: readonly StoredCheckpoint[],
+    headOf: (c: StoredCheckpoint) => number,
+    private readonly base: number,
+  ) {
+    for (const c of checkpoints) this.byHead.set(headOf(c), c); // the newest line of a head wins
+    this.ends = [...this.byHead.keys()].sort((a, b) => a - b);
+  }
+
+  /** The covering head of a seq, or undefined when it is pruned or past the last checkpoint. */
+  cover(seq: number): number | undefined {
+    if (seq <= this.base) return undefined;
+    let lo = 0;
+    let hi = this.ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.ends[mid]! < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.ends[lo];
+  }
+
+  /** Marks a seq to prove; false when nothing covers it. */
+  take(seq: number): boolean {
+    const e = this.cover(seq);
+    if (e === undefined) return false;
+    this.starts.set(e, Math.min(this.starts.get(e) ?? seq, seq));
+    return true;
+  }
+
+  /** The checkpoints the marked runs end at, in head order. */
+  used(): StoredCheckpoint[] {
+    return [...this.starts.keys()].sort((a, b) => a - b).map((e) => this.byHead.get(e)!);
+  }
+
+  segments<R>(kept: readonly StoredCheckpoint[], read: (afterSeq: number, fn: (r: EntryRow) => boolean | void) => void, row: (r: EntryRow) => R): BundleSegment<R>[] {
+    return [...this.starts.keys()]
+      .sort((a, b) => a - b)
+      .map((end) => {
+        const rows: R[] = [];
+        let prev = '';
+        read(this.starts.get(end)! - 1, (r) => {
+          if (r.seq > end) return false;
+          if (rows.length === 0) prev = r.prev_hash;
+          rows.push(row(r));
+          return r.seq < end;
+        });
+        return { checkpoint: kept.indexOf(this.byHead.get(end)!), prev_hash: prev, rows };
+      });
+  }
 }
 
 export function buildBundle(input: BuildInput): BuildResult {
-  const journalId = input.journals.facts().activity.journal_id ?? '';
+  const j = input.journals;
+  const facts = j.facts();
+  const journalId = facts.activity.journal_id ?? '';
   const mine = input.checkpoints.filter((c) => c.record.journal_id === journalId);
-  // Segment ends: checkpoints by the activity head they signed (one per head; the newest line wins).
-  const byHead = new Map<number, StoredCheckpoint>();
-  for (const c of mine) byHead.set(c.record.activity.seq, c);
-  const ends = [...byHead.keys()].sort((a, b) => a - b);
-  const base = input.journals.facts().activity.base.seq;
-  const cover = (seq: number): number | undefined => {
-    let lo = 0;
-    let hi = ends.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (ends[mid]! < seq) lo = mid + 1;
-      else hi = mid;
-    }
-    return ends[lo];
-  };
+  const activity = new ChainCover(mine, (c) => c.record.activity.seq, facts.activity.base.seq);
+  const sessions = new ChainCover(mine, (c) => c.record.sessions.seq, facts.sessions.base.seq);
 
-  // For each segment end: the lowest seq it must start from.
-  const starts = new Map<number, number>();
   const uncovered: string[] = [];
   const selected: CallView[] = [];
   let outcomesLeftOut = 0;
   for (const v of input.calls) {
-    const seqs = input.journals.activityEntrySeqs(v.call.call_id).filter((s) => s > base);
+    const seqs = j.activityEntrySeqs(v.call.call_id);
     const head = seqs[0];
-    const end = head === undefined ? undefined : cover(head);
-    if (head === undefined || end === undefined) {
+    if (head === undefined || activity.cover(head) === undefined) {
       uncovered.push(v.call.call_id);
       continue;
     }
     selected.push(v);
-    for (const s of seqs) {
-      const e = cover(s);
-      if (e === undefined) {
-        outcomesLeftOut++;
-        continue;
-      }
-      starts.set(e, Math.min(starts.get(e) ?? s, s));
-    }
+    for (const s of seqs) if (!activity.take(s)) outcomesLeftOut++;
   }
+
+  const sessionIds = [...new Set(selected.flatMap((v) => (v.call.session_id === null ? [] : [v.call.session_id])))].sort();
+  let sessionEntriesLeftOut = 0;
+  for (const id of sessionIds) for (const s of j.sessionEntrySeqs(id)) if (s > facts.sessions.base.seq && !sessions.take(s)) sessionEntriesLeftOut++;
 
   const prefixes = new Set<string>();
   for (const v of selected) {
     const p = catalogPrefixOf(v.call.handler_revision);
     if (p !== null) prefixes.add(p);
   }
-  const segEnds = [...starts.keys()].sort((a, b) => a - b);
-  const used = segEnds.map((e) => byHead.get(e)!);
+  const used = [...activity.used(), ...sessions.used()];
   // A signed full digest for each catalog prefix: from a segment checkpoint, else the first checkpoint that names it.
   const naming = [...prefixes].flatMap((p) => (used.some((c) => c.record.catalog_digest.startsWith(p)) ? [] : mine.filter((c) => c.record.catalog_digest.startsWith(p)).slice(0, 1)));
   // The key changes that lead to the keys, then those checkpoints, in file order.
   const keep = (c: StoredCheckpoint): boolean => used.includes(c) || naming.includes(c) || c.record.reason === 'key_change';
   const checkpoints = mine.filter(keep);
-  const segments: Bundle['segments'] = segEnds.map((end) => {
-    const from = starts.get(end)!;
-    const rows: BundleRow[] = [];
-    let prev = '';
-    input.journals.activityEntries(from - 1, (r) => {
-      if (r.seq > end) return false;
-      if (rows.length === 0) prev = r.prev_hash;
-      rows.push(rowOf(r));
-      return r.seq < end;
-    });
-    return { checkpoint: checkpoints.indexOf(byHead.get(end)!), prev_hash: prev, rows };
-  });
+  const segments = activity.segments(checkpoints, (a, fn) => j.activityEntries(a, fn), activityRow);
+  const sessionSegments = sessions.segments(checkpoints, (a, fn) => j.sessionsEntries(a, fn), sessionRow);
 
   const signed = [...new Set(checkpoints.map((c) => c.record.catalog_digest))];
   const catalogs = [...prefixes].sort().map((prefix) => {
@@ -116,8 +156,17 @@ export function buildBundle(input: BuildInput): BuildResult {
     return { prefix, digest, text: text ?? null };
   });
   return {
-    bundle: { format: BUNDLE_FORMAT, journal_id: journalId, calls: selected.map((v) => v.call.call_id), segments, checkpoints, catalogs },
+    bundle: {
+      format: BUNDLE_FORMAT,
+      journal_id: journalId,
+      calls: selected.map((v) => v.call.call_id),
+      segments,
+      checkpoints,
+      catalogs,
+      sessions: { ids: sessionIds.filter((id) => sessionSegments.some((g) => g.rows.some((r) => r.session_id === id))), segments: sessionSegments },
+    },
     uncovered,
     outcomesLeftOut,
+    sessionEntriesLeftOut,
   };
 }

@@ -1,9 +1,10 @@
 /**
- * `postern.audit-bundle/1` (docs/audit.md): a self-contained file that proves
+ * `postern.audit-bundle/2` (docs/audit.md): a self-contained file that proves
  * a set of calls was in an anchored journal, checkable offline by anyone with
  * the checkpoint key's fingerprint. The one home of its shape.
  *
- *   format       "postern.audit-bundle/1"
+ *   format       "postern.audit-bundle/2" (a /1 bundle, which has no
+ *                `sessions`, is still verified)
  *   journal_id   the journal the rows come from
  *   calls        the selected call ids (newest first, as the filter listed them)
  *   segments     runs of consecutive activity entries, each ending exactly at
@@ -19,6 +20,11 @@
  *                in its handler revision): the full digest when a signed
  *                checkpoint names it, and the accepted catalog text when the
  *                home still holds it (both may be null)
+ *   sessions     the sessions journal's side: `ids`, the sessions the
+ *                selected calls ran in, and `segments` of sessions entries
+ *                in the same form as above, each ending at the sessions head
+ *                a bundled checkpoint signed, covering every entry of those
+ *                sessions (start, events, close) journaled before it
  *
  * The file is `JSON.stringify(bundle)` and a newline, exactly: the verifier
  * re-serializes what it parsed and refuses any other bytes, so every byte is
@@ -27,7 +33,8 @@
 import { z } from 'zod';
 import { StoredCheckpointSchema } from '../checkpoint/record.js';
 
-export const BUNDLE_FORMAT = 'postern.audit-bundle/1';
+export const BUNDLE_FORMAT = 'postern.audit-bundle/2';
+const BUNDLE_FORMATS = ['postern.audit-bundle/1', BUNDLE_FORMAT] as const;
 
 const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 const Seq = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -50,21 +57,32 @@ export const BundleRowSchema = z
   })
   .strict();
 
+/** One sessions entry: its content columns exactly as chained (sessions.ts SESSIONS_CONTENT_COLUMNS). */
+export const BundleSessionRowSchema = z
+  .object({ seq: Seq, at: z.string().max(64), session_id: Id.nullable(), type: z.string().max(128), body: Text })
+  .strict();
+
+function segmentsOf<T extends z.ZodTypeAny>(row: T) {
+  return z.array(z.object({ checkpoint: z.number().int().min(0), prev_hash: Hex64, rows: z.array(row).min(1) }).strict()).max(1_000_000);
+}
+
 export const BundleSchema = z
   .object({
-    format: z.literal(BUNDLE_FORMAT),
+    format: z.enum(BUNDLE_FORMATS),
     journal_id: z.string().min(1).max(128),
     calls: z.array(Id).max(1_000_000),
-    segments: z
-      .array(z.object({ checkpoint: z.number().int().min(0), prev_hash: Hex64, rows: z.array(BundleRowSchema).min(1) }).strict())
-      .max(1_000_000),
+    segments: segmentsOf(BundleRowSchema),
     checkpoints: z.array(StoredCheckpointSchema).min(1).max(1_000_000),
     catalogs: z.array(z.object({ prefix: z.string().regex(/^[0-9a-f]{16}$/), digest: Hex64.nullable(), text: Text.nullable() }).strict()).max(10_000),
+    sessions: z.object({ ids: z.array(Id).max(1_000_000), segments: segmentsOf(BundleSessionRowSchema) }).strict().optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => (b.format === BUNDLE_FORMAT) === (b.sessions !== undefined), { message: 'a /2 bundle has sessions, a /1 bundle has none', path: ['sessions'] });
 
 export type Bundle = z.infer<typeof BundleSchema>;
 export type BundleRow = z.infer<typeof BundleRowSchema>;
+export type BundleSessionRow = z.infer<typeof BundleSessionRowSchema>;
+export type BundleSegment<R> = { readonly checkpoint: number; readonly prev_hash: string; readonly rows: R[] };
 
 /** The catalog digest prefix a handler revision names (`postern/<version>+catalog.<16 hex>`), if any. */
 export function catalogPrefixOf(handlerRevision: unknown): string | null {

@@ -259,11 +259,16 @@ describe('bundles', () => {
   it('verifies offline from a directory holding nothing but the bundle, and says what it proves', () => {
     const h = home();
     const a = openAnchoredJournals(h.ctx());
+    a.journals.sessions.startSession({ session_id: 'sess-1', transport: 'stdio', client_name: 'agent', client_version: '1', protocol_version: null, peer_pid: 42, peer_uid: 1000, run_id: null, agent_release: null });
     generate(a.journals, h.clock, 9, 'deploy_preview');
+    a.journals.sessions.event('sess-1', 'tools_listed', {});
     generate(a.journals, h.clock, 9, 'read_status');
+    a.journals.sessions.startSession({ session_id: 'sess-other', transport: 'stdio', client_name: 'other', client_version: '1', protocol_version: null, peer_pid: 43, peer_uid: 1000, run_id: null, agent_release: null });
     a.close();
     const { bytes, calls } = bundled(h, { tool: 'read_status' });
     assert.equal(calls.length, 9);
+    const parsed = JSON.parse(bytes.toString('utf8')) as { sessions: { ids: string[] } };
+    assert.deepEqual(parsed.sessions.ids, ['sess-1'], 'only the sessions the selected calls ran in');
     const elsewhere = mkdtempSync(join(tmpdir(), 'postern-offline-'));
     const file = join(elsewhere, 'incident.bundle');
     writeFileSync(file, bytes);
@@ -274,6 +279,8 @@ describe('bundles', () => {
     assert.equal(proof.pinned, false);
     assert.equal(proof.keys.length, 1);
     assert.ok(proof.first_seq >= 1 && proof.last_seq >= proof.first_seq);
+    assert.deepEqual({ ...proof.sessions, entries: 0 }, { sessions: 1, entries: 0, session_entries: 2, calls_without_session: 0 }, 'its start and its event');
+    assert.ok(proof.sessions!.entries >= 2);
     const pinned = verifyBundle(readFileSync(file), { key: proof.keys[0]! });
     assert.equal(pinned.pinned, true);
     assert.throws(() => verifyBundle(readFileSync(file), { key: keyFingerprint('ab'.repeat(32)) }), (e) => isPosternError(e, 'AUDIT_BUNDLE_INVALID'));
