@@ -91,9 +91,15 @@ describe('audit: signed checkpoints, bundles, prune', () => {
     const v = await inst.sb.run(['audit', 'verify', '--key', fingerprint]);
     assert.equal(v.code, 1);
     assert.match(v.stdout, /^checkpoint: MISMATCH: the (activity|sessions) journal ends at seq \d+ but the anchor records seq \d+.*against checkpoint #/m);
+    const doctor = await inst.sb.run(['doctor', '--unlock', '--json', ...pass()]);
+    const finding = (JSON.parse(doctor.stdout) as { status: string; check: string; detail: string }[]).find((f) => f.check === 'journal checkpoints');
+    assert.equal(finding?.status, 'warning', doctor.stdout);
+    assert.match(finding?.detail ?? '', /against checkpoint #\d+/);
     rmSync(join(home, 'journal'), { recursive: true });
     cpSync(current, join(home, 'journal'), { recursive: true });
     assert.equal((await inst.sb.run(['audit', 'verify'])).code, 0);
+    const healthy = JSON.parse((await inst.sb.run(['doctor', '--unlock', '--json', ...pass()])).stdout) as { status: string; check: string; detail: string }[];
+    assert.match(healthy.find((f) => f.check === 'journal checkpoints')?.detail ?? '', /^journal matches checkpoint #\d+ \(shutdown/);
   });
 
   it('export --bundle writes a bundle that verifies with no home and no vault; one changed byte is refused', async () => {

@@ -4,7 +4,8 @@
  * the host settings of DESIGN §2 (TIOCSTI, ptrace, core dumps), and whether
  * the journals match their anchor. With `--unlock` (passphrase) the anchor's
  * MAC and the vault generation are checked too: a vault older than the
- * anchor's generation (a restored copy) is reported.
+ * anchor's generation (a restored copy) is reported, and the signed
+ * checkpoints are judged against this vault's checkpoint key.
  * Exits 0 unless `--strict` and something is not ok.
  */
 import { readFile } from 'node:fs/promises';
@@ -12,6 +13,8 @@ import type { Command } from 'commander';
 import { checkPrivateDir, checkPrivateFile, type PathCheck } from '../../home/permissions.js';
 import { checkCoreDumps, checkPtraceScope, checkTiocsti, type Finding } from '../../home/host-checks.js';
 import { inspectAnchor } from '../../journal/anchor/index.js';
+import { describeCheckpointInspection, inspectCheckpoints } from '../../journal/checkpoint/inspect.js';
+import { publicKeyOf } from '../../journal/checkpoint/signature.js';
 import { isPosternError } from '../../protocol/errors.js';
 import { contextFor } from '../context.js';
 import { describeInspection, vaultFacts } from './anchor.js';
@@ -47,9 +50,22 @@ function anchorFinding(paths: { journalDir: string; anchor: string }, unlocked: 
   return { status: 'ok', check, detail: line.line };
 }
 
+/** The checkpoint finding: the journals against the last signed checkpoint (under this vault's key when unlocked). */
+function checkpointFinding(paths: { journalDir: string; checkpoints: string }, seed: Uint8Array | undefined): Finding {
+  const check = 'journal checkpoints';
+  let line: { ok: boolean; line: string };
+  try {
+    line = describeCheckpointInspection(inspectCheckpoints(paths.journalDir, paths.checkpoints, seed === undefined ? {} : { vaultKey: publicKeyOf(seed) }), false);
+  } catch (e) {
+    line = { ok: false, line: isPosternError(e) ? e.message : 'the checkpoints could not be inspected' };
+  }
+  if (!line.ok) return { status: 'warning', check, detail: line.line, fix: 'see `postern audit verify` and docs/audit.md ("Signed checkpoints")' };
+  return { status: 'ok', check, detail: line.line };
+}
+
 export async function runDoctor(
-  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string },
-  unlocked?: { key: Uint8Array; generation: number },
+  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string },
+  unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array },
 ): Promise<Finding[]> {
   const home = await checkPrivateDir(paths.home);
   const findings: Finding[] = [pathFinding('home', home, false)];
@@ -57,6 +73,7 @@ export async function runDoctor(
     findings.push(pathFinding('vault', await checkPrivateFile(paths.vault), false));
     findings.push(pathFinding('catalog', await checkPrivateFile(paths.catalog), true));
     findings.push(anchorFinding(paths, unlocked));
+    findings.push(checkpointFinding(paths, unlocked?.checkpointSeed));
   }
   findings.push(checkTiocsti(await readOptional('/proc/sys/dev/tty/legacy_tiocsti')));
   findings.push(checkPtraceScope(await readOptional('/proc/sys/kernel/yama/ptrace_scope')));
