@@ -44,8 +44,13 @@ const a = openAnchoredJournals({
   log: () => undefined,
   checkpoints: { path: join(root, 'journal.checkpoints.jsonl'), seed: randomBytes(32) },
 });
+const SESSIONS = 97;
+for (let s = 0; s < SESSIONS; s++) {
+  a.journals.sessions.startSession({ session_id: `s-${s}`, transport: 'stdio', client_name: 'bench-agent', client_version: '1.0.0', protocol_version: '2025-11-25', peer_pid: 1000 + s, peer_uid: 1000, run_id: 'run-1', agent_release: null });
+}
 let probe = '';
 for (let done = 0; done < CALLS; done += BATCH) {
+  a.journals.sessions.event(`s-${(done / BATCH) % SESSIONS}`, 'tools_listed', { tools: TOOLS.length });
   const batch = Array.from({ length: Math.min(BATCH, CALLS - done) }, (_, i) => {
     const n = done + i;
     const call_id = `c-${n}-${randomBytes(4).toString('hex')}`;
@@ -92,6 +97,6 @@ console.log(`journal: ${ROWS.toLocaleString('en')} activity entries (${CALLS.toL
 console.log(`filtered query (tool + session, 100 newest): ${ms(filtered.ms)} (${filtered.value.length} rows)`);
 console.log(`show (one call by id): ${ms(show.ms)}`);
 console.log(`verify (whole chain + claims): ${(verify.ms / 1000).toFixed(2)} s = ${Math.round(ROWS / (verify.ms / 1000)).toLocaleString('en')} entries/s (${verify.value.ok ? 'ok' : 'BROKEN'})`);
-console.log(`export --bundle (100 calls): ${ms(bundle.ms)}, ${(bundle.value.length / 1e6).toFixed(2)} MB; verify --bundle: ${ms(offline.ms)} (${offline.value.entries} entries)`);
+console.log(`export --bundle (100 calls): ${ms(bundle.ms)}, ${(bundle.value.length / 1e6).toFixed(2)} MB; verify --bundle: ${ms(offline.ms)} (${offline.value.entries} activity entries; ${offline.value.sessions?.sessions ?? 0} sessions in ${offline.value.sessions?.entries ?? 0} sessions entries)`);
 console.log(`find-secret scan (whole journal): ${(exposures.ms / 1000).toFixed(2)} s = ${Math.round(ROWS / (exposures.ms / 1000)).toLocaleString('en')} entries/s`);
 rmSync(root, { recursive: true, force: true });
