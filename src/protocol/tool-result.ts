@@ -79,7 +79,9 @@ export function toolSuccessResult(summary: string, structured: Json): ToolResult
 
 /** JSON Schema of the error envelope's fields. */
 const ERROR_PROPERTIES: Json = {
-  error_code: { type: 'string', enum: Object.keys(ErrorCodes), description: 'Present only when the call failed (isError): the stable Postern error code.' },
+  // A pattern, not the enum of every code: the same ~1.7 KB in each of a catalog's tools made a
+  // 200-tool listing 60% error codes (README, "Errors an agent sees", lists them).
+  error_code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,63}$', description: 'Present only when the call failed (isError): the stable Postern error code (e.g. APPROVAL_DENIED, CONTRACT_STALE).' },
   message: { type: 'string' },
   tool: { type: ['string', 'null'] },
   side_effect_started: { type: 'boolean', description: 'Whether an effect started (or may have started) at the target.' },

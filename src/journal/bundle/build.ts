@@ -47,6 +47,9 @@ function pick(r: EntryRow, columns: readonly string[]): Record<string, unknown> 
 const activityRow = (r: EntryRow): BundleRow => BundleRowSchema.parse(pick(r, CONTENT_COLUMNS));
 const sessionRow = (r: EntryRow): BundleSessionRow => BundleSessionRowSchema.parse(pick(r, SESSIONS_CONTENT_COLUMNS));
 
+/** Entries between two runs below which they are bundled as one (see ChainCover.runs). */
+const MERGE_GAP = 256;
+
 /**
  * One chain's side: which checkpoint head covers a seq (the first signed head
  * at or after it), and, once the entries to prove are known, the runs from the
@@ -87,25 +90,41 @@ class ChainCover {
     return true;
   }
 
-  /** The checkpoints the marked runs end at, in head order. */
+  /**
+   * The runs, in order: [first seq, covering head]. A run that starts within
+   * MERGE_GAP entries of the previous one's end is joined to it (one run to
+   * the later head): a few more entries instead of one more checkpoint and
+   * run — sparse entries, as a session's are, would otherwise each bring
+   * their own.
+   */
+  private runs(): [number, number][] {
+    const out: [number, number][] = [];
+    for (const end of [...this.starts.keys()].sort((a, b) => a - b)) {
+      const start = this.starts.get(end)!;
+      const last = out.at(-1);
+      if (last !== undefined && start - last[1] <= MERGE_GAP) last[1] = end;
+      else out.push([start, end]);
+    }
+    return out;
+  }
+
+  /** The checkpoints the runs end at, in head order. */
   used(): StoredCheckpoint[] {
-    return [...this.starts.keys()].sort((a, b) => a - b).map((e) => this.byHead.get(e)!);
+    return this.runs().map(([, end]) => this.byHead.get(end)!);
   }
 
   segments<R>(kept: readonly StoredCheckpoint[], read: (afterSeq: number, fn: (r: EntryRow) => boolean | void) => void, row: (r: EntryRow) => R): BundleSegment<R>[] {
-    return [...this.starts.keys()]
-      .sort((a, b) => a - b)
-      .map((end) => {
-        const rows: R[] = [];
-        let prev = '';
-        read(this.starts.get(end)! - 1, (r) => {
-          if (r.seq > end) return false;
-          if (rows.length === 0) prev = r.prev_hash;
-          rows.push(row(r));
-          return r.seq < end;
-        });
-        return { checkpoint: kept.indexOf(this.byHead.get(end)!), prev_hash: prev, rows };
+    return this.runs().map(([start, end]) => {
+      const rows: R[] = [];
+      let prev = '';
+      read(start - 1, (r) => {
+        if (r.seq > end) return false;
+        if (rows.length === 0) prev = r.prev_hash;
+        rows.push(row(r));
+        return r.seq < end;
       });
+      return { checkpoint: kept.indexOf(this.byHead.get(end)!), prev_hash: prev, rows };
+    });
   }
 }
 
