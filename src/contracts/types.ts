@@ -11,6 +11,7 @@ import type { StringTemplate } from './string-template.js';
 import type { PathTemplate, PathPattern } from './path-template.js';
 
 import type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
+import type { PreapprovalRule } from './preapproval.js';
 
 export type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
 
@@ -201,4 +202,6 @@ export interface Catalog {
   readonly fileName: string;
   readonly targets: ReadonlyMap<string, Target>;
   readonly tools: ReadonlyMap<string, Tool>;
+  /** Pre-approval rules for unattended runs (preapproval.ts), by rule name. */
+  readonly preapprovals: ReadonlyMap<string, PreapprovalRule>;
 }

@@ -59,7 +59,7 @@ export interface DaemonHandle {
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map() };
+const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map(), preapprovals: new Map() };
 
 /** The accepted catalog at start, judged against the vault's own mark of the last acceptance. */
 async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<{ snapshot: CatalogSnapshot; inUse: CurrentAcceptance }> {
