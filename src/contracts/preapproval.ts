@@ -18,29 +18,16 @@
  */
 import { z } from 'zod';
 import { canonicalJson } from '../protocol/canonical.js';
-import { compileBoundedPattern, type BoundedPattern } from './bounded-pattern.js';
+import { compileBoundedPattern } from './bounded-pattern.js';
 import { NAME, TOOL_NAME } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { findProperty } from './schema-node.js';
 import { zodOf } from './schema-zod.js';
 import { checkShape } from './shape-check.js';
-import type { Tool } from './types.js';
+import type { ArgConstraint, PreapprovalRule, Tool } from './types.js';
 
-export type ArgConstraint =
-  | { readonly kind: 'equal'; readonly value: JsonValue }
-  | { readonly kind: 'one_of'; readonly values: readonly JsonValue[] }
-  | { readonly kind: 'pattern'; readonly pattern: BoundedPattern }
-  | { readonly kind: 'max'; readonly value: number };
-
-export interface PreapprovalRule {
-  readonly name: string;
-  readonly tool: string;
-  /** argument name → every constraint on it (all must hold). */
-  readonly arguments: readonly (readonly [string, readonly ArgConstraint[]])[];
-  /** Calls this rule may approve per daemon run. */
-  readonly budget: number;
-}
+export type { ArgConstraint, PreapprovalRule };
 
 export const MAX_RULE_BUDGET = 1_000_000;
 
@@ -124,7 +111,7 @@ export function buildPreapprovals(raw: Record<string, unknown> | undefined, sink
   return rules;
 }
 
-const same = (a: unknown, b: unknown): boolean => canonicalJson(a as JsonValue) === canonicalJson(b as JsonValue);
+const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
 
 function holds(c: ArgConstraint, v: JsonValue): boolean {
   switch (c.kind) {
@@ -174,7 +161,7 @@ function describeConstraint(c: ArgConstraint): string {
     case 'equal':
       return `equal ${canonicalJson(c.value)}`;
     case 'one_of':
-      return `one_of ${canonicalJson(c.values as JsonValue[])}`;
+      return `one_of ${canonicalJson(c.values)}`;
     case 'pattern':
       return `pattern ${JSON.stringify(c.pattern.source)}`;
     case 'max':
