@@ -106,8 +106,12 @@ class Parser {
     else return node;
     this.#i++;
     if (this.#peek() === '?') this.fail('lazy quantifiers are not supported (every match is whole, so they change nothing)');
-    if ('*+?{'.includes(this.#peek() ?? '')) this.fail('a quantifier cannot follow a quantifier');
+    if (this.#quantifierNext()) this.fail('a quantifier cannot follow a quantifier');
     return { kind: 'repeat', node, min, max };
+  }
+  #quantifierNext(): boolean {
+    const c = this.#peek();
+    return c === '*' || c === '+' || c === '?' || c === '{';
   }
   #number(): number {
     let s = '';
@@ -123,7 +127,7 @@ class Parser {
     if (!this.#eat('}')) this.fail('expected "}"');
     if (min > MAX_REPEAT || (max !== null && max > MAX_REPEAT)) this.fail(`repetition counts are at most ${MAX_REPEAT}`);
     if (max !== null && max < min) this.fail('{n,m} needs n ≤ m');
-    if ('*+?{'.includes(this.#peek() ?? '')) this.fail('a quantifier cannot follow a quantifier');
+    if (this.#quantifierNext()) this.fail('a quantifier cannot follow a quantifier');
     return { kind: 'repeat', node, min, max };
   }
   #atom(depth: number): Node {
