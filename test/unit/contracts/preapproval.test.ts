@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
-import { classifyCatalogChange, compileBoundedPattern, parseCatalog, releaseGate, ruleCovers, type Catalog, type JsonObject } from '../../../src/contracts/index.ts';
+import { catalogSummaryJson, classifyCatalogChange, compileBoundedPattern, parseCatalog, releaseGate, renderCatalogSummary, ruleCovers, type Catalog, type JsonObject } from '../../../src/contracts/index.ts';
 import { isPosternError } from '../../../src/protocol/errors.ts';
 import { RuleBudgets } from '../../../src/approvals/unattended.ts';
 import { TARGETS, codes, objectSchema, str, tool, type Obj } from './helpers.ts';
@@ -149,6 +149,17 @@ describe('pre-approval rules: catalog checks', () => {
     assert.match(p, /preapprovals\.wrong_value\.arguments\.priority\.equal: "high" is not a valid value/);
     assert.match(p, /preapprovals\.no_budget\.budget: is required/);
     assert.match(p, /preapprovals\.empty_constraint\.arguments\.title: needs at least one of/);
+  });
+});
+
+describe('pre-approval rules: the catalog summary', () => {
+  it('lists each rule with what it covers; a catalog without rules prints as before', () => {
+    const c = withRules({ ci: { tool: 'create_note', budget: 3, arguments: { priority: { max: 3 }, title: { pattern: 'ci-[0-9]+' } } } });
+    assert.match(renderCatalogSummary(c), /PRE-APPROVAL RULE[^\n]*\n[^\n]*\nci\s+tool create_note, budget 3, priority max 3, title pattern "ci-\[0-9\]\+"/);
+    assert.deepEqual(catalogSummaryJson(c, 'd')['preapprovals'], [{ rule: 'ci', tool: 'create_note', budget: 3, covers: 'tool create_note, budget 3, priority max 3, title pattern "ci-[0-9]+"' }]);
+    const plain = withRules({});
+    assert.doesNotMatch(renderCatalogSummary(plain), /PRE-APPROVAL/);
+    assert.equal('preapprovals' in catalogSummaryJson(plain, 'd'), false);
   });
 });
 
