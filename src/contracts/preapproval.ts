@@ -50,14 +50,15 @@ function toJson(v: unknown): JsonValue {
   return JSON.parse(JSON.stringify(v)) as JsonValue;
 }
 
-function buildRule(name: string, raw: unknown, sink: IssueSink, tools: ReadonlyMap<string, Tool>): PreapprovalRule | undefined {
+function buildRule(name: string, raw: unknown, sink: IssueSink, tools: ReadonlyMap<string, Tool>, declared: ReadonlySet<string>): PreapprovalRule | undefined {
   const at: DocPath = ['preapprovals', name];
   if (!NAME.test(name)) sink.add(at, 'rule names are lowercase letters, digits, ".", "_" or "-", at most 64');
   const shape = checkShape(RuleShape, raw, at, sink);
   if (shape === undefined) return undefined;
   const tool = tools.get(shape.tool);
   if (tool === undefined) {
-    sink.add([...at, 'tool'], `names tool "${shape.tool}", which is not in the catalog`);
+    // A tool that is in the file but has problems of its own is reported there, not here.
+    if (!declared.has(shape.tool)) sink.add([...at, 'tool'], `names tool "${shape.tool}", which is not in the catalog`);
     return undefined;
   }
   const input = tool.current.input.node;
@@ -102,10 +103,10 @@ function buildRule(name: string, raw: unknown, sink: IssueSink, tools: ReadonlyM
 }
 
 /** Builds `preapprovals:`; rules that do not check out are filed as issues (the catalog is then invalid). */
-export function buildPreapprovals(raw: Record<string, unknown> | undefined, sink: IssueSink, tools: ReadonlyMap<string, Tool>): Map<string, PreapprovalRule> {
+export function buildPreapprovals(raw: Record<string, unknown> | undefined, sink: IssueSink, tools: ReadonlyMap<string, Tool>, declared: ReadonlySet<string> = new Set(tools.keys())): Map<string, PreapprovalRule> {
   const rules = new Map<string, PreapprovalRule>();
   for (const [name, value] of Object.entries(raw ?? {})) {
-    const r = buildRule(name, value, sink, tools);
+    const r = buildRule(name, value, sink, tools, declared);
     if (r !== undefined) rules.set(name, r);
   }
   return rules;
