@@ -161,6 +161,7 @@ export function callDetails(c: CallView): string[] {
     out.field('approval', `${a.mode}: ${a.outcome}`);
     out.field('  by', `${a.decided_by ?? '-'} at ${a.decided_at ?? '-'}`);
     out.field('  approval id', a.id ?? '-');
+    if (a.rule !== undefined) out.field('  pre-approval rule', a.rule);
   }
   out.field('side effect started', c.outcome === null ? yesNo(r.side_effect_started) : `${yesNo(c.outcome.side_effect_started)} (when first journaled: ${yesNo(r.side_effect_started)})`);
   const t = c.target;

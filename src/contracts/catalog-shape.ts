@@ -128,6 +128,7 @@ export const CatalogShape = z.strictObject({
   version: z.literal(1, { error: 'must be 1' }).optional(),
   targets: z.record(z.string(), z.unknown()).optional(),
   tools: z.record(z.string(), z.unknown()),
+  preapprovals: z.record(z.string(), z.unknown()).optional(),
 });
 
 export type HttpTargetInput = z.infer<typeof HttpTargetShape>;

@@ -16,6 +16,7 @@ import { canonicalJson } from '../protocol/canonical.js';
 import { authorityOf, widensAuthority, type Authority } from './authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';
+import { describeRule, ruleLoosening } from './preapproval.js';
 import { Effects, type Catalog, type HostKey, type Revision, type Target, type Tool } from './types.js';
 
 const CATALOG = '(catalog)';
@@ -152,6 +153,30 @@ function targetsAdded(candidate: Catalog): Change[] {
 }
 
 /**
+ * Pre-approval rules: a new rule, or one that covers calls its old version
+ * did not (ruleLoosening, fail closed), widens what runs without a person —
+ * reported as a widening, one change per rule; a removed or narrowed rule is
+ * metadata.
+ */
+function ruleChanges(old: Catalog | undefined, candidate: Catalog): Change[] {
+  const out: Change[] = [];
+  for (const [name, r] of candidate.preapprovals) {
+    const o = old?.preapprovals.get(name);
+    if (o === undefined) {
+      out.push(change(r.tool, 'authority_widening', 'catalog', [{ code: 'rule_added', text: `new pre-approval rule ${name}: ${describeRule(r)}` }]));
+      continue;
+    }
+    const loosened = ruleLoosening(o, r);
+    if (loosened.length > 0) out.push(change(r.tool, 'authority_widening', 'catalog', [{ code: 'rule_loosened', text: `pre-approval rule ${name} covers more: ${loosened.join('; ')}` }]));
+    else if (describeRule(o) !== describeRule(r)) out.push(change(r.tool, 'metadata', 'catalog', [{ code: 'rule_narrowed', text: `pre-approval rule ${name} narrowed: ${describeRule(r)}` }]));
+  }
+  for (const [name, o] of old?.preapprovals ?? []) {
+    if (!candidate.preapprovals.has(name)) out.push(change(o.tool, 'metadata', 'catalog', [{ code: 'rule_removed', text: `pre-approval rule ${name} removed` }]));
+  }
+  return out;
+}
+
+/**
  * All changes from `old` to `candidate`. With `old` undefined: every target
  * and tool as an addition, plus the candidate's own revision links.
  */
@@ -167,6 +192,7 @@ export function classifyCatalogChange(old: Catalog | undefined, candidate: Catal
       out.push(...publishedChanges(oldTool, tool), ...toolLevel(oldTool, tool, links.some((c) => c.from !== undefined && c.to !== undefined && c.from !== c.to)));
     }
   }
+  out.push(...ruleChanges(old, candidate));
   for (const oldTool of old?.tools.values() ?? []) {
     if (candidate.tools.has(oldTool.name)) continue;
     const retired = oldTool.current.retired !== undefined;

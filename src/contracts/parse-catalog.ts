@@ -6,6 +6,7 @@
  */
 import { buildTargets } from './build-targets.js';
 import { buildTools } from './build-tools.js';
+import { buildPreapprovals } from './preapproval.js';
 import { CatalogShape } from './catalog-shape.js';
 import { catalogInvalid, IssueSink } from './issues.js';
 import { readYaml } from './parse-yaml.js';
@@ -23,6 +24,7 @@ export function parseCatalog(text: string, fileName: string, knownCredentials?: 
   if (doc === undefined) throw catalogInvalid(fileName, sink.issues, locate);
   const targets = buildTargets(doc.targets ?? {}, sink, knownCredentials);
   const tools = buildTools(doc.tools, sink, targets);
+  const preapprovals = buildPreapprovals(doc.preapprovals, sink, tools, new Set(Object.keys(doc.tools)));
   if (sink.count > 0) throw catalogInvalid(fileName, sink.issues, locate);
-  return { fileName, targets, tools };
+  return { fileName, targets, tools, preapprovals };
 }

@@ -103,6 +103,8 @@ export function gateRuleFor(c: Change): GateRule | undefined {
     case 'authority_widening':
       // An addition widens the agent's reach but breaks no session: shown, never gated.
       if (codes.has('tool_added') || codes.has('target_added')) return undefined;
+      // So does a new or loosened pre-approval rule: shown as a widening for the operator who accepts it.
+      if (codes.has('rule_added') || codes.has('rule_loosened')) return undefined;
       if (codes.has('widened_in_place')) return 'widened_in_place';
       if (codes.has('effect_raised_in_place')) return 'effect_raised_in_place';
       return c.policy === 'none' || !link ? 'widening_without_policy' : undefined;

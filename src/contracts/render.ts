@@ -9,6 +9,7 @@ import type { Change } from './changes.js';
 import { gateRuleFor, HistoricalSkips, type GateReport, type HistoricalSkip } from './release-gate.js';
 import { escapeForTerminal as printable } from '../protocol/terminal-text.js';
 import type { Catalog, JsonObject } from './types.js';
+import { describeRule } from './preapproval.js';
 
 export const GATE_JSON_FORMAT = 'postern.release-gate/1';
 export const CATALOG_JSON_FORMAT = 'postern.catalog-summary/1';
@@ -132,7 +133,8 @@ export function renderCatalogSummary(catalog: Catalog): string {
   const rows = summarizeCatalog(catalog).map((s) => [s.tool, `r${s.revision}`, s.status, s.effect, s.approval, reach(s.authority)]);
   const tools = rows.length === 0 ? 'No tools.' : table(['TOOL', 'REV', 'STATUS', 'EFFECT', 'APPROVAL', 'AUTHORITY'], rows);
   const ssh = sshTargets(catalog).map((t) => [t.target, t.endpoint, t.host_key ?? `untrusted: run \`postern ssh trust ${t.target}\``]);
-  return ssh.length === 0 ? tools : `${tools}\n\n${table(['SSH TARGET', 'ENDPOINT', 'HOST KEY'], ssh)}`;
+  const rules = [...catalog.preapprovals.values()].map((r) => [r.name, describeRule(r)]);
+  return [tools, ...(ssh.length === 0 ? [] : [table(['SSH TARGET', 'ENDPOINT', 'HOST KEY'], ssh)]), ...(rules.length === 0 ? [] : [table(['PRE-APPROVAL RULE', 'COVERS (unattended runs)'], rules)])].join('\n\n');
 }
 
 export function catalogSummaryJson(catalog: Catalog, digest: string): JsonObject {
@@ -150,5 +152,7 @@ export function catalogSummaryJson(catalog: Catalog, digest: string): JsonObject
       authority: JSON.parse(JSON.stringify(s.authority)) as JsonObject,
     })),
     ssh_targets: sshTargets(catalog),
+    // Only when there are rules: a catalog without them prints as before.
+    ...(catalog.preapprovals.size === 0 ? {} : { preapprovals: [...catalog.preapprovals.values()].map((r) => ({ rule: r.name, tool: r.tool, budget: r.budget, covers: describeRule(r) })) }),
   };
 }

@@ -11,6 +11,7 @@ import type { StringTemplate } from './string-template.js';
 import type { PathTemplate, PathPattern } from './path-template.js';
 
 import type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
+import type { BoundedPattern } from './bounded-pattern.js';
 
 export type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
 
@@ -197,8 +198,27 @@ export interface Tool {
   readonly current: Revision;
 }
 
+/** A constraint of a pre-approval rule on one normalized argument (preapproval.ts). */
+export type ArgConstraint =
+  | { readonly kind: 'equal'; readonly value: JsonValue }
+  | { readonly kind: 'one_of'; readonly values: readonly JsonValue[] }
+  | { readonly kind: 'pattern'; readonly pattern: BoundedPattern }
+  | { readonly kind: 'max'; readonly value: number };
+
+/** A pre-approval rule (`preapprovals:`): what an unattended daemon may approve (preapproval.ts). */
+export interface PreapprovalRule {
+  readonly name: string;
+  readonly tool: string;
+  /** argument name → every constraint on it (all must hold). */
+  readonly arguments: readonly (readonly [string, readonly ArgConstraint[]])[];
+  /** Calls this rule may approve per daemon run. */
+  readonly budget: number;
+}
+
 export interface Catalog {
   readonly fileName: string;
   readonly targets: ReadonlyMap<string, Target>;
   readonly tools: ReadonlyMap<string, Tool>;
+  /** Pre-approval rules for unattended runs (preapproval.ts), by rule name. */
+  readonly preapprovals: ReadonlyMap<string, PreapprovalRule>;
 }

@@ -27,6 +27,11 @@ const ConfigSchema = z
      */
     approval_wait_without_progress_seconds: z.number().positive().max(86_400).default(45),
     progress_interval_seconds: z.number().positive().max(300).default(5),
+    /**
+     * No human approver (as `postern daemon --unattended`): the accepted catalog's pre-approval
+     * rules approve at once, everything else needing approval is APPROVAL_UNAVAILABLE.
+     */
+    unattended: z.boolean().default(false),
     http: z
       .object({
         connect_timeout_ms: z.number().int().positive().default(10_000),

@@ -43,6 +43,8 @@ import { pendingCatalog } from './catalog-pending.js';
 import type { CatalogPendingView } from '../protocol/operator/index.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { VaultFollower } from './vault-follow.js';
+import { RuleBudgets } from '../approvals/unattended.js';
+import { RunReporter } from './run-report.js';
 
 export interface DaemonHandle {
   readonly services: Services;
@@ -59,7 +61,7 @@ export interface DaemonHandle {
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map() };
+const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map(), preapprovals: new Map() };
 
 /** The accepted catalog at start, judged against the vault's own mark of the last acceptance. */
 async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Promise<{ snapshot: CatalogSnapshot; inUse: CurrentAcceptance }> {
@@ -90,6 +92,8 @@ export interface DaemonOptions {
   readonly log: (line: string) => void;
   /** A private in-process operator port (postern up): served like a socket connection, without the passphrase proof. */
   readonly operatorPort?: MessagePort;
+  /** No human approver (`postern daemon --unattended`; config.yaml `unattended: true` does the same). */
+  readonly unattended?: boolean;
 }
 
 export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions): Promise<DaemonHandle> {
@@ -157,7 +161,13 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const inflightCalls = new Set<Promise<unknown>>();
     /** The pending catalog an operator runs in shadow; never the catalog in use. */
     let shadow: ShadowCandidate | null = null;
-    const svc: Services = { shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
+    const unattended = opts.unattended === true || config.unattended ? new RuleBudgets() : undefined;
+    const reporter = new RunReporter(clock, unattended);
+    const onActivity = (record: Parameters<RunReporter['observe']>[0]): void => {
+      reporter.observe(record);
+      bus.emit({ type: 'activity', record });
+    };
+    const svc: Services = { ...(unattended === undefined ? {} : { unattended }), shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity, state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;
@@ -306,6 +316,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         return digest;
       },
       lock: () => state.lock('operator request'),
+      runReport: () => reporter.report(state.snapshot(), false),
     });
     const operator = await startOperatorServer({
       socketPath: paths.operatorSocket,
@@ -378,6 +389,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     // and an operator client (attached now, or later with `since`) sees the counterpart of `daemon.locked`.
     journalEvent(null, 'unlock', { reason: 'daemon start', vault_generation: vault.generation });
     bus.emit({ type: 'daemon.unlocked' });
+    if (unattended !== undefined) log(`unattended: no operator approves; ${snapshot.catalog.preapprovals.size} pre-approval rules decide, anything else needing approval is refused APPROVAL_UNAVAILABLE`);
     log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}`);
 
     let closing: Promise<void> | undefined;
@@ -408,6 +420,14 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           await http?.destroy();
           const unwritten = pendingOutcomes.flushNow();
           if (unwritten > 0) log(`${unwritten} outcomes could not be journaled: they will show as outcome_unknown`);
+          // The unattended run's report, once every call has ended (or been cut): the file, then the log line.
+          if (unattended !== undefined) {
+            try {
+              log(`run report written to ${await reporter.write(paths.home, reporter.report(state.snapshot(), true))}`);
+            } catch (e) {
+              log(`run report: ${isPosternError(e) ? e.message : 'could not be written'}`);
+            }
+          }
           // Lock (journaled, like every lock) before the journals close, so the last events are kept.
           stopping = true;
           state.lock(reason);

@@ -76,7 +76,7 @@ export function callSteps(v: CallView): TimelineEntry[] {
   ];
   const a = c.approval;
   if (a !== null && a.mode !== 'none') {
-    out.push(step(a.decided_at ?? v.journaled_at, 'approval', { mode: a.mode, outcome: a.outcome, decided_by: a.decided_by, approval_id: a.id }));
+    out.push(step(a.decided_at ?? v.journaled_at, 'approval', { mode: a.mode, outcome: a.outcome, decided_by: a.decided_by, approval_id: a.id, ...(a.rule === undefined ? {} : { rule: a.rule }) }));
   }
   switch (v.status) {
     case 'rejected':

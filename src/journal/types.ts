@@ -19,6 +19,8 @@ export interface ApprovalRecord {
   readonly decided_at: string | null;
   /** `pending`: the call was answered APPROVAL_PENDING and its card stayed open; `cancelled`: the client gave up. */
   readonly outcome: 'approved' | 'denied' | 'timeout' | 'voided' | 'pending' | 'cancelled';
+  /** The pre-approval rule that approved the call (an unattended daemon); absent otherwise. */
+  readonly rule?: string;
 }
 
 /** Where a vault secret was found (and redacted) in a call: what the agent sent, what it was answered. */

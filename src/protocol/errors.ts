@@ -62,6 +62,7 @@ export const ErrorCodes = {
   CALL_NOT_FOUND: { exit: 1, action: 'none', summary: 'no call with that idempotency key' },
   APPROVAL_DENIED: { exit: 1, action: 'ask_operator', summary: 'the operator denied the call' },
   APPROVAL_TIMEOUT: { exit: 1, action: 'retry_when_operator_present', summary: 'nobody approved the call in time' },
+  APPROVAL_UNAVAILABLE: { exit: 1, action: 'add_preapproval_rule_or_run_attended', summary: 'the daemon runs unattended and no pre-approval rule approves this call' },
   APPROVAL_PENDING: { exit: 1, action: 'call_again_with_same_arguments', summary: 'the operator has not decided yet; the approval stays open' },
   CALL_CANCELLED: { exit: 1, action: 'none', summary: 'the client cancelled the call before it ran' },
   TASK_NOT_FOUND: { exit: 1, action: 'none', summary: 'no task with that id in this session (unknown, expired, or from another session)' },

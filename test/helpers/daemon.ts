@@ -23,7 +23,8 @@ export interface Installation {
   readonly passFile: string;
   daemon: ChildProcess | null;
   daemonLog: string;
-  startDaemon(): Promise<void>;
+  /** Starts `postern daemon` with these extra arguments (e.g. `--unattended`). */
+  startDaemon(args?: readonly string[]): Promise<void>;
   stopDaemon(signal?: NodeJS.Signals): Promise<number | null>;
   /** Writes catalog.yaml and accepts exactly those bytes with the CLI (`--digest`). */
   acceptCatalog(catalog: unknown): Promise<void>;
@@ -54,8 +55,8 @@ export async function install(opts: { secrets: { name: string; kind: string; val
     passFile,
     daemon: null,
     daemonLog: '',
-    async startDaemon() {
-      const child = spawn(process.execPath, [CLI, 'daemon', ...g], {
+    async startDaemon(args = []) {
+      const child = spawn(process.execPath, [CLI, 'daemon', ...args, ...g], {
         env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: sb.home },
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,

@@ -1,5 +1,5 @@
 /**
- * `postern approvals list|show|approve|deny|watch` — the operator's CLI on the
+ * `postern approvals list|show|approve|deny|watch|report` — the operator's CLI on the
  * daemon's operator socket. The vault passphrase proves the operator: the
  * command opens the vault, copies its operator-auth key, locks the vault and
  * authenticates with that key (src/cli/operator-client.ts) — once per
@@ -157,6 +157,14 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
         const now = ctx.clock.now();
         ctx.out(renderTable(['ID', 'TOOL', 'REV', 'CLIENT', 'TARGET', 'CREDENTIAL', 'AGE', 'FLAGS'], cards.map((c) => cardRow(c, now))));
       }
+    });
+
+  approvals
+    .command('report')
+    .description('print this daemon run\'s report as JSON: calls made, what approved them (which pre-approval rule), what was denied and with which code, budgets used')
+    .action(async (_o: unknown, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      ctx.out(jsonForTerminal(await withOperator(ctx, deps, (c) => c.request('approvals.report', {}))));
     });
 
   approvals

@@ -15,8 +15,9 @@ export function registerDaemon(program: Command): void {
   program
     .command('daemon')
     .description('run the daemon without a TUI: unlock the vault, serve agents, wait for approvals from `postern approvals`')
-    .addHelpText('after', examples(['postern daemon', 'postern daemon --passphrase-file ./pass   # a user service']))
-    .action(async (_o: unknown, cmd: Command) => {
+    .option('--unattended', 'no human approver: pre-approval rules of the accepted catalog approve at once, anything else needing approval is refused (APPROVAL_UNAVAILABLE); a run report is written at a clean stop')
+    .addHelpText('after', examples(['postern daemon', 'postern daemon --passphrase-file ./pass   # a user service', 'postern daemon --unattended --passphrase-file ./pass   # CI: rules decide, the report lands in run-report.json']))
+    .action(async (o: { unattended?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       await assertNoDaemon(ctx.paths); // before the passphrase; startDaemon takes the lock for real
       const pass = await ctx.unlockPassphrase();
@@ -32,7 +33,7 @@ export function registerDaemon(program: Command): void {
       };
       process.once('SIGTERM', () => onSignal('SIGTERM'));
       process.once('SIGINT', () => onSignal('SIGINT'));
-      const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, log }).finally(() => pass.fill(0));
+      const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, log, unattended: o.unattended === true }).finally(() => pass.fill(0));
       await new Promise<void>((resolve) => {
         stopSignal = (signal: string): void => {
           log(`${signal}: stopping`);

@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../protocol/errors.js';
-import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type GrantView, type SessionView, type StatusView } from '../../protocol/operator/index.js';
+import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type GrantView, type RunReport, type SessionView, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
@@ -37,6 +37,8 @@ export interface BackendParts {
   readonly rejectCatalog?: (digest: string) => Promise<void>;
   readonly shadowCatalog?: (digest: string | null) => Promise<string | null>;
   readonly lock: () => void;
+  /** This run's report (run-report.ts); absent in a backend without one. */
+  readonly runReport?: () => RunReport;
 }
 
 function quietly<T>(fn: () => T[]): T[] {
@@ -121,5 +123,9 @@ export function createBackend(p: BackendParts): OperatorBackend {
       return p.shadowCatalog(digest);
     },
     lock: p.lock,
+    runReport: () => {
+      if (p.runReport === undefined) throw new PosternError('DAEMON_UNAVAILABLE', 'this daemon keeps no run report');
+      return p.runReport();
+    },
   };
 }

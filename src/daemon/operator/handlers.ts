@@ -25,6 +25,7 @@ import {
   type OperatorParams,
   type OperatorRole,
   type OperatorSnapshot,
+  type RunReport,
   type SessionView,
   type StatusView,
   type WireError,
@@ -46,6 +47,8 @@ export interface OperatorBackend {
   /** Starts (digest) or stops (null) the shadow of a pending catalog; returns the digest in shadow. */
   shadowCatalog(digest: string | null): Promise<string | null>;
   lock(): void;
+  /** The run report so far. */
+  runReport(): RunReport;
 }
 
 export interface HandlerDeps {
@@ -83,6 +86,9 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
       const p = paramsOf(op, params);
       return b.queue.decide(p.approval_id, p.verdict, b.operatorName);
     }
+    case 'approvals.report':
+      paramsOf(op, params);
+      return b.runReport();
     case 'sessions.list':
       return b.sessions(paramsOf(op, params));
     case 'grants.list':

@@ -22,8 +22,14 @@
  * under, its card is withdrawn (voided) at once and the call ends with
  * ApprovalEnded marked `contractChanged`, so the pipeline re-plans it
  * (recheck.ts) — refusing it, or opening a new card for migrated arguments.
+ *
+ * Unattended (`postern daemon --unattended`, docs/decisions.md "Unattended
+ * runs"): no card is ever opened. The accepted catalog's pre-approval rules
+ * decide at once (approvals/unattended.ts), and a call no rule covers — or
+ * one whose revision widens authority — ends APPROVAL_UNAVAILABLE.
  */
-import type { Authority, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
+import type { Authority, Catalog, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
+import { UnavailableReasons } from '../../approvals/unattended.js';
 import { advertiseTool, authorityDigest } from '../../contracts/index.js';
 import type { StaleCheck } from '../../approvals/queue.js';
 import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
@@ -34,6 +40,8 @@ import { progressTokenOf, type CallRequest, type Services, type SessionInfo } fr
 import type { JournalApproval } from './trail.js';
 
 export interface ApprovalSubject {
+  /** The catalog the call was planned against: its pre-approval rules decide an unattended call. */
+  readonly catalog: Catalog;
   readonly tool: Tool;
   readonly revision: Revision;
   readonly authority: Authority;
@@ -82,6 +90,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
     case 'ask':
       break;
   }
+  if (svc.unattended !== undefined) return approveUnattended(svc, req, s, need);
   const timeoutMs = svc.config.approval_timeout_seconds * 1000;
   const mode = need.scope === 'session' ? 'session' : 'per-call';
   // The same call, back after APPROVAL_PENDING, waits on the card it left open (or takes its decision).
@@ -161,6 +170,20 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
       throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: d.at, outcome: 'cancelled' },
         new PosternError('CALL_CANCELLED', 'the client gave up on the call (cancelled it or closed its connection) while it waited for approval; nothing was run'));
   }
+}
+
+/** Nobody is there to ask: a pre-approval rule approves at once, or the call ends APPROVAL_UNAVAILABLE. */
+function approveUnattended(svc: Services, req: CallRequest, s: ApprovalSubject, need: Ask): JournalApproval {
+  const d = (svc.unattended as NonNullable<Services['unattended']>).decide(s.catalog, { tool: s.tool.name, normalized: s.normalized, widening: need.widening });
+  const at = svc.clock.now().toISOString();
+  if (d.kind === 'preapproved') {
+    req.status?.(`pre-approved by rule ${d.rule} (${d.used} of ${d.budget} this run); running`);
+    return { mode: 'per-call', id: null, decided_by: `rule ${d.rule}`, decided_at: at, outcome: 'approved', rule: d.rule };
+  }
+  throw new ApprovalEnded(
+    { mode: 'per-call', id: null, decided_by: 'unattended', decided_at: at, outcome: 'denied' },
+    new PosternError('APPROVAL_UNAVAILABLE', `${UnavailableReasons[d.reason]}; nothing was run (the daemon runs unattended: nobody can approve it)`, { details: { reason: d.reason, ...(d.rules.length === 0 ? {} : { rules: d.rules }) } }),
+  );
 }
 
 /** Puts a new card in the queue; its own controller lets the card outlive the call that opened it (APPROVAL_PENDING). */

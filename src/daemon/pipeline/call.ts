@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { deprecationOf, needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
+import type { Catalog } from '../../contracts/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { JournalApproval } from './trail.js';
@@ -129,7 +130,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
         /** The card was withdrawn because the catalog changed: nothing was approved, whatever the re-check says. */
         let withdrawn = false;
         try {
-          approval = await obtainApproval(svc, session, req, approvalSubject(asked, trail.rawArguments, key, split.args));
+          approval = await obtainApproval(svc, session, req, approvalSubject(asked, planCatalog, trail.rawArguments, key, split.args));
         } catch (e) {
           if (!(e instanceof ApprovalEnded)) throw e;
           trail.approval(e.record);
@@ -228,8 +229,9 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
 }
 
 /** What the operator is asked to approve for `plan`; its guard re-plans it against each catalog accepted while it waits. */
-function approvalSubject(plan: CallPlan, rawArguments: unknown, key: string | undefined, args: unknown): ApprovalSubject {
+function approvalSubject(plan: CallPlan, catalog: Catalog, rawArguments: unknown, key: string | undefined, args: unknown): ApprovalSubject {
   return {
+    catalog,
     tool: plan.tool,
     revision: plan.revision,
     authority: plan.authority,

@@ -16,6 +16,7 @@ import type { GroupCommit } from './group-commit.js';
 import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
 import type { ShadowCandidate } from './shadow.js';
+import type { RuleBudgets } from '../../approvals/unattended.js';
 
 export interface Services {
   readonly state: DaemonState;
@@ -47,6 +48,11 @@ export interface Services {
   readonly shadow?: () => ShadowCandidate | null;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
   readonly onActivity?: (v: ActivityView) => void;
+  /**
+   * Present when the daemon runs unattended: no operator approves, the catalog's
+   * pre-approval rules do (with their budgets), and anything else is APPROVAL_UNAVAILABLE.
+   */
+  readonly unattended?: RuleBudgets;
 }
 
 export interface SessionInfo {

@@ -38,6 +38,7 @@ import {
   CatalogPendingViewSchema,
   GrantViewSchema,
   SessionViewSchema,
+  RunReportSchema,
   StatusViewSchema,
 } from './views.js';
 
@@ -109,6 +110,8 @@ export type OperatorSnapshot = z.infer<typeof OperatorSnapshotSchema>;
 export const OperatorOps = {
   'approvals.list': { params: empty, result: z.array(ApprovalCardSchema) },
   'approvals.decide': { params: z.strictObject({ approval_id: id, verdict: OperatorVerdictSchema }), result: ApprovalDecisionSchema },
+  /** This daemon run's report so far (read-only). */
+  'approvals.report': { params: empty, result: RunReportSchema },
   'sessions.list': {
     params: z.strictObject({ include_ended: z.boolean().optional(), limit: z.number().int().min(1).max(MAX_ACTIVITY).optional() }),
     result: z.array(SessionViewSchema),

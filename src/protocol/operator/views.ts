@@ -131,3 +131,47 @@ export const StatusViewSchema = z.strictObject({
   role: z.enum(['operator', 'observer']),
 });
 export type StatusView = z.infer<typeof StatusViewSchema>;
+
+const count = z.number().int().min(0);
+
+/**
+ * The run report (`postern approvals report`, and at a clean stop the file
+ * run-report.json in the home): what this daemon run did — calls by how they
+ * ended, what approved them (no approval needed, or which pre-approval rule),
+ * what was refused with which code, and each rule's budget. Counts only:
+ * never an argument value or a result.
+ */
+export const RunReportSchema = z.strictObject({
+  format: z.literal('postern.run-report/1'),
+  mode: z.enum(['unattended', 'attended']),
+  started_at: iso,
+  generated_at: iso,
+  /** True for the report written when the daemon stopped. */
+  final: z.boolean(),
+  catalog_digest: z.string().max(64),
+  calls: z.strictObject({
+    total: count,
+    succeeded: count,
+    failed: count,
+    rejected: count,
+    replayed: count,
+    outcome_unknown: count,
+    in_progress: count,
+  }),
+  approved: z.strictObject({
+    /** Calls whose tool needs no approval. */
+    without_approval: count,
+    /** Calls a pre-approval rule approved, by rule name. */
+    by_rule: z.record(name, count),
+    /** Calls an operator approved (attended runs). */
+    by_operator: count,
+  }),
+  denied: z.strictObject({
+    /** APPROVAL_UNAVAILABLE by reason: widening, no_rule, budget_used. */
+    unavailable: z.record(name, count),
+    /** Every call that ended with an error, by error code. */
+    by_code: z.record(name, count),
+  }),
+  budgets: z.array(z.strictObject({ rule: name, tool: name, budget: count, used: count, left: count })),
+});
+export type RunReport = z.infer<typeof RunReportSchema>;

@@ -15,7 +15,7 @@ const OLD = 'CANARY-old-5c1d0e9a7b3f';
 const NEW = 'CANARY-new-8e2a4c6d1f0b';
 const GONE = 'CANARY-gone-3a9f7e1c5d2b';
 const text = (b: Uint8Array | undefined): string => Buffer.from(b ?? new Uint8Array()).toString('utf8');
-const empty = snapshotOf({ fileName: 'x', targets: new Map(), tools: new Map() }, sha256Hex(''), null);
+const empty = snapshotOf({ fileName: 'x', targets: new Map(), tools: new Map(), preapprovals: new Map() }, sha256Hex(''), null);
 
 test('adoptVault: names what changed, redacts old and new values, leaves calls in flight intact', async (t) => {
   const { vault } = tempHome(t);

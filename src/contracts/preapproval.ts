@@ -1,0 +1,190 @@
+/**
+ * Pre-approval rules (`preapprovals:` in catalog.yaml): what an unattended
+ * daemon may approve without a person. A rule names one tool, constraints on
+ * the call's normalized top-level arguments, and a budget (calls per daemon
+ * run). Pure: building the rules from the parsed document (every problem filed
+ * at its document path), deciding whether a rule covers a call, and whether a
+ * changed rule stays within the old one (the catalog diff reports a new or
+ * loosened rule as a widening). Counting the budget is the daemon's
+ * (src/approvals/unattended.ts), not this file's.
+ *
+ * Invariants: a rule is checked against its tool's current input schema — the
+ * tool exists, each constrained argument is declared, `equal` / `one_of`
+ * values are valid for it, `max` only on numbers — and its patterns compile in
+ * the bounded engine (bounded-pattern.ts: whole-value, linear time). A call
+ * is covered only when every constraint holds; an absent argument never
+ * satisfies a constraint. `ruleWithin` fails closed: "within" only when every
+ * call the new rule covers is provably covered by the old one.
+ */
+import { z } from 'zod';
+import { canonicalJson } from '../protocol/canonical.js';
+import { compileBoundedPattern } from './bounded-pattern.js';
+import { NAME, TOOL_NAME } from './catalog-shape.js';
+import type { DocPath, IssueSink } from './issues.js';
+import type { JsonObject, JsonValue } from './json.js';
+import { findProperty } from './schema-node.js';
+import { zodOf } from './schema-zod.js';
+import { checkShape } from './shape-check.js';
+import type { ArgConstraint, PreapprovalRule, Tool } from './types.js';
+
+export type { ArgConstraint, PreapprovalRule };
+
+export const MAX_RULE_BUDGET = 1_000_000;
+
+const ConstraintShape = z
+  .strictObject({
+    equal: z.unknown().optional(),
+    one_of: z.array(z.unknown()).min(1).max(1000).optional(),
+    pattern: z.string().max(512).optional(),
+    max: z.number().optional(),
+  })
+  .refine((c) => Object.keys(c).length > 0, { error: 'needs at least one of equal, one_of, pattern, max' });
+
+export const RuleShape = z.strictObject({
+  tool: z.string().regex(TOOL_NAME, 'must be a tool name'),
+  arguments: z.record(z.string().min(1).max(128), ConstraintShape).optional(),
+  budget: z.int().min(1).max(MAX_RULE_BUDGET),
+});
+
+function toJson(v: unknown): JsonValue {
+  return JSON.parse(JSON.stringify(v)) as JsonValue;
+}
+
+function buildRule(name: string, raw: unknown, sink: IssueSink, tools: ReadonlyMap<string, Tool>, declared: ReadonlySet<string>): PreapprovalRule | undefined {
+  const at: DocPath = ['preapprovals', name];
+  if (!NAME.test(name)) sink.add(at, 'rule names are lowercase letters, digits, ".", "_" or "-", at most 64');
+  const shape = checkShape(RuleShape, raw, at, sink);
+  if (shape === undefined) return undefined;
+  const tool = tools.get(shape.tool);
+  if (tool === undefined) {
+    // A tool that is in the file but has problems of its own is reported there, not here.
+    if (!declared.has(shape.tool)) sink.add([...at, 'tool'], `names tool "${shape.tool}", which is not in the catalog`);
+    return undefined;
+  }
+  const input = tool.current.input.node;
+  const args: [string, ArgConstraint[]][] = [];
+  let ok = true;
+  for (const [arg, c] of Object.entries(shape.arguments ?? {})) {
+    const p = [...at, 'arguments', arg];
+    const prop = input.kind === 'object' ? findProperty(input, arg) : undefined;
+    if (prop === undefined) {
+      sink.add(p, `tool ${tool.name} (revision ${tool.current.revision}) has no argument "${arg}"`);
+      ok = false;
+      continue;
+    }
+    const valid = (v: unknown): boolean => zodOf(prop.node).safeParse(v).success;
+    const list: ArgConstraint[] = [];
+    if ('equal' in c) {
+      if (!valid(c.equal)) sink.add([...p, 'equal'], `${JSON.stringify(c.equal)} is not a valid value for "${arg}"`);
+      else list.push({ kind: 'equal', value: toJson(c.equal) });
+    }
+    if (c.one_of !== undefined) {
+      c.one_of.forEach((v, i) => {
+        if (!valid(v)) sink.add([...p, 'one_of', i], `${JSON.stringify(v)} is not a valid value for "${arg}"`);
+      });
+      list.push({ kind: 'one_of', values: c.one_of.map(toJson) });
+    }
+    if (c.pattern !== undefined) {
+      const kind = prop.node.kind;
+      const compiled = compileBoundedPattern(c.pattern);
+      if (kind !== 'string' && kind !== 'enum') sink.add([...p, 'pattern'], `"${arg}" is not a string (its schema is ${kind})`);
+      else if (!compiled.ok) sink.add([...p, 'pattern'], `the pattern is refused: ${compiled.problem}`);
+      else list.push({ kind: 'pattern', pattern: compiled.pattern });
+    }
+    if (c.max !== undefined) {
+      const kind = prop.node.kind;
+      if (kind !== 'number' && kind !== 'integer') sink.add([...p, 'max'], `max applies to numbers; "${arg}" is ${kind}`);
+      else list.push({ kind: 'max', value: c.max });
+    }
+    args.push([arg, list]);
+  }
+  if (!ok) return undefined;
+  return { name, tool: tool.name, arguments: args, budget: shape.budget };
+}
+
+/** Builds `preapprovals:`; rules that do not check out are filed as issues (the catalog is then invalid). */
+export function buildPreapprovals(raw: Record<string, unknown> | undefined, sink: IssueSink, tools: ReadonlyMap<string, Tool>, declared: ReadonlySet<string> = new Set(tools.keys())): Map<string, PreapprovalRule> {
+  const rules = new Map<string, PreapprovalRule>();
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    const r = buildRule(name, value, sink, tools, declared);
+    if (r !== undefined) rules.set(name, r);
+  }
+  return rules;
+}
+
+const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
+
+function holds(c: ArgConstraint, v: JsonValue): boolean {
+  switch (c.kind) {
+    case 'equal':
+      return same(c.value, v);
+    case 'one_of':
+      return c.values.some((x) => same(x, v));
+    case 'pattern':
+      return typeof v === 'string' && c.pattern.matches(v);
+    case 'max':
+      return typeof v === 'number' && v <= c.value;
+  }
+}
+
+export type RuleVerdict = { readonly covered: true } | { readonly covered: false; readonly reason: string };
+
+/** Does `rule` cover a call of its tool with these normalized arguments (budget aside)? */
+export function ruleCovers(rule: PreapprovalRule, normalized: JsonObject): RuleVerdict {
+  for (const [arg, constraints] of rule.arguments) {
+    if (!Object.hasOwn(normalized, arg)) return { covered: false, reason: `argument ${arg} is absent` };
+    const v = normalized[arg] as JsonValue;
+    for (const c of constraints) if (!holds(c, v)) return { covered: false, reason: `argument ${arg} does not satisfy ${c.kind}` };
+  }
+  return { covered: true };
+}
+
+/** Every value `inner` admits is admitted by `outer` (fail closed: unsure → false). */
+function constraintWithin(outer: ArgConstraint, inner: readonly ArgConstraint[]): boolean {
+  // A finite set of admitted values (equal / one_of) is within when each value passes outer.
+  for (const c of inner) {
+    if (c.kind === 'equal' && holds(outer, c.value)) return true;
+    if (c.kind === 'one_of' && c.values.every((v) => holds(outer, v))) return true;
+  }
+  switch (outer.kind) {
+    case 'pattern':
+      return inner.some((c) => c.kind === 'pattern' && c.pattern.source === outer.pattern.source);
+    case 'max':
+      return inner.some((c) => c.kind === 'max' && c.value <= outer.value);
+    case 'equal':
+    case 'one_of':
+      return false;
+  }
+}
+
+function describeConstraint(c: ArgConstraint): string {
+  switch (c.kind) {
+    case 'equal':
+      return `equal ${canonicalJson(c.value)}`;
+    case 'one_of':
+      return `one_of ${canonicalJson(c.values)}`;
+    case 'pattern':
+      return `pattern ${JSON.stringify(c.pattern.source)}`;
+    case 'max':
+      return `max ${c.value}`;
+  }
+}
+
+/** One line: `tool create_note, budget 5, title pattern "ci-[0-9]+"`; equal rules describe equally. */
+export function describeRule(r: PreapprovalRule): string {
+  const args = [...r.arguments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([arg, cs]) => cs.map((c) => `${arg} ${describeConstraint(c)}`));
+  return [`tool ${r.tool}`, `budget ${r.budget}`, ...(args.length === 0 ? ['any arguments'] : args)].join(', ');
+}
+
+/** Why the new rule covers more than the old one; empty when it provably does not. */
+export function ruleLoosening(old: PreapprovalRule, next: PreapprovalRule): string[] {
+  const out: string[] = [];
+  if (old.tool !== next.tool) out.push(`tool ${old.tool} → ${next.tool}`);
+  if (next.budget > old.budget) out.push(`budget ${old.budget} → ${next.budget}`);
+  const nextArgs = new Map(next.arguments);
+  for (const [arg, constraints] of old.arguments) {
+    const inner = nextArgs.get(arg) ?? [];
+    for (const c of constraints) if (!constraintWithin(c, inner)) out.push(`argument ${arg}: ${c.kind} ${inner.length === 0 ? 'removed' : 'relaxed or changed'}`);
+  }
+  return out;
+}
