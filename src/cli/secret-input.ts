@@ -5,7 +5,7 @@
  * they reach the vault: header-borne values may not contain CR, LF or NUL, and
  * SSH private keys must parse (with their passphrase when encrypted).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createPrivateKey } from 'node:crypto';
 import ssh2, { type ParsedKey } from 'ssh2';
 import type { CredentialKind } from '../vault/types.js';
 import { PosternError } from '../protocol/errors.js';
@@ -150,6 +150,21 @@ export async function readSecretInput(
         if (token.length > 0) secret['session_token'] = token;
       }
       return { secret, fields };
+    }
+    case 'oauth_client_credentials': {
+      const secret = await readValue(opts, 'Client secret (input hidden): ', false);
+      assertHeaderSafe(secret, 'client_secret');
+      return { secret: { client_secret: secret }, fields };
+    }
+    case 'github_app': {
+      const privateKey = await readValue(opts, '', true);
+      try {
+        const key = createPrivateKey({ key: Buffer.from(privateKey), format: 'pem' });
+        if (key.asymmetricKeyType !== 'rsa') throw new Error('not rsa');
+      } catch {
+        throw new PosternError('SECRET_INVALID', 'a GitHub App key is the RSA private key PEM file GitHub gave (PKCS#1 or PKCS#8)');
+      }
+      return { secret: { private_key: privateKey }, fields };
     }
     case 'ssh_password': {
       const password = await readValue(opts, 'SSH password (input hidden): ', false);

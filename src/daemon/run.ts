@@ -7,6 +7,7 @@
  * written by `postern secret …` (vault-follow.ts), lock on idle, and shut down
  * cleanly. One daemon per home (a lock file in the 0700 run directory).
  */
+import { MintedTokens } from './minted-tokens.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Clock } from '../clock/index.js';
 import { basename } from 'node:path';
@@ -118,6 +119,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
     const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : undefined;
+    // Minted tokens are secrets: the redactor learns each one before it is used.
+    const tokens = new MintedTokens({ clock, learn: (name, token) => state.learnMinted(name, token) });
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
     const pendingOutcomes = new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log);
     // Set once the catalog reload exists (below); a vault adopted before that has nothing to re-judge.
@@ -133,6 +136,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         for (const name of [...change.rotated, ...change.removed]) {
           closed += ssh.retire(name);
           http?.retire(name);
+          tokens.drop(name);
         }
         journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
         // A restored copy older than this generation must be refused at the next start too.
@@ -157,7 +161,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const inflightCalls = new Set<Promise<unknown>>();
     /** The pending catalog an operator runs in shadow; never the catalog in use. */
     let shadow: ShadowCandidate | null = null;
-    const svc: Services = { shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
+    const svc: Services = { shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), tokens, clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;
@@ -180,6 +184,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       // Authenticated SSH connections are closed with the keys that opened them; kept-alive HTTP ones too.
       void ssh.close();
       void http?.close();
+      tokens.clear();
       journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
       // The anchor key goes with the vault: a last anchor write (the lock included), then none. Entries
       // journaled while locked are an unanchored tail, adopted at the next start; and a passphrase change

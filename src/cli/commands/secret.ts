@@ -28,6 +28,9 @@ interface AddOpts extends SecretSourceOpts {
   header?: string;
   param?: string;
   accessKeyId?: string;
+  clientId?: string;
+  appId?: string;
+  installationId?: string;
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
@@ -61,6 +64,17 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
       const id = need(o.accessKeyId, '--access-key-id ID');
       if (!/^[A-Z0-9]{16,128}$/.test(id)) throw new PosternError('INPUT_INVALID', 'an AWS access key id is 16 to 128 upper-case letters and digits');
       return { access_key_id: id };
+    }
+    case 'oauth_client_credentials': {
+      const id = need(o.clientId, '--client-id ID');
+      if (!/^[\x20-\x7E]{1,256}$/.test(id)) throw new PosternError('INPUT_INVALID', 'an OAuth client id is 1 to 256 printable ASCII characters');
+      return { client_id: id };
+    }
+    case 'github_app': {
+      const app = need(o.appId, '--app-id ID');
+      const installation = need(o.installationId, '--installation-id ID');
+      if (!/^[0-9]{1,20}$/.test(app) || !/^[0-9]{1,20}$/.test(installation)) throw new PosternError('INPUT_INVALID', 'a GitHub App id and installation id are numbers');
+      return { app_id: app, installation_id: installation };
     }
     case 'http_bearer':
     case 'ssh_key':
@@ -105,7 +119,10 @@ export function registerSecret(program: Command): void {
       .option('--username <name>', 'http_basic: the user name (stored as metadata)')
       .option('--header <name>', 'http_header: the header that carries the value')
       .option('--param <name>', 'http_query: the query parameter that carries the value')
-      .option('--access-key-id <id>', 'aws_sigv4: the access key id (stored as metadata; the secret access key is the value read)'),
+      .option('--access-key-id <id>', 'aws_sigv4: the access key id (stored as metadata; the secret access key is the value read)')
+      .option('--client-id <id>', 'oauth_client_credentials: the client id (stored as metadata; the client secret is the value read)')
+      .option('--app-id <id>', 'github_app: the app id (stored as metadata; the private key PEM is the value read)')
+      .option('--installation-id <id>', 'github_app: the installation whose token is minted (stored as metadata)'),
   ).action(async (name: string, o: AddOpts, cmd: Command) => {
     const ctx = contextFor(cmd);
     // Cheap checks first: nothing is asked for a name the vault would refuse.
