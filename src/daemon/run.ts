@@ -248,6 +248,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       journals,
       operatorName: 'operator-cli',
       live,
+      credentialStates: () => tokens.states(),
       status: () => {
         const snap = state.snapshot();
         return {

@@ -182,4 +182,16 @@ describe('daemon: OAuth client credentials and GitHub App tokens', () => {
     assert.equal((await call('list_repos')).isError, undefined);
     assert.equal(tokenRequests(`/app/installations/${INSTALLATION}/access_tokens`), 1);
   });
+
+  it('secret list shows each token credential\'s state from the daemon: valid until, last refresh, last error — never a value', async () => {
+    const list = await inst.sb.run(['secret', 'list', '--passphrase-file', inst.passFile]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^api-oauth: valid until \d{4}-\d\d-\d\dT[^;]+; last refresh \d{4}-[^;]+; last error -$/m);
+    assert.match(list.stdout, /^api-wrong: valid until -; last refresh -; last error CREDENTIAL_REJECTED at [^:]+:\d\d:\d\d\.\d+Z: credential api-wrong: the token endpoint refused it: HTTP 401 \(invalid_client\)/m);
+    assert.match(list.stdout, /^gh-app: valid until \d{4}-/m);
+    const json = await inst.sb.run(['secret', 'list', '--json', '--passphrase-file', inst.passFile]);
+    const rows = JSON.parse(json.stdout) as { name: string; token_state?: { daemon: string; valid_until?: string | null } }[];
+    assert.equal(rows.find((r) => r.name === 'api-oauth')?.token_state?.daemon, 'running');
+    assert.ok(rows.find((r) => r.name === 'api-oauth')?.token_state?.valid_until);
+  });
 });

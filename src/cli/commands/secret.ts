@@ -21,6 +21,8 @@ import { examples } from '../help.js';
 import { readSecretInput, type SecretSourceOpts } from '../secret-input.js';
 import { canPrompt, confirm } from '../tty.js';
 import { renderTable } from '../table.js';
+import { mintsTokens, tokenStateLines, tokenStates, type TokenStates } from '../token-states.js';
+import { operatorSocketPath } from './approvals.js';
 
 interface AddOpts extends SecretSourceOpts {
   kind: string;
@@ -150,19 +152,31 @@ export function registerSecret(program: Command): void {
       const ctx = contextFor(cmd);
       const pass = await ctx.unlockPassphrase();
       let metas: CredentialMeta[];
+      let key: Uint8Array | undefined;
       try {
         const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock });
         metas = v.list();
+        if (metas.some((m) => mintsTokens(m.kind))) key = Uint8Array.from(v.deriveKey('operator-auth'));
         v.lock();
       } finally {
         pass.fill(0);
       }
+      const minting = metas.filter((m) => mintsTokens(m.kind)).map((m) => m.name);
+      let states: TokenStates = { daemon: 'not_running' };
+      try {
+        if (key !== undefined) states = await tokenStates(operatorSocketPath(ctx), key);
+      } finally {
+        key?.fill(0);
+      }
       if (o.json === true) {
-        ctx.out(JSON.stringify(metas, null, 2));
+        // A minting credential gets `token_state`: the daemon's view, or that the daemon is not running.
+        const stateOf = (name: string) => (states.daemon === 'running' ? { daemon: 'running', ...(states.states.find((x) => x.name === name) ?? { valid_until: null, last_refresh: null, last_error: null }) } : { daemon: states.daemon });
+        ctx.out(JSON.stringify(metas.map((m) => (mintsTokens(m.kind) ? { ...m, token_state: stateOf(m.name) } : m)), null, 2));
       } else if (metas.length === 0) {
         ctx.out('no secrets yet: add one with `postern secret add NAME --kind KIND`');
       } else {
         ctx.out(renderTable(['NAME', 'KIND', 'CREATED', 'ROTATED', 'LAST USED', 'DETAILS'], metas.map(metaRow)));
+        for (const line of tokenStateLines(minting, states)) ctx.out(line);
       }
     });
 

@@ -20,6 +20,7 @@ import {
   type ActivityView,
   type CatalogInUse,
   type CatalogPendingView,
+  type CredentialStateView,
   type GrantView,
   type OperatorOp,
   type OperatorParams,
@@ -46,6 +47,8 @@ export interface OperatorBackend {
   /** Starts (digest) or stops (null) the shadow of a pending catalog; returns the digest in shadow. */
   shadowCatalog(digest: string | null): Promise<string | null>;
   lock(): void;
+  /** Minted-token credentials: valid until, last refresh, last error (never a value). */
+  credentialStates(): CredentialStateView[];
 }
 
 export interface HandlerDeps {
@@ -106,6 +109,9 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
     case 'status':
       paramsOf(op, params);
       return b.status(d.role);
+    case 'credentials.state':
+      paramsOf(op, params);
+      return b.credentialStates();
     case 'lock':
       paramsOf(op, params);
       b.lock();
