@@ -9,7 +9,7 @@ import type { CredentialStateView } from '../protocol/operator/index.js';
 import type { CredentialKind } from '../vault/types.js';
 import { connectOperator } from './operator-client.js';
 
-const MINTING_KINDS: ReadonlySet<CredentialKind> = new Set<CredentialKind>(['oauth_client_credentials', 'github_app']);
+const MINTING_KINDS: ReadonlySet<CredentialKind> = new Set<CredentialKind>(['oauth_client_credentials', 'oauth_refresh_token', 'github_app']);
 
 export function mintsTokens(kind: CredentialKind): boolean {
   return MINTING_KINDS.has(kind);

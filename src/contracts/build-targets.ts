@@ -45,6 +45,10 @@ function authOf(raw: HttpTargetShapeOut['auth'], privateNetwork: 'allowed' | 're
     const tokenUrl = endpointUrl(raw.oauth_client_credentials.token_url, privateNetwork, [...at, 'oauth_client_credentials', 'token_url'], sink);
     return tokenUrl === undefined ? undefined : { kind: 'oauth_client_credentials', tokenUrl, scopes: raw.oauth_client_credentials.scopes ?? [] };
   }
+  if ('oauth_refresh_token' in raw) {
+    const tokenUrl = endpointUrl(raw.oauth_refresh_token.token_url, privateNetwork, [...at, 'oauth_refresh_token', 'token_url'], sink);
+    return tokenUrl === undefined ? undefined : { kind: 'oauth_refresh_token', tokenUrl, scopes: raw.oauth_refresh_token.scopes ?? [] };
+  }
   const api = endpointUrl(raw.github_app.api, privateNetwork, [...at, 'github_app', 'api'], sink);
   return api === undefined ? undefined : { kind: 'github_app', api };
 }

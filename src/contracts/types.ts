@@ -33,6 +33,7 @@ export type HttpAuth =
   | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string }
   /** `tokenUrl`: the normalized token endpoint (origin + path), fixed in the catalog. */
   | { readonly kind: 'oauth_client_credentials'; readonly tokenUrl: string; readonly scopes: readonly string[] }
+  | { readonly kind: 'oauth_refresh_token'; readonly tokenUrl: string; readonly scopes: readonly string[] }
   /** `api`: the normalized GitHub API base (origin + optional path, no trailing slash), fixed in the catalog. */
   | { readonly kind: 'github_app'; readonly api: string };
 

@@ -17,6 +17,9 @@
  *   credential (or its target's auth) changes; a transient failure
  *   (CREDENTIAL_UNAVAILABLE and anything else) is not remembered: the next
  *   call tries again;
+ * - a credential version never includes a refresh token (the daemon rotates
+ *   it itself); `expectOwnChange` makes the vault change of that save keep
+ *   the cached token;
  * - `drop(name)` (credential rotated or removed) and `clear()` (vault locked)
  *   zero the cached tokens; a mint that finishes after them is not kept;
  * - `states()` describes each entry (valid until, last refresh, last error)
@@ -68,6 +71,8 @@ interface Entry {
   lastError: { code: string; message: string; at: Date } | null;
   rejected: PosternError | null;
   inflight: Promise<Uint8Array> | null;
+  /** The daemon itself is saving this credential (a rotated refresh token): the next vault change is its own. */
+  ownChange: boolean;
 }
 
 export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
@@ -90,7 +95,8 @@ export class MintedTokens {
 
   /** The version of a credential as this cache tells versions apart: its secret bytes, its fields and its target's auth (keyed digest). */
   versionOf(credential: DigestibleCredential & { readonly meta: { readonly fields: Readonly<Record<string, string>> } }, auth: unknown): string {
-    return `${credentialDigest(credential, this.#versionKey)}:${JSON.stringify(credential.meta.fields)}:${JSON.stringify(auth)}`;
+    const { refresh_token: _rotating, ...secret } = credential.secret;
+    return `${credentialDigest({ meta: credential.meta, secret }, this.#versionKey)}:${JSON.stringify(credential.meta.fields)}:${JSON.stringify(auth)}`;
   }
 
   /** A copy of the credential's current token (the caller zeroes it), minted when there is none fresh enough. */
@@ -98,7 +104,7 @@ export class MintedTokens {
     let e = this.#entries.get(req.name);
     if (e === undefined || e.version !== req.version) {
       if (e !== undefined) this.#zero(e);
-      e = { version: req.version, token: null, refreshAtMs: 0, validUntil: null, lastRefresh: null, lastError: null, rejected: null, inflight: null };
+      e = { version: req.version, token: null, refreshAtMs: 0, validUntil: null, lastRefresh: null, lastError: null, rejected: null, inflight: null, ownChange: false };
       this.#entries.set(req.name, e);
     }
     if (e.rejected !== null) {
@@ -143,10 +149,20 @@ export class MintedTokens {
     }
   }
 
-  /** The credential changed or went away: forget its token and any refusal. */
+  /** The daemon is about to save this credential itself (a rotated refresh token): its next change keeps the token. */
+  expectOwnChange(name: string): void {
+    const e = this.#entries.get(name);
+    if (e !== undefined) e.ownChange = true;
+  }
+
+  /** The credential changed or went away: forget its token and any refusal (unless the change is the daemon's own). */
   drop(name: string): void {
     const e = this.#entries.get(name);
     if (e === undefined) return;
+    if (e.ownChange) {
+      e.ownChange = false;
+      return;
+    }
     this.#zero(e);
     this.#entries.delete(name);
   }

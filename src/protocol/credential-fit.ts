@@ -4,7 +4,7 @@
  * kind its `auth` declares (`bearer` → `http_bearer`, `basic` → `http_basic`,
  * `{ header }` → `http_header`, `{ query }` → `http_query`, `{ aws_sigv4 }` →
  * `aws_sigv4`, `{ oauth_client_credentials }` → `oauth_client_credentials`,
- * `{ github_app }` → `github_app`), and for a header
+ * `{ oauth_refresh_token }` → `oauth_refresh_token`, `{ github_app }` → `github_app`), and for a header
  * or query credential the name the credential is sent under must be the one
  * the catalog declares — the catalog reserves that name against collisions, so
  * a credential sent under another name would slip past that reservation.
@@ -26,6 +26,7 @@ export type AuthPlacement =
   | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string }
   /** `tokenUrl`: the normalized token endpoint (origin + path), fixed in the catalog. */
   | { readonly kind: 'oauth_client_credentials'; readonly tokenUrl: string; readonly scopes: readonly string[] }
+  | { readonly kind: 'oauth_refresh_token'; readonly tokenUrl: string; readonly scopes: readonly string[] }
   /** `api`: the normalized GitHub API base (origin + optional path, no trailing slash), fixed in the catalog. */
   | { readonly kind: 'github_app'; readonly api: string };
 
@@ -41,7 +42,7 @@ export interface CredentialFacts {
 
 export type CredentialFit = { readonly fits: true } | { readonly fits: false; readonly expected: string; readonly problem: string };
 
-const HTTP_KIND_FOR = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query', aws_sigv4: 'aws_sigv4', oauth_client_credentials: 'oauth_client_credentials', github_app: 'github_app' } as const;
+const HTTP_KIND_FOR = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query', aws_sigv4: 'aws_sigv4', oauth_client_credentials: 'oauth_client_credentials', oauth_refresh_token: 'oauth_refresh_token', github_app: 'github_app' } as const;
 const HTTP_KINDS: readonly string[] = Object.values(HTTP_KIND_FOR);
 const SSH_KINDS: readonly string[] = ['ssh_key', 'ssh_password'];
 

@@ -75,6 +75,7 @@ export function injectedForms(credential: RedactableCredential): NamedSecret[] {
       break;
     }
     case 'oauth_client_credentials':
+    case 'oauth_refresh_token':
     case 'github_app': {
       // A minted token is learnt as { access_token } (daemon/minted-tokens.ts); it goes out as `Bearer <token>`.
       const token = part('access_token');

@@ -24,6 +24,12 @@ export const CredentialKinds = {
     optionalSecretParts: [],
     requiredFields: ['client_id'],
   },
+  oauth_refresh_token: {
+    label: 'OAuth 2.0 refresh token (client id in metadata; optional client secret; token endpoint and scopes in the target)',
+    secretParts: ['refresh_token', 'client_secret'],
+    optionalSecretParts: ['client_secret'],
+    requiredFields: ['client_id'],
+  },
   github_app: {
     label: 'GitHub App (app id and installation id in metadata; private key PEM)',
     secretParts: ['private_key'],

@@ -22,6 +22,7 @@ const CLIENT_SECRET = `CANARY-cs-${randomBytes(15).toString('base64url')}`;
 const WRONG_SECRET = `CANARY-wrong-${randomBytes(15).toString('base64url')}`;
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PEM = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+const RT1 = `CANARY-rt1-${randomBytes(15).toString('base64url')}`;
 const APP_ID = '123456';
 const INSTALLATION = '777';
 
@@ -55,6 +56,7 @@ function catalogFor(origin: string) {
     targets: {
       api: oauth('api-oauth'),
       api_wrong: oauth('api-wrong'),
+      rt: { http: { origin, credential: 'rt-oauth', auth: { oauth_refresh_token: { token_url: `${origin}/oauth/refresh` } }, allow_private: true } },
       gh: { http: { origin, credential: 'gh-app', auth: { github_app: { api: origin } }, allow_private: true } },
     },
     tools: {
@@ -62,6 +64,7 @@ function catalogFor(origin: string) {
       echo_auth: read('api', '/api/echo'),
       list_things_wrong: read('api_wrong', '/api/things'),
       list_repos: read('gh', '/installation/repositories'),
+      list_things_rt: read('rt', '/api/things'),
     },
   };
 }
@@ -72,6 +75,9 @@ describe('daemon: OAuth client credentials and GitHub App tokens', () => {
   let agent: Client;
   const issued: string[] = [];
   const jwts: string[] = [];
+  /** Refresh tokens the endpoint accepts: each use rotates it (a used one is refused, as a rotating server does). */
+  let validRefresh = RT1;
+  const refreshSeen: string[] = [];
   const jwtVerdicts: (string | null)[] = [];
   const results: string[] = [];
 
@@ -88,6 +94,22 @@ describe('daemon: OAuth client credentials and GitHub App tokens', () => {
       issued.push(token);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600 }));
+    });
+    http.route('/oauth/refresh', (_req, res, body) => {
+      const form = new URLSearchParams(body.toString());
+      const sent = form.get('refresh_token') ?? '';
+      refreshSeen.push(sent === validRefresh ? 'current' : sent === RT1 ? 'first (already used)' : 'unknown');
+      if (form.get('grant_type') !== 'refresh_token' || sent !== validRefresh) {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'invalid_grant' }));
+        return;
+      }
+      validRefresh = `CANARY-rt-next-${randomBytes(15).toString('base64url')}`;
+      issued.push(validRefresh);
+      const token = `CANARY-at-${randomBytes(18).toString('base64url')}`;
+      issued.push(token);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600, refresh_token: validRefresh }));
     });
     http.route(`/app/installations/${INSTALLATION}/access_tokens`, (req, res) => {
       const jwt = bearer(req);
@@ -116,6 +138,7 @@ describe('daemon: OAuth client credentials and GitHub App tokens', () => {
       secrets: [
         { name: 'api-oauth', kind: 'oauth_client_credentials', value: CLIENT_SECRET, flags: ['--client-id', 'client-1'] },
         { name: 'api-wrong', kind: 'oauth_client_credentials', value: WRONG_SECRET, flags: ['--client-id', 'client-1'] },
+        { name: 'rt-oauth', kind: 'oauth_refresh_token', value: RT1, flags: ['--client-id', 'public-app'] },
         { name: 'gh-app', kind: 'github_app', value: PEM, flags: ['--app-id', APP_ID, '--installation-id', INSTALLATION] },
       ],
     });
@@ -129,7 +152,7 @@ describe('daemon: OAuth client credentials and GitHub App tokens', () => {
       const exported = await inst.sb.run(['audit', 'export']);
       assert.equal(exported.code, 0, exported.stderr);
       const pemLines = PEM.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'));
-      for (const v of [CLIENT_SECRET, WRONG_SECRET, ...issued, ...jwts, ...pemLines]) {
+      for (const v of [CLIENT_SECRET, WRONG_SECRET, RT1, ...issued, ...jwts, ...pemLines]) {
         inst.sb.assertNeverPrinted(v, 'a client secret, key, JWT or minted token (CLI output, daemon log, journals)');
         for (const form of encodingsOf(v)) assert.ok(!results.join('\n').includes(form), 'a secret reached the agent');
       }
@@ -193,5 +216,20 @@ describe('daemon: OAuth client credentials and GitHub App tokens', () => {
     const rows = JSON.parse(json.stdout) as { name: string; token_state?: { daemon: string; valid_until?: string | null } }[];
     assert.equal(rows.find((r) => r.name === 'api-oauth')?.token_state?.daemon, 'running');
     assert.ok(rows.find((r) => r.name === 'api-oauth')?.token_state?.valid_until);
+  });
+
+  it('a refresh token the server rotates is saved to the vault: after a restart the daemon sends the newest one', async () => {
+    const r = await call('list_things_rt');
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    assert.deepEqual(refreshSeen, ['current']);
+    assert.equal((await call('list_things_rt')).isError, undefined);
+    assert.equal(refreshSeen.length, 1, 'the access token is reused');
+    assert.match(inst.daemonLog, /credential rt-oauth: the rotated refresh token was saved to the vault/);
+    await inst.stopDaemon();
+    await inst.startDaemon();
+    agent = await inst.client();
+    const again = await call('list_things_rt');
+    assert.equal(again.isError, undefined, JSON.stringify(again));
+    assert.deepEqual(refreshSeen, ['current', 'current'], 'the rotated token, not the used one, was sent');
   });
 });

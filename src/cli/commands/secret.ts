@@ -67,7 +67,8 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
       if (!/^[A-Z0-9]{16,128}$/.test(id)) throw new PosternError('INPUT_INVALID', 'an AWS access key id is 16 to 128 upper-case letters and digits');
       return { access_key_id: id };
     }
-    case 'oauth_client_credentials': {
+    case 'oauth_client_credentials':
+    case 'oauth_refresh_token': {
       const id = need(o.clientId, '--client-id ID');
       if (!/^[\x20-\x7E]{1,256}$/.test(id)) throw new PosternError('INPUT_INVALID', 'an OAuth client id is 1 to 256 printable ASCII characters');
       return { client_id: id };
@@ -96,7 +97,8 @@ function addSourceOptions(c: Command): Command {
     .option('--from-file <file>', 'read the value from a file (one trailing newline is dropped; SSH keys are read as is)')
     .option('--stdin', 'read the value from standard input')
     .option('--key-passphrase-file <file>', 'ssh_key: file holding the passphrase of an encrypted key')
-    .option('--session-token-file <file>', 'aws_sigv4: file holding a session token (temporary credentials)');
+    .option('--session-token-file <file>', 'aws_sigv4: file holding a session token (temporary credentials)')
+    .option('--client-secret-file <file>', 'oauth_refresh_token: file holding the client secret of a confidential client');
 }
 
 function metaRow(m: CredentialMeta): string[] {
@@ -122,7 +124,7 @@ export function registerSecret(program: Command): void {
       .option('--header <name>', 'http_header: the header that carries the value')
       .option('--param <name>', 'http_query: the query parameter that carries the value')
       .option('--access-key-id <id>', 'aws_sigv4: the access key id (stored as metadata; the secret access key is the value read)')
-      .option('--client-id <id>', 'oauth_client_credentials: the client id (stored as metadata; the client secret is the value read)')
+      .option('--client-id <id>', 'oauth_client_credentials, oauth_refresh_token: the client id (stored as metadata; the value read is the client secret, or the refresh token)')
       .option('--app-id <id>', 'github_app: the app id (stored as metadata; the private key PEM is the value read)')
       .option('--installation-id <id>', 'github_app: the installation whose token is minted (stored as metadata)'),
   ).action(async (name: string, o: AddOpts, cmd: Command) => {

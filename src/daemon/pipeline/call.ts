@@ -208,6 +208,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
           readPastCapBytes: svc.state.redactor().readPastCapBytes,
           now: () => svc.clock.now(),
           ...(svc.tokens === undefined ? {} : { tokens: svc.tokens }),
+          ...(svc.keepRefreshToken === undefined ? {} : { keepRefreshToken: svc.keepRefreshToken }),
         }).catch(async (e: unknown) => {
           throw await trail.failedExecution(e, svc.clock.monotonicMs() - started);
         });

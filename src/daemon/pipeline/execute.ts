@@ -60,6 +60,8 @@ export interface ExecOptions {
   readonly now: () => Date;
   /** The daemon's minted-token cache, for credentials exchanged for a short-lived token (OAuth, GitHub App). */
   readonly tokens?: MintedTokens;
+  /** Saves a refresh token the server rotated (before the call goes on); without it a rotated token is kept for this daemon's life only. */
+  readonly keepRefreshToken?: (credential: Credential, next: Uint8Array) => Promise<void>;
 }
 
 /** The call's copy of a minting credential with its access token added (the caller zeroes it). */
@@ -71,11 +73,19 @@ async function withMintedToken(action: ResolvedHttp, cred: Credential, opts: Exe
   const token = await tokens.token({
     name: cred.meta.name,
     version: tokens.versionOf(cred, auth),
-    mint: () => mintToken(cred, auth, {
-      allowPrivate: opts.allowPrivate,
-      timeouts: { connectMs: opts.config.http.connect_timeout_ms, headersMs: opts.config.http.headers_timeout_ms, bodyMs: opts.config.http.body_timeout_ms },
-      now: opts.now,
-    }),
+    mint: async () => {
+      const minted = await mintToken(cred, auth, {
+        allowPrivate: opts.allowPrivate,
+        timeouts: { connectMs: opts.config.http.connect_timeout_ms, headersMs: opts.config.http.headers_timeout_ms, bodyMs: opts.config.http.body_timeout_ms },
+        now: opts.now,
+      });
+      // Kept: the newest refresh token; none returned keeps the old one (nothing to write).
+      if (minted.refreshToken !== undefined) {
+        await opts.keepRefreshToken?.(cred, minted.refreshToken);
+        minted.refreshToken.fill(0);
+      }
+      return minted;
+    },
   });
   return { meta: cred.meta, secret: { ...cred.secret, access_token: token } };
 }

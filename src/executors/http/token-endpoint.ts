@@ -4,6 +4,9 @@
  * connector decide where it may connect):
  *   oauth_client_credentials → POST <token_url>, `grant_type=client_credentials`
  *     (+ `scope`), the client authenticated with HTTP Basic (RFC 6749 §2.3.1);
+ *   oauth_refresh_token → POST <token_url>, `grant_type=refresh_token` (RFC 6749
+ *     §6): a confidential client with HTTP Basic, a public one with `client_id`
+ *     in the body; a rotated refresh token in the answer is returned too;
  *   github_app → POST <api>/app/installations/<id>/access_tokens with an
  *     RS256 JWT signed with the app's key (github-app-jwt.ts).
  *
@@ -37,13 +40,15 @@ export interface MintOptions {
 export interface Minted {
   readonly token: Uint8Array;
   readonly expiresInS: number | null;
+  /** The new refresh token when the server rotated it (oauth_refresh_token); absent when it returned none. */
+  readonly refreshToken?: Uint8Array;
 }
 
 /** The auth kinds whose credential is exchanged for a short-lived token before a call. */
-export type MintingAuth = Extract<AuthPlacement, { kind: 'oauth_client_credentials' | 'github_app' }>;
+export type MintingAuth = Extract<AuthPlacement, { kind: 'oauth_client_credentials' | 'oauth_refresh_token' | 'github_app' }>;
 
 export function isMintingAuth(auth: AuthPlacement | undefined): auth is MintingAuth {
-  return auth?.kind === 'oauth_client_credentials' || auth?.kind === 'github_app';
+  return auth?.kind === 'oauth_client_credentials' || auth?.kind === 'oauth_refresh_token' || auth?.kind === 'github_app';
 }
 
 const MAX_TOKEN_BYTES = 16 * 1024;
@@ -67,7 +72,7 @@ function unavailable(name: string, why: string, details: Record<string, string |
 
 interface Exchange {
   readonly url: URL;
-  readonly credential: HttpCredential;
+  readonly credential: HttpCredential | null;
   readonly body: Uint8Array;
   readonly contentType: string;
   readonly accept: string;
@@ -86,6 +91,23 @@ function exchangeFor(credential: HttpCredential, auth: MintingAuth, now: Date): 
       return {
         url: new URL(auth.tokenUrl),
         credential: { meta: { name, kind: 'http_basic', fields: { username: formEncode(utf8(clientId)) } }, secret: { password: utf8(formEncode(secret)) } },
+        body: utf8(form.toString()),
+        contentType: 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        tokenField: 'access_token',
+      };
+    }
+    case 'oauth_refresh_token': {
+      const clientId = credential.meta.fields['client_id'];
+      const refresh = credential.secret['refresh_token'];
+      const secret = credential.secret['client_secret'];
+      if (clientId === undefined || clientId === '' || refresh === undefined || refresh.length === 0) throw rejected(name, 'the client id or refresh token is missing');
+      const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: Buffer.from(refresh).toString('utf8') });
+      if (auth.scopes.length > 0) form.set('scope', auth.scopes.join(' '));
+      if (secret === undefined) form.set('client_id', clientId);
+      return {
+        url: new URL(auth.tokenUrl),
+        credential: secret === undefined ? null : { meta: { name, kind: 'http_basic', fields: { username: formEncode(utf8(clientId)) } }, secret: { password: utf8(formEncode(secret)) } },
         body: utf8(form.toString()),
         contentType: 'application/x-www-form-urlencoded',
         accept: 'application/json',
@@ -158,7 +180,8 @@ export async function mintToken(credential: HttpCredential, auth: MintingAuth, o
     const code = isPosternError(e) ? e.code : 'INTERNAL';
     throw unavailable(name, `the token endpoint ${x.url.origin} could not be reached (${code === 'TARGET_TIMEOUT' ? 'timeout' : 'connection failed'})`);
   } finally {
-    for (const part of Object.values(x.credential.secret)) part.fill(0);
+    for (const part of Object.values(x.credential?.secret ?? {})) part.fill(0);
+    x.body.fill(0);
   }
   const status = result.status;
   if (status >= 500 || status === 408 || status === 429) throw unavailable(name, `the token endpoint answered HTTP ${status}`, { status });
@@ -172,8 +195,10 @@ export async function mintToken(credential: HttpCredential, auth: MintingAuth, o
     throw rejected(name, 'the token endpoint answered without a usable token', { status });
   }
   const type = body?.['token_type'];
-  if (auth.kind === 'oauth_client_credentials' && typeof type === 'string' && type.toLowerCase() !== 'bearer') {
+  if (auth.kind !== 'github_app' && typeof type === 'string' && type.toLowerCase() !== 'bearer') {
     throw rejected(name, `the token endpoint issued a ${type.slice(0, 20).replace(/[^A-Za-z0-9_-]/g, '?')} token; only bearer tokens are supported`);
   }
-  return { token: utf8(token), expiresInS: lifetimeOf(body ?? {}, now) };
+  const rotated = auth.kind === 'oauth_refresh_token' ? body?.['refresh_token'] : undefined;
+  const refreshToken = typeof rotated === 'string' && rotated !== '' && rotated.length <= MAX_TOKEN_BYTES && !/[^\x21-\x7e]/.test(rotated) ? utf8(rotated) : undefined;
+  return { token: utf8(token), expiresInS: lifetimeOf(body ?? {}, now), ...(refreshToken === undefined ? {} : { refreshToken }) };
 }
