@@ -52,3 +52,18 @@ describe('auth: oauth_client_credentials and github_app in the catalog', () => {
     assert.ok(createVerify('RSA-SHA256').update(`${h}.${p}`).verify(publicKey, Buffer.from(s, 'base64url')));
   });
 });
+
+describe('authority: the token endpoint is part of what a tool reaches', () => {
+  it('a tool on an OAuth target reaches its origin and its token endpoint; moving the endpoint widens', async () => {
+    const { authorityOf, widensAuthority } = await import('../../../../src/contracts/authority.js');
+    const at = (tokenUrl: string) => {
+      const c = parseCatalog(withAuth({ oauth_client_credentials: { token_url: tokenUrl } }), 'catalog.yaml');
+      const t = c.tools.get('get')!;
+      return authorityOf(t, t.current);
+    };
+    const a = at('https://auth.example.com/token');
+    assert.deepEqual(a.origins, ['https://api.example.com:443', 'https://auth.example.com:443']);
+    assert.equal(widensAuthority(a, at('https://auth.example.com/other-path')).widens, false);
+    assert.equal(widensAuthority(a, at('https://evil.example.net/token')).widens, true);
+  });
+});
