@@ -1,13 +1,16 @@
 /**
  * Credentials exchanged for short-lived tokens, through the daemon: an agent
  * calls a loopback API protected by OAuth 2.0 client credentials (a local
- * token endpoint with an append-only request log) and a GitHub App
+ * token endpoint with an append-only request log), a GitHub App
  * installation API (a fake that verifies the app's RS256 JWT with the public
- * key). The token is fetched once and reused; a client secret the endpoint
- * refuses fails fast with CREDENTIAL_REJECTED and no second token request;
- * an API that echoes the Authorization header never shows the token to the
- * agent. The client secret, the private key, the JWTs and every minted
- * token never reach the agent, the CLI output, the daemon log or the journals.
+ * key) and an API behind a rotating OAuth refresh token. The token is
+ * fetched once and reused; a client secret the endpoint refuses fails fast
+ * with CREDENTIAL_REJECTED and no second token request; an API that echoes
+ * the Authorization header never shows the token to the agent; `secret list`
+ * shows each token's state from the daemon; a rotated refresh token is saved
+ * to the vault (a restarted daemon sends the newest one). The client secret,
+ * refresh tokens, the private key, the JWTs and every minted token never
+ * reach the agent, the CLI output, the daemon log or the journals.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
