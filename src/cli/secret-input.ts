@@ -5,7 +5,7 @@
  * they reach the vault: header-borne values may not contain CR, LF or NUL, and
  * SSH private keys must parse (with their passphrase when encrypted).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createPrivateKey } from 'node:crypto';
 import ssh2, { type ParsedKey } from 'ssh2';
 import type { CredentialKind } from '../vault/types.js';
 import { PosternError } from '../protocol/errors.js';
@@ -17,6 +17,7 @@ export interface SecretSourceOpts {
   stdin?: boolean;
   keyPassphraseFile?: string;
   sessionTokenFile?: string;
+  clientSecretFile?: string;
 }
 
 const MAX_SECRET_BYTES = 64 * 1024;
@@ -77,6 +78,14 @@ function assertHeaderSafe(v: Uint8Array, what: string): void {
   if (v.some((b) => b === 0x0d || b === 0x0a || b === 0x00)) {
     throw new PosternError('SECRET_INVALID', `the ${what} contains a line break or NUL byte, which cannot be sent in a request`);
   }
+}
+
+/** An optional secret part read from its own file (one line; an empty file adds nothing). */
+async function addOptionalPart(secret: Record<string, Uint8Array>, part: string, file: string | undefined, what: string): Promise<void> {
+  if (file === undefined) return;
+  const value = await readLineFile(file, what);
+  assertHeaderSafe(value, part);
+  if (value.length > 0) secret[part] = value;
 }
 
 export interface ParsedSshKey {
@@ -144,12 +153,30 @@ export async function readSecretInput(
       const key = await readValue(opts, 'Secret access key (input hidden): ', false);
       assertHeaderSafe(key, 'secret_access_key');
       const secret: Record<string, Uint8Array> = { secret_access_key: key };
-      if (opts.sessionTokenFile !== undefined) {
-        const token = await readLineFile(opts.sessionTokenFile, 'session token');
-        assertHeaderSafe(token, 'session_token');
-        if (token.length > 0) secret['session_token'] = token;
-      }
+      await addOptionalPart(secret, 'session_token', opts.sessionTokenFile, 'session token');
       return { secret, fields };
+    }
+    case 'oauth_client_credentials': {
+      const secret = await readValue(opts, 'Client secret (input hidden): ', false);
+      assertHeaderSafe(secret, 'client_secret');
+      return { secret: { client_secret: secret }, fields };
+    }
+    case 'oauth_refresh_token': {
+      const refresh = await readValue(opts, 'Refresh token (input hidden): ', false);
+      assertHeaderSafe(refresh, 'refresh_token');
+      const secret: Record<string, Uint8Array> = { refresh_token: refresh };
+      await addOptionalPart(secret, 'client_secret', opts.clientSecretFile, 'client secret');
+      return { secret, fields };
+    }
+    case 'github_app': {
+      const privateKey = await readValue(opts, '', true);
+      try {
+        const key = createPrivateKey({ key: Buffer.from(privateKey), format: 'pem' });
+        if (key.asymmetricKeyType !== 'rsa') throw new Error('not rsa');
+      } catch {
+        throw new PosternError('SECRET_INVALID', 'a GitHub App key is the RSA private key PEM file GitHub gave (PKCS#1 or PKCS#8)');
+      }
+      return { secret: { private_key: privateKey }, fields };
     }
     case 'ssh_password': {
       const password = await readValue(opts, 'SSH password (input hidden): ', false);

@@ -16,7 +16,7 @@ import { canonicalDigest, canonicalJson } from '../protocol/canonical.js';
 import { pathShapeWithin } from './path-template.js';
 import { shapeOf } from './string-template.js';
 import type { StringTemplate } from './string-template.js';
-import { Effects, type ArgvElement, type BodyTemplate, type Catalog, type Effect, type HttpAction, type HttpRequestAction, type Revision, type Tool } from './types.js';
+import { Effects, type ArgvElement, type BodyTemplate, type Catalog, type Effect, type HttpAction, type HttpTarget, type HttpRequestAction, type Revision, type Tool } from './types.js';
 
 export interface SshEndpoint {
   readonly host: string;
@@ -90,6 +90,15 @@ function requestMeaningOf(a: HttpAction | HttpRequestAction): string[] {
   return sortedUnique(out);
 }
 
+/** Where a target's credential is exchanged for a token (OAuth token endpoint, GitHub API): an origin its secret reaches too. */
+function tokenEndpointOrigins(auth: HttpTarget['auth']): string[] {
+  const url = auth.kind === 'oauth_client_credentials' || auth.kind === 'oauth_refresh_token' ? auth.tokenUrl : auth.kind === 'github_app' ? auth.api : undefined;
+  if (url === undefined) return [];
+  const u = new URL(url);
+  const port = u.port === '' ? (u.protocol === 'https:' ? 443 : 80) : Number(u.port);
+  return [`${u.protocol}//${u.hostname.replace(/^\[|\]$/g, '')}:${port}`];
+}
+
 /** The reach of one revision of a tool. `catalog` is accepted for symmetry; revisions carry their resolved target. */
 export function authorityOf(tool: Tool, revision: Revision, _catalog?: Catalog): Authority {
   const base = { effect: tool.effect, privateNetwork: 'refused' as 'allowed' | 'refused', origins: [] as string[], methods: [] as string[], paths: [] as string[], requestMeaning: [] as string[], ssh: [] as SshEndpoint[], programs: [] as string[], commands: [] as string[][] };
@@ -101,7 +110,7 @@ export function authorityOf(tool: Tool, revision: Revision, _catalog?: Catalog):
       return {
         ...base,
         credentials: [t.credential],
-        origins: [`${t.scheme}://${t.host}:${t.port}`],
+        origins: sortedUnique([`${t.scheme}://${t.host}:${t.port}`, ...tokenEndpointOrigins(t.auth)]),
         methods: a.kind === 'http' ? [a.method] : sortedUnique(a.methods),
         paths: a.kind === 'http' ? [a.path.shape] : sortedUnique(a.paths.map((p) => p.shape)),
         requestMeaning: requestMeaningOf(a),

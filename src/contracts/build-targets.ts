@@ -11,7 +11,47 @@ import type { DocPath, IssueSink } from './issues.js';
 import { normalizeOrigin, normalizeSshHost } from './origin.js';
 import { checkShape, isRecord } from './shape-check.js';
 import type { HttpAuth, Target } from './types.js';
+import type { z } from 'zod';
+
+type HttpTargetShapeOut = z.infer<typeof HttpTargetShape>;
 import { didYouMean } from '../protocol/suggest.js';
+
+/** A fixed endpoint of a credential (token endpoint, API base): an origin (same rules as the target's) and a plain path. */
+function endpointUrl(raw: string, privateNetwork: 'allowed' | 'refused', at: DocPath, sink: IssueSink): string | undefined {
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*)(\/[^?#]*)?$/.exec(raw);
+  if (m === null) {
+    sink.add(at, `${JSON.stringify(raw)} must be scheme://host[:port]/path with no query or fragment`);
+    return undefined;
+  }
+  const o = normalizeOrigin(m[1] ?? '', privateNetwork);
+  if (!o.ok) {
+    sink.add(at, `${JSON.stringify(raw)} ${o.problem}`);
+    return undefined;
+  }
+  const path = (m[2] ?? '').replace(/\/+$/, '');
+  if (!/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/.test(path) || path.split('/').some((s) => s === '.' || s === '..')) {
+    sink.add(at, `${JSON.stringify(raw)} has a path with characters or segments not allowed here`);
+    return undefined;
+  }
+  return o.value.origin + path;
+}
+
+function authOf(raw: HttpTargetShapeOut['auth'], privateNetwork: 'allowed' | 'refused', at: DocPath, sink: IssueSink): HttpAuth | undefined {
+  if (typeof raw === 'string') return { kind: raw };
+  if ('header' in raw) return { kind: 'header', name: raw.header.toLowerCase() };
+  if ('query' in raw) return { kind: 'query', name: raw.query };
+  if ('aws_sigv4' in raw) return { kind: 'aws_sigv4', region: raw.aws_sigv4.region, service: raw.aws_sigv4.service };
+  if ('oauth_client_credentials' in raw) {
+    const tokenUrl = endpointUrl(raw.oauth_client_credentials.token_url, privateNetwork, [...at, 'oauth_client_credentials', 'token_url'], sink);
+    return tokenUrl === undefined ? undefined : { kind: 'oauth_client_credentials', tokenUrl, scopes: raw.oauth_client_credentials.scopes ?? [] };
+  }
+  if ('oauth_refresh_token' in raw) {
+    const tokenUrl = endpointUrl(raw.oauth_refresh_token.token_url, privateNetwork, [...at, 'oauth_refresh_token', 'token_url'], sink);
+    return tokenUrl === undefined ? undefined : { kind: 'oauth_refresh_token', tokenUrl, scopes: raw.oauth_refresh_token.scopes ?? [] };
+  }
+  const api = endpointUrl(raw.github_app.api, privateNetwork, [...at, 'github_app', 'api'], sink);
+  return api === undefined ? undefined : { kind: 'github_app', api };
+}
 
 function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, known: ReadonlySet<string> | undefined): Target | undefined {
   if (!isRecord(raw)) {
@@ -37,10 +77,8 @@ function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, know
       sink.add([...p, 'origin'], `${JSON.stringify(t.origin)} ${o.problem}`);
       return undefined;
     }
-    const auth: HttpAuth = typeof t.auth === 'string' ? { kind: t.auth }
-      : 'header' in t.auth ? { kind: 'header', name: t.auth.header.toLowerCase() }
-        : 'query' in t.auth ? { kind: 'query', name: t.auth.query }
-          : { kind: 'aws_sigv4', region: t.auth.aws_sigv4.region, service: t.auth.aws_sigv4.service };
+    const auth = authOf(t.auth, privateNetwork, [...p, 'auth'], sink);
+    if (auth === undefined) return undefined;
     const headerProblem = auth.kind === 'header' ? credentialHeaderProblem(auth.name) : undefined;
     if (headerProblem !== undefined) sink.add([...p, 'auth', 'header'], headerProblem);
     return {

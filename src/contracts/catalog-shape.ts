@@ -30,7 +30,22 @@ export const HttpAuthShape = z.union([
       service: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be an AWS service signing name such as s3 or execute-api'),
     }),
   }),
-], { error: 'must be bearer, basic, { header: NAME }, { query: NAME } or { aws_sigv4: { region, service } }' });
+  z.strictObject({
+    oauth_client_credentials: z.strictObject({
+      token_url: z.string().max(2048),
+      // RFC 6749 scope-token: printable ASCII except space, quote and backslash.
+      scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, 'must be an OAuth scope (no spaces, quotes or backslashes)')).max(64).optional(),
+    }),
+  }),
+  z.strictObject({
+    oauth_refresh_token: z.strictObject({
+      token_url: z.string().max(2048),
+      // RFC 6749 scope-token: printable ASCII except space, quote and backslash.
+      scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, 'must be an OAuth scope (no spaces, quotes or backslashes)')).max(64).optional(),
+    }),
+  }),
+  z.strictObject({ github_app: z.strictObject({ api: z.string().max(2048) }) }),
+], { error: 'must be bearer, basic, { header: NAME }, { query: NAME }, { aws_sigv4: { region, service } }, { oauth_client_credentials: { token_url, scopes } }, { oauth_refresh_token: { token_url, scopes } } or { github_app: { api } }' });
 
 export const HttpTargetShape = z.strictObject({
   origin: z.string().max(2048),

@@ -31,7 +31,12 @@ export type HttpAuth =
   | { readonly kind: 'basic' }
   | { readonly kind: 'header'; readonly name: string }
   | { readonly kind: 'query'; readonly name: string }
-  | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string };
+  | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string }
+  /** `tokenUrl`: the normalized token endpoint (origin + path), fixed in the catalog. */
+  | { readonly kind: 'oauth_client_credentials'; readonly tokenUrl: string; readonly scopes: readonly string[] }
+  | { readonly kind: 'oauth_refresh_token'; readonly tokenUrl: string; readonly scopes: readonly string[] }
+  /** `api`: the normalized GitHub API base (origin + optional path, no trailing slash), fixed in the catalog. */
+  | { readonly kind: 'github_app'; readonly api: string };
 
 export interface HttpTarget {
   readonly kind: 'http';

@@ -7,6 +7,8 @@
  * written by `postern secret …` (vault-follow.ts), lock on idle, and shut down
  * cleanly. One daemon per home (a lock file in the 0700 run directory).
  */
+import { keepRotatedRefreshToken } from './refresh-token-store.js';
+import { MintedTokens } from './minted-tokens.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Clock } from '../clock/index.js';
 import { basename } from 'node:path';
@@ -25,7 +27,7 @@ import { rejectPendingCatalog } from '../home/catalog-reject.js';
 import { SshPool } from '../executors/ssh/index.js';
 import { GroupCommit } from './pipeline/group-commit.js';
 import { HttpPool } from '../executors/http/index.js';
-import { openVault, type UnlockedVault } from '../vault/index.js';
+import { openVault, type Credential, type UnlockedVault } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { loadConfig } from './config.js';
 import { KeyReservations } from './pipeline/idempotency.js';
@@ -122,6 +124,23 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
     const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : undefined;
+    // Minted tokens are secrets: the redactor learns each one before it is used.
+    const tokens = new MintedTokens({ clock, learn: (name, token) => state.learnMinted(name, token) });
+    // A rotated refresh token: learnt by the redactor, then saved atomically with the held vault key.
+    const keepRefreshToken = async (cred: Credential, next: Uint8Array): Promise<void> => {
+      const name = cred.meta.name;
+      state.learnMinted(name, next);
+      const sent = cred.secret['refresh_token'];
+      if (sent === undefined) return;
+      tokens.expectOwnChange(name);
+      try {
+        const r = await keepRotatedRefreshToken(paths.vault, state.vault(), name, sent, next, { clock });
+        log(r === 'saved' ? `credential ${name}: the rotated refresh token was saved to the vault` : `credential ${name}: changed in the vault meanwhile; the rotated refresh token was not saved`);
+        await follower.refresh();
+      } catch (e) {
+        log(`credential ${name}: the rotated refresh token could not be saved (${isPosternError(e) ? e.code : 'error'})`);
+      }
+    };
     const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
     const pendingOutcomes = new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log);
     // Set once the catalog reload exists (below); a vault adopted before that has nothing to re-judge.
@@ -137,6 +156,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         for (const name of [...change.rotated, ...change.removed]) {
           closed += ssh.retire(name);
           http?.retire(name);
+          tokens.drop(name);
         }
         journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
         // A restored copy older than this generation must be refused at the next start too.
@@ -167,7 +187,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       reporter.observe(record);
       bus.emit({ type: 'activity', record });
     };
-    const svc: Services = { ...(unattended === undefined ? {} : { unattended }), shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity, state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
+    const svc: Services = { ...(unattended === undefined ? {} : { unattended }), shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity, state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), tokens, keepRefreshToken, clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;
@@ -190,6 +210,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       // Authenticated SSH connections are closed with the keys that opened them; kept-alive HTTP ones too.
       void ssh.close();
       void http?.close();
+      tokens.clear();
       journalEvent(null, 'lock', { reason, voided_approvals: voided, revoked_grants: revoked.length });
       // The anchor key goes with the vault: a last anchor write (the lock included), then none. Entries
       // journaled while locked are an unanchored tail, adopted at the next start; and a passphrase change
@@ -253,6 +274,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       journals,
       operatorName: 'operator-cli',
       live,
+      credentialStates: () => tokens.states(),
       status: () => {
         const snap = state.snapshot();
         return {

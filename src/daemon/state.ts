@@ -10,7 +10,9 @@
  * (a target may have cached the old one and still echo it); adopting a newer
  * vault generation (`adoptVault`) never disturbs a call in flight: calls hold
  * their own copy of the credential (`takeCredential`) and earlier redactors
- * keep their own copies.
+ * keep their own copies. A token minted from a vault credential
+ * (`learnMinted`) is a secret too: the redactor covers it, in every form it is
+ * sent in, from before it is used until the vault locks.
  */
 import type { Catalog } from '../contracts/index.js';
 import { injectedForms, createRedactor, valueFingerprint, type NamedSecret, type Redactor } from '../redaction/index.js';
@@ -64,6 +66,8 @@ export class DaemonState {
   #redactor: Redactor | null = null;
   /** Forms of values retired by rotate or rm since the unlock. */
   #retired: NamedSecret[] = [];
+  /** Forms of tokens minted since the unlock (minted-tokens.ts). */
+  #minted: NamedSecret[] = [];
   /** Every copy of a form this state made, for any redactor since the unlock (zeroed at lock). */
   #owned: NamedSecret[] = [];
   #snapshot: CatalogSnapshot;
@@ -155,6 +159,19 @@ export class DaemonState {
     return change;
   }
 
+  /** A token minted from credential `name`: every later redactor covers it (until the lock). */
+  learnMinted(name: string, token: Uint8Array): void {
+    const v = this.vault();
+    const meta = v.get(name)?.meta;
+    const minted = { meta: { name, kind: meta?.kind ?? 'oauth_client_credentials', fields: meta?.fields ?? {} }, secret: { access_token: Uint8Array.from(token) } };
+    const fingerprint = valueFingerprint(v.deriveKey('secret-exposure'), minted);
+    const forms = injectedForms(minted).map((f) => ({ name: f.name, bytes: Uint8Array.from(f.bytes), fingerprint }));
+    minted.secret.access_token.fill(0);
+    this.#minted.push(...forms);
+    this.#owned.push(...forms);
+    this.#rebuildRedactor();
+  }
+
   onLock(listener: (reason: string) => void): void {
     this.#onLock.push(listener);
   }
@@ -168,6 +185,7 @@ export class DaemonState {
     for (const f of this.#owned) f.bytes.fill(0);
     this.#owned = [];
     this.#retired = [];
+    this.#minted = [];
     for (const l of this.#onLock) l(reason);
   }
 
@@ -179,6 +197,6 @@ export class DaemonState {
       if (cred !== undefined) current.push(...formsOf(cred, v));
     }
     this.#owned.push(...current);
-    this.#redactor = createRedactor([...current, ...this.#retired]);
+    this.#redactor = createRedactor([...current, ...this.#retired, ...this.#minted]);
   }
 }

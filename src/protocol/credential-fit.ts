@@ -3,7 +3,8 @@
  * an SSH target needs `ssh_key` or `ssh_password`; an HTTP target needs the
  * kind its `auth` declares (`bearer` → `http_bearer`, `basic` → `http_basic`,
  * `{ header }` → `http_header`, `{ query }` → `http_query`, `{ aws_sigv4 }` →
- * `aws_sigv4`), and for a header
+ * `aws_sigv4`, `{ oauth_client_credentials }` → `oauth_client_credentials`,
+ * `{ oauth_refresh_token }` → `oauth_refresh_token`, `{ github_app }` → `github_app`), and for a header
  * or query credential the name the credential is sent under must be the one
  * the catalog declares — the catalog reserves that name against collisions, so
  * a credential sent under another name would slip past that reservation.
@@ -22,7 +23,12 @@ export type AuthPlacement =
   | { readonly kind: 'basic' }
   | { readonly kind: 'header'; readonly name: string }
   | { readonly kind: 'query'; readonly name: string }
-  | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string };
+  | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string }
+  /** `tokenUrl`: the normalized token endpoint (origin + path), fixed in the catalog. */
+  | { readonly kind: 'oauth_client_credentials'; readonly tokenUrl: string; readonly scopes: readonly string[] }
+  | { readonly kind: 'oauth_refresh_token'; readonly tokenUrl: string; readonly scopes: readonly string[] }
+  /** `api`: the normalized GitHub API base (origin + optional path, no trailing slash), fixed in the catalog. */
+  | { readonly kind: 'github_app'; readonly api: string };
 
 /** What the credential is used for; an executor that does not know the target's `auth` checks the protocol only. */
 export type CredentialUse = { readonly kind: 'ssh' } | { readonly kind: 'http'; readonly auth?: AuthPlacement };
@@ -36,7 +42,7 @@ export interface CredentialFacts {
 
 export type CredentialFit = { readonly fits: true } | { readonly fits: false; readonly expected: string; readonly problem: string };
 
-const HTTP_KIND_FOR = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query', aws_sigv4: 'aws_sigv4' } as const;
+const HTTP_KIND_FOR = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query', aws_sigv4: 'aws_sigv4', oauth_client_credentials: 'oauth_client_credentials', oauth_refresh_token: 'oauth_refresh_token', github_app: 'github_app' } as const;
 const HTTP_KINDS: readonly string[] = Object.values(HTTP_KIND_FOR);
 const SSH_KINDS: readonly string[] = ['ssh_key', 'ssh_password'];
 

@@ -80,6 +80,12 @@ export const ErrorCodes = {
   VAULT_ROLLED_BACK: { exit: 1, action: 'restore_vault_or_run_postern_anchor_accept_vault', summary: 'the vault is an older generation than the last one seen' },
   CREDENTIAL_MISSING: { exit: 1, action: 'add_secret', summary: 'the credential named by the catalog is not in the vault' },
   CREDENTIAL_KIND_MISMATCH: { exit: 1, action: 'fix_credential_kind', summary: 'the credential is not of the kind (or name) its target needs' },
+  CREDENTIAL_REJECTED: {
+    exit: 1,
+    action: 'operator_must_fix_credential',
+    summary: 'the token endpoint refused the credential; calls that need it fail until the operator rotates it (or fixes the target)',
+  },
+  CREDENTIAL_UNAVAILABLE: { exit: 1, action: 'retry_later', summary: 'no access token could be obtained right now (the token endpoint failed or did not answer); nothing was sent' },
   EGRESS_BLOCKED: { exit: 1, action: 'fix_catalog_target', summary: 'the connection was refused by egress policy' },
   TARGET_TIMEOUT: { exit: 1, action: 'check_call_status', summary: 'the target did not answer in time' },
   TARGET_ERROR: { exit: 1, action: 'check_target', summary: 'the target could not be reached or failed' },

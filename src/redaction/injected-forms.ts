@@ -74,6 +74,16 @@ export function injectedForms(credential: RedactableCredential): NamedSecret[] {
       if (key) forms.push(...armouredBodyForms(Buffer.from(key).toString('utf8')));
       break;
     }
+    case 'oauth_client_credentials':
+    case 'oauth_refresh_token':
+    case 'github_app': {
+      // A minted token is learnt as { access_token } (daemon/minted-tokens.ts); it goes out as `Bearer <token>`.
+      const token = part('access_token');
+      if (token) forms.push(Buffer.concat([utf8('Bearer '), token]));
+      const key = part('private_key');
+      if (key) forms.push(...armouredBodyForms(Buffer.from(key).toString('utf8')));
+      break;
+    }
     case 'aws_sigv4':
       // The secret key is used only inside the HMAC chain; the session token is sent as is (a part).
       break;

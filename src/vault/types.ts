@@ -18,6 +18,24 @@ export const CredentialKinds = {
     optionalSecretParts: ['session_token'],
     requiredFields: ['access_key_id'],
   },
+  oauth_client_credentials: {
+    label: 'OAuth 2.0 client credentials (client id in metadata; token endpoint and scopes in the target)',
+    secretParts: ['client_secret'],
+    optionalSecretParts: [],
+    requiredFields: ['client_id'],
+  },
+  oauth_refresh_token: {
+    label: 'OAuth 2.0 refresh token (client id in metadata; optional client secret; token endpoint and scopes in the target)',
+    secretParts: ['refresh_token', 'client_secret'],
+    optionalSecretParts: ['client_secret'],
+    requiredFields: ['client_id'],
+  },
+  github_app: {
+    label: 'GitHub App (app id and installation id in metadata; private key PEM)',
+    secretParts: ['private_key'],
+    optionalSecretParts: [],
+    requiredFields: ['app_id', 'installation_id'],
+  },
   ssh_key: {
     label: 'SSH private key (ed25519, ecdsa or rsa; optional key passphrase)',
     secretParts: ['private_key', 'key_passphrase'],
@@ -46,7 +64,8 @@ export interface CredentialMeta {
   readonly last_used_at: string | null;
   /**
    * Kind-specific public fields: `username` (http_basic), `header` (http_header),
-   * `param` (http_query), `access_key_id` (aws_sigv4), `key_type` and `public_fingerprint` (ssh_key).
+   * `param` (http_query), `access_key_id` (aws_sigv4), `client_id` (oauth_client_credentials),
+   * `app_id` and `installation_id` (github_app), `key_type` and `public_fingerprint` (ssh_key).
    */
   readonly fields: Readonly<Record<string, string>>;
 }

@@ -21,6 +21,8 @@ import { examples } from '../help.js';
 import { readSecretInput, type SecretSourceOpts } from '../secret-input.js';
 import { canPrompt, confirm } from '../tty.js';
 import { renderTable } from '../table.js';
+import { mintsTokens, tokenStateLines, tokenStates, type TokenStates } from '../token-states.js';
+import { operatorSocketPath } from './approvals.js';
 
 interface AddOpts extends SecretSourceOpts {
   kind: string;
@@ -28,6 +30,9 @@ interface AddOpts extends SecretSourceOpts {
   header?: string;
   param?: string;
   accessKeyId?: string;
+  clientId?: string;
+  appId?: string;
+  installationId?: string;
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
@@ -62,6 +67,18 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
       if (!/^[A-Z0-9]{16,128}$/.test(id)) throw new PosternError('INPUT_INVALID', 'an AWS access key id is 16 to 128 upper-case letters and digits');
       return { access_key_id: id };
     }
+    case 'oauth_client_credentials':
+    case 'oauth_refresh_token': {
+      const id = need(o.clientId, '--client-id ID');
+      if (!/^[\x20-\x7E]{1,256}$/.test(id)) throw new PosternError('INPUT_INVALID', 'an OAuth client id is 1 to 256 printable ASCII characters');
+      return { client_id: id };
+    }
+    case 'github_app': {
+      const app = need(o.appId, '--app-id ID');
+      const installation = need(o.installationId, '--installation-id ID');
+      if (!/^[0-9]{1,20}$/.test(app) || !/^[0-9]{1,20}$/.test(installation)) throw new PosternError('INPUT_INVALID', 'a GitHub App id and installation id are numbers');
+      return { app_id: app, installation_id: installation };
+    }
     case 'http_bearer':
     case 'ssh_key':
     case 'ssh_password':
@@ -80,7 +97,8 @@ function addSourceOptions(c: Command): Command {
     .option('--from-file <file>', 'read the value from a file (one trailing newline is dropped; SSH keys are read as is)')
     .option('--stdin', 'read the value from standard input')
     .option('--key-passphrase-file <file>', 'ssh_key: file holding the passphrase of an encrypted key')
-    .option('--session-token-file <file>', 'aws_sigv4: file holding a session token (temporary credentials)');
+    .option('--session-token-file <file>', 'aws_sigv4: file holding a session token (temporary credentials)')
+    .option('--client-secret-file <file>', 'oauth_refresh_token: file holding the client secret of a confidential client');
 }
 
 function metaRow(m: CredentialMeta): string[] {
@@ -105,7 +123,10 @@ export function registerSecret(program: Command): void {
       .option('--username <name>', 'http_basic: the user name (stored as metadata)')
       .option('--header <name>', 'http_header: the header that carries the value')
       .option('--param <name>', 'http_query: the query parameter that carries the value')
-      .option('--access-key-id <id>', 'aws_sigv4: the access key id (stored as metadata; the secret access key is the value read)'),
+      .option('--access-key-id <id>', 'aws_sigv4: the access key id (stored as metadata; the secret access key is the value read)')
+      .option('--client-id <id>', 'oauth_client_credentials, oauth_refresh_token: the client id (stored as metadata; the value read is the client secret, or the refresh token)')
+      .option('--app-id <id>', 'github_app: the app id (stored as metadata; the private key PEM is the value read)')
+      .option('--installation-id <id>', 'github_app: the installation whose token is minted (stored as metadata)'),
   ).action(async (name: string, o: AddOpts, cmd: Command) => {
     const ctx = contextFor(cmd);
     // Cheap checks first: nothing is asked for a name the vault would refuse.
@@ -133,19 +154,31 @@ export function registerSecret(program: Command): void {
       const ctx = contextFor(cmd);
       const pass = await ctx.unlockPassphrase();
       let metas: CredentialMeta[];
+      let key: Uint8Array | undefined;
       try {
         const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock });
         metas = v.list();
+        if (metas.some((m) => mintsTokens(m.kind))) key = Uint8Array.from(v.deriveKey('operator-auth'));
         v.lock();
       } finally {
         pass.fill(0);
       }
+      const minting = metas.filter((m) => mintsTokens(m.kind)).map((m) => m.name);
+      let states: TokenStates = { daemon: 'not_running' };
+      try {
+        if (key !== undefined) states = await tokenStates(operatorSocketPath(ctx), key);
+      } finally {
+        key?.fill(0);
+      }
       if (o.json === true) {
-        ctx.out(JSON.stringify(metas, null, 2));
+        // A minting credential gets `token_state`: the daemon's view, or that the daemon is not running.
+        const stateOf = (name: string) => (states.daemon === 'running' ? { daemon: 'running', ...(states.states.find((x) => x.name === name) ?? { valid_until: null, last_refresh: null, last_error: null }) } : { daemon: states.daemon });
+        ctx.out(JSON.stringify(metas.map((m) => (mintsTokens(m.kind) ? { ...m, token_state: stateOf(m.name) } : m)), null, 2));
       } else if (metas.length === 0) {
         ctx.out('no secrets yet: add one with `postern secret add NAME --kind KIND`');
       } else {
         ctx.out(renderTable(['NAME', 'KIND', 'CREATED', 'ROTATED', 'LAST USED', 'DETAILS'], metas.map(metaRow)));
+        for (const line of tokenStateLines(minting, states)) ctx.out(line);
       }
     });
 

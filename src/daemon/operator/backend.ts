@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../protocol/errors.js';
-import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type GrantView, type RunReport, type SessionView, type StatusView } from '../../protocol/operator/index.js';
+import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type GrantView, type RunReport, type SessionView, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
@@ -39,6 +39,8 @@ export interface BackendParts {
   readonly lock: () => void;
   /** This run's report (run-report.ts); absent in a backend without one. */
   readonly runReport?: () => RunReport;
+  /** The minted-token cache's states (src/daemon/minted-tokens.ts); none when absent. */
+  readonly credentialStates?: () => CredentialStateView[];
 }
 
 function quietly<T>(fn: () => T[]): T[] {
@@ -53,6 +55,7 @@ export function createBackend(p: BackendParts): OperatorBackend {
   return {
     queue: p.queue,
     operatorName: p.operatorName,
+    credentialStates: () => p.credentialStates?.() ?? [],
     status: (role) => ({
       ...p.status(),
       protocol_version: OPERATOR_VERSION,

@@ -20,6 +20,7 @@ import {
   type ActivityView,
   type CatalogInUse,
   type CatalogPendingView,
+  type CredentialStateView,
   type GrantView,
   type OperatorOp,
   type OperatorParams,
@@ -49,6 +50,8 @@ export interface OperatorBackend {
   lock(): void;
   /** The run report so far. */
   runReport(): RunReport;
+  /** Minted-token credentials: valid until, last refresh, last error (never a value). */
+  credentialStates(): CredentialStateView[];
 }
 
 export interface HandlerDeps {
@@ -112,6 +115,9 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
     case 'status':
       paramsOf(op, params);
       return b.status(d.role);
+    case 'credentials.state':
+      paramsOf(op, params);
+      return b.credentialStates();
     case 'lock':
       paramsOf(op, params);
       b.lock();

@@ -208,6 +208,8 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
           // The redactor of the vault the credential was taken from: it knows the longest form of that value.
           readPastCapBytes: svc.state.redactor().readPastCapBytes,
           now: () => svc.clock.now(),
+          ...(svc.tokens === undefined ? {} : { tokens: svc.tokens }),
+          ...(svc.keepRefreshToken === undefined ? {} : { keepRefreshToken: svc.keepRefreshToken }),
         }).catch(async (e: unknown) => {
           throw await trail.failedExecution(e, svc.clock.monotonicMs() - started);
         });

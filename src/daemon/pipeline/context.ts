@@ -2,6 +2,8 @@
  * What a call stage can see: the daemon's services and the calling session.
  * Plain data and service handles, no behaviour.
  */
+import type { Credential } from '../../vault/index.js';
+import type { MintedTokens } from '../minted-tokens.js';
 import type { Clock } from '../../clock/index.js';
 import type { IdleTracker } from '../idle.js';
 import type { ApprovalQueue } from '../../approvals/queue.js';
@@ -29,6 +31,10 @@ export interface Services {
   readonly ssh: SshRunner;
   /** Kept-alive HTTP connections; absent when `http.keep_alive_seconds` is 0 (a connection per call). */
   readonly http?: HttpPool;
+  /** Access tokens minted from lifecycle credentials (OAuth, GitHub App), cached until shortly before they expire. */
+  readonly tokens?: MintedTokens;
+  /** Saves a refresh token the server rotated back to the vault (src/daemon/refresh-token-store.ts). */
+  readonly keepRefreshToken?: (credential: Credential, next: Uint8Array) => Promise<void>;
   /** The daemon's one clock (records and retention: wall; durations: monotonic). */
   readonly clock: Clock;
   /** Idleness for the idle lock: every call touches it. */

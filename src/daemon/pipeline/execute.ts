@@ -12,6 +12,8 @@ import type { Credential } from '../../vault/index.js';
 import type { DaemonConfig } from '../config.js';
 import { assertCredentialFits } from '../../protocol/credential-fit.js';
 import { PosternError } from '../../protocol/errors.js';
+import { isMintingAuth, mintToken } from '../../executors/http/token-endpoint.js';
+import type { MintedTokens } from '../minted-tokens.js';
 
 export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult } | { readonly kind: 'ssh'; readonly result: SshResult };
 
@@ -56,30 +58,65 @@ export interface ExecOptions {
   readonly readPastCapBytes: number;
   /** Wall time (the daemon's clock), for request signatures. */
   readonly now: () => Date;
+  /** The daemon's minted-token cache, for credentials exchanged for a short-lived token (OAuth, GitHub App). */
+  readonly tokens?: MintedTokens;
+  /** Saves a refresh token the server rotated (before the call goes on); without it a rotated token is kept for this daemon's life only. */
+  readonly keepRefreshToken?: (credential: Credential, next: Uint8Array) => Promise<void>;
+}
+
+/** The call's copy of a minting credential with its access token added (the caller zeroes it). */
+async function withMintedToken(action: ResolvedHttp, cred: Credential, opts: ExecOptions): Promise<Credential> {
+  const auth = action.auth;
+  if (!isMintingAuth(auth)) return cred;
+  const tokens = opts.tokens;
+  if (tokens === undefined) throw new PosternError('INTERNAL', `credential ${cred.meta.name}: this daemon has no token cache; nothing was sent`, { sideEffectStarted: false });
+  const token = await tokens.token({
+    name: cred.meta.name,
+    version: tokens.versionOf(cred, auth),
+    mint: async () => {
+      const minted = await mintToken(cred, auth, {
+        allowPrivate: opts.allowPrivate,
+        timeouts: { connectMs: opts.config.http.connect_timeout_ms, headersMs: opts.config.http.headers_timeout_ms, bodyMs: opts.config.http.body_timeout_ms },
+        now: opts.now,
+      });
+      // Kept: the newest refresh token; none returned keeps the old one (nothing to write).
+      if (minted.refreshToken !== undefined) {
+        await opts.keepRefreshToken?.(cred, minted.refreshToken);
+        minted.refreshToken.fill(0);
+      }
+      return minted;
+    },
+  });
+  return { meta: cred.meta, secret: { ...cred.secret, access_token: token } };
 }
 
 export async function executeAction(action: ResolvedAction, cred: Credential, opts: ExecOptions): Promise<ExecResult> {
   switch (action.kind) {
     case 'http': {
       const key = action.headers.find(([n]) => n === 'idempotency-key')?.[1];
-      const result = await executeHttp(httpSpec(action), {
-        credential: cred,
-        allowPrivate: opts.allowPrivate,
-        ...(key === undefined ? {} : { idempotencyKey: { header: 'Idempotency-Key', value: key } }),
-        timeouts: {
-          connectMs: opts.config.http.connect_timeout_ms,
-          headersMs: opts.config.http.headers_timeout_ms,
-          bodyMs: opts.config.http.body_timeout_ms,
-        },
-        maxResponseBytes: opts.config.http.max_response_bytes,
-        readPastCapBytes: opts.readPastCapBytes,
-        signal: opts.signal,
-        onRequestSent: opts.onRequestSent,
-        ...(opts.http === undefined ? {} : { pool: opts.http }),
-        auth: action.auth,
-        now: opts.now,
-      });
-      return { kind: 'http', result };
+      const credential = await withMintedToken(action, cred, opts);
+      try {
+        const result = await executeHttp(httpSpec(action), {
+          credential,
+          allowPrivate: opts.allowPrivate,
+          ...(key === undefined ? {} : { idempotencyKey: { header: 'Idempotency-Key', value: key } }),
+          timeouts: {
+            connectMs: opts.config.http.connect_timeout_ms,
+            headersMs: opts.config.http.headers_timeout_ms,
+            bodyMs: opts.config.http.body_timeout_ms,
+          },
+          maxResponseBytes: opts.config.http.max_response_bytes,
+          readPastCapBytes: opts.readPastCapBytes,
+          signal: opts.signal,
+          onRequestSent: opts.onRequestSent,
+          ...(opts.http === undefined ? {} : { pool: opts.http }),
+          auth: action.auth,
+          now: opts.now,
+        });
+        return { kind: 'http', result };
+      } finally {
+        if (credential !== cred) credential.secret['access_token']?.fill(0);
+      }
     }
     case 'ssh': {
       const result = await opts.ssh.exec(action, cred, {

@@ -6,6 +6,10 @@
  *   http_query  → `<fields.param>=<value>` appended to the query
  *   aws_sigv4   → a Signature Version 4 over the finished request (sigv4.ts),
  *                 with the region and service of the target's `auth`
+ *   oauth_client_credentials, oauth_refresh_token, github_app
+ *               → `Authorization: Bearer <access_token>`, the token the daemon
+ *                 minted for this call (token-endpoint.ts, daemon/minted-tokens.ts)
+ *                 and put in the call's copy of the credential as the part `access_token`
  * and which header or query name that makes off-limits to the spec.
  *
  * Invariants:
@@ -103,6 +107,12 @@ export function credentialInjection(credential: HttpCredential | null, auth?: Au
         ownedHeaders: [...SIGV4_HEADERS],
         sign: (req, now) => signSigV4(req, { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) }, scope, now).headers,
       };
+    }
+    case 'oauth_client_credentials':
+    case 'oauth_refresh_token':
+    case 'github_app': {
+      if (credential.secret['access_token'] === undefined) throw refuse(credential, 'no access token was minted for this call');
+      return { headers: [['authorization', `Bearer ${headerSafe(credential, 'access_token')}`]], queryParam: null, ownedHeaders: [] };
     }
     case 'ssh_key':
     case 'ssh_password': {

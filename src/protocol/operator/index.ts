@@ -5,7 +5,8 @@
  * this folder (and the rest of src/protocol).
  *
  *   wire.ts            socket handshake + sealed frames, the in-process port's attach lines, roles
- *   views.ts           SessionView, GrantView, ActivityView, CatalogPendingView, StatusView
+ *   views.ts           SessionView, GrantView, ActivityView, CatalogPendingView, StatusView,
+ *                      CredentialStateView
  *   messages.ts        events + envelope, ops (params/result), snapshot, server messages
  *   transport.ts       OperatorTransport (JSON text in/out, role, close, closed, backlog)
  *   client.ts          OperatorClient (request / subscribe / close / closed)

@@ -36,6 +36,7 @@ import {
   ActivityViewSchema,
   CatalogInUseSchema,
   CatalogPendingViewSchema,
+  CredentialStateViewSchema,
   GrantViewSchema,
   SessionViewSchema,
   RunReportSchema,
@@ -125,6 +126,8 @@ export const OperatorOps = {
   /** Runs the pending catalog with this digest in shadow (null: stops the shadow). */
   'catalog.shadow': { params: z.strictObject({ digest: sha256.nullable() }), result: z.strictObject({ shadow: sha256.nullable() }) },
   status: { params: empty, result: StatusViewSchema },
+  /** Each minted-token credential the daemon has used since the unlock (secret list). */
+  'credentials.state': { params: empty, result: z.array(CredentialStateViewSchema) },
   lock: { params: empty, result: z.strictObject({ locked: z.literal(true) }) },
   subscribe: { params: z.strictObject({ since: z.number().int().min(0).optional() }), result: OperatorSnapshotSchema },
 } as const;

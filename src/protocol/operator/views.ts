@@ -113,6 +113,15 @@ export const CatalogInUseSchema = z.strictObject({
 });
 export type CatalogInUse = z.infer<typeof CatalogInUseSchema>;
 
+/** The daemon's state of a credential exchanged for tokens (OAuth, GitHub App): times and the last error, never a value. */
+export const CredentialStateViewSchema = z.strictObject({
+  name: z.string().max(64),
+  valid_until: iso.nullable(),
+  last_refresh: iso.nullable(),
+  last_error: z.strictObject({ code: z.string().max(64), message: z.string().max(1000), at: iso }).nullable(),
+});
+export type CredentialStateView = z.infer<typeof CredentialStateViewSchema>;
+
 export const StatusViewSchema = z.strictObject({
   /** The operator protocol version the daemon speaks. */
   protocol_version: z.number().int(),

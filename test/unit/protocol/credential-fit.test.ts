@@ -22,6 +22,9 @@ const FIELDS: Record<CredentialKind, Record<string, string>> = {
   http_header: { header: 'X-Api-Key' },
   http_query: { param: 'api_key' },
   aws_sigv4: { access_key_id: 'AKIDEXAMPLE' },
+  oauth_client_credentials: { client_id: 'client-1' },
+  oauth_refresh_token: { client_id: 'client-1' },
+  github_app: { app_id: '1', installation_id: '2' },
   ssh_key: {},
   ssh_password: {},
 };
@@ -41,8 +44,8 @@ function codeOf(f: () => unknown): ErrorCode | 'ok' {
   }
 }
 
-const PLACEMENTS: AuthPlacement[] = [{ kind: 'bearer' }, { kind: 'basic' }, { kind: 'header', name: 'x-api-key' }, { kind: 'query', name: 'api_key' }, { kind: 'aws_sigv4', region: 'us-east-1', service: 's3' }];
-const EXPECTED = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query', aws_sigv4: 'aws_sigv4' } as const;
+const PLACEMENTS: AuthPlacement[] = [{ kind: 'bearer' }, { kind: 'basic' }, { kind: 'header', name: 'x-api-key' }, { kind: 'query', name: 'api_key' }, { kind: 'aws_sigv4', region: 'us-east-1', service: 's3' }, { kind: 'oauth_client_credentials', tokenUrl: 'https://auth.example.com/token', scopes: [] }, { kind: 'oauth_refresh_token', tokenUrl: 'https://auth.example.com/token', scopes: [] }, { kind: 'github_app', api: 'https://api.github.com' }];
+const EXPECTED = { bearer: 'http_bearer', basic: 'http_basic', header: 'http_header', query: 'http_query', aws_sigv4: 'aws_sigv4', oauth_client_credentials: 'oauth_client_credentials', oauth_refresh_token: 'oauth_refresh_token', github_app: 'github_app' } as const;
 
 describe('the rule: kind × target', () => {
   for (const auth of PLACEMENTS) {
