@@ -101,8 +101,8 @@ export function gateRuleFor(c: Change): GateRule | undefined {
     case 'behavior_change':
       return c.policy === 'none' ? 'behavior_change_without_policy' : undefined;
     case 'authority_widening':
-      // An addition widens the agent's reach but breaks no session: shown, never gated.
-      if (codes.has('tool_added') || codes.has('target_added')) return undefined;
+      // An addition, or a raised limit, widens the agent's reach but breaks no session: shown, never gated.
+      if (codes.has('tool_added') || codes.has('target_added') || codes.has('limit_raised')) return undefined;
       if (codes.has('widened_in_place')) return 'widened_in_place';
       if (codes.has('effect_raised_in_place')) return 'effect_raised_in_place';
       return c.policy === 'none' || !link ? 'widening_without_policy' : undefined;

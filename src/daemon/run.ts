@@ -7,6 +7,7 @@
  * written by `postern secret …` (vault-follow.ts), lock on idle, and shut down
  * cleanly. One daemon per home (a lock file in the 0700 run directory).
  */
+import { CallLimits } from './limits.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Clock } from '../clock/index.js';
 import { basename } from 'node:path';
@@ -155,9 +156,11 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const live = new Map<string, SessionView>();
     const startedAt = clock.now().toISOString();
     const inflightCalls = new Set<Promise<unknown>>();
+    // The journal's executed calls are the one truth for the limits: counted again at every start.
+    const limits = CallLimits.fromJournal(clock, journals.activity.callHeads());
     /** The pending catalog an operator runs in shadow; never the catalog in use. */
     let shadow: ShadowCandidate | null = null;
-    const svc: Services = { shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
+    const svc: Services = { shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity: (record) => bus.emit({ type: 'activity', record }), state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes, limits };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;

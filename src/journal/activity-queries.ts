@@ -37,7 +37,7 @@ export function listCallsQuery(filter: CallFilter = {}): Query {
 export const GET_CALL_SQL = `${CALL_SELECT} WHERE h.call_id = ? AND h.${HEAD}`;
 
 /** A page of head entries after `seq`, for the release gate's historical arguments. */
-export const HEADS_PAGE_SQL = `SELECT seq, kind, error_code, body FROM entries WHERE ${HEAD} AND seq > ? ORDER BY seq LIMIT ?`;
+export const HEADS_PAGE_SQL = `SELECT seq, at, kind, error_code, body FROM entries WHERE ${HEAD} AND seq > ? ORDER BY seq LIMIT ?`;
 
 /** Intents without an outcome: the calls a crash left open. */
 export const OPEN_INTENTS_SQL = `

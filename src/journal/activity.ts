@@ -51,6 +51,8 @@ export interface HistoricalArguments {
 /** A call's first entry: intent (it ran), rejected (refused before any effect) or replay. */
 export interface CallHead {
   readonly kind: HeadKind;
+  /** When the head was journaled (for an intent: when the call was about to run). */
+  readonly at: string;
   /** Set for a rejected call. */
   readonly error_code: string | null;
   readonly call: CallRecord;
@@ -120,7 +122,7 @@ function withBusyTimeout<T>(db: Database.Database, ms: number | undefined, fn: (
 export function createActivityJournal(store: ActivityStore, hooks: CommitHooks = NO_HOOKS): ActivityJournal {
   const db = store.db;
   const getStmt = db.prepare<[string], CallRow>(GET_CALL_SQL);
-  const headsPage = db.prepare<[number, number], { seq: number; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
+  const headsPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
   const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
   const exposuresPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind | 'outcome'; call_id: string; tool: string; session_id: string | null; body: string }>(EXPOSURES_PAGE_SQL);
 
@@ -339,7 +341,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       for (;;) {
         const rows = read('read call heads', () => headsPage.all(after, PAGE));
         for (const row of rows) {
-          yield { kind: row.kind, error_code: row.kind === 'rejected' ? row.error_code : null, call: (JSON.parse(row.body) as HeadBody).call };
+          yield { kind: row.kind, at: row.at, error_code: row.kind === 'rejected' ? row.error_code : null, call: (JSON.parse(row.body) as HeadBody).call };
         }
         const tail = rows.at(-1);
         if (tail === undefined || rows.length < PAGE) return;

@@ -10,7 +10,7 @@ import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { cardView, targetSummary, unusualHost } from '../../../src/protocol/operator/card-view.js';
 import { assertInert, draft } from './helpers.js';
 
-const card = (over: Partial<ApprovalCard> = {}): ApprovalCard => ({ ...draft(), annotations: null, id: 'card-1', requested_at: '2031-01-01T00:00:00.000Z', expires_at: '2031-01-01T00:02:00.000Z', ...over });
+const card = (over: Partial<ApprovalCard> = {}): ApprovalCard => ({ ...draft(), annotations: null, limits: [], id: 'card-1', requested_at: '2031-01-01T00:00:00.000Z', expires_at: '2031-01-01T00:02:00.000Z', ...over });
 
 const HOSTILE = [
   '\x1b[2K\rtarget        GET https://safe.example/ok',
