@@ -125,10 +125,11 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
       let usage: readonly LimitUsage[] = [];
       const limited = limitSubject(tool, plan, session.id, trail.runId);
       if (limited !== null && svc.limits !== undefined) {
-        trail.step('limits');
         const c = svc.limits.check(limited);
         if (c.kind === 'limited') throw c.error;
         usage = c.usage;
+        // `audit show` reads the usage each call saw in its decision path: "limits:per_session 3/10".
+        for (const u of usage) trail.step(`limits:${u.limit} ${u.used}/${u.max}`);
       }
 
       let approval: JournalApproval = null;

@@ -148,6 +148,8 @@ describe('limits in the call pipeline', () => {
     const c = journals.activity.listCalls({ tool: 'budget' }).find((v) => v.rejection?.error_code === 'RATE_LIMITED');
     assert.ok(c, 'the refusal is journaled');
     assert.equal(c.call.side_effect_started, false);
+    const ran = journals.activity.listCalls({ tool: 'budget' }).filter((v) => v.status === 'success').map((v) => v.call.decision_path.find((p) => p.startsWith('limits:')));
+    assert.deepEqual(ran.sort(), ['limits:per_session 0/2', 'limits:per_session 0/2', 'limits:per_session 1/2'], 'audit show reads the usage in the decision path');
   });
 
   it('a denied call costs nothing; the card shows the usage; a call over the limit never reaches the queue', async () => {

@@ -88,3 +88,12 @@ describe('card view', () => {
     assert.equal(v.rows.find((r) => r.label === 'host')?.tone, 'danger');
   });
 });
+
+describe('card view: limits', () => {
+  it('shows each limit as "N of M" in its scope; the last one left is a notice', () => {
+    const v = cardView(card({ limits: [{ limit: 'per_session', used: 3, max: 10 }, { limit: 'per_minute', used: 4, max: 5 }] }));
+    const rows = v.rows.filter((r) => r.label === 'limit').map((r) => [r.value, r.tone]);
+    assert.deepEqual(rows, [['per_session: 3 of 10 this session', 'normal'], ['per_minute: 4 of 5 in the last minute', 'notice']]);
+    assert.equal(cardView(card()).rows.some((r) => r.label === 'limit'), false);
+  });
+});
