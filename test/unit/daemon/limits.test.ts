@@ -276,3 +276,29 @@ describe('limits in the call pipeline', () => {
     assert.ok(!dump.includes(TOKEN));
   });
 });
+
+describe('CallLimits: charge, end and refund', () => {
+  const subject = { tool: 't', limits: { per_minute: 5, per_session: 5, per_run: 5, in_flight: 5 }, sessionId: 's', runId: 'r' };
+  const used = (l: CallLimits): number[] => l.usage(subject).map((u) => u.used);
+  it('end frees only the in-flight slot; refund undoes the whole charge, once', () => {
+    const l = new CallLimits(new ManualClock('2031-07-15T12:00:00Z'));
+    const a = l.charge(subject);
+    const b = l.charge(subject);
+    assert.ok(a.kind === 'charged' && b.kind === 'charged');
+    assert.deepEqual(used(l), [2, 2, 2, 2], 'session, run, minute, in flight');
+    a.charge.end();
+    a.charge.end();
+    assert.deepEqual(used(l), [2, 2, 2, 1]);
+    b.charge.refund();
+    b.charge.refund();
+    assert.deepEqual(used(l), [1, 1, 1, 0]);
+  });
+  it('a journal time in the future counts as now; one older than a minute counts only per session and run', () => {
+    const clock = new ManualClock('2031-07-15T12:00:00Z');
+    const head = (at: string) => ({ kind: 'intent' as const, at, error_code: null, call: { tool: 't', session_id: 's', run_id: 'r' } as never });
+    const l = CallLimits.fromJournal(clock, [head('2031-07-15T12:05:00.000Z'), head('2031-07-15T11:58:00.000Z'), { ...head('2031-07-15T11:59:30.000Z'), kind: 'rejected' as const }]);
+    assert.deepEqual(used(l), [2, 2, 1, 0]);
+    clock.advance(60_000);
+    assert.deepEqual(used(l), [2, 2, 0, 0]);
+  });
+});
