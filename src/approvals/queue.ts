@@ -32,7 +32,7 @@ interface Pending {
 /** Why the card's call no longer matches `catalog` (its contract changed while it waited), or null. */
 export type StaleCheck = (catalog: Catalog) => string | null;
 
-export type CardDraft = Omit<ApprovalCard, 'id' | 'requested_at' | 'expires_at' | 'annotations'> & { readonly annotations?: ApprovalCard['annotations'] };
+export type CardDraft = Omit<ApprovalCard, 'id' | 'requested_at' | 'expires_at' | 'annotations' | 'limits'> & { readonly annotations?: ApprovalCard['annotations']; readonly limits?: ApprovalCard['limits'] };
 
 export class ApprovalQueue {
   readonly #pending = new Map<string, Pending>();
@@ -54,6 +54,7 @@ export class ApprovalQueue {
     const card: ApprovalCard = {
       ...draft,
       annotations: draft.annotations ?? null,
+      limits: draft.limits ?? [],
       id: randomUUID(),
       requested_at: now.toISOString(),
       expires_at: new Date(now.getTime() + opts.timeoutMs).toISOString(),

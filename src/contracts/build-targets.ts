@@ -92,6 +92,7 @@ function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, know
       auth,
       idempotencyHeader: t.idempotency_header === true ? 'send' : 'omit',
       privateNetwork,
+      ...(t.limits === undefined ? {} : { limits: t.limits }),
     };
   }
   const p = [...at, 'ssh'];
@@ -111,6 +112,7 @@ function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, know
     user: t.user,
     hostKey: t.host_key === undefined ? { state: 'untrusted' } : { state: 'pinned', fingerprint: t.host_key },
     credential: t.credential,
+    ...(t.limits === undefined ? {} : { limits: t.limits }),
   };
 }
 

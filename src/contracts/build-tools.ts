@@ -161,7 +161,7 @@ function buildTool(name: string, raw: unknown, sink: IssueSink, targets: Readonl
     else if (prev.retired !== undefined || r.retired !== undefined) sink.add(cat, 'a canary and the revision before it must both be served (not retired)');
   });
   if (!ok || t === undefined || current === undefined) return undefined;
-  return { name, description: t.description, effect: t.effect, approval: t.approval, revisions, current };
+  return { name, description: t.description, effect: t.effect, approval: t.approval, revisions, current, ...(t.limits === undefined ? {} : { limits: t.limits }) };
 }
 
 export function buildTools(raw: Record<string, unknown>, sink: IssueSink, targets: ReadonlyMap<string, Target>): Map<string, Tool> {

@@ -47,12 +47,22 @@ export const HttpAuthShape = z.union([
   z.strictObject({ github_app: z.strictObject({ api: z.string().max(2048) }) }),
 ], { error: 'must be bearer, basic, { header: NAME }, { query: NAME }, { aws_sigv4: { region, service } }, { oauth_client_credentials: { token_url, scopes } }, { oauth_refresh_token: { token_url, scopes } } or { github_app: { api } }' });
 
+const limitCount = (max: number) => z.int({ error: `must be a whole number from 1 to ${max}` }).min(1).max(max);
+/** `limits:` on a tool or (as defaults) on a target; every field optional. */
+export const LimitsShape = z.strictObject({
+  per_minute: limitCount(1_000_000).optional(),
+  per_session: limitCount(1_000_000_000).optional(),
+  per_run: limitCount(1_000_000_000).optional(),
+  in_flight: limitCount(10_000).optional(),
+});
+
 export const HttpTargetShape = z.strictObject({
   origin: z.string().max(2048),
   credential: name('credential'),
   auth: HttpAuthShape,
   idempotency_header: z.boolean().optional(),
   allow_private: z.boolean().optional(),
+  limits: LimitsShape.optional(),
 });
 
 export const SshTargetShape = z.strictObject({
@@ -61,6 +71,7 @@ export const SshTargetShape = z.strictObject({
   user: z.string().regex(SSH_USER, 'must be a user name: letters, digits, ".", "_" or "-", not starting with "-"'),
   host_key: z.string().regex(HOST_KEY, 'must be an OpenSSH SHA256 fingerprint: "SHA256:" and 43 base64 characters').optional(),
   credential: name('credential'),
+  limits: LimitsShape.optional(),
 });
 
 const method = z.enum(HttpMethods, { error: `must be one of ${HttpMethods.join(', ')}` });
@@ -137,6 +148,7 @@ export const ToolShape = z.strictObject({
   effect: z.enum(Effects, { error: `must be one of ${Effects.join(', ')}` }),
   approval: z.enum(ApprovalModes, { error: `must be one of ${ApprovalModes.join(', ')}` }),
   revisions: z.array(z.unknown()).min(1).max(1000),
+  limits: LimitsShape.optional(),
 });
 
 export const CatalogShape = z.strictObject({

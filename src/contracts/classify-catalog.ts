@@ -9,7 +9,9 @@
  * A new tool widens the agent's reach: it is reported as an addition that
  * widens authority, with what it reaches. With no old catalog (a first
  * acceptance, or one whose predecessor cannot be trusted) every target and
- * every tool is such an addition, so nothing is accepted unseen.
+ * every tool is such an addition, so nothing is accepted unseen. A limit
+ * raised or removed (the tool's own or its target's default) widens what the
+ * agent may do; one added or lowered is metadata.
  */
 import { contractFingerprint } from './action-diff.js';
 import { canonicalJson } from '../protocol/canonical.js';
@@ -17,6 +19,7 @@ import { authorityOf, widensAuthority, type Authority } from './authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';
 import { describeRule, ruleLoosening } from './preapproval.js';
+import { limitChanges, limitsOf } from './limits.js';
 import { Effects, type Catalog, type HostKey, type Revision, type Target, type Tool } from './types.js';
 
 const CATALOG = '(catalog)';
@@ -106,6 +109,10 @@ function toolLevel(oldTool: Tool, tool: Tool, hasNewLink: boolean): Change[] {
     out.push(change(name, 'metadata', 'tool', [{ code: looser ? 'approval_loosened' : 'approval_tightened', text: `approval ${oldTool.approval} → ${tool.approval}${looser ? ' (less oversight)' : ''}` }]));
   }
   if (tool.description !== oldTool.description) out.push(change(name, 'metadata', 'tool', [{ code: 'description_changed', text: 'description changed' }]));
+  // Raising or removing a limit lets the agent do more: a widening (shown, not gated); adding or lowering one narrows.
+  const limits = limitChanges(limitsOf(oldTool), limitsOf(tool));
+  if (limits.widened.length > 0) out.push(change(name, 'authority_widening', 'tool', limits.widened.map((text) => ({ code: 'limit_raised', text }))));
+  if (limits.tightened.length > 0) out.push(change(name, 'metadata', 'tool', limits.tightened.map((text) => ({ code: 'limit_tightened', text }))));
   return out;
 }
 

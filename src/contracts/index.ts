@@ -19,7 +19,8 @@ export type {
   Action, ApprovalMode, Catalog, CompiledSchema, Effect, HttpAction, HttpAuth, HttpMethod, HttpRequestAction, HttpTarget,
   JsonObject, JsonPrimitive, JsonValue, OutputAdapter, PolicyName, PreviousPolicy, Revision, SshAction, SshTarget, Target, Tool, HostKey,
 } from './types.js';
-export { ApprovalModes, Effects, HttpMethods } from './types.js';
+export { ApprovalModes, Effects, HttpMethods, LimitNames, type LimitName, type Limits } from './types.js';
+export { limitsOf, limitChanges, unlimited, type LimitChanges } from './limits.js';
 
 export { canonicalJson, canonicalDigest, sha256Hex } from '../protocol/canonical.js';
 export { parseCatalog } from './parse-catalog.js';

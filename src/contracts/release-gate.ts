@@ -101,8 +101,8 @@ export function gateRuleFor(c: Change): GateRule | undefined {
     case 'behavior_change':
       return c.policy === 'none' ? 'behavior_change_without_policy' : undefined;
     case 'authority_widening':
-      // An addition widens the agent's reach but breaks no session: shown, never gated.
-      if (codes.has('tool_added') || codes.has('target_added')) return undefined;
+      // An addition, or a raised limit, widens the agent's reach but breaks no session: shown, never gated.
+      if (codes.has('tool_added') || codes.has('target_added') || codes.has('limit_raised')) return undefined;
       // So does a new or loosened pre-approval rule: shown as a widening for the operator who accepts it.
       if (codes.has('rule_added') || codes.has('rule_loosened')) return undefined;
       if (codes.has('widened_in_place')) return 'widened_in_place';

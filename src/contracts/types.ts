@@ -25,6 +25,15 @@ export type ApprovalMode = (typeof ApprovalModes)[number];
 export const HttpMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HttpMethods)[number];
 
+/**
+ * Budgets and rate limits of a tool (daemon/limits.ts counts them): calls
+ * executed per minute (all sessions), per agent session, per declared run id,
+ * and at most this many executing at once (all sessions). Absent = no limit.
+ */
+import { LimitNames, type LimitName } from '../protocol/limit-usage.js';
+export { LimitNames, type LimitName };
+export type Limits = { readonly [K in LimitName]?: number };
+
 /** Where the executor puts the HTTP credential. The name is part of the contract so templates cannot collide with it. */
 export type HttpAuth =
   | { readonly kind: 'bearer' }
@@ -50,6 +59,8 @@ export interface HttpTarget {
   readonly auth: HttpAuth;
   readonly idempotencyHeader: 'send' | 'omit';
   readonly privateNetwork: 'allowed' | 'refused';
+  /** Default limits for the tools that call this target (a tool's own `limits` win, field by field). */
+  readonly limits?: Limits;
 }
 
 export type HostKey = { readonly state: 'pinned'; readonly fingerprint: string } | { readonly state: 'untrusted' };
@@ -62,6 +73,8 @@ export interface SshTarget {
   readonly user: string;
   readonly hostKey: HostKey;
   readonly credential: string;
+  /** Default limits for the tools that call this target (a tool's own `limits` win, field by field). */
+  readonly limits?: Limits;
 }
 
 export type Target = HttpTarget | SshTarget;
@@ -201,6 +214,8 @@ export interface Tool {
   readonly revisions: readonly Revision[];
   /** The last revision. */
   readonly current: Revision;
+  /** The tool's own limits; absent fields fall back to its target's (contracts/limits.ts). */
+  readonly limits?: Limits;
 }
 
 /** A constraint of a pre-approval rule on one normalized argument (preapproval.ts). */

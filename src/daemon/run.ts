@@ -9,6 +9,7 @@
  */
 import { keepRotatedRefreshToken } from './refresh-token-store.js';
 import { MintedTokens } from './minted-tokens.js';
+import { CallLimits } from './limits.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Clock } from '../clock/index.js';
 import { basename } from 'node:path';
@@ -179,6 +180,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const live = new Map<string, SessionView>();
     const startedAt = clock.now().toISOString();
     const inflightCalls = new Set<Promise<unknown>>();
+    // The journal's executed calls are the one truth for the limits: counted again at every start.
+    const limits = CallLimits.fromHistory(clock, journals.activity.limitHistory(new Date(clock.now().getTime() - 60_000).toISOString()));
     /** The pending catalog an operator runs in shadow; never the catalog in use. */
     let shadow: ShadowCandidate | null = null;
     const unattended = opts.unattended === true || config.unattended ? new RuleBudgets() : undefined;
@@ -187,7 +190,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       reporter.observe(record);
       bus.emit({ type: 'activity', record });
     };
-    const svc: Services = { ...(unattended === undefined ? {} : { unattended }), shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity, state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), tokens, keepRefreshToken, clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes };
+    const svc: Services = { ...(unattended === undefined ? {} : { unattended }), shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity, state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), tokens, keepRefreshToken, clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes, limits };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;

@@ -19,7 +19,7 @@ import type Database from 'better-sqlite3';
 import { PosternError } from '../protocol/errors.js';
 import { callRecordOf, toCallView } from './activity-schema.js';
 import type { CallRow, HeadBody, HeadKind, OutcomeBody } from './activity-schema.js';
-import { EXPOSURES_PAGE_SQL, GET_CALL_SQL, HEADS_PAGE_SQL, listCallsQuery } from './activity-queries.js';
+import { EXPOSURES_PAGE_SQL, GET_CALL_SQL, HEADS_PAGE_SQL, LIMIT_COUNTS_SQL, LIMIT_RECENT_SQL, listCallsQuery } from './activity-queries.js';
 import type { ActivityStore } from './activity-store.js';
 import { firstClaimMismatch } from './claims-check.js';
 import { guard, journalError } from './database.js';
@@ -49,8 +49,17 @@ export interface HistoricalArguments {
 }
 
 /** A call's first entry: intent (it ran), rejected (refused before any effect) or replay. */
+/** What the call limits need from the journal at start: counts of executed calls, and the last minute's. */
+export interface LimitHistory {
+  readonly counts: readonly { readonly tool: string; readonly session_id: string | null; readonly run_id: string | null; readonly n: number }[];
+  /** Intents journaled at or after the time asked for, oldest first. */
+  readonly recent: readonly { readonly tool: string; readonly at: string }[];
+}
+
 export interface CallHead {
   readonly kind: HeadKind;
+  /** When the head was journaled (for an intent: when the call was about to run). */
+  readonly at: string;
   /** Set for a rejected call. */
   readonly error_code: string | null;
   readonly call: CallRecord;
@@ -95,6 +104,8 @@ export interface ActivityJournal {
   rawArgumentsByTool(): Iterable<HistoricalArguments>;
   /** Every call's head entry (how it began, and its record), in journal order, read page by page. */
   callHeads(): Iterable<CallHead>;
+  /** Executed calls counted in SQL (no body is parsed here): per tool, session and run id, and those since `since`. */
+  limitHistory(since: string): LimitHistory;
   /** Every entry that recorded a redacted secret, in journal order. */
   exposures(): Iterable<ExposureEntry>;
   verify(): ChainReport;
@@ -120,7 +131,7 @@ function withBusyTimeout<T>(db: Database.Database, ms: number | undefined, fn: (
 export function createActivityJournal(store: ActivityStore, hooks: CommitHooks = NO_HOOKS): ActivityJournal {
   const db = store.db;
   const getStmt = db.prepare<[string], CallRow>(GET_CALL_SQL);
-  const headsPage = db.prepare<[number, number], { seq: number; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
+  const headsPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
   const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
   const exposuresPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind | 'outcome'; call_id: string; tool: string; session_id: string | null; body: string }>(EXPOSURES_PAGE_SQL);
 
@@ -334,12 +345,19 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       }
     },
 
+    limitHistory(since) {
+      return read('count executed calls', () => ({
+        counts: db.prepare<[], LimitHistory['counts'][number]>(LIMIT_COUNTS_SQL).all().map((r) => ({ ...r, run_id: typeof r.run_id === 'string' ? r.run_id : null })),
+        recent: db.prepare<[string], LimitHistory['recent'][number]>(LIMIT_RECENT_SQL).all(since),
+      }));
+    },
+
     *callHeads() {
       let after = 0;
       for (;;) {
         const rows = read('read call heads', () => headsPage.all(after, PAGE));
         for (const row of rows) {
-          yield { kind: row.kind, error_code: row.kind === 'rejected' ? row.error_code : null, call: (JSON.parse(row.body) as HeadBody).call };
+          yield { kind: row.kind, at: row.at, error_code: row.kind === 'rejected' ? row.error_code : null, call: (JSON.parse(row.body) as HeadBody).call };
         }
         const tail = rows.at(-1);
         if (tail === undefined || rows.length < PAGE) return;

@@ -37,7 +37,7 @@ import { recoverOpenCalls } from './recovery.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
 
-export type { ActivityJournal, CallHead, ExposureEntry, HistoricalArguments, IntentResult, OutcomeEntry, Settled } from './activity.js';
+export type { ActivityJournal, CallHead, ExposureEntry, HistoricalArguments, IntentResult, LimitHistory, OutcomeEntry, Settled } from './activity.js';
 export type { SessionsJournal } from './sessions.js';
 export type * from './types.js';
 export { SESSION_EVENT_TYPES, ShadowVerdicts } from './types.js';

@@ -5,6 +5,7 @@
  * only credential names.
  */
 import { z } from 'zod';
+import { LimitUsageSchema } from './limit-usage.js';
 
 export const TargetViewSchema = z.discriminatedUnion('kind', [
   z.object({
@@ -67,6 +68,8 @@ export const ApprovalCardSchema = z.object({
   adapter: z.string().nullable(),
   idempotency_key: z.string().nullable(),
   call_digest: z.string(),
+  /** How much of the tool's limits was used when the card opened (empty: the tool has none). */
+  limits: z.array(LimitUsageSchema).default([]),
   requested_at: z.string(),
   expires_at: z.string(),
 });

@@ -35,6 +35,7 @@ import type { StaleCheck } from '../../approvals/queue.js';
 import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
 import type { ApprovalWait } from '../../approvals/parked.js';
 import type { TargetView } from '../../protocol/approvals.js';
+import type { LimitUsage } from '../../protocol/limit-usage.js';
 import { PosternError } from '../../protocol/errors.js';
 import { progressTokenOf, type CallRequest, type Services, type SessionInfo } from './context.js';
 import type { JournalApproval } from './trail.js';
@@ -56,6 +57,8 @@ export interface ApprovalSubject {
   readonly callDigest: string;
   /** Why the call no longer matches a given catalog (null while it does); checked at each catalog swap. */
   readonly guard?: StaleCheck;
+  /** How much of the tool's limits was used when the card opened ("3 of 10 this session"). */
+  readonly limits?: readonly LimitUsage[];
 }
 
 type Ask = Extract<ApprovalRequirement, { kind: 'ask' }>;
@@ -207,6 +210,7 @@ function openCard(svc: Services, session: SessionInfo, s: ApprovalSubject, need:
       adapter: s.adapted.length === 0 ? null : s.adapted.join('; '),
       idempotency_key: s.key ?? null,
       call_digest: s.callDigest,
+      limits: [...(s.limits ?? [])],
     },
     { timeoutMs, signal: ctl.signal, ...(s.guard === undefined ? {} : { stale: s.guard }) },
   );

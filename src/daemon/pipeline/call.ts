@@ -14,8 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { deprecationOf, needsIdempotencyKey, splitIdempotencyKey } from '../../contracts/index.js';
+import { deprecationOf, limitsOf, needsIdempotencyKey, splitIdempotencyKey, unlimited, type Tool } from '../../contracts/index.js';
 import type { Catalog } from '../../contracts/index.js';
+import type { Charge, LimitSubject } from '../limits.js';
+import type { LimitUsage } from '../../protocol/limit-usage.js';
 import { PosternError } from '../../protocol/errors.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { JournalApproval } from './trail.js';
@@ -120,6 +122,16 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
       // A credential missing from the vault (e.g. after `secret rm`) fails the call before any approval; nothing is sent.
       await svc.vaultFile?.refresh();
       checkCredential(plan.action, svc.state.vault().get(plan.action.credential));
+      // A call over a limit never reaches the approval queue; the check counts nothing.
+      let usage: readonly LimitUsage[] = [];
+      const limited = limitSubject(tool, plan, session.id, trail.runId);
+      if (limited !== null && svc.limits !== undefined) {
+        const c = svc.limits.check(limited);
+        if (c.kind === 'limited') throw c.error;
+        usage = c.usage;
+        // `audit show` reads the usage each call saw in its decision path: "limits:per_session 3/10".
+        for (const u of usage) trail.step(`limits:${u.limit} ${u.used}/${u.max}`);
+      }
 
       let approval: JournalApproval = null;
       for (let round = 0; ; round++) {
@@ -130,7 +142,7 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
         /** The card was withdrawn because the catalog changed: nothing was approved, whatever the re-check says. */
         let withdrawn = false;
         try {
-          approval = await obtainApproval(svc, session, req, approvalSubject(asked, planCatalog, trail.rawArguments, key, split.args));
+          approval = await obtainApproval(svc, session, req, { ...approvalSubject(asked, planCatalog, trail.rawArguments, key, split.args), limits: usage });
         } catch (e) {
           if (!(e instanceof ApprovalEnded)) throw e;
           trail.approval(e.record);
@@ -182,43 +194,64 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
         }
         const target = inUse.catalog.targets.get(action.target);
 
-        trail.step('journal:intent');
-        await trail.intent(action);
-        // The intent's commit may have waited (group commit): a catalog accepted meanwhile still stops the
-        // call before its effect (the intent then gets an error outcome; nothing was sent).
-        const committed = svc.state.snapshot().catalog;
-        if (committed !== planCatalog) {
-          const after = recheckPlan(plan, committed, split.args, key);
-          if (after.kind !== 'same') {
-            trail.currentRevision = committed.tools.get(tool.name)?.current.revision ?? null;
-            trail.step('recheck:stale');
-            throw after.kind === 'stale' ? after.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`);
+        // Charged now, synchronously with the checks above: concurrent calls cannot all slip under a limit.
+        const subject = limitSubject(tool, plan, session.id, trail.runId);
+        let charge: Charge | undefined;
+        if (subject !== null && svc.limits !== undefined) {
+          const charged = svc.limits.charge(subject);
+          if (charged.kind === 'limited') {
+            trail.step('limits:reached');
+            throw charged.error;
           }
+          charge = charged.charge;
         }
+        try {
+          trail.step('journal:intent');
+          try {
+            await trail.intent(action);
+          } catch (e) {
+            // No intent in the journal: the call did not run and costs nothing.
+            if (!trail.intentRecorded) charge?.refund();
+            throw e;
+          }
+          // The intent's commit may have waited (group commit): a catalog accepted meanwhile still stops the
+          // call before its effect (the intent then gets an error outcome; nothing was sent).
+          const committed = svc.state.snapshot().catalog;
+          if (committed !== planCatalog) {
+            const after = recheckPlan(plan, committed, split.args, key);
+            if (after.kind !== 'same') {
+              trail.currentRevision = committed.tools.get(tool.name)?.current.revision ?? null;
+              trail.step('recheck:stale');
+              throw after.kind === 'stale' ? after.error : new PosternError('CONTRACT_STALE', `${tool.name}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`);
+            }
+          }
 
-        trail.step('execute');
-        const started = svc.clock.monotonicMs();
-        const exec = await executeAction(action, cred, {
-          config: svc.config,
-          allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
-          ssh: svc.ssh,
-          ...(svc.http === undefined ? {} : { http: svc.http }),
-          signal: req.signal,
-          onRequestSent: () => trail.effectStarted(),
-          // The redactor of the vault the credential was taken from: it knows the longest form of that value.
-          readPastCapBytes: svc.state.redactor().readPastCapBytes,
-          now: () => svc.clock.now(),
-          ...(svc.tokens === undefined ? {} : { tokens: svc.tokens }),
-          ...(svc.keepRefreshToken === undefined ? {} : { keepRefreshToken: svc.keepRefreshToken }),
-        }).catch(async (e: unknown) => {
-          throw await trail.failedExecution(e, svc.clock.monotonicMs() - started);
-        });
-        if (!vault.locked && vault.get(action.credential) !== undefined) vault.markUsed(action.credential);
+          trail.step('execute');
+          const started = svc.clock.monotonicMs();
+          const exec = await executeAction(action, cred, {
+            config: svc.config,
+            allowPrivate: target?.kind === 'http' && target.privateNetwork === 'allowed',
+            ssh: svc.ssh,
+            ...(svc.http === undefined ? {} : { http: svc.http }),
+            signal: req.signal,
+            onRequestSent: () => trail.effectStarted(),
+            // The redactor of the vault the credential was taken from: it knows the longest form of that value.
+            readPastCapBytes: svc.state.redactor().readPastCapBytes,
+            now: () => svc.clock.now(),
+            ...(svc.tokens === undefined ? {} : { tokens: svc.tokens }),
+            ...(svc.keepRefreshToken === undefined ? {} : { keepRefreshToken: svc.keepRefreshToken }),
+          }).catch(async (e: unknown) => {
+            throw await trail.failedExecution(e, svc.clock.monotonicMs() - started);
+          });
+          if (!vault.locked && vault.get(action.credential) !== undefined) vault.markUsed(action.credential);
 
-        trail.step('redact');
-        // The newest redactor covers the values of every generation since the unlock, this call's included.
-        const shaped = shapeResult(exec, revision, trail.redactor('result', svc.state.locked ? redactor : svc.state.redactor()), trail, outputContractOf(plan.decision));
-        return await trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
+          trail.step('redact');
+          // The newest redactor covers the values of every generation since the unlock, this call's included.
+          const shaped = shapeResult(exec, revision, trail.redactor('result', svc.state.locked ? redactor : svc.state.redactor()), trail, outputContractOf(plan.decision));
+          return await trail.outcome(shaped, svc.clock.monotonicMs() - started, exec);
+        } finally {
+          charge?.end();
+        }
       } finally {
         for (const part of Object.values(taken?.secret ?? {})) part.fill(0);
       }
@@ -228,6 +261,12 @@ async function runCall(svc: Services, session: SessionInfo, req: CallRequest, tr
   } catch (e) {
     return await trail.fail(e);
   }
+}
+
+/** The call as the limits see it, or null when the tool has none (contracts/limits.ts). */
+function limitSubject(tool: Tool, plan: CallPlan, sessionId: string, runId: string | null): LimitSubject | null {
+  const limits = limitsOf(tool, plan.revision);
+  return unlimited(limits) ? null : { tool: tool.name, limits, sessionId, runId };
 }
 
 /** What the operator is asked to approve for `plan`; its guard re-plans it against each catalog accepted while it waits. */

@@ -19,6 +19,7 @@ import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
 import type { ShadowCandidate } from './shadow.js';
 import type { RuleBudgets } from '../../approvals/unattended.js';
+import type { CallLimits } from '../limits.js';
 
 export interface Services {
   readonly state: DaemonState;
@@ -52,6 +53,8 @@ export interface Services {
   readonly pendingOutcomes: PendingOutcomes;
   /** The pending catalog an operator runs in shadow (shadow.ts), if any. */
   readonly shadow?: () => ShadowCandidate | null;
+  /** The catalog's limits, counted (daemon/limits.ts); absent in tests that do not exercise them: nothing is limited. */
+  readonly limits?: CallLimits;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
   readonly onActivity?: (v: ActivityView) => void;
   /**

@@ -111,12 +111,20 @@ export class Trail {
   effectStarted(): void {
     this.#effect = true;
   }
+  /** The run id the call is recorded under: the one it declared, else its session's. */
+  get runId(): string | null {
+    return this.#identity?.runId ?? this.session.runId;
+  }
+  /** Whether the journal holds this call's intent (it then counts as executed, daemon/limits.ts). */
+  get intentRecorded(): boolean {
+    return this.#intent;
+  }
 
   #record(): CallRecord {
     return {
       call_id: this.callId,
       session_id: this.session.id,
-      run_id: this.#identity?.runId ?? this.session.runId,
+      run_id: this.runId,
       agent_release: this.#identity?.agentRelease ?? this.session.agentRelease,
       toolset_planned: this.#identity?.toolset ?? null,
       tool: clipLabel(this.tool, 128),

@@ -14,6 +14,7 @@
  */
 import type { ApprovalCard } from '../approvals.js';
 import { sanitizeWithInfo } from '../terminal-text.js';
+import { describeUsage } from '../limit-usage.js';
 
 /** Characters a value may take before it is folded with "+N more". */
 export const CARD_VALUE_MAX = 2_000;
@@ -127,6 +128,8 @@ export function cardView(card: ApprovalCard, opts: CardViewOptions = {}): CardVi
   }
   if (card.adapter !== null) row('adapter', card.adapter, 'notice');
   row('idempotency', card.idempotency_key ?? '-');
+  // "3 of 10 this session": the call about to be approved would take the next one (the last one: notice).
+  for (const u of card.limits) row('limit', `${u.limit}: ${describeUsage(u)}`, u.used + 1 >= u.max ? 'notice' : 'normal');
   row('digest', card.call_digest);
   row('expires', card.expires_at);
   const hidden = rows.reduce((n, r) => n + r.hidden, 0);

@@ -35,7 +35,7 @@ describe('shadow verdicts', () => {
 
 describe('shadow report', () => {
   const D = 'a'.repeat(64);
-  const head = (tool: string, shadow: ShadowRecord | undefined): CallHead => ({ kind: 'intent', error_code: null, call: { tool, ...(shadow === undefined ? {} : { shadow }) } as unknown as CallRecord });
+  const head = (tool: string, shadow: ShadowRecord | undefined): CallHead => ({ kind: 'intent', at: '2031-01-01T00:00:00.000Z', error_code: null, call: { tool, ...(shadow === undefined ? {} : { shadow }) } as unknown as CallRecord });
   const same = { digest: D, verdict: 'same' } as const;
   it('fails a tool above 1%, passes at 1%, ignores other digests and unshadowed calls', () => {
     const heads = [

@@ -28,7 +28,7 @@ function standIns(deviation: Deviation, log: RequestLog) {
   const card = (tool: string, over: Partial<ApprovalCard>): ApprovalCard => ({
     id: `a-${tool}`, session: { id: 's', client_name: null, client_version: null, pid: null }, tool, effect: 'write', annotations: null, revision, revision_seen: 1,
     scope_allowed: 'per-call', reasons: [], widening: [], credential: 'tracker-token', raw_arguments: {}, normalized_arguments: {}, adapter: null,
-    idempotency_key: null, call_digest: 'd', requested_at: '', expires_at: '',
+    idempotency_key: null, call_digest: 'd', limits: [], requested_at: '', expires_at: '',
     target: { kind: 'http', method: 'POST', origin: 'http://127.0.0.1:1', host: '127.0.0.1', port: 1, path: '/tickets', query: [], headers: [], body: null },
     ...over,
   });

@@ -127,7 +127,7 @@ describe('postern approvals', () => {
   });
 
   it('an ambiguous prefix is refused; summaries name the parsed target', () => {
-    const card = (id: string): ApprovalCard => ({ ...draft(), annotations: null, id, requested_at: 'x', expires_at: 'y' });
+    const card = (id: string): ApprovalCard => ({ ...draft(), annotations: null, limits: [], id, requested_at: 'x', expires_at: 'y' });
     const cards = [card('abc-1'), card('abc-2'), card('abd-3')];
     assert.throws(() => resolveCard(cards, 'abc'), /2 pending approvals start with abc/);
     assert.equal(resolveCard(cards, 'abd').id, 'abd-3');

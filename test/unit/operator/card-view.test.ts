@@ -10,7 +10,7 @@ import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { cardView, targetSummary, unusualHost } from '../../../src/protocol/operator/card-view.js';
 import { assertInert, draft } from './helpers.js';
 
-const card = (over: Partial<ApprovalCard> = {}): ApprovalCard => ({ ...draft(), annotations: null, id: 'card-1', requested_at: '2031-01-01T00:00:00.000Z', expires_at: '2031-01-01T00:02:00.000Z', ...over });
+const card = (over: Partial<ApprovalCard> = {}): ApprovalCard => ({ ...draft(), annotations: null, limits: [], id: 'card-1', requested_at: '2031-01-01T00:00:00.000Z', expires_at: '2031-01-01T00:02:00.000Z', ...over });
 
 const HOSTILE = [
   '\x1b[2K\rtarget        GET https://safe.example/ok',
@@ -86,5 +86,14 @@ describe('card view', () => {
     assert.ok(!unusualHost('api.example.com'));
     const v = cardView(card({ target: { kind: 'http', method: 'GET', origin: 'https://xn--pple-43d.com', host: 'xn--pple-43d.com', port: 443, path: '/', query: [], headers: [], body: null } }));
     assert.equal(v.rows.find((r) => r.label === 'host')?.tone, 'danger');
+  });
+});
+
+describe('card view: limits', () => {
+  it('shows each limit as "N of M" in its scope; the last one left is a notice', () => {
+    const v = cardView(card({ limits: [{ limit: 'per_session', used: 3, max: 10 }, { limit: 'per_minute', used: 4, max: 5 }] }));
+    const rows = v.rows.filter((r) => r.label === 'limit').map((r) => [r.value, r.tone]);
+    assert.deepEqual(rows, [['per_session: 3 of 10 this session', 'normal'], ['per_minute: 4 of 5 in the last minute', 'notice']]);
+    assert.equal(cardView(card()).rows.some((r) => r.label === 'limit'), false);
   });
 });

@@ -146,6 +146,7 @@ export function card(over: Partial<ApprovalCard> & { id?: string } = {}): Approv
     annotations: null,
     idempotency_key: null,
     call_digest: `digest-${id}`,
+    limits: [],
     requested_at: '2026-01-01T00:00:00.000Z',
     expires_at: '2026-01-01T00:02:00.000Z',
     ...over,
