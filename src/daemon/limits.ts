@@ -78,6 +78,11 @@ export class CallLimits {
     return limits;
   }
 
+  /** What the daemon does at start: the counts of the activity journal's executed calls. */
+  static fromActivity(clock: Clock, activity: { limitHistory(since: string): LimitHistory }): CallLimits {
+    return CallLimits.fromHistory(clock, activity.limitHistory(new Date(clock.now().getTime() - MINUTE_MS).toISOString()));
+  }
+
   /** The same from call heads (a journal read page by page; tests). */
   static fromJournal(clock: Clock, heads: Iterable<CallHead>): CallLimits {
     const counts = new Map<string, { tool: string; session_id: string | null; run_id: string | null; n: number }>();

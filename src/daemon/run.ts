@@ -181,7 +181,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const startedAt = clock.now().toISOString();
     const inflightCalls = new Set<Promise<unknown>>();
     // The journal's executed calls are the one truth for the limits: counted again at every start.
-    const limits = CallLimits.fromHistory(clock, journals.activity.limitHistory(new Date(clock.now().getTime() - 60_000).toISOString()));
+    const limits = CallLimits.fromActivity(clock, journals.activity);
     /** The pending catalog an operator runs in shadow; never the catalog in use. */
     let shadow: ShadowCandidate | null = null;
     const unattended = opts.unattended === true || config.unattended ? new RuleBudgets() : undefined;

@@ -66,7 +66,7 @@ describe('limits in the call pipeline', () => {
     inflight: new Set(),
     commits: new GroupCommit(journals.activity),
     pendingOutcomes: new PendingOutcomes((id, o) => journals.activity.recordOutcome(id, o), () => undefined),
-    limits: CallLimits.fromJournal(clock, journals.activity.callHeads()),
+    limits: CallLimits.fromActivity(clock, journals.activity),
   });
 
   before(async () => {
