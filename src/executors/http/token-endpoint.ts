@@ -79,6 +79,19 @@ interface Exchange {
   readonly tokenField: string;
 }
 
+/** An OAuth 2.0 token request (RFC 6749 §4.4, §6): the form, the scopes, and HTTP Basic client authentication (§2.3.1) when there is a client secret. */
+function oauthExchange(tokenUrl: string, name: string, form: URLSearchParams, scopes: readonly string[], client: { readonly id: string; readonly secret: Uint8Array } | null): Exchange {
+  if (scopes.length > 0) form.set('scope', scopes.join(' '));
+  return {
+    url: new URL(tokenUrl),
+    credential: client === null ? null : { meta: { name, kind: 'http_basic', fields: { username: formEncode(utf8(client.id)) } }, secret: { password: utf8(formEncode(client.secret)) } },
+    body: utf8(form.toString()),
+    contentType: 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+    tokenField: 'access_token',
+  };
+}
+
 function exchangeFor(credential: HttpCredential, auth: MintingAuth, now: Date): Exchange {
   const name = credential.meta.name;
   switch (auth.kind) {
@@ -86,16 +99,7 @@ function exchangeFor(credential: HttpCredential, auth: MintingAuth, now: Date): 
       const clientId = credential.meta.fields['client_id'];
       const secret = credential.secret['client_secret'];
       if (clientId === undefined || clientId === '' || secret === undefined || secret.length === 0) throw rejected(name, 'the client id or client secret is missing');
-      const form = new URLSearchParams({ grant_type: 'client_credentials' });
-      if (auth.scopes.length > 0) form.set('scope', auth.scopes.join(' '));
-      return {
-        url: new URL(auth.tokenUrl),
-        credential: { meta: { name, kind: 'http_basic', fields: { username: formEncode(utf8(clientId)) } }, secret: { password: utf8(formEncode(secret)) } },
-        body: utf8(form.toString()),
-        contentType: 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-        tokenField: 'access_token',
-      };
+      return oauthExchange(auth.tokenUrl, name, new URLSearchParams({ grant_type: 'client_credentials' }), auth.scopes, { id: clientId, secret });
     }
     case 'oauth_refresh_token': {
       const clientId = credential.meta.fields['client_id'];
@@ -103,16 +107,9 @@ function exchangeFor(credential: HttpCredential, auth: MintingAuth, now: Date): 
       const secret = credential.secret['client_secret'];
       if (clientId === undefined || clientId === '' || refresh === undefined || refresh.length === 0) throw rejected(name, 'the client id or refresh token is missing');
       const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: Buffer.from(refresh).toString('utf8') });
-      if (auth.scopes.length > 0) form.set('scope', auth.scopes.join(' '));
+      // A public client (no secret) names itself in the form; a confidential one authenticates with Basic.
       if (secret === undefined) form.set('client_id', clientId);
-      return {
-        url: new URL(auth.tokenUrl),
-        credential: secret === undefined ? null : { meta: { name, kind: 'http_basic', fields: { username: formEncode(utf8(clientId)) } }, secret: { password: utf8(formEncode(secret)) } },
-        body: utf8(form.toString()),
-        contentType: 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-        tokenField: 'access_token',
-      };
+      return oauthExchange(auth.tokenUrl, name, form, auth.scopes, secret === undefined ? null : { id: clientId, secret });
     }
     case 'github_app': {
       const appId = credential.meta.fields['app_id'];
