@@ -402,6 +402,8 @@ describe('MCP tasks for long approval waits', () => {
     const { taskId } = await startTask(client, { title: 'daemon goes', idempotency_key: key() });
     await appeared;
     const waiting = client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    // A round trip after it on the same connection: the daemon has read the tasks/result before it is stopped.
+    await client.experimental.tasks.getTask(taskId);
     assert.equal(await inst.stopDaemon('SIGTERM'), 0);
     // A stopping daemon voids its pending approvals: the task ends, and its waiting tasks/result is answered with that.
     const voided = (await waiting) as Result;
@@ -425,6 +427,7 @@ describe('MCP tasks for long approval waits', () => {
     const { taskId } = await startTask(client, { title: 'daemon dies', idempotency_key: key() });
     await appeared.card;
     const waiting = rpcError(client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema));
+    await client.experimental.tasks.getTask(taskId); // the daemon has read the tasks/result (see above)
     await inst.stopDaemon('SIGKILL');
     const lost = await waiting;
     assert.equal(lost.code, -32602, lost.message);
