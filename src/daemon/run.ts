@@ -10,6 +10,7 @@
 import { keepRotatedRefreshToken } from './refresh-token-store.js';
 import { MintedTokens } from './minted-tokens.js';
 import { CallLimits } from './limits.js';
+import { CallProfile } from './call-profile.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Clock } from '../clock/index.js';
 import { basename } from 'node:path';
@@ -190,7 +191,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       reporter.observe(record);
       bus.emit({ type: 'activity', record });
     };
-    const svc: Services = { ...(unattended === undefined ? {} : { unattended }), shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity, state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), tokens, keepRefreshToken, clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes, limits };
+    const profile = new CallProfile();
+    const svc: Services = { ...(unattended === undefined ? {} : { unattended }), profile, shadow: () => (shadow !== null && shadow.digest !== state.snapshot().digest ? shadow : null), onActivity, state, journals, queue: new ApprovalQueue(clock), grants, reservations: new KeyReservations(), commits: new GroupCommit(journals.activity, { busy: () => inflightCalls.size > 1 }), config, ssh, ...(http === undefined ? {} : { http }), tokens, keepRefreshToken, clock, idleness, inflight: inflightCalls, vaultFile: follower, pendingOutcomes, limits };
     const a = anchored;
     const closeJournals = (): void => a.close();
     const j = journals;
@@ -278,6 +280,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       operatorName: 'operator-cli',
       live,
       credentialStates: () => tokens.states(),
+      callsProfile: () => profile.view(),
       status: () => {
         const snap = state.snapshot();
         return {

@@ -25,6 +25,7 @@ import { firstClaimMismatch } from './claims-check.js';
 import { guard, journalError } from './database.js';
 import { NO_HOOKS, type CommitHooks } from './hooks.js';
 import { toJsonText } from './json.js';
+import type { WalSync } from './wal-sync.js';
 import type { CallFilter, CallRecord, CallView, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
 
 export type IntentResult = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
@@ -87,6 +88,16 @@ export interface ActivityJournal {
    * Every result is durable when this returns.
    */
   recordIntents(rs: readonly (CallRecord & { target: TargetDetails })[]): Settled<IntentResult>[];
+  /**
+   * The same as recordIntents, except that the commit's fsync is made off the event loop
+   * (wal-sync.ts) and shared with the commits made meanwhile: the entries are committed when
+   * this is called, and the promise resolves once they are on disk and anchored — only then may
+   * anything run. An fsync or anchor failure fails the claimed entries with JOURNAL_UNAVAILABLE
+   * and `intent_committed`, as recordIntents does for an anchor failure.
+   */
+  recordIntentsAsync(rs: readonly (CallRecord & { target: TargetDetails })[]): Promise<Settled<IntentResult>[]>;
+  /** recordOutcomes with its fsync off the loop (see recordIntentsAsync); resolves once the outcomes are on disk. */
+  recordOutcomesAsync(entries: readonly OutcomeEntry[]): Promise<Settled<void>[]>;
   /** Extension: a call answered from the stored result of `replay_of` (same key, same arguments); no effect. */
   recordReplay(r: CallRecord & { replay_of: string }): void;
   /**
@@ -128,8 +139,31 @@ function withBusyTimeout<T>(db: Database.Database, ms: number | undefined, fn: (
   }
 }
 
-export function createActivityJournal(store: ActivityStore, hooks: CommitHooks = NO_HOOKS): ActivityJournal {
+/** The intent failure told to every entry that was committed but not made durable or anchored. */
+function unanchored(results: Settled<IntentResult>[], err: PosternError, cause: unknown): Settled<IntentResult>[] {
+  return results.map((x) =>
+    !x.ok ? x : { ok: false, error: new PosternError(err.code, err.message, { details: { ...err.details, intent_committed: x.value.claimed }, cause }) },
+  );
+}
+
+export function createActivityJournal(store: ActivityStore, hooks: CommitHooks = NO_HOOKS, walSync: WalSync | null = null): ActivityJournal {
   const db = store.db;
+  // A group commit's transaction leaves its fsync to walSync; every other write keeps synchronous=FULL.
+  const syncNormal = db.prepare('PRAGMA synchronous = NORMAL');
+  const syncFull = db.prepare('PRAGMA synchronous = FULL');
+  /** `fn`'s commit without its fsync (the caller awaits walSync); throws JOURNAL_UNAVAILABLE when the mode cannot be set. */
+  const unsynced = <T>(action: string, fn: () => T): T => {
+    guard('activity', action, () => syncNormal.run());
+    try {
+      return fn();
+    } finally {
+      guard('activity', action, () => syncFull.run());
+    }
+  };
+  const failAll = <T>(n: number, action: string, e: unknown): Settled<T>[] => {
+    const err = journalError('activity', action, e);
+    return Array.from({ length: n }, () => ({ ok: false, error: err }));
+  };
   const getStmt = db.prepare<[string], CallRow>(GET_CALL_SQL);
   const headsPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind; error_code: string | null; body: string }>(HEADS_PAGE_SQL);
   const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
@@ -165,99 +199,75 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
     write(`record a ${kind} call`, () => store.appendHead(kind, call, text, error_code, false));
   };
 
-  const api: ActivityJournal = {
-    recordRejected(r) {
-      appendHead('rejected', r, { error_code: r.error_code, message: r.message }, r.error_code);
-    },
-
-    recordReplay(r) {
-      appendHead('replay', r, { replay_of: r.replay_of }, null);
-    },
-
-    recordIntent(r) {
-      const [one] = api.recordIntents([r]);
-      if (one === undefined || !one.ok) throw one?.error ?? new PosternError('INTERNAL', 'no intent result');
-      return one.value;
-    },
-
-    recordIntents(rs) {
-      const prepared = rs.map((r): { call: ReturnType<typeof callRecordOf>; text: string } | PosternError => {
-        try {
-          const call = callRecordOf(r);
-          if (call.idempotency_key !== null && call.args_digest === null) {
-            return new PosternError('INTERNAL', 'an idempotency key needs an args_digest', { details: { call_id: call.call_id } });
-          }
-          return { call, text: toJsonText({ call, target: r.target } satisfies HeadBody) };
-        } catch (e) {
-          return journalError('activity', 'record the intent', e);
+  /** Commits the intents, each in its own savepoint; `keyed`: whether one of them claimed a key (it must be anchored before it runs). */
+  const commitIntents = (rs: readonly (CallRecord & { target: TargetDetails })[]): { committed: boolean; keyed: boolean; results: Settled<IntentResult>[] } => {
+    const prepared = rs.map((r): { call: ReturnType<typeof callRecordOf>; text: string } | PosternError => {
+      try {
+        const call = callRecordOf(r);
+        if (call.idempotency_key !== null && call.args_digest === null) {
+          return new PosternError('INTERNAL', 'an idempotency key needs an args_digest', { details: { call_id: call.call_id } });
         }
-      });
-      let results: Settled<IntentResult>[];
-      try {
-        results = commit('record the intent', () =>
-          prepared.map((p): Settled<IntentResult> => {
-            if (p instanceof PosternError) return { ok: false, error: p };
-            return entry('record the intent', (): IntentResult => {
-              const key = p.call.idempotency_key;
-              if (key !== null) {
-                const held = store.claimOf(p.call.tool, key);
-                if (held !== undefined) return { claimed: false, existing: store.idempotencyRecord(held) };
-              }
-              store.appendHead('intent', p.call, p.text, null, key !== null);
-              return { claimed: true };
-            });
-          }),
-        );
+        return { call, text: toJsonText({ call, target: r.target } satisfies HeadBody) };
       } catch (e) {
-        const err = journalError('activity', 'record the intent', e);
-        return rs.map(() => ({ ok: false, error: err }));
+        return journalError('activity', 'record the intent', e);
       }
-      // Nothing may run on a keyed intent the anchor does not cover yet: its claim is the guard
-      // against a second run. A keyless intent (a read) guards nothing and lags like other entries.
-      const keyed = results.some((x, i) => x.ok && x.value.claimed && rs[i]?.idempotency_key !== null);
+    });
+    let results: Settled<IntentResult>[];
+    try {
+      results = commit('record the intent', () =>
+        prepared.map((p): Settled<IntentResult> => {
+          if (p instanceof PosternError) return { ok: false, error: p };
+          return entry('record the intent', (): IntentResult => {
+            const key = p.call.idempotency_key;
+            if (key !== null) {
+              const held = store.claimOf(p.call.tool, key);
+              if (held !== undefined) return { claimed: false, existing: store.idempotencyRecord(held) };
+            }
+            store.appendHead('intent', p.call, p.text, null, key !== null);
+            return { claimed: true };
+          });
+        }),
+      );
+    } catch (e) {
+      const err = journalError('activity', 'record the intent', e);
+      return { committed: false, keyed: false, results: rs.map(() => ({ ok: false, error: err })) };
+    }
+    // Nothing may run on a keyed intent the anchor does not cover yet: its claim is the guard
+    // against a second run. A keyless intent (a read) guards nothing and lags like other entries.
+    const keyed = results.some((x, i) => x.ok && x.value.claimed && rs[i]?.idempotency_key !== null);
+    return { committed: true, keyed, results };
+  };
+
+  /** Commits the outcomes, each in its own savepoint, with the effect of each on its call's claim. */
+  const commitOutcomes = (entries: readonly OutcomeEntry[]): { committed: boolean; results: Settled<void>[] } => {
+    const bodies = entries.map((x): OutcomeBodyInput | PosternError => {
+      const o = x.outcome;
+      const body = {
+        status: o.status,
+        side_effect_started: o.side_effect_started,
+        error_code: o.error_code ?? null,
+        response_status: o.response_status ?? null,
+        exit_code: o.exit_code ?? null,
+        connected_ip: o.connected_ip ?? null,
+        duration_ms: o.duration_ms,
+        ...(o.result === undefined ? {} : { result: o.result }),
+        result_digest: o.result_digest ?? null,
+        target_extra: o.target_extra ?? null,
+        ...(o.output_adapter === undefined ? {} : { output_adapter: o.output_adapter }),
+        recovered: false,
+        ...(o.exposures === undefined || o.exposures.length === 0 ? {} : { exposures: o.exposures }),
+      };
       try {
-        hooks.committed(keyed);
+        toJsonText(body); // refuse a non-JSON result before taking the write lock
+        return body;
       } catch (e) {
-        const err = journalError('activity', 'anchor the intent', e);
-        return results.map((x) =>
-          !x.ok ? x : { ok: false, error: new PosternError(err.code, err.message, { details: { ...err.details, intent_committed: x.value.claimed }, cause: e }) },
-        );
+        return journalError('activity', 'record the outcome', e);
       }
-      return results;
-    },
-
-    recordOutcome(call_id, o, opts = {}) {
-      const [one] = withBusyTimeout(db, opts.busyTimeoutMs, () => api.recordOutcomes([{ call_id, outcome: o }]));
-      if (one === undefined || !one.ok) throw one?.error ?? new PosternError('INTERNAL', 'no outcome result');
-    },
-
-    recordOutcomes(entries) {
-      const bodies = entries.map((x): OutcomeBodyInput | PosternError => {
-        const o = x.outcome;
-        const body = {
-          status: o.status,
-          side_effect_started: o.side_effect_started,
-          error_code: o.error_code ?? null,
-          response_status: o.response_status ?? null,
-          exit_code: o.exit_code ?? null,
-          connected_ip: o.connected_ip ?? null,
-          duration_ms: o.duration_ms,
-          ...(o.result === undefined ? {} : { result: o.result }),
-          result_digest: o.result_digest ?? null,
-          target_extra: o.target_extra ?? null,
-          ...(o.output_adapter === undefined ? {} : { output_adapter: o.output_adapter }),
-          recovered: false,
-          ...(o.exposures === undefined || o.exposures.length === 0 ? {} : { exposures: o.exposures }),
-        };
-        try {
-          toJsonText(body); // refuse a non-JSON result before taking the write lock
-          return body;
-        } catch (e) {
-          return journalError('activity', 'record the outcome', e);
-        }
-      });
-      try {
-        return write('record the outcome', () =>
+    });
+    try {
+      return {
+        committed: true,
+        results: commit('record the outcome', () =>
           entries.map((x, i): Settled<void> => {
             const body = bodies[i]!;
             if (body instanceof PosternError) return { ok: false, error: body };
@@ -274,11 +284,101 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
               });
             });
           }),
-        );
+        ),
+      };
+    } catch (e) {
+      const err = journalError('activity', 'record the outcome', e);
+      return { committed: false, results: entries.map(() => ({ ok: false, error: err })) };
+    }
+  };
+
+  const api: ActivityJournal = {
+    recordRejected(r) {
+      appendHead('rejected', r, { error_code: r.error_code, message: r.message }, r.error_code);
+    },
+
+    recordReplay(r) {
+      appendHead('replay', r, { replay_of: r.replay_of }, null);
+    },
+
+    recordIntent(r) {
+      const [one] = api.recordIntents([r]);
+      if (one === undefined || !one.ok) throw one?.error ?? new PosternError('INTERNAL', 'no intent result');
+      return one.value;
+    },
+
+    recordIntents(rs) {
+      const c = commitIntents(rs);
+      if (!c.committed) return c.results;
+      try {
+        hooks.committed(c.keyed);
+      } catch (e) {
+        return unanchored(c.results, journalError('activity', 'anchor the intent', e), e);
+      }
+      return c.results;
+    },
+
+    async recordIntentsAsync(rs) {
+      if (walSync === null) return api.recordIntents(rs);
+      let c;
+      try {
+        c = unsynced('record the intent', () => commitIntents(rs));
+      } catch (e) {
+        return failAll(rs.length, 'record the intent', e);
+      }
+      if (!c.committed) return c.results;
+      let head;
+      try {
+        head = hooks.followed();
+        await walSync.sync();
+      } catch (e) {
+        return unanchored(c.results, journalError('activity', 'make the intent durable', e), e);
+      }
+      try {
+        hooks.synced(head, c.keyed);
+      } catch (e) {
+        return unanchored(c.results, journalError('activity', 'anchor the intent', e), e);
+      }
+      return c.results;
+    },
+
+    recordOutcome(call_id, o, opts = {}) {
+      const [one] = withBusyTimeout(db, opts.busyTimeoutMs, () => api.recordOutcomes([{ call_id, outcome: o }]));
+      if (one === undefined || !one.ok) throw one?.error ?? new PosternError('INTERNAL', 'no outcome result');
+    },
+
+    recordOutcomes(entries) {
+      const c = commitOutcomes(entries);
+      if (!c.committed) return c.results;
+      try {
+        guard('activity', 'advance the anchor', () => hooks.committed(false));
       } catch (e) {
         const err = journalError('activity', 'record the outcome', e);
         return entries.map(() => ({ ok: false, error: err }));
       }
+      return c.results;
+    },
+
+    async recordOutcomesAsync(entries) {
+      if (walSync === null) return api.recordOutcomes(entries);
+      let c;
+      try {
+        c = unsynced('record the outcome', () => commitOutcomes(entries));
+      } catch (e) {
+        return failAll(entries.length, 'record the outcome', e);
+      }
+      if (!c.committed) return c.results;
+      try {
+        const head = hooks.followed();
+        await walSync.sync();
+        hooks.synced(head, false);
+      } catch (e) {
+        // Committed, but not known to be on disk: the agent is told (outcome_durable: false); the claim stays, so nothing re-runs.
+        const err = journalError('activity', 'make the outcome durable', e);
+        const told = new PosternError(err.code, err.message, { details: { ...err.details, outcome_committed: true }, cause: e });
+        return c.results.map((x) => (x.ok ? { ok: false, error: told } : x));
+      }
+      return c.results;
     },
 
     findByKey(tool, key) {

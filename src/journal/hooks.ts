@@ -5,6 +5,12 @@
  * anchor advances from it. `durable` commits (intents) return only once the
  * owner has made the new head durable; a throwing `committed` then means the
  * entry is in the journal but not anchored.
+ *
+ * A commit whose fsync is deferred (wal-sync.ts) is told in two steps:
+ * `followed` right after the commit (the file watch expects the new head at
+ * once), `synced` once the WAL is on disk (only then may the anchor name it:
+ * an anchor ahead of what a crash keeps would look like a rollback).
+ * `committed(d)` is the two at once.
  */
 import type { JournalName } from './database.js';
 import type { ChainHead } from './types.js';
@@ -14,9 +20,14 @@ export interface CommitHooks {
   check(): void;
   /** After a commit (or a write transaction that appended nothing). */
   committed(durable: boolean): void;
+  /** After a commit whose fsync is still to come: returns the new head. */
+  followed(): ChainHead;
+  /** The WAL holding `head` is on disk. */
+  synced(head: ChainHead, durable: boolean): void;
 }
 
-export const NO_HOOKS: CommitHooks = Object.freeze({ check: () => undefined, committed: () => undefined });
+const NO_HEAD: ChainHead = Object.freeze({ seq: 0, hash: '' });
+export const NO_HOOKS: CommitHooks = Object.freeze({ check: () => undefined, committed: () => undefined, followed: () => NO_HEAD, synced: () => undefined });
 
 /** Told of every commit of both journals, with the new head. */
 export type CommitListener = (journal: JournalName, head: ChainHead, durable: boolean) => void;

@@ -34,6 +34,7 @@ import { ActivityStore } from './activity-store.js';
 import { ensureJournalDir, guard, journalIdOf, openJournalDb, type JournalName } from './database.js';
 import { PosternError } from '../protocol/errors.js';
 import { recoverOpenCalls } from './recovery.js';
+import { WalSync } from './wal-sync.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
 
@@ -129,23 +130,21 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const hooksFor = (name: JournalName, db: Database.Database, chain: Chain, file: string): CommitHooks => {
       if (opts.exclusive !== true && opts.onCommit === undefined) return NO_HOOKS;
       const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
-      return {
-        check: () => watch?.check(),
-        committed: (durable) => {
-          const head = watch?.committed() ?? chain.head();
-          opts.onCommit?.(name, head, durable);
-        },
-      };
+      const followed = (): ChainHead => watch?.committed() ?? chain.head();
+      const synced = (head: ChainHead, durable: boolean): void => opts.onCommit?.(name, head, durable);
+      return { check: () => watch?.check(), committed: (durable) => synced(followed(), durable), followed, synced };
     };
     const sessionsHooks = hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file);
     const activityHooks = hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file);
+    const walSync = readonly ? null : new WalSync(join(dir, `${ACTIVITY_SCHEMA.file}-wal`));
+    walSync?.open();
     const parts = {
       sessions: { name: 'sessions', db: sessionsDb, chain: sessionsChain },
       activity: { name: 'activity', db: activityDb, chain: store.chain },
     } as const;
     return {
       sessions: createSessionsJournal(sessionsDb, now, sessionsChain, sessionsHooks),
-      activity: createActivityJournal(store, activityHooks),
+      activity: createActivityJournal(store, activityHooks, walSync),
       recovered: Object.freeze(recovered),
       facts,
       activityEntries: (afterSeq, fn) => guard('activity', 'read entries', () => activityDb.transaction(() => store.chain.forEach(fn, afterSeq)).deferred()),
@@ -163,6 +162,7 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
         return { sessions: one('sessions', sessionsHooks, plan.sessions.cut), activity: one('activity', activityHooks, plan.activity.cut) };
       },
       close() {
+        walSync?.close();
         for (const db of opened) if (db.open) db.close();
       },
     };

@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../protocol/errors.js';
-import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type GrantView, type RunReport, type SessionView, type StatusView } from '../../protocol/operator/index.js';
+import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type GrantView, type RunReport, type SessionView, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
@@ -41,6 +41,8 @@ export interface BackendParts {
   readonly runReport?: () => RunReport;
   /** The minted-token cache's states (src/daemon/minted-tokens.ts); none when absent. */
   readonly credentialStates?: () => CredentialStateView[];
+  /** The daemon's call profile (daemon/call-profile.ts); empty when absent. */
+  readonly callsProfile?: () => CallsProfileView;
 }
 
 function quietly<T>(fn: () => T[]): T[] {
@@ -56,6 +58,7 @@ export function createBackend(p: BackendParts): OperatorBackend {
     queue: p.queue,
     operatorName: p.operatorName,
     credentialStates: () => p.credentialStates?.() ?? [],
+    callsProfile: () => p.callsProfile?.() ?? { calls: 0, mean_ms: 0, phases: [] },
     status: (role) => ({
       ...p.status(),
       protocol_version: OPERATOR_VERSION,

@@ -21,6 +21,7 @@ import {
   type CatalogInUse,
   type CatalogPendingView,
   type CredentialStateView,
+  type CallsProfileView,
   type GrantView,
   type OperatorOp,
   type OperatorParams,
@@ -52,6 +53,8 @@ export interface OperatorBackend {
   runReport(): RunReport;
   /** Minted-token credentials: valid until, last refresh, last error (never a value). */
   credentialStates(): CredentialStateView[];
+  /** Where calls spent their time since the daemon started (daemon/call-profile.ts). */
+  callsProfile(): CallsProfileView;
 }
 
 export interface HandlerDeps {
@@ -118,6 +121,9 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
     case 'credentials.state':
       paramsOf(op, params);
       return b.credentialStates();
+    case 'calls.profile':
+      paramsOf(op, params);
+      return b.callsProfile();
     case 'lock':
       paramsOf(op, params);
       b.lock();

@@ -46,7 +46,9 @@ export async function handleCall(svc: Services, session: SessionInfo, req: CallR
   const inUse = svc.state.snapshot();
   const tool = inUse.catalog.tools.get(req.name);
   const deprecation = tool === undefined || trail.revisionSeen === null ? undefined : deprecationOf(tool, trail.revisionSeen);
-  return echoIdentity(result, inUse.toolset, trail.revisionExecuted, deprecation);
+  const answer = echoIdentity(result, inUse.toolset, trail.revisionExecuted, deprecation);
+  trail.ended();
+  return answer;
 }
 
 async function runCall(svc: Services, session: SessionInfo, req: CallRequest, trail: Trail): Promise<CallToolResult> {

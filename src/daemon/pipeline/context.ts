@@ -20,6 +20,7 @@ import type { ActivityView } from '../../protocol/operator/index.js';
 import type { ShadowCandidate } from './shadow.js';
 import type { RuleBudgets } from '../../approvals/unattended.js';
 import type { CallLimits } from '../limits.js';
+import type { CallProfile } from '../call-profile.js';
 
 export interface Services {
   readonly state: DaemonState;
@@ -55,6 +56,8 @@ export interface Services {
   readonly shadow?: () => ShadowCandidate | null;
   /** The catalog's limits, counted (daemon/limits.ts); absent in tests that do not exercise them: nothing is limited. */
   readonly limits?: CallLimits;
+  /** Where calls spend their time, phase by phase (daemon/call-profile.ts); absent in tests that do not read it. */
+  readonly profile?: CallProfile;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
   readonly onActivity?: (v: ActivityView) => void;
   /**

@@ -1,14 +1,16 @@
 /**
  * Group commit for the activity journal: the intents (and, separately, the
  * outcomes) that calls in flight ask for within one turn of the event loop
- * are written in one transaction with one fsync, and the intents with one
- * anchor flush, instead of one each.
+ * are written in one transaction, and the intents with one anchor flush,
+ * instead of one each. The fsync that makes a batch durable runs off the event
+ * loop (journal/wal-sync.ts) and is shared by every batch committed while the
+ * previous fsync ran, so calls in flight keep being served meanwhile.
  *
  * Invariants — the journal's promises, unchanged:
  * - a call's `intent()` resolves only once its intent (and key claim) is
- *   committed and anchored: nothing runs before that;
- * - a call's `outcome()` resolves only once its outcome is committed: the
- *   agent is not answered before that (or is told it is not durable);
+ *   committed, on disk and anchored: nothing runs before that;
+ * - a call's `outcome()` resolves only once its outcome is committed and on
+ *   disk: the agent is not answered before that (or is told it is not durable);
  * - each entry is recorded exactly as a single write would record it, in its
  *   own savepoint, so one refused entry never fails the others; a failure of
  *   the whole commit fails each of its entries with that error;
@@ -77,18 +79,20 @@ export class GroupCommit {
   #flush(): void {
     // Outcomes first: they release keys and end calls the agents are waiting on.
     const outcomes = this.#outcomes.splice(0, this.#maxBatch);
-    if (outcomes.length > 0) settle(outcomes, () => this.#activity.recordOutcomes(outcomes.map((w) => w.input)), () => this.commits++);
+    if (outcomes.length > 0) void settle(outcomes, () => this.#activity.recordOutcomesAsync(outcomes.map((w) => w.input)), () => this.commits++);
     const intents = this.#intents.splice(0, this.#maxBatch);
-    if (intents.length > 0) settle(intents, () => this.#activity.recordIntents(intents.map((w) => w.input)), () => this.commits++);
+    if (intents.length > 0) void settle(intents, () => this.#activity.recordIntentsAsync(intents.map((w) => w.input)), () => this.commits++);
     if (this.#intents.length > 0 || this.#outcomes.length > 0) this.#schedule();
   }
 }
 
-function settle<I, T>(batch: Waiting<I, T>[], write: () => Settled<T>[], counted: () => void): void {
+/** Commits now (synchronously, in `write`'s first step) and settles every waiter once the batch is durable. */
+async function settle<I, T>(batch: Waiting<I, T>[], write: () => Promise<Settled<T>[]>, counted: () => void): Promise<void> {
   let results: Settled<T>[];
   try {
-    results = write();
+    const pending = write();
     counted();
+    results = await pending;
   } catch (e) {
     for (const w of batch) w.reject(e);
     return;

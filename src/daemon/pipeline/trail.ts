@@ -63,6 +63,10 @@ export class Trail {
   readonly #exposures = new ExposureLog();
   #outcome = false;
   readonly #at: string;
+  /** The phase running now (the last step or mark) and when it began, for the daemon's call profile. */
+  #phase = 'start';
+  #phaseAt: number;
+  readonly #startedAt: number;
 
   constructor(
     private readonly svc: Services,
@@ -72,10 +76,26 @@ export class Trail {
     readonly callId: string,
   ) {
     this.#at = svc.clock.now().toISOString();
+    this.#startedAt = this.#phaseAt = svc.clock.monotonicMs();
   }
 
   step(s: string): void {
     this.#path.push(s);
+    this.mark(s);
+  }
+  /** A new phase for the call profile only (not a step of the decision path). */
+  mark(phase: string): void {
+    const profile = this.svc.profile;
+    if (profile === undefined) return;
+    const now = this.svc.clock.monotonicMs();
+    profile.add(this.#phase, now - this.#phaseAt);
+    this.#phase = phase;
+    this.#phaseAt = now;
+  }
+  /** The call is answered: its last phase and its whole time go to the profile. */
+  ended(): void {
+    this.mark('end');
+    this.svc.profile?.ended(this.svc.clock.monotonicMs() - this.#startedAt);
   }
   identity(i: CallIdentity): void {
     this.#identity = i;
@@ -230,10 +250,13 @@ export class Trail {
     this.#outcome = true;
     this.#announce(o.status, o.error_code ?? null, o.duration_ms, o.side_effect_started);
     try {
+      this.mark('journal:outcome');
       await this.svc.commits.outcome(this.callId, o);
+      this.mark('respond');
       return true;
     } catch (e) {
-      if (isPosternError(e, 'JOURNAL_UNAVAILABLE')) {
+      // Committed but its fsync failed: it is in the journal (a retry would find it); only its durability is not known.
+      if (isPosternError(e, 'JOURNAL_UNAVAILABLE') && e.details['outcome_committed'] !== true) {
         this.svc.pendingOutcomes.add({
           callId: this.callId,
           tool: this.tool.slice(0, 128),

@@ -112,7 +112,8 @@ export class AnchorKeeper {
   /** The journals' commit listener. Throws (JOURNAL_UNAVAILABLE) only when a durable write fails. */
   readonly onCommit = (journal: JournalName, head: ChainHead, durable: boolean): void => {
     const prev = this.#record[journal];
-    if (prev.seq !== head.seq || prev.hash !== head.hash) {
+    // A group commit is told once its fsync is done, possibly after a later commit was: never step back.
+    if (head.seq >= prev.seq && (prev.seq !== head.seq || prev.hash !== head.hash)) {
       this.#record = { ...this.#record, [journal]: head };
       this.#dirty = true;
     }

@@ -37,6 +37,7 @@ import {
   CatalogInUseSchema,
   CatalogPendingViewSchema,
   CredentialStateViewSchema,
+  CallsProfileViewSchema,
   GrantViewSchema,
   SessionViewSchema,
   RunReportSchema,
@@ -128,6 +129,8 @@ export const OperatorOps = {
   status: { params: empty, result: StatusViewSchema },
   /** Each minted-token credential the daemon has used since the unlock (secret list). */
   'credentials.state': { params: empty, result: z.array(CredentialStateViewSchema) },
+  /** Where the daemon's calls spent their time since it started, phase by phase (read-only). */
+  'calls.profile': { params: empty, result: CallsProfileViewSchema },
   lock: { params: empty, result: z.strictObject({ locked: z.literal(true) }) },
   subscribe: { params: z.strictObject({ since: z.number().int().min(0).optional() }), result: OperatorSnapshotSchema },
 } as const;

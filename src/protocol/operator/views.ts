@@ -122,6 +122,27 @@ export const CredentialStateViewSchema = z.strictObject({
 });
 export type CredentialStateView = z.infer<typeof CredentialStateViewSchema>;
 
+/** Where calls spent their time in the daemon since it started, phase by phase (daemon/call-profile.ts). */
+export const CallsProfileViewSchema = z.strictObject({
+  calls: z.number().int().min(0),
+  /** Mean time of a call in the daemon, from the start of handling to its answer. */
+  mean_ms: z.number().min(0),
+  phases: z
+    .array(
+      z.strictObject({
+        phase: z.string().max(40),
+        /** Calls that went through this phase. */
+        calls: z.number().int().min(0),
+        /** Mean time of the phase, over the calls that went through it. */
+        mean_ms: z.number().min(0),
+        /** The phase's total time divided by all calls. */
+        per_call_ms: z.number().min(0),
+      }),
+    )
+    .max(48),
+});
+export type CallsProfileView = z.infer<typeof CallsProfileViewSchema>;
+
 export const StatusViewSchema = z.strictObject({
   /** The operator protocol version the daemon speaks. */
   protocol_version: z.number().int(),

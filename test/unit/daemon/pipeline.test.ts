@@ -30,6 +30,7 @@ import { ManualClock } from '../../helpers/clock.js';
 import { EventEmitter, once } from 'node:events';
 import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
+import { CallProfile } from '../../../src/daemon/call-profile.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const TOKEN = 'pipeline-canary-token-0123456789';
@@ -79,6 +80,7 @@ describe('call pipeline', () => {
       inflight: new Set(),
       commits: new GroupCommit(journals.activity),
       pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), (line) => logs.emit('line', line)),
+      profile: new CallProfile(),
     };
   });
   after(async () => {
@@ -104,6 +106,19 @@ describe('call pipeline', () => {
     return { card: await queued, result };
   };
   const newSession = (id: string): SessionInfo => ({ ...session, id, seen: new Map([['memo', 1]]) });
+
+  it('the call profile counts each call and its phases, and holds no argument', async () => {
+    const before = svc.profile!.view();
+    const canary = `profile-canary-${Date.now().toString(36)}`;
+    const r = await call({ t: canary.slice(0, 40), idempotency_key: `profile-key-${before.calls}` });
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    const after = svc.profile!.view();
+    assert.equal(after.calls, before.calls + 1);
+    const phases = after.phases.map((p) => p.phase);
+    for (const p of ['admit', 'validate', 'approve', 'journal:intent', 'execute', 'redact', 'journal:outcome', 'respond']) assert.ok(phases.includes(p), `${p} in ${phases.join(', ')}`);
+    assert.ok(after.phases.every((p) => p.mean_ms >= 0 && p.per_call_ms <= after.mean_ms + 1e-9));
+    assert.equal(JSON.stringify(after).includes(canary.slice(0, 40)), false);
+  });
 
   it('runs once per key; replays within the retention window; refuses the key after it', async () => {
     const before = http.requests.length;

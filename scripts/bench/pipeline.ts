@@ -1,0 +1,159 @@
+/**
+ * Benchmark: the daemon's call pipeline in-process (DESIGN §6: plan, approve,
+ * journal intent, execute, redact, shape, journal outcome) against undici
+ * direct on the same kept-alive loopback target, interleaved, medians — no
+ * MCP, no shim, no sockets: what Postern itself adds to a call, and, through
+ * the call profile (daemon/call-profile.ts), which phase adds it. Real vault
+ * (cheap KDF), real journals with their fsyncs, the daemon's HTTP pool.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { stringify } from 'yaml';
+import { parseCatalog } from '../../src/contracts/index.js';
+import { createVault, openVault, withVaultWriter } from '../../src/vault/index.js';
+import { openJournals } from '../../src/journal/index.js';
+import { ApprovalQueue } from '../../src/approvals/queue.js';
+import { GrantStore } from '../../src/approvals/grants.js';
+import { DaemonState, snapshotOf } from '../../src/daemon/state.js';
+import { parseConfig } from '../../src/daemon/config.js';
+import { KeyReservations } from '../../src/daemon/pipeline/idempotency.js';
+import { handleCall } from '../../src/daemon/pipeline/call.js';
+import type { Services, SessionInfo } from '../../src/daemon/pipeline/context.js';
+import { SshPool } from '../../src/executors/ssh/index.js';
+import { HttpPool } from '../../src/executors/http/index.js';
+import { IdleTracker } from '../../src/daemon/idle.js';
+import { GroupCommit } from '../../src/daemon/pipeline/group-commit.js';
+import { PendingOutcomes } from '../../src/daemon/pipeline/pending-outcomes.js';
+import { CallProfile } from '../../src/daemon/call-profile.js';
+import { systemClock } from '../../src/clock/index.js';
+import { report } from './report.js';
+import { CHEAP } from '../../test/unit/vault/helpers.js';
+
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
+const CALLS = Number(process.env['BENCH_CALLS'] ?? 300);
+const TOKEN = 'bench-pipeline-token-0123456789';
+
+const target = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"ok":true,"items":[1,2,3]}');
+  });
+});
+await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${(target.address() as { port: number }).port}`;
+
+const dir = mkdtempSync(join(process.env['BENCH_DIR'] ?? tmpdir(), 'postern-bench-pipeline-'));
+const pass = Buffer.from('bench-passphrase');
+await createVault(join(dir, 'vault.pvlt'), pass, CHEAP);
+await withVaultWriter(join(dir, 'vault.pvlt'), pass, (v) => v.add({ name: 'api-token', kind: 'http_bearer', fields: {}, secret: { token: Buffer.from(TOKEN) } }), CHEAP);
+const vault = await openVault(join(dir, 'vault.pvlt'), pass, CHEAP);
+const obj = (props: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties: props, required });
+const catalog = parseCatalog(
+  stringify({
+    targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
+    tools: {
+      get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj({}), http: { target: 'local', method: 'GET', path: '/json' } }] },
+      create_note: {
+        description: 'Create a note.',
+        effect: 'write',
+        approval: 'none',
+        revisions: [{ revision: 1, input: obj({ title: { type: 'string', maxLength: 100 } }, ['title']), http: { target: 'local', method: 'POST', path: '/json', body: { title: '{title}' } } }],
+      },
+    },
+  }),
+  'catalog.yaml',
+);
+const clock = systemClock;
+const journals = openJournals(join(dir, 'journal'), { clock, exclusive: true });
+const profile = new CallProfile();
+const inflight = new Set<Promise<unknown>>();
+const svc: Services = {
+  state: new DaemonState(vault, snapshotOf(catalog, 'a'.repeat(64), null)),
+  journals,
+  queue: new ApprovalQueue(clock),
+  grants: new GrantStore(),
+  reservations: new KeyReservations(),
+  config: parseConfig('approval_timeout_seconds: 60', 'config.yaml'),
+  ssh: new SshPool(),
+  http: new HttpPool(),
+  clock,
+  idleness: new IdleTracker(clock, 0),
+  inflight,
+  commits: new GroupCommit(journals.activity, { busy: () => inflight.size > 1 }),
+  pendingOutcomes: new PendingOutcomes((id, o) => journals.activity.recordOutcome(id, o), () => undefined),
+  profile,
+};
+const session: SessionInfo = { id: 'bench', clientName: 'bench', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, agentRelease: null, seen: new Map(), listedToolset: null };
+
+let seq = 0;
+async function call(tool: string): Promise<void> {
+  const args = tool === 'create_note' ? { title: 'n', idempotency_key: `bench-key-${seq++}` } : {};
+  const p = handleCall(svc, session, { name: tool, arguments: args, meta: {}, signal: new AbortController().signal, progress: () => undefined });
+  inflight.add(p);
+  const r = (await p) as { isError?: boolean; content?: unknown };
+  inflight.delete(p);
+  if (r.isError === true) throw new Error(`${tool} failed: ${JSON.stringify(r.content).slice(0, 300)}`);
+}
+const floor = new Agent();
+const direct = async (): Promise<void> => {
+  const res = await request(`${origin}/json`, { headers: { authorization: `Bearer ${TOKEN}` }, dispatcher: floor });
+  await res.body.json();
+};
+async function latencies(n: number, one: () => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = clock.monotonicMs();
+    await one();
+    out.push(clock.monotonicMs() - t0);
+  }
+  return out;
+}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+for (let i = 0; i < 50; i++) await call('get_json');
+for (let i = 0; i < 50; i++) await direct();
+const rows: Record<'direct' | 'read' | 'write', number[]> = { direct: [], read: [], write: [] };
+const before = profile.view();
+for (let r = 0; r < ROUNDS; r++) {
+  rows.direct.push(median(await latencies(CALLS, direct)));
+  rows.read.push(median(await latencies(CALLS, () => call('get_json'))));
+  rows.write.push(median(await latencies(CALLS, () => call('create_note'))));
+}
+const after = profile.view();
+journals.close();
+await svc.http?.close();
+await floor.close();
+target.close();
+rmSync(dir, { recursive: true, force: true });
+
+const d = median(rows.direct);
+const rd = median(rows.read);
+const wr = median(rows.write);
+const calls = after.calls - before.calls;
+const phases = after.phases
+  .map((p) => {
+    const was = before.phases.find((b) => b.phase === p.phase);
+    const total = p.per_call_ms * after.calls - (was === undefined ? 0 : was.per_call_ms * before.calls);
+    return { phase: p.phase, per_call_ms: total / calls };
+  })
+  .filter((p) => p.per_call_ms >= 0.005);
+console.log(`daemon pipeline in-process, ${ROUNDS} rounds × ${CALLS} calls, medians (no MCP, no shim):`);
+console.log(`  undici direct, kept alive    ${d.toFixed(3)} ms`);
+console.log(`  pipeline, read tool          ${rd.toFixed(3)} ms   +${(rd - d).toFixed(3)} ms`);
+console.log(`  pipeline, write tool (key)   ${wr.toFixed(3)} ms   +${(wr - d).toFixed(3)} ms`);
+console.log(`  where a call's time goes (mean per call, read and write together):`);
+for (const p of phases) console.log(`    ${p.phase.padEnd(22)} ${p.per_call_ms.toFixed(3)} ms`);
+report(
+  'pipeline',
+  'daemon pipeline in-process vs undici direct',
+  [
+    { name: 'undici direct', value: d, unit: 'ms' },
+    { name: 'pipeline read', value: rd, unit: 'ms', baseline: 'undici direct', baselineValue: d, ratio: rd / d },
+    { name: 'pipeline write (key)', value: wr, unit: 'ms', baseline: 'undici direct', baselineValue: d, ratio: wr / d },
+    ...phases.map((p) => ({ name: `phase ${p.phase}`, value: p.per_call_ms, unit: 'ms/call' })),
+  ],
+);
