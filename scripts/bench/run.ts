@@ -21,6 +21,8 @@ import type { PartReport } from './report.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const clock = systemClock;
+/** The whole run should finish within this on a 2-core machine. */
+const BUDGET_S = 300;
 
 interface Part {
   readonly part: string;
@@ -163,6 +165,7 @@ const json = process.env['BENCH_JSON'] ?? join(ROOT, 'bench-results.json');
 const result = {
   started_at: started.toISOString(),
   seconds: Number(seconds.toFixed(1)),
+  budget_seconds: BUDGET_S,
   machine,
   parts: runs.map((r) => ({
     part: r.part,
@@ -176,6 +179,7 @@ const result = {
 };
 writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
 console.log(`\nwritten: ${json}`);
+if (seconds > BUDGET_S) console.error(`npm run bench: took ${seconds.toFixed(0)} s, over the ${BUDGET_S} s budget (load ${load1()}); lower the round counts in scripts/bench/run.ts`);
 const failed = runs.filter((r) => r.report === null || r.exit_code !== 0);
 if (failed.length > 0) {
   console.error(`npm run bench: ${failed.map((r) => r.part).join(', ')} failed`);
