@@ -14,11 +14,12 @@ import { join } from 'node:path';
 import { systemClock } from '../../src/clock/index.js';
 import { GENESIS_HASH, openJournals, type Journals } from '../../src/journal/index.js';
 import { AnchorKeeper, ANCHOR_FORMAT } from '../../src/journal/anchor/index.js';
+import { report } from './report.js';
 
 const GENESIS = { seq: 0, hash: GENESIS_HASH };
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 200);
-const ROUNDS = 5;
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const root = mkdtempSync(join(process.env['BENCH_DIR'] ?? tmpdir(), 'postern-bench-anchor-'));
 
 function oneCall(j: Journals, i: number): void {
@@ -64,3 +65,7 @@ const a = median(anchored);
 console.log(`journal per call (intent + outcome), median of ${ROUNDS} × ${CALLS} calls in ${process.env['BENCH_DIR'] ?? tmpdir()}:`);
 console.log(`  plain journals     ${p.toFixed(3)} ms`);
 console.log(`  anchored journals  ${a.toFixed(3)} ms  (+${(a - p).toFixed(3)} ms per call, ×${(a / p).toFixed(2)})`);
+report('anchor', `journal per call (intent + outcome), ${ROUNDS} × ${CALLS} calls`, [
+  { name: 'plain journals, per call', value: p, unit: 'ms' },
+  { name: 'anchored journals, per call', value: a, unit: 'ms', baseline: 'plain journals', baselineValue: p, ratio: a / p },
+]);

@@ -15,7 +15,6 @@
  * daemon's fsyncs are counted for (d) and (e). Needs `npm run build`.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -23,6 +22,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Agent, request } from 'undici';
 import { systemClock } from '../../src/clock/index.js';
 import { install } from '../../test/helpers/daemon.js';
+import { loopbackTarget } from './target.js';
+import { report, type Figure } from './report.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 100);
@@ -31,15 +32,7 @@ const TOKEN = 'bench-token-0123456789';
 const NAIVE = resolve(import.meta.dirname, '../naive-proxy.mjs');
 const clock = systemClock;
 
-const target = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"ok":true,"items":[1,2,3]}');
-  });
-});
-await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${(target.address() as { port: number }).port}`;
+const { origin, server: target } = await loopbackTarget();
 
 const obj = (props: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties: props, required });
 const inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { approval_timeout_seconds: 60 } });
@@ -103,11 +96,12 @@ async function latencies(n: number, one: () => Promise<void>): Promise<number[]>
   }
   return out;
 }
-/** Calls per second with every client calling at once, `n` calls each. */
-async function throughput(clients: Client[], tool: string, n: number): Promise<number> {
+/** Calls per second with every client calling at once, `n` calls each, and the p99 of those calls. */
+async function throughput(clients: Client[], tool: string, n: number): Promise<{ rate: number; p99: number }> {
+  const each: number[] = [];
   const t0 = clock.monotonicMs();
-  await Promise.all(clients.map(async (c) => { for (let i = 0; i < n; i++) await callOnce(c, tool); }));
-  return (clients.length * n) / ((clock.monotonicMs() - t0) / 1000);
+  await Promise.all(clients.map(async (c) => each.push(...(await latencies(n, () => callOnce(c, tool))))));
+  return { rate: (clients.length * n) / ((clock.monotonicMs() - t0) / 1000), p99: pct(each, 0.99) };
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -168,9 +162,13 @@ const posterns = await Promise.all(Array.from({ length: SESSIONS }, () => connec
 await Promise.all(posterns.map((c) => callOnce(c, 'create_note'))); // each session's grant
 const perClient = Math.max(10, Math.floor(CALLS / 4));
 const tput: Record<string, number[]> = { naive: [], postern: [] };
+const tputP99: Record<string, number[]> = { naive: [], postern: [] };
 for (let r = 0; r < ROUNDS; r++) {
-  tput['naive']!.push(await throughput(naives, 'create_note', perClient));
-  tput['postern']!.push(await throughput(posterns, 'create_note', perClient));
+  for (const [k, cs] of [['naive', naives], ['postern', posterns]] as const) {
+    const t = await throughput(cs, 'create_note', perClient);
+    tput[k]!.push(t.rate);
+    tputP99[k]!.push(t.p99);
+  }
 }
 const manyFsync = await countFsyncs(async () => {
   await throughput(posterns, 'create_note', perClient);
@@ -196,4 +194,33 @@ console.log(`      naive SDK proxy, write           ${fmt(m('naive_write'))}`);
 console.log(`  (d) Postern write (key + journal)    ${fmt(m('postern_write'))}   p99 ${fmt(median(p99['postern_write']!))}   ${(m('postern_write') / m('naive_write')).toFixed(2)}× naive write`);
 console.log(`      fsyncs per write call            ${oneFsync.fsyncs === null ? 'n/a (no strace)' : (oneFsync.fsyncs / oneFsync.calls).toFixed(2)}`);
 console.log(`  (e) ${SESSIONS} sessions, write calls/s     naive ${median(tput['naive']!).toFixed(0)}   Postern ${median(tput['postern']!).toFixed(0)}   ${(median(tput['postern']!) / median(tput['naive']!)).toFixed(2)}×`);
+console.log(`      p99 of a write call at ${SESSIONS}        naive ${fmt(median(tputP99['naive']!))}   Postern ${fmt(median(tputP99['postern']!))}`);
 console.log(`      fsyncs per write call at ${SESSIONS}      ${manyFsync.fsyncs === null ? 'n/a (no strace)' : (manyFsync.fsyncs / manyFsync.calls).toFixed(2)}`);
+
+// The issue's latency target: naive + the durability floor (two fsyncs) + 0.5 ms; a number when
+// the runner measured fdatasync (BENCH_FDATASYNC_MS), else the rule as text.
+const fsyncMs = Number(process.env['BENCH_FDATASYNC_MS'] ?? NaN);
+const within = (base: number): string => (Number.isFinite(fsyncMs) ? `≤ ${(base + 2 * fsyncMs + 0.5).toFixed(2)} ms (naive + 2 fsyncs + 0.5 ms)` : '≤ naive + 2 fsyncs + 0.5 ms');
+const vs = (name: string, value: number, baseline: string, baselineValue: number, target?: string): Figure => ({
+  name, value, unit: 'ms', baseline, baselineValue, ratio: value / baselineValue, ...(target === undefined ? {} : { target }),
+});
+const figures: Figure[] = [
+  { name: '(a) undici direct, kept alive (floor)', value: m('direct'), unit: 'ms' },
+  vs('(b) naive SDK proxy, read p50', nr, 'undici direct', m('direct')),
+  vs('(c) Postern read p50', m('postern_read'), 'naive read', nr, within(nr)),
+  vs('(c) Postern read p99', median(p99['postern_read']!), 'naive read p99', median(p99['naive_read']!)),
+  { name: 'naive SDK proxy, write p50', value: m('naive_write'), unit: 'ms' },
+  vs('(d) Postern write p50 (key + journal)', m('postern_write'), 'naive write', m('naive_write'), within(m('naive_write'))),
+  { name: '(d) Postern write p99', value: median(p99['postern_write']!), unit: 'ms' },
+  ...(oneFsync.fsyncs === null ? [] : [{ name: '(d) fsyncs per write call', value: oneFsync.fsyncs / oneFsync.calls, unit: 'fsyncs/call', target: '2 (intent, outcome: the floor)' }]),
+  {
+    name: `(e) ${SESSIONS} sessions, write calls/s`, value: median(tput['postern']!), unit: 'calls/s', baseline: `${SESSIONS} naive proxies`, baselineValue: median(tput['naive']!),
+    ratio: median(tput['postern']!) / median(tput['naive']!), target: '≥ 1,000/s and ahead of naive (ratio > 1)',
+  },
+  vs(`(e) ${SESSIONS} sessions, write p99`, median(tputP99['postern']!), 'naive p99', median(tputP99['naive']!)),
+  ...(manyFsync.fsyncs === null ? [] : [{ name: `(e) fsyncs per write call at ${SESSIONS}`, value: manyFsync.fsyncs / manyFsync.calls, unit: 'fsyncs/call', target: '≤ 0.2' }]),
+];
+report('http-calls', `HTTP tool calls, ${ROUNDS} rounds × ${CALLS} sequential calls, ${SESSIONS} sessions × ${perClient} calls`, figures, [
+  ...(oneFsync.fsyncs === null ? ['fsyncs not counted: strace is not installed'] : []),
+  'for calls/s the ratio is Postern / naive: above 1 is better',
+]);

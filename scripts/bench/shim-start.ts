@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { systemClock } from '../../src/clock/index.js';
+import { report } from './report.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15);
 const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
@@ -58,3 +59,7 @@ console.log(`postern mcp start-up (spawn → initialize answered), ${ROUNDS} rou
 console.log(`  bare SDK server  ${b.toFixed(1)} ms`);
 console.log(`  postern mcp      ${s.toFixed(1)} ms`);
 console.log(`  ratio            ${(s / b).toFixed(2)}× (target ≤ 1.20×)`);
+report('shim-start', `postern mcp start-up (spawn → initialize answered), ${ROUNDS} rounds`, [
+  { name: 'bare SDK server start-up', value: b, unit: 'ms' },
+  { name: 'postern mcp start-up', value: s, unit: 'ms', baseline: 'bare SDK server', baselineValue: b, ratio: s / b, target: '≤ 1.2×' },
+]);

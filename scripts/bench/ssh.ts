@@ -65,3 +65,10 @@ console.log(`  ratio fresh / pooled = ${(med[2]! / med[1]!).toFixed(2)}`);
 raw.end();
 await pool.close();
 await srv.close();
+
+const { report } = await import('./report.js');
+report('ssh', `ssh exec of \`${echo.command}\`, ${ROUNDS} rounds, in-process server on 127.0.0.1`, [
+  { name: 'raw ssh2 exec, open connection (floor)', value: med[0]!, unit: 'ms' },
+  { name: 'SshPool.exec, warm pool', value: med[1]!, unit: 'ms', baseline: 'raw ssh2', baselineValue: med[0]!, ratio: med[1]! / med[0]! },
+  { name: 'executeSsh, fresh connection', value: med[2]!, unit: 'ms', baseline: 'raw ssh2', baselineValue: med[0]!, ratio: med[2]! / med[0]! },
+]);

@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { systemClock } from '../../src/clock/index.js';
 import { install } from '../../test/helpers/daemon.js';
+import { report } from './report.js';
 
 const TOOLS = 200;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
@@ -78,6 +79,10 @@ const bytes = Buffer.byteLength(JSON.stringify(listing));
 console.log(`tools/list, ${TOOLS} tools (${(bytes / 1024).toFixed(0)} KiB), SDK 2.x client over stdio, load ${loadavg()[0]!.toFixed(1)}:`);
 console.log(`  bare SDK server, same listing: p50 ${f.toFixed(2)} ms`);
 console.log(`  postern mcp → daemon:          p50 ${p.toFixed(2)} ms (${(p / f).toFixed(2)}×, +${(p - f).toFixed(2)} ms)`);
+report('tools-list', `tools/list, ${TOOLS} tools (${(bytes / 1024).toFixed(0)} KiB), ${ROUNDS} rounds × ${LISTS} lists`, [
+  { name: 'tools/list, bare SDK server, same listing', value: f, unit: 'ms' },
+  { name: 'tools/list, postern mcp → daemon', value: p, unit: 'ms', baseline: 'bare SDK server', baselineValue: f, ratio: p / f, target: '≤ 5 ms' },
+]);
 await postern.close();
 await floor.close();
 await inst.stopDaemon();
