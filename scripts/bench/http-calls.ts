@@ -24,6 +24,8 @@ import { systemClock } from '../../src/clock/index.js';
 import { install } from '../../test/helpers/daemon.js';
 import { loopbackTarget } from './target.js';
 import { report, type Figure } from './report.js';
+import { phaseFigures, phasesBetween, printPhases } from './profile.js';
+import type { CallsProfileView } from '../../src/protocol/operator/index.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 100);
@@ -136,6 +138,7 @@ for (const c of [naive, postern]) for (let i = 0; i < 20; i++) await callOnce(c,
 
 const rows: Record<string, number[]> = { direct: [], naive_read: [], postern_read: [], naive_write: [], postern_write: [] };
 const p99: Record<string, number[]> = { naive_read: [], postern_read: [], postern_write: [] };
+const profileBefore = (await op.request('calls.profile', {})) as CallsProfileView;
 for (let r = 0; r < ROUNDS; r++) {
   const d = await latencies(CALLS, direct);
   const nr = await latencies(CALLS, () => callOnce(naive, 'get_json'));
@@ -151,6 +154,7 @@ for (let r = 0; r < ROUNDS; r++) {
   p99['postern_read']!.push(pct(pr, 0.99));
   p99['postern_write']!.push(pct(pw, 0.99));
 }
+const oneClient = phasesBetween(profileBefore, (await op.request('calls.profile', {})) as CallsProfileView);
 const oneFsync = await countFsyncs(async () => {
   await latencies(CALLS, () => callOnce(postern, 'create_note'));
   return CALLS;
@@ -196,6 +200,7 @@ console.log(`      fsyncs per write call            ${oneFsync.fsyncs === null ?
 console.log(`  (e) ${SESSIONS} sessions, write calls/s     naive ${median(tput['naive']!).toFixed(0)}   Postern ${median(tput['postern']!).toFixed(0)}   ${(median(tput['postern']!) / median(tput['naive']!)).toFixed(2)}×`);
 console.log(`      p99 of a write call at ${SESSIONS}        naive ${fmt(median(tputP99['naive']!))}   Postern ${fmt(median(tputP99['postern']!))}`);
 console.log(`      fsyncs per write call at ${SESSIONS}      ${manyFsync.fsyncs === null ? 'n/a (no strace)' : (manyFsync.fsyncs / manyFsync.calls).toFixed(2)}`);
+printPhases('where a one-client call spends its time in the daemon (read and write together; the rest of a call is the client, the shim and the sockets)', oneClient);
 
 // The issue's latency target: naive + the durability floor (two fsyncs) + 0.5 ms; a number when
 // the runner measured fdatasync (BENCH_FDATASYNC_MS), else the rule as text.
@@ -219,6 +224,7 @@ const figures: Figure[] = [
   },
   vs(`(e) ${SESSIONS} sessions, write p99`, median(tputP99['postern']!), 'naive p99', median(tputP99['naive']!)),
   ...(manyFsync.fsyncs === null ? [] : [{ name: `(e) fsyncs per write call at ${SESSIONS}`, value: manyFsync.fsyncs / manyFsync.calls, unit: 'fsyncs/call', target: '≤ 0.2' }]),
+  ...phaseFigures('(c)+(d) one client', oneClient),
 ];
 report('http-calls', `HTTP tool calls, ${ROUNDS} rounds × ${CALLS} sequential calls, ${SESSIONS} sessions × ${perClient} calls`, figures, [
   ...(oneFsync.fsyncs === null ? ['fsyncs not counted: strace is not installed'] : []),

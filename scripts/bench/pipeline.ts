@@ -7,7 +7,6 @@
  * (cheap KDF), real journals with their fsyncs, the daemon's HTTP pool.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -30,21 +29,15 @@ import { PendingOutcomes } from '../../src/daemon/pipeline/pending-outcomes.js';
 import { CallProfile } from '../../src/daemon/call-profile.js';
 import { systemClock } from '../../src/clock/index.js';
 import { report } from './report.js';
+import { loopbackTarget } from './target.js';
+import { phaseFigures, phasesBetween, printPhases } from './profile.js';
 import { CHEAP } from '../../test/unit/vault/helpers.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 300);
 const TOKEN = 'bench-pipeline-token-0123456789';
 
-const target = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"ok":true,"items":[1,2,3]}');
-  });
-});
-await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${(target.address() as { port: number }).port}`;
+const { origin, server: target } = await loopbackTarget();
 
 const dir = mkdtempSync(join(process.env['BENCH_DIR'] ?? tmpdir(), 'postern-bench-pipeline-'));
 const pass = Buffer.from('bench-passphrase');
@@ -133,20 +126,12 @@ rmSync(dir, { recursive: true, force: true });
 const d = median(rows.direct);
 const rd = median(rows.read);
 const wr = median(rows.write);
-const calls = after.calls - before.calls;
-const phases = after.phases
-  .map((p) => {
-    const was = before.phases.find((b) => b.phase === p.phase);
-    const total = p.per_call_ms * after.calls - (was === undefined ? 0 : was.per_call_ms * before.calls);
-    return { phase: p.phase, per_call_ms: total / calls };
-  })
-  .filter((p) => p.per_call_ms >= 0.005);
+const phases = phasesBetween(before, after);
 console.log(`daemon pipeline in-process, ${ROUNDS} rounds × ${CALLS} calls, medians (no MCP, no shim):`);
 console.log(`  undici direct, kept alive    ${d.toFixed(3)} ms`);
 console.log(`  pipeline, read tool          ${rd.toFixed(3)} ms   +${(rd - d).toFixed(3)} ms`);
 console.log(`  pipeline, write tool (key)   ${wr.toFixed(3)} ms   +${(wr - d).toFixed(3)} ms`);
-console.log(`  where a call's time goes (mean per call, read and write together):`);
-for (const p of phases) console.log(`    ${p.phase.padEnd(22)} ${p.per_call_ms.toFixed(3)} ms`);
+printPhases("where a call's time goes, read and write together", phases);
 report(
   'pipeline',
   'daemon pipeline in-process vs undici direct',
@@ -154,6 +139,6 @@ report(
     { name: 'undici direct', value: d, unit: 'ms' },
     { name: 'pipeline read', value: rd, unit: 'ms', baseline: 'undici direct', baselineValue: d, ratio: rd / d },
     { name: 'pipeline write (key)', value: wr, unit: 'ms', baseline: 'undici direct', baselineValue: d, ratio: wr / d },
-    ...phases.map((p) => ({ name: `phase ${p.phase}`, value: p.per_call_ms, unit: 'ms/call' })),
+    ...phaseFigures('pipeline', phases),
   ],
 );

@@ -36,6 +36,7 @@ const PARTS: readonly Part[] = [
   { part: 'vault-unlock', env: { BENCH_ROUNDS: '3' } },
   { part: 'shim-start', env: { BENCH_ROUNDS: '15' } },
   { part: 'tools-list', env: { BENCH_ROUNDS: '5', BENCH_LISTS: '40' } },
+  { part: 'pipeline', env: { BENCH_ROUNDS: '5', BENCH_CALLS: '300' } },
   { part: 'http-calls', env: { BENCH_ROUNDS: '5', BENCH_CALLS: '100' } },
   { part: 'rss', env: { BENCH_RSS_CALLS: '10000', BENCH_RSS_INFLIGHT: '8' } },
 ];
