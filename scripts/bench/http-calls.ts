@@ -25,7 +25,6 @@ import { install } from '../../test/helpers/daemon.js';
 import { loopbackTarget } from './target.js';
 import { report, type Figure } from './report.js';
 import { phaseFigures, phasesBetween, printPhases } from './profile.js';
-import type { CallsProfileView } from '../../src/protocol/operator/index.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 100);
@@ -138,7 +137,7 @@ for (const c of [naive, postern]) for (let i = 0; i < 20; i++) await callOnce(c,
 
 const rows: Record<string, number[]> = { direct: [], naive_read: [], postern_read: [], naive_write: [], postern_write: [] };
 const p99: Record<string, number[]> = { naive_read: [], postern_read: [], postern_write: [] };
-const profileBefore = (await op.request('calls.profile', {})) as CallsProfileView;
+const profileBefore = await op.request('calls.profile', {});
 for (let r = 0; r < ROUNDS; r++) {
   const d = await latencies(CALLS, direct);
   const nr = await latencies(CALLS, () => callOnce(naive, 'get_json'));
@@ -154,7 +153,7 @@ for (let r = 0; r < ROUNDS; r++) {
   p99['postern_read']!.push(pct(pr, 0.99));
   p99['postern_write']!.push(pct(pw, 0.99));
 }
-const oneClient = phasesBetween(profileBefore, (await op.request('calls.profile', {})) as CallsProfileView);
+const oneClient = phasesBetween(profileBefore, await op.request('calls.profile', {}));
 const oneFsync = await countFsyncs(async () => {
   await latencies(CALLS, () => callOnce(postern, 'create_note'));
   return CALLS;
