@@ -6,7 +6,10 @@
  * Invariants:
  * - each write is one BEGIN IMMEDIATE transaction committed with WAL +
  *   synchronous=FULL before the method returns; on any failure it throws
- *   JOURNAL_UNAVAILABLE and nothing of it is recorded (fail closed);
+ *   JOURNAL_UNAVAILABLE and nothing of it is recorded (fail closed); the
+ *   `…Async` group writes commit with synchronous=NORMAL and resolve only
+ *   after the WAL fsync that FULL would have made (wal-sync.ts), made off the
+ *   event loop and shared with the commits made meanwhile;
  * - `recordIntent` claims (tool, key) in the same transaction as the intent
  *   entry, so across processes exactly one call holds a key; a keyed intent
  *   returns only once the anchor covers it (hooks.committed(true));
