@@ -2,9 +2,11 @@
  * Group commit for the activity journal: the intents (and, separately, the
  * outcomes) that calls in flight ask for within one turn of the event loop
  * are written in one transaction, and the intents with one anchor flush,
- * instead of one each. The fsync that makes a batch durable runs off the event
- * loop (journal/wal-sync.ts) and is shared by every batch committed while the
- * previous fsync ran, so calls in flight keep being served meanwhile.
+ * instead of one each. With other calls in flight, the fsync that makes a
+ * batch durable runs off the event loop (journal/wal-sync.ts) and is shared by
+ * every batch committed while the previous fsync ran, so calls in flight keep
+ * being served meanwhile; a call alone has it made inside its commit (as
+ * synchronous=FULL does), which spares it a round trip to the thread pool.
  *
  * Invariants — the journal's promises, unchanged:
  * - a call's `intent()` resolves only once its intent (and key claim) is
@@ -78,10 +80,20 @@ export class GroupCommit {
 
   #flush(): void {
     // Outcomes first: they release keys and end calls the agents are waiting on.
+    // Alone, the fsync is made inside the commit (no thread-pool round trip on the call's path);
+    // with other calls in flight it is made off the loop and shared.
+    const shared = this.#busy();
+    const a = this.#activity;
     const outcomes = this.#outcomes.splice(0, this.#maxBatch);
-    if (outcomes.length > 0) void settle(outcomes, () => this.#activity.recordOutcomesAsync(outcomes.map((w) => w.input)), () => this.commits++);
+    if (outcomes.length > 0) {
+      const inputs = outcomes.map((w) => w.input);
+      void settle(outcomes, () => (shared ? a.recordOutcomesAsync(inputs) : Promise.resolve(a.recordOutcomes(inputs))), () => this.commits++);
+    }
     const intents = this.#intents.splice(0, this.#maxBatch);
-    if (intents.length > 0) void settle(intents, () => this.#activity.recordIntentsAsync(intents.map((w) => w.input)), () => this.commits++);
+    if (intents.length > 0) {
+      const inputs = intents.map((w) => w.input);
+      void settle(intents, () => (shared ? a.recordIntentsAsync(inputs) : Promise.resolve(a.recordIntents(inputs))), () => this.commits++);
+    }
     if (this.#intents.length > 0 || this.#outcomes.length > 0) this.#schedule();
   }
 }

@@ -12,7 +12,10 @@ import { PosternError } from '../../../src/protocol/errors.js';
 import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 import { callRecord, httpTarget, steppingClock, tempJournalDir } from '../journal/helpers.js';
 
-describe('GroupCommit', () => {
+// Alone, a batch's fsync is made inside its commit; with calls in flight ("shared"), off the loop and shared (journal/wal-sync.ts).
+for (const mode of ['alone', 'shared'] as const) {
+const make = (j: Journals, o: { maxBatch?: number } = {}): GroupCommit => new GroupCommit(j.activity, mode === 'shared' ? { ...o, busy: () => true, windowMs: 0 } : o);
+describe(`GroupCommit (${mode})`, () => {
   let t: ReturnType<typeof tempJournalDir>;
   let j: Journals;
   let durableFlushes: number;
@@ -29,7 +32,7 @@ describe('GroupCommit', () => {
   const intent = (over: Parameters<typeof callRecord>[0] = {}) => ({ ...callRecord({ call_id: randomUUID(), ...over }), target: httpTarget });
 
   it('intents asked for in one turn share one transaction and one anchor flush; each is journaled', async () => {
-    const g = new GroupCommit(j.activity);
+    const g = make(j);
     const rs = Array.from({ length: 20 }, (_, i) => intent({ idempotency_key: `k-${i}`, args_digest: `sha256:${i}` }));
     const results = await Promise.all(rs.map((r) => g.intent(r)));
     assert.ok(results.every((r) => r.claimed));
@@ -45,7 +48,7 @@ describe('GroupCommit', () => {
   });
 
   it('two intents with one key in one batch: the first claims it, the second finds it held', async () => {
-    const g = new GroupCommit(j.activity);
+    const g = make(j);
     const a = intent({ idempotency_key: 'same', args_digest: 'sha256:a' });
     const b = intent({ idempotency_key: 'same', args_digest: 'sha256:a' });
     const [ra, rb] = await Promise.all([g.intent(a), g.intent(b)]);
@@ -56,7 +59,7 @@ describe('GroupCommit', () => {
   });
 
   it('a refused entry fails alone: the others in its batch are committed', async () => {
-    const g = new GroupCommit(j.activity);
+    const g = make(j);
     const good = intent();
     const dup = intent();
     await g.intent(dup);
@@ -71,7 +74,7 @@ describe('GroupCommit', () => {
   });
 
   it('a journal that refuses the whole commit fails every entry of the batch with JOURNAL_UNAVAILABLE', async () => {
-    const g = new GroupCommit(j.activity);
+    const g = make(j);
     j.close();
     const settled = await Promise.allSettled([g.intent(intent()), g.intent(intent())]);
     for (const s of settled) {
@@ -82,7 +85,7 @@ describe('GroupCommit', () => {
   });
 
   it('a batch larger than maxBatch is split over several commits, in order', async () => {
-    const g = new GroupCommit(j.activity, { maxBatch: 4 });
+    const g = make(j, { maxBatch: 4 });
     const rs = Array.from({ length: 10 }, () => intent());
     await Promise.all(rs.map((r) => g.intent(r)));
     assert.equal(g.commits, 3);
@@ -90,3 +93,4 @@ describe('GroupCommit', () => {
     assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y));
   });
 });
+}
