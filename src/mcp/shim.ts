@@ -289,9 +289,11 @@ export async function runShim(opts: ShimOptions): Promise<void> {
         if (id !== undefined) pending.delete(idKey(id));
       },
     );
+    // The bytes go to the client first: noting what they answer (a whole tools/list is parsed for
+    // the reconnect hello) is the shim's bookkeeping, not on the client's path.
     return (chunk) => {
-      track(chunk);
       emit(chunk);
+      track(chunk);
     };
   };
 
