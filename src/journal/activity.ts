@@ -25,7 +25,7 @@ import { firstClaimMismatch } from './claims-check.js';
 import { guard, journalError } from './database.js';
 import { NO_HOOKS, type CommitHooks } from './hooks.js';
 import { toJsonText } from './json.js';
-import type { CallFilter, CallRecord, CallView, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
+import type { CallFilter, CallRecord, CallView, ChainHead, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
 
 export type IntentResult = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
 
@@ -135,25 +135,23 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
   const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
   const exposuresPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind | 'outcome'; call_id: string; tool: string; session_id: string | null; body: string }>(EXPOSURES_PAGE_SQL);
 
-  const commit = <T>(action: string, fn: () => T): T =>
+  const commit = <T>(action: string, fn: () => T): { readonly value: T; readonly appended: ChainHead | null } =>
     guard('activity', action, () =>
-      db
-        .transaction(() => {
-          hooks.check();
-          return fn();
-        })
-        .immediate(),
+      store.chain.write(() => {
+        hooks.check();
+        return fn();
+      }),
     );
   const write = <T>(action: string, fn: () => T): T => {
-    const r = commit(action, fn);
-    guard('activity', 'advance the anchor', () => hooks.committed(false));
-    return r;
+    const { value, appended } = commit(action, fn);
+    guard('activity', 'advance the anchor', () => hooks.committed(false, appended));
+    return value;
   };
   const read = <T>(action: string, fn: () => T): T => guard('activity', action, fn);
   /** One entry of a group commit, inside the commit's transaction: its own savepoint, rolled back alone on failure. */
   const entry = <T>(action: string, fn: () => T): Settled<T> => {
     try {
-      return { ok: true, value: db.transaction(fn)() };
+      return { ok: true, value: store.chain.savepoint(fn) };
     } catch (e) {
       return { ok: false, error: journalError('activity', action, e) };
     }
@@ -193,8 +191,9 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
         }
       });
       let results: Settled<IntentResult>[];
+      let appended: ChainHead | null;
       try {
-        results = commit('record the intent', () =>
+        ({ value: results, appended } = commit('record the intent', () =>
           prepared.map((p): Settled<IntentResult> => {
             if (p instanceof PosternError) return { ok: false, error: p };
             return entry('record the intent', (): IntentResult => {
@@ -207,7 +206,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
               return { claimed: true };
             });
           }),
-        );
+        ));
       } catch (e) {
         const err = journalError('activity', 'record the intent', e);
         return rs.map(() => ({ ok: false, error: err }));
@@ -216,7 +215,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       // against a second run. A keyless intent (a read) guards nothing and lags like other entries.
       const keyed = results.some((x, i) => x.ok && x.value.claimed && rs[i]?.idempotency_key !== null);
       try {
-        hooks.committed(keyed);
+        hooks.committed(keyed, appended);
       } catch (e) {
         const err = journalError('activity', 'anchor the intent', e);
         return results.map((x) =>

@@ -131,8 +131,8 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
       const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
       return {
         check: () => watch?.check(),
-        committed: (durable) => {
-          const head = watch?.committed() ?? chain.head();
+        committed: (durable, appended) => {
+          const head = watch !== undefined ? watch.committed(appended) : (appended ?? chain.head());
           opts.onCommit?.(name, head, durable);
         },
       };
@@ -157,7 +157,7 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
         if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');
         const one = (name: JournalName, hooks: CommitHooks, cut: number): ChainBase => {
           const base = guard(name, 'prune', () => pruneChain(parts[name], cut, () => hooks.check()));
-          guard(name, 'advance the anchor', () => hooks.committed(true));
+          guard(name, 'advance the anchor', () => hooks.committed(true, null));
           return base;
         };
         return { sessions: one('sessions', sessionsHooks, plan.sessions.cut), activity: one('activity', activityHooks, plan.activity.cut) };
