@@ -24,11 +24,12 @@ export const HEAD = `kind IN ('intent', 'rejected', 'replay')`;
  * The secondary indexes of `entries`, each there for a query that needs it
  * (docs/decisions.md, "The activity journal's indexes"; the plans are checked
  * in test/unit/journal/scale.test.ts). Every index is one more B-tree page
- * written per entry, so a head entry touches at most five of them (the key
- * index only when the call has a key), an outcome one (two with an error).
+ * written per entry: an intent touches at most five of them (the key index
+ * only when the call has a key), a rejection one more (its error code), an
+ * outcome one (two with an error code).
  */
 const ENTRIES_INDEXES = {
-  /** One head per call (an invariant); getCall, appendOutcome's head lookup, the list's join; open intents are a scan of the table. */
+  /** One head per call (an invariant); getCall, the write path's head lookups, a call's entries for a bundle. */
   entries_head: `CREATE UNIQUE INDEX entries_head ON entries(call_id) WHERE ${HEAD}`,
   /** At most one outcome per intent (an invariant); the outcome of a call. */
   entries_outcome: `CREATE UNIQUE INDEX entries_outcome ON entries(call_id) WHERE kind = 'outcome'`,
@@ -84,7 +85,7 @@ export const ACTIVITY_SCHEMA: SchemaSpec = {
   migrations: [
     {
       // Indexes only: no row changes, so the chain (and every checkpoint, anchor and bundle) is untouched.
-      // `entries_intent` (call_id of intents) duplicated `entries_head`; the key index now skips keyless calls.
+      // `entries_intent` served only the start's scans (open intents, limit counts); the key index now skips keyless calls.
       version: 3,
       ddl: `DROP INDEX IF EXISTS entries_intent; DROP INDEX IF EXISTS entries_head_key; ${ENTRIES_INDEXES.entries_head_key};`,
     },
