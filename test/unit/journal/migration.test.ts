@@ -9,21 +9,20 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { openAnchoredJournals, type AnchorContext } from '../../../src/journal/anchor/index.js';
+import { openAnchoredJournals } from '../../../src/journal/anchor/index.js';
 import { ACTIVITY_SCHEMA, ENTRIES_INDEX_NAMES } from '../../../src/journal/activity-schema.js';
 import { readCheckpoints } from '../../../src/journal/checkpoint/file.js';
 import { walkTrust } from '../../../src/journal/checkpoint/record.js';
 import { buildBundle } from '../../../src/journal/bundle/build.js';
 import { bundleBytes } from '../../../src/journal/bundle/format.js';
 import { verifyBundle } from '../../../src/journal/bundle/verify.js';
-import { ManualClock } from '../../helpers/clock.js';
-import { callRecord, httpTarget } from './helpers.js';
+import type { ManualClock } from '../../helpers/clock.js';
+import { anchoredHome, callRecord, httpTarget, type AnchoredHome } from './helpers.js';
 
 /** The activity schema as version 2 created it (kept verbatim: the fixture must not follow the current DDL). */
 const V2_DDL = `
@@ -68,29 +67,7 @@ const V2_INDEXES = ['entries_error', 'entries_head', 'entries_head_at', 'entries
 const CATALOG_TEXT = 'tools: {}\n';
 const CATALOG = createHash('sha256').update(CATALOG_TEXT).digest('hex');
 
-interface Home {
-  readonly root: string;
-  readonly dir: string;
-  readonly cpPath: string;
-  readonly clock: ManualClock;
-  ctx(): AnchorContext;
-}
-
-function home(): Home {
-  const root = mkdtempSync(join(tmpdir(), 'postern-migrate-'));
-  const dir = join(root, 'journal');
-  const cpPath = join(root, 'journal.checkpoints.jsonl');
-  const clock = new ManualClock('2031-05-01T00:00:00.000Z');
-  const key = randomBytes(32);
-  const seed = randomBytes(32);
-  return {
-    root,
-    dir,
-    cpPath,
-    clock,
-    ctx: () => ({ journalDir: dir, anchorPath: join(root, 'journal.anchor'), key, vaultGeneration: 1, catalogDigest: CATALOG, clock, log: () => undefined, checkpoints: { path: cpPath, seed } }),
-  };
-}
+const home = (): AnchoredHome => anchoredHome(CATALOG);
 
 let n = 0;
 /** Keyed calls with outcomes, a keyless read, a rejection with a key and an error outcome. */
@@ -183,7 +160,7 @@ describe('activity schema v2 → v3', () => {
       openJournals(h.dir).close();
       assert.deepEqual(schemaOf(path), { version: ACTIVITY_SCHEMA.version, indexes: [...ENTRIES_INDEX_NAMES].sort() });
     } finally {
-      rmSync(h.root, { recursive: true, force: true });
+      h.cleanup();
     }
   });
 
@@ -209,7 +186,7 @@ describe('activity schema v2 → v3', () => {
       }
       assert.deepEqual(schemaOf(join(copy, 'activity.db')), { version: 2, indexes: V2_INDEXES });
     } finally {
-      rmSync(h.root, { recursive: true, force: true });
+      h.cleanup();
     }
   });
 
@@ -234,7 +211,7 @@ describe('activity schema v2 → v3', () => {
       }
       assert.deepEqual(schemaOf(path), { version: ACTIVITY_SCHEMA.version, indexes: [...ENTRIES_INDEX_NAMES].sort() });
     } finally {
-      rmSync(h.root, { recursive: true, force: true });
+      h.cleanup();
     }
   });
 });
