@@ -27,6 +27,7 @@
  * (seq, hash) recorded elsewhere — `verify` reports the head for that purpose.
  */
 import type Database from 'better-sqlite3';
+import { PosternError } from '../protocol/errors.js';
 import type { ChainBase, ChainHead, ChainReport } from './types.js';
 import { canonicalJson, sha256Hex } from './json.js';
 
@@ -69,8 +70,11 @@ export class Chain {
   /**
    * Runs `fn` in one write transaction (BEGIN IMMEDIATE, committed when it
    * returns) and reports the head it appended: null when it appended nothing.
+   * Not inside another transaction (it would become a savepoint of it, and the
+   * report would miss the entries appended before it).
    */
   write<T>(fn: () => T): { readonly value: T; readonly appended: ChainHead | null } {
+    if (this.db.inTransaction) throw new PosternError('INTERNAL', 'a journal write cannot run inside another transaction');
     this.tip = null;
     const value = this.tx.immediate(fn) as T;
     return { value, appended: this.tip };

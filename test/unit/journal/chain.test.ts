@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { openJournals } from '../../../src/journal/index.js';
 import { Chain, entryHash } from '../../../src/journal/chain.js';
 import { SESSIONS_CONTENT_COLUMNS } from '../../../src/journal/sessions.js';
+import { isPosternError } from '../../../src/protocol/errors.js';
 import { callRecord, httpTarget, sshTarget, tempJournalDir } from './helpers.js';
 
 const t = tempJournalDir();
@@ -195,6 +196,7 @@ describe('hash chain: the head a write reports', () => {
         throw new Error('rolled back');
       }));
       assert.equal(chain.write(() => undefined).appended, null, 'a rolled-back write leaves nothing to report');
+      assert.throws(() => chain.write(() => chain.write(() => undefined)), (e) => isPosternError(e, 'INTERNAL'), 'no write inside a write');
       assert.equal(chain.head().seq, 2);
     } finally {
       db.close();
