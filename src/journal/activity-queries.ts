@@ -36,14 +36,18 @@ export function listCallsQuery(filter: CallFilter = {}): Query {
 
 export const GET_CALL_SQL = `${CALL_SELECT} WHERE h.call_id = ? AND h.${HEAD}`;
 
-/** A page of head entries after `seq`, for the release gate's historical arguments. */
-/** Executed calls (intents) per tool, session and run id: what the call limits count at start (daemon/limits.ts). */
+/** Executed calls (intents) per tool, session and run id: what the call limits count at start (daemon/limits.ts); a scan of the table. */
 export const LIMIT_COUNTS_SQL = `SELECT tool, session_id, json_extract(body, '$.call.run_id') AS run_id, count(*) AS n FROM entries WHERE kind = 'intent' GROUP BY tool, session_id, run_id`;
 /** The times of the intents journaled since a time (the per-minute window), through the head time index. */
 export const LIMIT_RECENT_SQL = `SELECT tool, at FROM entries WHERE ${HEAD} AND at >= ? AND kind = 'intent' ORDER BY at`;
+/** A page of head entries after `seq`, for the release gate's historical arguments (a range of the rowid). */
 export const HEADS_PAGE_SQL = `SELECT seq, at, kind, error_code, body FROM entries WHERE ${HEAD} AND seq > ? ORDER BY seq LIMIT ?`;
 
-/** Intents without an outcome: the calls a crash left open. */
+/**
+ * Intents without an outcome: the calls a crash left open. Run once, at the
+ * daemon's start: a scan of the table (no index of intents is kept for it:
+ * every call would pay for that index; docs/decisions.md).
+ */
 export const OPEN_INTENTS_SQL = `
   SELECT i.call_id AS call_id FROM entries i
   WHERE i.kind = 'intent' AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.call_id = i.call_id AND o.kind = 'outcome')`;

@@ -17,11 +17,40 @@
 import type { SchemaSpec } from './database.js';
 import type { CallOutcome, CallRecord, CallStatus, CallView, ClaimEffect, TargetDetails } from './types.js';
 
+/** SQL for "this row is a call's first entry"; must match the partial indexes verbatim. */
+export const HEAD = `kind IN ('intent', 'rejected', 'replay')`;
+
+/**
+ * The secondary indexes of `entries`, each there for a query that needs it
+ * (docs/decisions.md, "The activity journal's indexes"; the plans are checked
+ * in test/unit/journal/scale.test.ts). Every index is one more B-tree page
+ * written per entry: an intent touches at most five of them (the key index
+ * only when the call has a key), a rejection one more (its error code), an
+ * outcome one (two with an error code).
+ */
+const ENTRIES_INDEXES = {
+  /** One head per call (an invariant); getCall, the write path's head lookups, a call's entries for a bundle. */
+  entries_head: `CREATE UNIQUE INDEX entries_head ON entries(call_id) WHERE ${HEAD}`,
+  /** At most one outcome per intent (an invariant); the outcome of a call. */
+  entries_outcome: `CREATE UNIQUE INDEX entries_outcome ON entries(call_id) WHERE kind = 'outcome'`,
+  /** Newest first, --since/--until, the per-minute limit window at start (seq order is not time order across a wall-clock step). */
+  entries_head_at: `CREATE INDEX entries_head_at ON entries(at) WHERE ${HEAD}`,
+  entries_head_tool: `CREATE INDEX entries_head_tool ON entries(tool, at) WHERE ${HEAD}`,
+  entries_head_session: `CREATE INDEX entries_head_session ON entries(session_id, at) WHERE ${HEAD}`,
+  /** Only calls with a key: `idempotency_key = ?` implies the second term, so a keyless call writes no entry here. */
+  entries_head_key: `CREATE INDEX entries_head_key ON entries(idempotency_key, at) WHERE ${HEAD} AND idempotency_key IS NOT NULL`,
+  entries_error: `CREATE INDEX entries_error ON entries(error_code) WHERE error_code IS NOT NULL`,
+} as const;
+
+/** The names of the secondary indexes a current activity journal has. */
+export const ENTRIES_INDEX_NAMES = Object.keys(ENTRIES_INDEXES) as readonly (keyof typeof ENTRIES_INDEXES)[];
+
 export const ACTIVITY_SCHEMA: SchemaSpec = {
   name: 'activity',
   file: 'activity.db',
   applicationId: 0x50534131, // 'PSA1'
-  version: 2, // 2: the `meta` table with the journal id (database.ts)
+  // 2: the `meta` table with the journal id (database.ts); 3: the leaner indexes (below).
+  version: 3,
   ddl: `
     CREATE TABLE entries (
       seq INTEGER PRIMARY KEY,
@@ -37,14 +66,7 @@ export const ACTIVITY_SCHEMA: SchemaSpec = {
       prev_hash TEXT NOT NULL,
       hash TEXT NOT NULL
     ) STRICT;
-    CREATE UNIQUE INDEX entries_head ON entries(call_id) WHERE kind IN ('intent', 'rejected', 'replay');
-    CREATE UNIQUE INDEX entries_outcome ON entries(call_id) WHERE kind = 'outcome';
-    CREATE INDEX entries_intent ON entries(call_id) WHERE kind = 'intent';
-    CREATE INDEX entries_head_at ON entries(at) WHERE kind IN ('intent', 'rejected', 'replay');
-    CREATE INDEX entries_head_tool ON entries(tool, at) WHERE kind IN ('intent', 'rejected', 'replay');
-    CREATE INDEX entries_head_session ON entries(session_id, at) WHERE kind IN ('intent', 'rejected', 'replay');
-    CREATE INDEX entries_head_key ON entries(idempotency_key, at) WHERE kind IN ('intent', 'rejected', 'replay');
-    CREATE INDEX entries_error ON entries(error_code) WHERE error_code IS NOT NULL;
+    ${Object.values(ENTRIES_INDEXES).join(';\n    ')};
     CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
     CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
 
@@ -60,13 +82,18 @@ export const ACTIVITY_SCHEMA: SchemaSpec = {
       PRIMARY KEY (tool, key)
     ) STRICT, WITHOUT ROWID;
   `,
+  migrations: [
+    {
+      // Indexes only: no row changes, so the chain (and every checkpoint, anchor and bundle) is untouched.
+      // `entries_intent` served only the start's scans (open intents, limit counts); the key index now skips keyless calls.
+      version: 3,
+      ddl: `DROP INDEX IF EXISTS entries_intent; DROP INDEX IF EXISTS entries_head_key; ${ENTRIES_INDEXES.entries_head_key};`,
+    },
+  ],
 };
 
 /** The chained content columns of `entries`, in insertion order. */
 export const CONTENT_COLUMNS = ['seq', 'at', 'kind', 'call_id', 'session_id', 'tool', 'idempotency_key', 'error_code', 'claim', 'body'] as const;
-
-/** SQL for "this row is a call's first entry"; must match the partial indexes verbatim. */
-export const HEAD = `kind IN ('intent', 'rejected', 'replay')`;
 
 export type HeadKind = 'intent' | 'rejected' | 'replay';
 

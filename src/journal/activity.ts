@@ -29,7 +29,7 @@ import { guard, journalError } from './database.js';
 import { NO_HOOKS, type CommitHooks } from './hooks.js';
 import { toJsonText } from './json.js';
 import type { WalSync } from './wal-sync.js';
-import type { CallFilter, CallRecord, CallView, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
+import type { CallFilter, CallRecord, CallView, ChainHead, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
 
 export type IntentResult = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
 
@@ -172,25 +172,23 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
   const listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
   const exposuresPage = db.prepare<[number, number], { seq: number; at: string; kind: HeadKind | 'outcome'; call_id: string; tool: string; session_id: string | null; body: string }>(EXPOSURES_PAGE_SQL);
 
-  const commit = <T>(action: string, fn: () => T): T =>
+  const commit = <T>(action: string, fn: () => T): { readonly value: T; readonly appended: ChainHead | null } =>
     guard('activity', action, () =>
-      db
-        .transaction(() => {
-          hooks.check();
-          return fn();
-        })
-        .immediate(),
+      store.chain.write(() => {
+        hooks.check();
+        return fn();
+      }),
     );
   const write = <T>(action: string, fn: () => T): T => {
-    const r = commit(action, fn);
-    guard('activity', 'advance the anchor', () => hooks.committed(false));
-    return r;
+    const { value, appended } = commit(action, fn);
+    guard('activity', 'advance the anchor', () => hooks.committed(false, appended));
+    return value;
   };
   const read = <T>(action: string, fn: () => T): T => guard('activity', action, fn);
   /** One entry of a group commit, inside the commit's transaction: its own savepoint, rolled back alone on failure. */
   const entry = <T>(action: string, fn: () => T): Settled<T> => {
     try {
-      return { ok: true, value: db.transaction(fn)() };
+      return { ok: true, value: store.chain.savepoint(fn) };
     } catch (e) {
       return { ok: false, error: journalError('activity', action, e) };
     }
@@ -203,7 +201,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
   };
 
   /** Commits the intents, each in its own savepoint; `keyed`: whether one of them claimed a key (it must be anchored before it runs). */
-  const commitIntents = (rs: readonly (CallRecord & { target: TargetDetails })[]): { committed: boolean; keyed: boolean; results: Settled<IntentResult>[] } => {
+  const commitIntents = (rs: readonly (CallRecord & { target: TargetDetails })[]): { committed: boolean; keyed: boolean; appended: ChainHead | null; results: Settled<IntentResult>[] } => {
     const prepared = rs.map((r): { call: ReturnType<typeof callRecordOf>; text: string } | PosternError => {
       try {
         const call = callRecordOf(r);
@@ -216,8 +214,9 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       }
     });
     let results: Settled<IntentResult>[];
+    let appended: ChainHead | null;
     try {
-      results = commit('record the intent', () =>
+      ({ value: results, appended } = commit('record the intent', () =>
         prepared.map((p): Settled<IntentResult> => {
           if (p instanceof PosternError) return { ok: false, error: p };
           return entry('record the intent', (): IntentResult => {
@@ -230,19 +229,19 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
             return { claimed: true };
           });
         }),
-      );
+      ));
     } catch (e) {
       const err = journalError('activity', 'record the intent', e);
-      return { committed: false, keyed: false, results: rs.map(() => ({ ok: false, error: err })) };
+      return { committed: false, keyed: false, appended: null, results: rs.map(() => ({ ok: false, error: err })) };
     }
     // Nothing may run on a keyed intent the anchor does not cover yet: its claim is the guard
     // against a second run. A keyless intent (a read) guards nothing and lags like other entries.
     const keyed = results.some((x, i) => x.ok && x.value.claimed && rs[i]?.idempotency_key !== null);
-    return { committed: true, keyed, results };
+    return { committed: true, keyed, appended, results };
   };
 
   /** Commits the outcomes, each in its own savepoint, with the effect of each on its call's claim. */
-  const commitOutcomes = (entries: readonly OutcomeEntry[]): { committed: boolean; results: Settled<void>[] } => {
+  const commitOutcomes = (entries: readonly OutcomeEntry[]): { committed: boolean; appended: ChainHead | null; results: Settled<void>[] } => {
     const bodies = entries.map((x): OutcomeBodyInput | PosternError => {
       const o = x.outcome;
       const body = {
@@ -268,9 +267,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       }
     });
     try {
-      return {
-        committed: true,
-        results: commit('record the outcome', () =>
+      const { value, appended } = commit('record the outcome', () =>
           entries.map((x, i): Settled<void> => {
             const body = bodies[i]!;
             if (body instanceof PosternError) return { ok: false, error: body };
@@ -287,11 +284,11 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
               });
             });
           }),
-        ),
-      };
+      );
+      return { committed: true, appended, results: value };
     } catch (e) {
       const err = journalError('activity', 'record the outcome', e);
-      return { committed: false, results: entries.map(() => ({ ok: false, error: err })) };
+      return { committed: false, appended: null, results: entries.map(() => ({ ok: false, error: err })) };
     }
   };
 
@@ -314,7 +311,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       const c = commitIntents(rs);
       if (!c.committed) return c.results;
       try {
-        hooks.committed(c.keyed);
+        hooks.committed(c.keyed, c.appended);
       } catch (e) {
         return unanchored(c.results, journalError('activity', 'anchor the intent', e), e);
       }
@@ -332,7 +329,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       if (!c.committed) return c.results;
       let head;
       try {
-        head = hooks.followed();
+        head = hooks.followed(c.appended);
         await walSync.sync();
       } catch (e) {
         return unanchored(c.results, journalError('activity', 'make the intent durable', e), e);
@@ -354,7 +351,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       const c = commitOutcomes(entries);
       if (!c.committed) return c.results;
       try {
-        guard('activity', 'advance the anchor', () => hooks.committed(false));
+        guard('activity', 'advance the anchor', () => hooks.committed(false, c.appended));
       } catch (e) {
         const err = journalError('activity', 'record the outcome', e);
         return entries.map(() => ({ ok: false, error: err }));
@@ -372,7 +369,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       }
       if (!c.committed) return c.results;
       try {
-        const head = hooks.followed();
+        const head = hooks.followed(c.appended);
         await walSync.sync();
         hooks.synced(head, false);
       } catch (e) {

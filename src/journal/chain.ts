@@ -11,7 +11,10 @@
  *   `seq` and the JSON body kept as text), so editing any byte, deleting a
  *   row or swapping rows breaks the chain at a reportable sequence number;
  * - reads are paged by seq, so verify and export need constant memory and
- *   never hold a statement open while caller code runs.
+ *   never hold a statement open while caller code runs;
+ * - `write` reports the head its transaction appended (known from the append,
+ *   not read back): a `savepoint` that fails takes its entries' head back with
+ *   its rows, so the report is exact for group commits too.
  *
  * - a pruned chain (prune.ts) starts at its *base*: the (seq, hash) of the
  *   last removed row, kept in the `meta` table; the first kept row must chain
@@ -24,6 +27,7 @@
  * (seq, hash) recorded elsewhere — `verify` reports the head for that purpose.
  */
 import type Database from 'better-sqlite3';
+import { PosternError } from '../protocol/errors.js';
 import type { ChainBase, ChainHead, ChainReport } from './types.js';
 import { canonicalJson, sha256Hex } from './json.js';
 
@@ -45,6 +49,10 @@ export class Chain {
   private readonly insertStmt: Database.Statement<[Record<string, Cell>]>;
   private readonly pageStmt: Database.Statement<[number, number], EntryRow>;
   private readonly hashAtStmt: Database.Statement<[number], string>;
+  /** One transaction function for every write and savepoint (better-sqlite3 nests it as a SAVEPOINT). */
+  private readonly tx: Database.Transaction<(fn: () => unknown) => unknown>;
+  /** The head appended by the current `write`; null while it has appended nothing. */
+  private tip: ChainHead | null = null;
 
   /** `columns` are the content columns of `entries`, `seq` included. */
   constructor(
@@ -56,6 +64,31 @@ export class Chain {
     this.insertStmt = db.prepare(`INSERT INTO entries (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`);
     this.pageStmt = db.prepare('SELECT * FROM entries WHERE seq > ? ORDER BY seq LIMIT ?');
     this.hashAtStmt = db.prepare<[number], string>('SELECT hash FROM entries WHERE seq = ?').pluck();
+    this.tx = db.transaction((fn: () => unknown) => fn());
+  }
+
+  /**
+   * Runs `fn` in one write transaction (BEGIN IMMEDIATE, committed when it
+   * returns) and reports the head it appended: null when it appended nothing.
+   * Not inside another transaction (it would become a savepoint of it, and the
+   * report would miss the entries appended before it).
+   */
+  write<T>(fn: () => T): { readonly value: T; readonly appended: ChainHead | null } {
+    if (this.db.inTransaction) throw new PosternError('INTERNAL', 'a journal write cannot run inside another transaction');
+    this.tip = null;
+    const value = this.tx.immediate(fn) as T;
+    return { value, appended: this.tip };
+  }
+
+  /** Inside `write`: `fn` in its own savepoint; when it throws, its entries are rolled back (and no longer reported). */
+  savepoint<T>(fn: () => T): T {
+    const before = this.tip;
+    try {
+      return this.tx(fn) as T;
+    } catch (e) {
+      this.tip = before;
+      throw e;
+    }
   }
 
   /** Where the chain starts: the genesis, or the base a prune left (a file without `meta` has never been pruned). */
@@ -101,7 +134,9 @@ export class Chain {
     const seq = head === undefined ? 1 : head.seq + 1;
     const prev = head?.hash ?? GENESIS_HASH;
     const row = this.content({ ...content, seq });
-    this.insertStmt.run({ ...row, prev_hash: prev, hash: entryHash(prev, row) });
+    const hash = entryHash(prev, row);
+    this.insertStmt.run({ ...row, prev_hash: prev, hash });
+    this.tip = { seq, hash };
     return seq;
   }
 

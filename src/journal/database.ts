@@ -10,7 +10,9 @@
  *   the call returns) and a short busy timeout, so a locked journal fails fast
  *   instead of hanging a call;
  * - a file is accepted only if its application_id and user_version say it is
- *   this kind of Postern journal at a schema version we understand;
+ *   this kind of Postern journal at a schema version we understand; a writer
+ *   migrates an older one step by step (`migrate`), a read-only open reads it
+ *   as it is (every query works on every version, only the plans differ);
  * - `guard` maps any failure except a deliberate PosternError to
  *   JOURNAL_UNAVAILABLE with a one-line message built from the SQLite code
  *   only (never from row content), so no stored value can leak into it.
@@ -28,6 +30,14 @@ export interface SchemaSpec {
   readonly applicationId: number;
   readonly version: number;
   /** DDL for an empty database at `version`. */
+  readonly ddl: string;
+  /** The steps from META_VERSION up to `version`, oldest first; each is run once, in its own transaction. */
+  readonly migrations?: readonly SchemaMigration[];
+}
+
+/** One schema step: `ddl` takes a file at the previous version to `version` (no row may change: rows are chained). */
+export interface SchemaMigration {
+  readonly version: number;
   readonly ddl: string;
 }
 
@@ -167,12 +177,21 @@ function initialize(db: Database.Database, spec: SchemaSpec, journalId: string):
   }).immediate();
 }
 
+/**
+ * Brings an older file up to `spec.version`, one step per transaction (the
+ * `meta` table first, then the spec's own steps). Each step re-reads the
+ * version under the write lock, so a step another process already ran is
+ * skipped, and a failed step leaves the file at the version before it.
+ */
 function migrate(db: Database.Database, spec: SchemaSpec): void {
-  db.transaction(() => {
-    if ((db.pragma('user_version', { simple: true }) as number) >= META_VERSION) return;
-    db.exec(META_DDL);
-    db.pragma(`user_version = ${spec.version}`);
-  }).immediate();
+  const steps: readonly SchemaMigration[] = [{ version: META_VERSION, ddl: META_DDL }, ...(spec.migrations ?? [])];
+  for (const step of steps) {
+    db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) >= step.version) return;
+      db.exec(step.ddl);
+      db.pragma(`user_version = ${step.version}`);
+    }).immediate();
+  }
 }
 
 /** The file's journal id, or null for a file that has none (made before journal ids existed). */
@@ -202,7 +221,7 @@ export function openJournalDb(dir: string, spec: SchemaSpec, readonly: boolean, 
       initialize(db, spec, journalId);
       version = db.pragma('user_version', { simple: true }) as number;
     }
-    if (version > 0 && version < META_VERSION && !readonly && db.pragma('application_id', { simple: true }) === spec.applicationId) {
+    if (version > 0 && version < spec.version && !readonly && db.pragma('application_id', { simple: true }) === spec.applicationId) {
       migrate(db, spec);
       version = db.pragma('user_version', { simple: true }) as number;
     }

@@ -2,7 +2,8 @@
  * What a journal's owner may attach to its writes: a check inside each write
  * transaction (and before each idempotency lookup) that the file is still the
  * one it opened, and a note after each commit with the new chain head — the
- * anchor advances from it. `durable` commits (intents) return only once the
+ * anchor advances from it (the head the transaction appended, as the chain
+ * reports it: null when it appended nothing, so the head did not move). `durable` commits (intents) return only once the
  * owner has made the new head durable; a throwing `committed` then means the
  * entry is in the journal but not anchored.
  *
@@ -10,7 +11,7 @@
  * `followed` right after the commit (the file watch expects the new head at
  * once), `synced` once the WAL is on disk (only then may the anchor name it:
  * an anchor ahead of what a crash keeps would look like a rollback).
- * `committed(d)` is the two at once.
+ * `committed(d, a)` is the two at once.
  */
 import type { JournalName } from './database.js';
 import type { ChainHead } from './types.js';
@@ -18,10 +19,10 @@ import type { ChainHead } from './types.js';
 export interface CommitHooks {
   /** Throws to refuse the write or the read (JOURNAL_UNAVAILABLE). */
   check(): void;
-  /** After a commit (or a write transaction that appended nothing). */
-  committed(durable: boolean): void;
+  /** After a commit (or a write transaction that appended nothing: `appended` null). */
+  committed(durable: boolean, appended: ChainHead | null): void;
   /** After a commit whose fsync is still to come: returns the new head. */
-  followed(): ChainHead;
+  followed(appended: ChainHead | null): ChainHead;
   /** The WAL holding `head` is on disk. */
   synced(head: ChainHead, durable: boolean): void;
 }

@@ -130,9 +130,9 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const hooksFor = (name: JournalName, db: Database.Database, chain: Chain, file: string): CommitHooks => {
       if (opts.exclusive !== true && opts.onCommit === undefined) return NO_HOOKS;
       const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
-      const followed = (): ChainHead => watch?.committed() ?? chain.head();
+      const followed = (appended: ChainHead | null): ChainHead => (watch !== undefined ? watch.committed(appended) : (appended ?? chain.head()));
       const synced = (head: ChainHead, durable: boolean): void => opts.onCommit?.(name, head, durable);
-      return { check: () => watch?.check(), committed: (durable) => synced(followed(), durable), followed, synced };
+      return { check: () => watch?.check(), committed: (durable, appended) => synced(followed(appended), durable), followed, synced };
     };
     const sessionsHooks = hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file);
     const activityHooks = hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file);
@@ -156,7 +156,7 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
         if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');
         const one = (name: JournalName, hooks: CommitHooks, cut: number): ChainBase => {
           const base = guard(name, 'prune', () => pruneChain(parts[name], cut, () => hooks.check()));
-          guard(name, 'advance the anchor', () => hooks.committed(true));
+          guard(name, 'advance the anchor', () => hooks.committed(true, null));
           return base;
         };
         return { sessions: one('sessions', sessionsHooks, plan.sessions.cut), activity: one('activity', activityHooks, plan.activity.cut) };

@@ -14,7 +14,10 @@
  * The first difference poisons the watch: every later check fails with the
  * same JOURNAL_UNAVAILABLE, so no call runs over a journal that is no longer
  * the anchored one until the daemon is restarted (and checks the anchor).
- * A cost of a few microseconds per check: one stat(2) and two small reads.
+ * A cost of a few microseconds per check: one stat(2) and two small reads
+ * (prepared once). After a commit nothing is read: the new head is the one
+ * the chain appended, and `data_version` does not move for this connection's
+ * own commits (the check inside the transaction saw the value it keeps).
  */
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
@@ -33,15 +36,17 @@ export class JournalWatch {
   #dataVersion: number;
   #head: ChainHead;
   #poisoned: PosternError | null = null;
+  readonly #dataVersionStmt: Database.Statement<[], number>;
 
   constructor(
     private readonly name: JournalName,
     private readonly path: string,
-    private readonly db: Database.Database,
+    db: Database.Database,
     private readonly chain: Chain,
   ) {
     const st = statSync(path);
     this.#identity = { dev: st.dev, ino: st.ino };
+    this.#dataVersionStmt = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.#dataVersion = this.#readDataVersion();
     this.#head = chain.head();
   }
@@ -59,10 +64,12 @@ export class JournalWatch {
     throw this.#poisoned;
   }
 
-  /** After this process's own commit: the new head, which the next check expects. */
-  committed(): ChainHead {
-    this.#head = this.chain.head();
-    this.#dataVersion = this.#readDataVersion();
+  /**
+   * After this process's own commit, whose transaction ran `check`: the new
+   * head (the one it appended, or the old one), which the next check expects.
+   */
+  committed(appended: ChainHead | null): ChainHead {
+    if (appended !== null) this.#head = appended;
     return this.#head;
   }
 
@@ -86,6 +93,6 @@ export class JournalWatch {
   }
 
   #readDataVersion(): number {
-    return this.db.pragma('data_version', { simple: true }) as number;
+    return this.#dataVersionStmt.get() as number;
   }
 }

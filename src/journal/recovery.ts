@@ -18,8 +18,7 @@ import { guard } from './database.js';
 
 export function recoverOpenCalls(store: ActivityStore): string[] {
   return guard('activity', 'recover interrupted calls', () =>
-    store.db
-      .transaction(() => {
+    store.chain.write(() => {
         const open = store.db.prepare<[], string>(OPEN_INTENTS_SQL).pluck().all();
         for (const call_id of open) {
           store.appendOutcome(
@@ -40,7 +39,6 @@ export function recoverOpenCalls(store: ActivityStore): string[] {
           );
         }
         return open;
-      })
-      .immediate(),
+      }).value,
   );
 }

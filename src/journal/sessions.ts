@@ -95,11 +95,11 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
 
   const write = (action: string, fn: () => void): void =>
     guard('sessions', action, () => {
-      db.transaction(() => {
+      const { appended } = chain.write(() => {
         hooks.check();
         fn();
-      }).immediate();
-      hooks.committed(false);
+      });
+      hooks.committed(false, appended);
     });
   const append = (session_id: string | null, type: string, data: unknown): void => {
     const row: Record<string, Cell> = { at: now().toISOString(), session_id, type, body: toJsonText(data) };

@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openJournals } from '../../../src/journal/index.js';
-import { entryHash } from '../../../src/journal/chain.js';
+import { Chain, entryHash } from '../../../src/journal/chain.js';
+import { SESSIONS_CONTENT_COLUMNS } from '../../../src/journal/sessions.js';
+import { isPosternError } from '../../../src/protocol/errors.js';
 import { callRecord, httpTarget, sshTarget, tempJournalDir } from './helpers.js';
 
 const t = tempJournalDir();
@@ -153,5 +155,70 @@ describe('hash chain: sessions journal', () => {
   it('a deleted session start → its seq', () => {
     const r = verifySessions(tampered('sessions.db', 'DELETE FROM entries WHERE seq = 2'));
     assert.deepEqual(r.ok ? r : [r.first_bad_seq, r.reason], [2, 'missing_entry']);
+  });
+});
+
+describe('hash chain: the head a write reports', () => {
+  it('is the last appended entry, without the entries of a savepoint that failed; null when nothing was appended', () => {
+    const u = tempJournalDir();
+    const j = openJournals(u.dir);
+    j.close();
+    const db = new Database(join(u.dir, 'sessions.db'));
+    try {
+      const chain = new Chain(db, SESSIONS_CONTENT_COLUMNS);
+      const row = (n: number) => ({ at: '2026-01-01T00:00:00.000Z', session_id: null, type: 'daemon_started', body: JSON.stringify({ n }) });
+      const none = chain.write(() => 'nothing');
+      assert.deepEqual(none, { value: 'nothing', appended: null });
+      const { appended } = chain.write(() => {
+        chain.savepoint(() => chain.append(row(1)));
+        assert.throws(() =>
+          chain.savepoint(() => {
+            chain.append(row(2));
+            throw new Error('refused');
+          }),
+        );
+      });
+      assert.deepEqual(appended, chain.head());
+      assert.equal(appended?.seq, 1);
+      const last = chain.write(() => {
+        chain.append(row(3));
+        assert.throws(() =>
+          chain.savepoint(() => {
+            chain.append(row(4));
+            throw new Error('refused');
+          }),
+        );
+      });
+      assert.deepEqual(last.appended, chain.head(), 'a failed last savepoint takes its head back');
+      assert.equal(chain.verify().ok, true);
+      assert.throws(() => chain.write(() => {
+        chain.append(row(5));
+        throw new Error('rolled back');
+      }));
+      assert.equal(chain.write(() => undefined).appended, null, 'a rolled-back write leaves nothing to report');
+      assert.throws(() => chain.write(() => chain.write(() => undefined)), (e) => isPosternError(e, 'INTERNAL'), 'no write inside a write');
+      assert.equal(chain.head().seq, 2);
+    } finally {
+      db.close();
+      u.cleanup();
+    }
+  });
+
+  it('a group commit whose last entry is refused leaves an exclusive journal writable', () => {
+    const u = tempJournalDir();
+    const heads: number[] = [];
+    const j = openJournals(u.dir, { exclusive: true, onCommit: (name, head) => name === 'activity' && heads.push(head.seq) });
+    try {
+      const a = callRecord({ idempotency_key: 'ka', args_digest: 'da' });
+      // The second reuses the call id (with another key): refused inside the group, the first stays.
+      const results = j.activity.recordIntents([{ ...a, target: httpTarget }, { ...a, idempotency_key: 'kb', target: httpTarget }]);
+      assert.deepEqual(results.map((r) => r.ok), [true, false]);
+      j.activity.recordOutcome(a.call_id, { status: 'success', side_effect_started: true, duration_ms: 1, result: { ok: true } });
+      assert.deepEqual(heads, [1, 2]);
+      assert.equal(j.activity.verify().ok, true);
+    } finally {
+      j.close();
+      u.cleanup();
+    }
   });
 });

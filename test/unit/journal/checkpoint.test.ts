@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openJournals, entryHash, type Journals } from '../../../src/journal/index.js';
-import { openAnchoredJournals, type AnchorContext } from '../../../src/journal/anchor/index.js';
+import { openAnchoredJournals } from '../../../src/journal/anchor/index.js';
 import { CONTENT_COLUMNS } from '../../../src/journal/activity-schema.js';
 import { readCheckpoints, appendCheckpoint } from '../../../src/journal/checkpoint/file.js';
 import { inspectCheckpoints } from '../../../src/journal/checkpoint/inspect.js';
@@ -27,41 +27,16 @@ import { bundleBytes } from '../../../src/journal/bundle/format.js';
 import { verifyBundle } from '../../../src/journal/bundle/verify.js';
 import { replayWindowOpen } from '../../../src/daemon/pipeline/idempotency.js';
 import { isPosternError } from '../../../src/protocol/errors.js';
-import { ManualClock } from '../../helpers/clock.js';
-import { callRecord, httpTarget } from './helpers.js';
+import type { ManualClock } from '../../helpers/clock.js';
+import { anchoredHome, callRecord, httpTarget, type AnchoredHome } from './helpers.js';
 
 const DAY = 86_400_000;
 const CATALOG_TEXT = 'tools: {}\n';
 const CATALOG = createHash('sha256').update(CATALOG_TEXT).digest('hex');
 let keys = 0;
 
-interface Home {
-  readonly root: string;
-  readonly dir: string;
-  readonly cpPath: string;
-  readonly clock: ManualClock;
-  readonly seed: Uint8Array;
-  ctx(over?: Partial<AnchorContext>): AnchorContext;
-  cleanup(): void;
-}
-
-function home(): Home {
-  const root = mkdtempSync(join(tmpdir(), 'postern-cp-'));
-  const dir = join(root, 'journal');
-  const cpPath = join(root, 'journal.checkpoints.jsonl');
-  const clock = new ManualClock('2031-05-01T00:00:00.000Z');
-  const key = randomBytes(32);
-  const seed = randomBytes(32);
-  return {
-    root,
-    dir,
-    cpPath,
-    clock,
-    seed,
-    ctx: (over = {}) => ({ journalDir: dir, anchorPath: join(root, 'journal.anchor'), key, vaultGeneration: 1, catalogDigest: CATALOG, clock, log: () => undefined, checkpoints: { path: cpPath, seed }, ...over }),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
-  };
-}
+type Home = AnchoredHome;
+const home = (): Home => anchoredHome(CATALOG);
 
 /** `n` calls, one a simulated minute apart: a keyed intent and its outcome each (every third one rejected instead). */
 function generate(j: Journals, clock: ManualClock, n: number, tool = 'deploy_preview'): string[] {

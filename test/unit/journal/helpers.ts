@@ -5,6 +5,7 @@
  * use the journal the way a separate daemon process would.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,13 +13,43 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { CallRecord, TargetDetails } from '../../../src/journal/index.js';
 import type { Clock } from '../../../src/clock/index.js';
-import { wallClock } from '../../helpers/clock.js';
+import type { AnchorContext } from '../../../src/journal/anchor/index.js';
+import { ManualClock, wallClock } from '../../helpers/clock.js';
 
 export const CHILD = resolve(import.meta.dirname, 'fixtures/journal-child.ts');
 
 export function tempJournalDir(): { dir: string; cleanup: () => void } {
   const root = mkdtempSync(join(tmpdir(), 'postern-journal-'));
   return { dir: join(root, 'journal'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** A private home for anchored journals: the journal directory, its anchor and checkpoint file, a manual clock and fresh keys. */
+export interface AnchoredHome {
+  readonly root: string;
+  readonly dir: string;
+  readonly cpPath: string;
+  readonly clock: ManualClock;
+  readonly seed: Uint8Array;
+  ctx(over?: Partial<AnchorContext>): AnchorContext;
+  cleanup(): void;
+}
+
+export function anchoredHome(catalogDigest: string): AnchoredHome {
+  const root = mkdtempSync(join(tmpdir(), 'postern-cp-'));
+  const dir = join(root, 'journal');
+  const cpPath = join(root, 'journal.checkpoints.jsonl');
+  const clock = new ManualClock('2031-05-01T00:00:00.000Z');
+  const key = randomBytes(32);
+  const seed = randomBytes(32);
+  return {
+    root,
+    dir,
+    cpPath,
+    clock,
+    seed,
+    ctx: (over = {}) => ({ journalDir: dir, anchorPath: join(root, 'journal.anchor'), key, vaultGeneration: 1, catalogDigest, clock, log: () => undefined, checkpoints: { path: cpPath, seed }, ...over }),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 let n = 0;
