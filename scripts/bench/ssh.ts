@@ -156,7 +156,10 @@ console.log(`  ${'variant'.padEnd(34)} ${'median'.padStart(9)} ${'p90'.padStart(
 variants.forEach((v, i) =>
   console.log(`  ${v.name.padEnd(34)} ${`${med[i]!.toFixed(2)} ms`.padStart(9)} ${`${p90[i]!.toFixed(2)} ms`.padStart(9)} ${`${(med[i]! / rawMs).toFixed(2)}×`.padStart(7)}`),
 );
+// What the daemon adds to an SSH call beyond what it adds to an HTTP read (the same hop and pipeline) and the pooled exec itself.
+const sshOnly = mcpMs - httpMs - pooledMs;
 console.log(`  Postern SSH through MCP / naive SDK proxy = ${(mcpMs / naiveMs).toFixed(2)}×; − SshPool.exec = ${(mcpMs - pooledMs).toFixed(2)} ms (the MCP hop through the shim, the daemon's pipeline)`);
+console.log(`  SSH-specific in the daemon: Postern SSH − Postern HTTP read − SshPool.exec = ${sshOnly.toFixed(2)} ms`);
 
 const vsRaw = (name: string, value: number, target?: string) => ({ name, value: Number(value.toFixed(2)), unit: 'ms', baseline: 'raw ssh2 exec', baselineValue: Number(rawMs.toFixed(2)), ratio: Number((value / rawMs).toFixed(2)), ...(target === undefined ? {} : { target }) });
 report('ssh', 'SSH exec of `echo x`: raw ssh2 vs SshPool vs fresh connection vs Postern through MCP', [
@@ -166,4 +169,5 @@ report('ssh', 'SSH exec of `echo x`: raw ssh2 vs SshPool vs fresh connection vs 
   vsRaw('Postern SSH tool through MCP p50', mcpMs, '≤ 1.5×'),
   { name: 'Postern SSH tool through MCP p50, to the naive proxy', value: Number(mcpMs.toFixed(2)), unit: 'ms', baseline: 'naive SDK proxy', baselineValue: Number(naiveMs.toFixed(2)), ratio: Number((mcpMs / naiveMs).toFixed(2)) },
   { name: 'Postern HTTP read through MCP p50 (reference)', value: Number(httpMs.toFixed(2)), unit: 'ms' },
+  { name: 'SSH-specific in the daemon (Postern SSH − Postern HTTP read − SshPool.exec)', value: Number(sshOnly.toFixed(2)), unit: 'ms' },
 ]);
