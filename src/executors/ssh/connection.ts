@@ -11,6 +11,8 @@
  *   nothing runs (HOST_KEY_UNKNOWN / HOST_KEY_MISMATCH with fingerprints).
  * - No agent, no agent/X11/port forwarding, no keyboard-interactive, no
  *   keepalive; channels carry exec only (no PTY).
+ * - What ssh2 writes within one tick leaves in one write (coalesceWrites):
+ *   the same bytes in the same order, without one TCP segment per piece.
  * - `ready` settles once; its errors have `side_effect_started` false and
  *   never contain key material or passwords.
  * - An exec request is announced (the `onSent` hook of `exec`) right before it
@@ -94,6 +96,8 @@ export class SshConnection {
     };
     try {
       this.socket.connect({ host, port });
+      // After connect(), which puts back the socket's own write.
+      coalesceWrites(this.socket);
       this.client.connect(config);
     } catch (e) {
       this.socket.destroy();
@@ -201,6 +205,31 @@ export class SshConnection {
       cause: err,
     });
   }
+}
+
+/**
+ * ssh2 hands the socket each packet in pieces (with AES-GCM: the length, the
+ * ciphertext, the tag), one write each; with TCP_NODELAY every piece is sent
+ * as its own segment and the server wakes for each (without it, Nagle holds
+ * the second piece for the first one's delayed ACK). Corking the socket for
+ * the rest of the tick makes the pieces, and any packets written with them,
+ * one writev: nothing is held longer than the current tick.
+ */
+function coalesceWrites(socket: Socket): void {
+  const write = socket.write.bind(socket);
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    socket.uncork();
+  };
+  socket.write = ((...args: Parameters<Socket['write']>): boolean => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    return write(...args);
+  }) as Socket['write'];
 }
 
 /** A short, secret-free reason for an ssh2 failure: the socket error code, else ssh2's level. */

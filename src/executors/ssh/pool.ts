@@ -2,7 +2,8 @@
  * SshPool: catalog SSH commands over shared, authenticated connections.
  *
  *   check options and credential (nothing sent) → the connection for the key
- *   (opened on first use: connection.ts) → a channel slot (FIFO) → exec, caps,
+ *   (opened on first use: connection.ts; the credential's key is parsed for a
+ *   new connection only) → a channel slot (FIFO) → exec, caps,
  *   exit code / signal (channel.ts) → slot freed → idle close.
  *
  * Invariants:
@@ -86,9 +87,12 @@ export class SshPool {
   async exec(action: ResolvedSsh, credential: SshCredential | null, opts: SshPoolExecOptions = {}): Promise<SshResult> {
     const limits = checkedLimits(opts);
     const command = checkedCommand(action.command);
-    const auth = sshAuth(credential, action.credential);
-    // sshAuth refuses a null credential.
-    const key = connectionKey(action, credential as SshCredential, this.keySecret);
+    // A connection open (or being opened) under this key was made with these very bytes — the key
+    // digests the kind and every secret part — so they passed sshAuth: only a new connection needs
+    // the credential checked and its key parsed (sshAuth refuses a null credential).
+    const key = credential === null ? null : connectionKey(action, credential, this.keySecret);
+    let auth = key !== null && this.live(key) !== undefined ? null : sshAuth(credential, action.credential);
+    const authFor = (): SshAuth => (auth ??= sshAuth(credential, action.credential));
     const where: Where = { host: action.host, port: action.port };
     const stop = new CallStop(limits.timeoutMs, timeoutError(where, limits.timeoutMs));
     stop.follow(opts.signal, cancelledError(where));
@@ -96,7 +100,7 @@ export class SshPool {
     try {
       for (let mayRetry = true; ; mayRetry = false) {
         if (stop.signal.aborted) throw stop.error('queue');
-        const result = await this.attempt(this.entryFor(key, (credential as SshCredential).meta.name, action, auth, limits), command, limits, stop, opts.onExecSent, mayRetry);
+        const result = await this.attempt(this.entryFor(key as string, (credential as SshCredential).meta.name, action, authFor, limits), command, limits, stop, opts.onExecSent, mayRetry);
         if (result !== null) return result;
       }
     } finally {
@@ -160,11 +164,17 @@ export class SshPool {
     }
   }
 
-  private entryFor(key: string, credential: string, action: ResolvedSsh, auth: SshAuth, limits: Limits): Entry {
+  /** The connection under `key`, unless there is none or it is lost. */
+  private live(key: string): Entry | undefined {
     const known = this.entries.get(key);
-    if (known !== undefined && !known.conn.lost) return known;
+    return known === undefined || known.conn.lost ? undefined : known;
+  }
+
+  private entryFor(key: string, credential: string, action: ResolvedSsh, auth: () => SshAuth, limits: Limits): Entry {
+    const known = this.live(key);
+    if (known !== undefined) return known;
     // The connection outlives this call: its handshake limit is not cut to this call's deadline.
-    const conn = new SshConnection(action, auth, limits.connectTimeoutMs);
+    const conn = new SshConnection(action, auth(), limits.connectTimeoutMs);
     const entry: Entry = { key, credential, retired: false, conn, active: 0, queue: [], idleTimer: undefined };
     this.entries.set(key, entry);
     conn.onLost(() => this.forget(entry));

@@ -100,6 +100,19 @@ describe('ssh pool', () => {
     await until(() => pool.size === 0 && srv.openConnections === 0, 'idle close');
   });
 
+  it('a live connection spares only the re-check of its own bytes: other bytes under the same name are checked in full (SECRET_INVALID, nothing sent)', async () => {
+    await setup();
+    await pool.exec(action(srv, ['true']), keyCredential());
+    const before = srv.execs.length;
+    const broken = keyCredential('-----BEGIN OPENSSH PRIVATE KEY-----\nbm90IGEga2V5\n-----END OPENSSH PRIVATE KEY-----\n');
+    const e = failure(await rejection(pool.exec(action(srv, ['true']), broken)), 'SECRET_INVALID');
+    assert.equal(e.sideEffectStarted, false);
+    assert.equal(srv.execs.length, before);
+    // The live connection still serves the credential it was opened with.
+    assert.equal((await pool.exec(action(srv, ['echo', 'ok']), keyCredential())).stdout, 'ok\n');
+    assert.equal(srv.accepted, 1);
+  });
+
   it('retire (rotate, rm): idle connections of that credential end now; a busy one finishes its command, takes no new call, then ends', async () => {
     await setup({ idleMs: 60_000 });
     await pool.exec(action(srv, ['true']), keyCredential());
