@@ -24,6 +24,7 @@ import { systemClock } from '../../src/clock/index.js';
 import { GENESIS_HASH, openJournals, type Journals } from '../../src/journal/index.js';
 import { AnchorKeeper, ANCHOR_FORMAT } from '../../src/journal/anchor/index.js';
 import { report } from './report.js';
+import { median } from './stats.js';
 
 const GENESIS = { seq: 0, hash: GENESIS_HASH };
 
@@ -81,7 +82,6 @@ function run(tree: Tree, mode: Mode, round: number): { wall: number; cpu: number
   return { wall: ms / CALLS, cpu: (cpu.user + cpu.system) / 1000 / CALLS };
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const MODES: readonly Mode[] = ['plain', 'watched', 'anchored'];
 const runs = new Map<string, { wall: number; cpu: number }[]>();
 for (let r = 0; r < ROUNDS; r++) {

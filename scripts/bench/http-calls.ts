@@ -25,6 +25,7 @@ import { install } from '../../test/helpers/daemon.js';
 import { loopbackTarget } from './target.js';
 import { report, type Figure } from './report.js';
 import { phaseFigures, phasesBetween, printPhases } from './profile.js';
+import { latencies, median, quantile } from './stats.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 100);
@@ -87,16 +88,6 @@ const direct = async (): Promise<void> => {
   await res.body.json();
 };
 
-/** Per-call latencies (ms) of `n` sequential calls. */
-async function latencies(n: number, one: () => Promise<void>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = clock.monotonicMs();
-    await one();
-    out.push(clock.monotonicMs() - t0);
-  }
-  return out;
-}
 /** Calls per second with every client calling at once, `n` calls each, and the p99 of those calls. */
 async function throughput(clients: Client[], tool: string, n: number): Promise<{ rate: number; p99: number }> {
   const each: number[] = [];
@@ -105,11 +96,7 @@ async function throughput(clients: Client[], tool: string, n: number): Promise<{
   return { rate: (clients.length * n) / ((clock.monotonicMs() - t0) / 1000), p99: pct(each, 0.99) };
 }
 
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * p))]!;
-};
-const median = (xs: number[]): number => pct(xs, 0.5);
+const pct = quantile;
 
 /** fsync + fdatasync calls by the daemon while `run` runs, or null without strace. */
 async function countFsyncs(run: () => Promise<number>): Promise<{ calls: number; fsyncs: number | null }> {

@@ -32,6 +32,7 @@ import { report } from './report.js';
 import { loopbackTarget } from './target.js';
 import { phaseFigures, phasesBetween, printPhases } from './profile.js';
 import { CHEAP } from '../../test/unit/vault/helpers.js';
+import { latencies, median } from './stats.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 300);
@@ -96,16 +97,6 @@ const direct = async (): Promise<void> => {
   const res = await request(`${origin}/json`, { headers: { authorization: `Bearer ${TOKEN}` }, dispatcher: floor });
   await res.body.json();
 };
-async function latencies(n: number, one: () => Promise<void>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = clock.monotonicMs();
-    await one();
-    out.push(clock.monotonicMs() - t0);
-  }
-  return out;
-}
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 for (let i = 0; i < 50; i++) await call('get_json');
 for (let i = 0; i < 50; i++) await direct();

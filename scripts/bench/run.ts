@@ -18,6 +18,7 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { systemClock } from '../../src/clock/index.js';
 import type { PartReport } from './report.js';
+import { median } from './stats.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const clock = systemClock;
@@ -53,7 +54,6 @@ if (unknown.length > 0) {
 }
 const parts = only.length === 0 ? PARTS : PARTS.filter((p) => only.includes(p.part));
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const load1 = (): number => Number(loadavg()[0]!.toFixed(2));
 
 /** Median latency of writing 4 KiB and fdatasync, 50 times, in the directory the parts' homes live in. */

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { systemClock } from '../../src/clock/index.js';
 import { report } from './report.js';
+import { median } from './stats.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15);
 const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
@@ -38,10 +39,6 @@ function once(args: string[]): Promise<number> {
   });
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
 
 if (!existsSync(CLI)) throw new Error('build first: npm run build');
 const shim: number[] = [];

@@ -35,6 +35,7 @@ import { install } from '../../test/helpers/daemon.js';
 import { sshAction } from '../../test/helpers/ssh-fixtures.js';
 import { keyCredential } from '../../test/unit/executors/ssh/support.js';
 import { report } from './report.js';
+import { quantile } from './stats.js';
 
 const WARMUP = 10;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
@@ -105,10 +106,6 @@ const viaMcp = (client: Client, tool: string) => async (): Promise<void> => {
   if (r.isError === true) throw new Error(`${tool} failed: ${JSON.stringify(r.content).slice(0, 300)}`);
 };
 
-const quantile = (xs: readonly number[], q: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-};
 
 const pool = new SshPool();
 const variants: readonly { readonly name: string; readonly run: () => Promise<unknown> }[] = [

@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { systemClock } from '../../src/clock/index.js';
 import { install } from '../../test/helpers/daemon.js';
 import { report } from './report.js';
+import { median } from './stats.js';
 
 const TOOLS = 200;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
@@ -67,7 +68,6 @@ async function times(c: Client): Promise<number[]> {
   }
   return out;
 }
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const runs = { floor: [] as number[], postern: [] as number[] };
 for (let r = 0; r < ROUNDS; r++) {
   runs.floor.push(...(await times(floor)));

@@ -1,0 +1,25 @@
+/**
+ * The benchmark parts' one home for their statistics: quantiles and medians
+ * of samples, and the per-call latencies of sequential calls timed with the
+ * monotonic clock.
+ */
+import { systemClock } from '../../src/clock/index.js';
+
+/** The q-quantile of `xs` (nearest rank, 0 ≤ q ≤ 1). */
+export function quantile(xs: readonly number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+export const median = (xs: readonly number[]): number => quantile(xs, 0.5);
+
+/** Per-call latencies (ms) of `n` sequential calls of `one`. */
+export async function latencies(n: number, one: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = systemClock.monotonicMs();
+    await one();
+    out.push(systemClock.monotonicMs() - t0);
+  }
+  return out;
+}
