@@ -1,12 +1,37 @@
 #!/usr/bin/env node
-// Runs the test suite with node's own test runner. Node 20 does not expand
-// globs for --test, so this finds test/**/*.test.ts itself and hands the list
-// to `node --import tsx --test`. Arguments narrow the set to paths under them.
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { spawnSync } from 'node:child_process';
+// Runs the test suite: every test/**/*.test.ts(x) file (or those under the
+// paths given) with node's test runner, in processes of their own, several
+// at a time; each process's spec output is printed whole when it ends, then
+// the failures, the ten slowest files and the totals.
+//
+// An end-to-end file, or a unit file whose header says `@isolated`, runs in a
+// process of its own (`node --import tsx <file>`). Other unit files run in
+// groups, one process per group (scripts/test-group.mjs imports them in
+// turn): a unit file's own tests take milliseconds, the start of a process
+// and its imports about a second.
+//
+// Unit and end-to-end files run in two pools side by side: unit files are
+// CPU-bound (one core each), e2e files mostly wait on the children they
+// start, so more of them fit beside each other. The measured best for this
+// 2-core machine is the default (docs/decisions.md, "Test concurrency");
+// POSTERN_TEST_UNIT_JOBS and POSTERN_TEST_E2E_JOBS override it.
+//
+// --time-subject keeps only the files whose header says `@subject time`
+// (the year-ahead pass in .ci/run). POSTERN_TEST_TIMINGS=<path> writes every
+// file's time as JSON, to compare two runs.
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { join, relative, resolve as resolvePath, sep } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
+import { clearTimeout, setTimeout } from 'node:timers';
 
-const roots = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test'];
+const args = process.argv.slice(2);
+const timeOnly = args.includes('--time-subject');
+const roots = args.filter((a) => !a.startsWith('--'));
+if (roots.length === 0) roots.push('test');
+
 const files = [];
 function walk(p) {
   const st = statSync(p);
@@ -17,14 +42,117 @@ function walk(p) {
   }
 }
 for (const r of roots) walk(r);
-if (files.length === 0) {
-  console.error(`no test files under ${roots.join(', ')}`);
+const selected = timeOnly ? files.filter((f) => /@subject time\b/.test(readFileSync(f, 'utf8').slice(0, 4000))) : files;
+if (selected.length === 0) {
+  console.error(`no test files under ${roots.join(', ')}${timeOnly ? ' whose subject is time' : ''}`);
   process.exit(1);
 }
-const res = spawnSync(
-  process.execPath,
-  // A test that hangs fails with its name after 8 minutes instead of stalling the run.
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=480000', ...files],
-  { stdio: 'inherit' },
+
+const jobs = (name, fallback) => {
+  const raw = process.env[name];
+  const n = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
+  return n;
+};
+const isE2e = (f) => f.split(sep).includes('e2e');
+const isolated = (f) => isE2e(f) || /@isolated\b/.test(readFileSync(f, 'utf8').slice(0, 4000));
+/** Unit files in groups of this many per process (the rest, one process each). */
+const GROUP = jobs('POSTERN_TEST_GROUP_FILES', 12);
+const grouped = selected.filter((f) => !isolated(f));
+const units = [];
+for (let i = 0; i < grouped.length; i += GROUP) units.push(grouped.slice(i, i + GROUP));
+const pools = [
+  { name: 'e2e', jobs: jobs('POSTERN_TEST_E2E_JOBS', 3), queue: selected.filter(isE2e).map((f) => [f]) },
+  { name: 'unit', jobs: jobs('POSTERN_TEST_UNIT_JOBS', 1), queue: [...selected.filter((f) => !isE2e(f) && isolated(f)).map((f) => [f]), ...units] },
+];
+
+// A test that hangs fails with its name after 8 minutes instead of stalling the run.
+const TEST_TIMEOUT_MS = 480_000;
+const countReporter = new URL('./test-count-reporter.mjs', import.meta.url).pathname;
+const groupEntry = new URL('./test-group.mjs', import.meta.url).pathname;
+const scratch = mkdtempSync(join(tmpdir(), 'postern-test-run-'));
+const started = performance.now();
+/** One entry per process: its files, wall time, exit and counts. */
+const results = [];
+let seq = 0;
+
+function runJob(jobFiles) {
+  const name = jobFiles.length === 1 ? jobFiles[0] : `${jobFiles.length} unit files (${jobFiles[0]} … ${jobFiles.at(-1)})`;
+  const countsPath = join(scratch, `${seq++}.json`);
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        `--test-timeout=${TEST_TIMEOUT_MS}`,
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${countReporter}`,
+        `--test-reporter-destination=${countsPath}`,
+        ...(jobFiles.length === 1 ? jobFiles : [groupEntry, ...jobFiles]),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' } },
+    );
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => out.push(d));
+    const timer = setTimeout(() => {
+      out.push(Buffer.from(`\n${name}: still running after ${(TEST_TIMEOUT_MS + 60_000) / 1000} s: killed\n`));
+      child.kill('SIGKILL');
+    }, TEST_TIMEOUT_MS + 60_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      let report = null;
+      try {
+        report = JSON.parse(readFileSync(countsPath, 'utf8'));
+      } catch {
+        // no report: the process died before its reporter finished; a failed job
+      }
+      const r = { name, files: jobFiles, seconds: (performance.now() - t0) / 1000, ok: code === 0 && report !== null, code, signal, report };
+      results.push(r);
+      process.stdout.write(Buffer.concat(out));
+      process.stdout.write(`${r.ok ? '✔' : '✖'} ${name} (${r.seconds.toFixed(1)} s)\n\n`);
+      resolve();
+    });
+  });
+}
+
+async function drain(pool) {
+  const workers = Array.from({ length: Math.min(pool.jobs, pool.queue.length) }, async () => {
+    for (let j = pool.queue.shift(); j !== undefined; j = pool.queue.shift()) await runJob(j);
+  });
+  await Promise.all(workers);
+}
+
+await Promise.all(pools.map(drain));
+rmSync(scratch, { recursive: true, force: true });
+
+const total = (performance.now() - started) / 1000;
+const sum = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
+for (const r of results) for (const k of Object.keys(sum)) sum[k] += r.report?.counts?.[k] ?? 0;
+// A file's time: the wall time of its own process, or (grouped) the time of its tests.
+const perFile = results.flatMap((r) =>
+  r.files.length === 1
+    ? [{ file: r.files[0], seconds: r.seconds, ok: r.ok, how: 'process' }]
+    : r.files.map((f) => ({ file: f, seconds: (r.report?.files?.[resolvePath(f)] ?? 0) / 1000, ok: r.ok, how: 'grouped' })),
 );
-process.exit(res.status ?? 1);
+perFile.sort((a, b) => b.seconds - a.seconds);
+const failed = results.filter((r) => !r.ok);
+const lines = ['', `slowest test files (${pools.map((p) => `${p.name}: ${p.jobs} process${p.jobs === 1 ? '' : 'es'} at a time`).join(', ')}; unit files in groups of ${GROUP}, timed by their tests):`];
+for (const r of perFile.slice(0, 10)) lines.push(`  ${r.seconds.toFixed(1).padStart(7)} s  ${r.file}${r.how === 'grouped' ? ' (grouped)' : ''}`);
+if (failed.length > 0) {
+  lines.push('', `failed (${failed.length}):`);
+  for (const r of failed) lines.push(`  ${r.name} (exit ${r.code ?? r.signal}${r.report === null ? ', no report: it did not finish' : ''})`);
+}
+lines.push(
+  '',
+  `files ${perFile.length} in ${results.length} processes · tests ${sum.tests} · pass ${sum.pass} · fail ${sum.fail} · cancelled ${sum.cancelled} · skipped ${sum.skipped} · todo ${sum.todo} · total ${total.toFixed(1)} s`,
+);
+console.log(lines.join('\n'));
+const timings = process.env['POSTERN_TEST_TIMINGS'];
+if (timings !== undefined && timings !== '') {
+  writeFileSync(timings, `${JSON.stringify({ total, counts: sum, files: perFile, processes: results.map(({ name, seconds, ok }) => ({ name, seconds, ok })) }, null, 2)}\n`);
+}
+process.exit(failed.length === 0 ? 0 : 1);

@@ -108,13 +108,14 @@ async function checksIn(dir) {
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'postern-conformance-'));
   const home = join(dir, 'home');
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', POSTERN_HOME: home };
+  // The throwaway home uses the test key-derivation profile (src/vault/kdf-profile.ts), as the test suite does.
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', POSTERN_HOME: home, POSTERN_TEST_KDF: 'insecure-fast-for-tests-only' };
   const passFile = join(dir, 'pass');
   await writeFile(passFile, `${PASSPHRASE}\n`, { mode: 0o600 });
   let daemon;
   let proxy;
   try {
-    say('preparing a temporary home (three key derivations)…');
+    say('preparing a temporary home (test key-derivation profile)…');
     for (const args of [['init'], ['http', 'enable', '--port', '0']]) {
       const r = await run([CLI, ...args, '--passphrase-file', passFile], env);
       if (r.code !== 0) throw new Error(`postern ${args.join(' ')}: ${r.out}`);

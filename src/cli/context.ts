@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { systemClock, type Clock } from '../clock/index.js';
 import { homePaths, resolveHome, type HomePaths } from '../home/paths.js';
 import { PosternError } from '../protocol/errors.js';
+import { kdfProfileFromEnvironment, vaultOptionsFor, type KdfProfile, type VaultOptions } from '../vault/index.js';
 import { canPrompt, promptHidden, promptNote } from './tty.js';
 
 export const MIN_PASSPHRASE_LENGTH = 12;
@@ -31,6 +32,10 @@ export interface CliContext {
   out(line: string): void;
   /** The command's one clock. */
   readonly clock: Clock;
+  /** The key-derivation profile (production unless the test switch is set; see vault/kdf-profile.ts). */
+  readonly kdf: KdfProfile;
+  /** The options every vault operation of this command uses: the clock and the profile's costs. */
+  readonly vault: VaultOptions;
 }
 
 interface GlobalOpts {
@@ -97,9 +102,12 @@ export function contextFor(cmd: Command): CliContext {
   const opts = cmd.optsWithGlobals<GlobalOpts>();
   const passFile = opts.passphraseFile ?? process.env['POSTERN_PASSPHRASE_FILE'];
   const paths = homePaths(resolveHome());
+  const kdf = kdfProfileFromEnvironment(process.env);
   return {
     paths,
     clock: systemClock,
+    kdf,
+    vault: vaultOptionsFor(kdf, systemClock),
     async unlockPassphrase(o = {}) {
       let p: Uint8Array;
       if (passFile !== undefined && passFile !== '') p = await readLineFile(passFile, 'passphrase');

@@ -50,7 +50,7 @@ function usageOutput(c: Command): OutputConfiguration {
   };
 }
 
-export function buildProgram(): Command {
+export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command();
   program
     .name('postern')
@@ -58,7 +58,7 @@ export function buildProgram(): Command {
     .version(VERSION, '-V, --version')
     .option('--passphrase-file <file>', 'read the vault passphrase from a file (env: POSTERN_PASSPHRASE_FILE)')
     .exitOverride();
-  registerCommands(program);
+  await registerCommands(program, argv);
   program.addHelpText('after', examples([
     'postern init                                # create the home and the vault',
     'postern secret add github-token --kind http_bearer',
@@ -98,7 +98,8 @@ function report(e: unknown): number {
 
 export async function main(argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv, { from: 'user' });
+    const program = await buildProgram(argv);
+    await program.parseAsync(argv, { from: 'user' });
     // A command may report a non-error status (doctor --strict) through exitCode.
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {

@@ -29,7 +29,7 @@ import { rejectPendingCatalog } from '../home/catalog-reject.js';
 import { SshPool } from '../executors/ssh/index.js';
 import { GroupCommit } from './pipeline/group-commit.js';
 import { HttpPool } from '../executors/http/index.js';
-import { openVault, type Credential, type UnlockedVault } from '../vault/index.js';
+import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type Credential, type KdfProfile, type UnlockedVault } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { loadConfig } from './config.js';
 import { KeyReservations } from './pipeline/idempotency.js';
@@ -98,10 +98,13 @@ export interface DaemonOptions {
   readonly operatorPort?: MessagePort;
   /** No human approver (`postern daemon --unattended`; config.yaml `unattended: true` does the same). */
   readonly unattended?: boolean;
+  /** The key-derivation profile the caller chose (vault/kdf-profile.ts): the lowest vault cost opened. */
+  readonly kdf: KdfProfile;
 }
 
 export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions): Promise<DaemonHandle> {
   const { clock, log } = opts;
+  const vaultOpts = vaultOptionsFor(opts.kdf, clock);
   const lockFile = await takeDaemonLock(paths);
   let anchored: AnchoredJournals | undefined;
   let vault: UnlockedVault | undefined;
@@ -109,7 +112,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
   const started: (() => Promise<void> | void)[] = [];
   try {
     const config = await loadConfig(paths.config);
-    vault = await openVault(paths.vault, passphrase, { clock });
+    vault = await openVault(paths.vault, passphrase, vaultOpts);
     const { snapshot, inUse: atStart } = await loadSnapshot(paths, vault);
     let inUse = atStart;
     // Refuses a journal that is missing, emptied, replaced, rolled back or rewritten, and an older vault.
@@ -122,6 +125,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     }
     for (const id of journals.recovered) log(`call ${id} was interrupted: recorded as outcome_unknown`);
     const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
+    // The cost in the header (public); a passphrase change is made with the daemon stopped or re-read by it.
+    const startKdf = vault.kdf;
     started.push(() => void operatorKey.fill(0));
     const state = new DaemonState(vault, snapshot);
     const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
@@ -136,7 +141,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
       if (sent === undefined) return;
       tokens.expectOwnChange(name);
       try {
-        const r = await keepRotatedRefreshToken(paths.vault, state.vault(), name, sent, next, { clock });
+        const r = await keepRotatedRefreshToken(paths.vault, state.vault(), name, sent, next, vaultOpts);
         log(r === 'saved' ? `credential ${name}: the rotated refresh token was saved to the vault` : `credential ${name}: changed in the vault meanwhile; the rotated refresh token was not saved`);
         await follower.refresh();
       } catch (e) {
@@ -151,7 +156,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     const follower = new VaultFollower({
       path: paths.vault,
       state,
-      vault: { clock },
+      vault: vaultOpts,
       onChange: (change) => {
         // Connections authenticated with a value that changed end once their running commands finish.
         let closed = 0;
@@ -291,6 +296,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
           catalog: { digest: snap.digest, sequence: inUse.sequence, accepted_at: snap.acceptedAt, tools: snap.catalog.tools.size },
           catalog_pending: pending !== null,
           approval_timeout_seconds: config.approval_timeout_seconds,
+          vault_kdf: { ...startKdf, below_floor: belowProductionFloor(startKdf) },
         };
       },
       catalogPending: () => pending,
@@ -302,7 +308,7 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
         const report: string[] = [];
         let outcome: Awaited<ReturnType<typeof acceptCatalogWith>>;
         try {
-          outcome = await acceptCatalogWith({ paths, clock, out: (l) => report.push(l), unlockPassphrase: () => Promise.resolve({ held: state.vault() }) }, { digest, expectDigest: digest });
+          outcome = await acceptCatalogWith({ paths, clock, vault: vaultOpts, out: (l) => report.push(l), unlockPassphrase: () => Promise.resolve({ held: state.vault() }) }, { digest, expectDigest: digest });
         } catch (e) {
           if (isPosternError(e, 'RELEASE_GATE_FAILED')) throw new PosternError('RELEASE_GATE_FAILED', `${e.message.replace(/; see the report above$/, '')}: nothing was accepted (the catalog view lists the changes; \`postern catalog accept --force\` overrides)`);
           throw e;
@@ -418,7 +424,10 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
     journalEvent(null, 'unlock', { reason: 'daemon start', vault_generation: vault.generation });
     bus.emit({ type: 'daemon.unlocked' });
     if (unattended !== undefined) log(`unattended: no operator approves; ${snapshot.catalog.preapprovals.size} pre-approval rules decide, anything else needing approval is refused APPROVAL_UNAVAILABLE`);
-    log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}`);
+    if (opts.kdf.name === 'test') log(`WARNING: the test key-derivation profile is on (POSTERN_TEST_KDF): vaults as cheap as ${describeKdf(opts.kdf.floor)} are opened`);
+    const cheap = belowProductionFloor(vault.kdf);
+    if (cheap) log(`WARNING: ${belowFloorWarning(vault.kdf)}`);
+    log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${paths.agentSocket}${cheap ? `, vault ${describeKdf(vault.kdf)} (TEST PROFILE, below the production floor)` : ''}`);
 
     let closing: Promise<void> | undefined;
     return {

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const pass = new Uint8Array(data.passphrase);
   let handle: DaemonHandle;
   try {
-    handle = await startDaemon(homePaths(data.home), pass, { clock: systemClock, log: (line) => report({ t: 'log', line }) });
+    handle = await startDaemon(homePaths(data.home), pass, { clock: systemClock, kdf: data.kdf, log: (line) => report({ t: 'log', line }) });
   } catch (e) {
     report({ t: 'failed', error: isPosternError(e) ? { code: e.code, message: e.message } : { code: 'INTERNAL', message: 'the daemon failed to start' } });
     return;

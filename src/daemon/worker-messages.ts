@@ -5,12 +5,15 @@
  * worker and zeroed there.
  */
 import type { MessagePort } from 'node:worker_threads';
+import type { KdfProfile } from '../vault/index.js';
 
 export interface WorkerData {
   readonly home: string;
   /** The passphrase's bytes, transferred to the worker. */
   readonly passphrase: ArrayBuffer;
   readonly control: MessagePort;
+  /** The parent's key-derivation profile (a worker does not read the environment for it). */
+  readonly kdf: KdfProfile;
 }
 
 export type WorkerCommand =

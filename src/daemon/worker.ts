@@ -15,6 +15,7 @@
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { ErrorCodes, PosternError, type ErrorCode } from '../protocol/errors.js';
+import type { KdfProfile } from '../vault/index.js';
 import type { WorkerCommand, WorkerData, WorkerReport } from './worker-messages.js';
 
 export interface DaemonWorker {
@@ -28,6 +29,8 @@ export interface DaemonWorker {
 export interface DaemonWorkerOptions {
   /** The daemon's log lines (never secret). */
   readonly log: (line: string) => void;
+  /** The key-derivation profile the daemon opens the vault under. */
+  readonly kdf: KdfProfile;
 }
 
 function workerFor(data: WorkerData, transfer: (ArrayBuffer | MessagePort)[]): Worker {
@@ -46,7 +49,7 @@ export function startDaemonWorker(home: string, passphrase: Uint8Array, opts: Da
   // A copy of its own (a Buffer's slice would share, and transfer, its whole pool).
   const pass = Uint8Array.from(passphrase);
   const { port1: control, port2: theirs } = new MessageChannel();
-  const worker = workerFor({ home, passphrase: pass.buffer, control: theirs }, [pass.buffer, theirs]);
+  const worker = workerFor({ home, passphrase: pass.buffer, control: theirs, kdf: opts.kdf }, [pass.buffer, theirs]);
   let stopped: (() => void) | null = null;
   let requested = false;
   let settleExit: (e: PosternError | null) => void = () => undefined;

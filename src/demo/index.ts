@@ -23,7 +23,8 @@ import { narrator, type Narrator } from './narrate.js';
 import { scriptedOperator, type DemoOperator } from './operator.js';
 import { cliEntryPoint, mcpSnippet } from './snippet.js';
 import { describeRequest, runStory } from './story.js';
-import { buildWorld, type DemoWorld } from './world.js';
+import { describeKdf, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from '../vault/index.js';
+import { buildWorld, DEMO_KDF, type DemoWorld } from './world.js';
 import { operateInTui } from './tui.js';
 
 export interface DemoOptions {
@@ -100,6 +101,7 @@ async function setUp(world: DemoWorld, say: Narrator, o: DemoOptions): Promise<v
   const t = world.targets;
   say.line(`  home      ${world.paths.home} (0700; ${o.keep ? 'kept afterwards' : 'removed on exit'})`);
   say.line(`  vault     passphrase ${world.passphrase}  (printed because this demo vault is thrown away)`);
+  say.line(`            key derivation ${describeKdf(DEMO_KDF.create)}: the cheap test profile, below the production floor, for this throwaway vault only`);
   say.line(`  secrets   ${DEMO_CREDENTIALS.http} (http_bearer), ${DEMO_CREDENTIALS.ssh} (ssh_key): the values stay in the vault`);
   say.line(`  targets   tracker  ${t.httpOrigin}  (in-process HTTP service)`);
   say.line(`            preview  ${t.sshUser}@127.0.0.1:${t.sshPort}  (in-process SSH server, host key ${t.hostKey} pinned)`);
@@ -119,7 +121,8 @@ async function setUp(world: DemoWorld, say: Narrator, o: DemoOptions): Promise<v
 async function serve(world: DemoWorld, say: Narrator): Promise<void> {
   const passFile = join(world.paths.home, 'demo-passphrase');
   await writeFile(passFile, `${world.passphrase}\n`, { mode: 0o600 });
-  const env = `POSTERN_HOME=${world.paths.home} POSTERN_PASSPHRASE_FILE=${passFile}`;
+  // The demo vault is a test-profile one: a command opens it only with the switch set (vault/kdf-profile.ts).
+  const env = `POSTERN_HOME=${world.paths.home} POSTERN_PASSPHRASE_FILE=${passFile} ${TEST_KDF_SWITCH}=${TEST_KDF_SWITCH_VALUE}`;
   say.line('  No scripted agent (--no-agent): connect yours with the snippet above. Approve its calls from another terminal:');
   say.line(`    ${env} ${process.execPath} ${cliEntryPoint()} approvals list`);
   say.line(`    ${env} ${process.execPath} ${cliEntryPoint()} approvals approve ID`);

@@ -6,9 +6,12 @@
  * that `postern catalog accept` runs, and the real daemon (`startDaemon`, in
  * this process).
  *
- * Cost: Argon2id at the vault's normal (MODERATE) setting runs five times —
- * create, add the secrets, accept #1, start the daemon, accept #2; the
- * operator key is derived once, while the secrets are added, and reused.
+ * Cost: the vault is made under the test key-derivation profile
+ * (vault/kdf-profile.ts: Argon2id at 1 pass, 1 MiB), chosen here in code for
+ * this home only, because the vault is thrown away and its passphrase is
+ * printed; the production cost would spend five seconds of set-up on five
+ * derivations (create, add the secrets, accept #1, start the daemon, accept
+ * #2). The demo says so on its vault line.
  *
  * Invariants: secret values live only in the vault, in the targets that check
  * them, and in `canaries` (kept to prove they were never printed); everything
@@ -27,7 +30,7 @@ import { homePaths, type HomePaths } from '../home/paths.js';
 import { ensurePrivateHome } from '../home/permissions.js';
 import { PosternError } from '../protocol/errors.js';
 import type { RedactableCredential } from '../redaction/index.js';
-import { createVault, withVaultWriter } from '../vault/index.js';
+import { createVault, TEST_KDF_PROFILE, vaultOptionsFor, withVaultWriter } from '../vault/index.js';
 import { startDaemon, type DaemonHandle } from '../daemon/run.js';
 import { acceptCatalog } from '../cli/commands/catalog-accept.js';
 import { parseSshPrivateKey } from '../cli/secret-input.js';
@@ -38,6 +41,9 @@ import { demoKeyPair, startSshService } from './ssh-service.js';
 import { RequestLog } from './request-log.js';
 
 export const SSH_USER = 'deploy';
+
+/** The demo's throwaway vault is made, and opened, at the test profile's cheap cost. */
+export const DEMO_KDF = TEST_KDF_PROFILE;
 
 export interface DemoWorld {
   readonly paths: HomePaths;
@@ -102,7 +108,8 @@ async function populate(dir: string, clock: Clock, register: (stop: () => Promis
   const hostKey = demoKeyPair();
   const pass = (): Uint8Array => new TextEncoder().encode(passphrase);
 
-  await createVault(paths.vault, pass(), { clock });
+  const vault = vaultOptionsFor(DEMO_KDF, clock);
+  await createVault(paths.vault, pass(), vault);
   const parsed = parseSshPrivateKey(new TextEncoder().encode(clientKey.privatePem), undefined);
   const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
   const canaries: RedactableCredential[] = [
@@ -112,7 +119,7 @@ async function populate(dir: string, clock: Clock, register: (stop: () => Promis
   const operatorKey = await withVaultWriter(paths.vault, pass(), (v) => {
     for (const c of canaries) v.add({ name: c.meta.name, kind: c.meta.kind, fields: { ...c.meta.fields }, secret: { ...c.secret } });
     return Uint8Array.from(v.deriveKey('operator-auth'));
-  }, { clock });
+  }, vault);
   register(() => void operatorKey.fill(0));
 
   const requestLogFile = join(dir, 'requests.jsonl');
@@ -128,6 +135,8 @@ async function populate(dir: string, clock: Clock, register: (stop: () => Promis
   const ctx: CliContext = {
     paths,
     clock,
+    kdf: DEMO_KDF,
+    vault,
     unlockPassphrase: () => Promise.resolve(pass()),
     newPassphrase: () => Promise.resolve(pass()),
     out: (line) => void accepted.push(line),
@@ -154,7 +163,7 @@ async function populate(dir: string, clock: Clock, register: (stop: () => Promis
       return report.success ? report.data.changes : [];
     },
     async startDaemon() {
-      const handle = await startDaemon(paths, pass(), { clock, log: (line) => void daemonLog.push(line) });
+      const handle = await startDaemon(paths, pass(), { clock, kdf: DEMO_KDF, log: (line) => void daemonLog.push(line) });
       register(() => handle.close('demo finished'));
       return handle;
     },

@@ -4,6 +4,8 @@
  * passes `undefined` when a file is missing) and prints the findings.
  */
 
+import { belowFloorWarning, belowProductionFloor, describeKdf, TEST_KDF_SWITCH, type KdfParams, type KdfProfile } from '../vault/index.js';
+
 export type Finding =
   | { readonly status: 'ok'; readonly check: string; readonly detail: string }
   | { readonly status: 'warning'; readonly check: string; readonly detail: string; readonly fix: string };
@@ -58,4 +60,30 @@ export function checkCoreDumps(limits: string | undefined): Finding {
     detail: soft === undefined ? 'the core dump limit could not be read' : `core dumps are allowed (limit ${soft}): a crash could write secrets to disk`,
     fix: 'run `ulimit -c 0` in the shell that starts the daemon (or set LimitCORE=0 in its service)',
   };
+}
+
+/**
+ * The vault's key-derivation cost (from its public header) and the test
+ * switch in this environment (vault/kdf-profile.ts): either one below the
+ * production floor makes a vault cheap to guess.
+ */
+export function checkVaultKdf(kdf: KdfParams | undefined, profile: KdfProfile): Finding[] {
+  const out: Finding[] = [];
+  const check = 'vault key derivation';
+  if (kdf !== undefined) {
+    out.push(
+      belowProductionFloor(kdf)
+        ? { status: 'warning', check, detail: belowFloorWarning(kdf), fix: 'make a real vault (`postern init` in a new home, without POSTERN_TEST_KDF) and add the secrets to it' }
+        : { status: 'ok', check, detail: `${describeKdf(kdf)} (at or above the production floor)` },
+    );
+  }
+  if (profile.name === 'test') {
+    out.push({
+      status: 'warning',
+      check: TEST_KDF_SWITCH,
+      detail: `is set in this environment: new vaults and passphrase changes use ${describeKdf(profile.create)}, and vaults that cheap are opened`,
+      fix: `unset ${TEST_KDF_SWITCH} (only the test suite sets it) and look for what set it (shell profile, service unit)`,
+    });
+  }
+  return out;
 }

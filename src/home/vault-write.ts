@@ -19,13 +19,15 @@ import { takeDaemonLock } from '../daemon/socket-file.js';
 import type { HomePaths } from './paths.js';
 import { anchorIsAuthentic, readAnchor, sealAnchor, writeAnchor } from '../journal/anchor/index.js';
 import { isPosternError } from '../protocol/errors.js';
-import { withVaultWriter, type VaultSave, type VaultUnlock } from '../vault/index.js';
+import { withVaultWriter, type VaultOptions, type VaultSave, type VaultUnlock } from '../vault/index.js';
 import type { UnlockedVault } from '../vault/unlocked-vault.js';
 
 /** What a vault writer needs from its caller (the CLI's context, or the daemon). */
 export interface WriterContext {
   readonly paths: HomePaths;
   readonly clock: Clock;
+  /** The options of every vault operation (clock and key-derivation profile). */
+  readonly vault: VaultOptions;
   out(line: string): void;
 }
 
@@ -86,7 +88,7 @@ export async function writeVault<T>(
         key = Uint8Array.from(v.deriveKey('journal-anchor'));
         return r;
       },
-      { clock: ctx.clock },
+      ctx.vault,
       async (r, saved) => {
         await afterSave?.(r, saved);
         if (saved === null || key === undefined) return;

@@ -239,7 +239,7 @@ export function App(props: AppProps) {
   };
 
   const view = ui.view;
-  const headerRowsCount = observe || state.locked || state.connection !== 'open' ? 2 : 1;
+  const headerRowsCount = observe || state.locked || state.vaultBelowFloor || state.connection !== 'open' ? 2 : 1;
   const vctx: ViewCtx = { ...ctx, height: Math.max(3, height - headerRowsCount - FOOTER_ROWS) };
   const approvals = view === 'approvals' ? approvalsView(vctx) : null;
 
@@ -386,6 +386,7 @@ export function App(props: AppProps) {
   const badges: Seg[] = [];
   if (observe) badges.push({ text: ' observer (read-only) ', tone: 'badge' });
   if (state.locked) badges.push({ text: ' daemon locked ', tone: 'danger' });
+  if (state.vaultBelowFloor) badges.push({ text: ' TEST VAULT: key derivation below the production floor ', tone: 'danger' });
   if (state.connection === 'closed') badges.push({ text: ' disconnected ', tone: 'danger' });
   if (state.connection === 'connecting') badges.push({ text: ' connecting… ', tone: 'warn' });
   const headerRows: Line[] = [header];

@@ -31,6 +31,8 @@ export interface OperatorState {
   readonly closedReason: string | null;
   readonly locked: boolean;
   readonly lockReason: string | null;
+  /** The vault's key derivation is below the production floor (a test-profile vault): a badge says so. */
+  readonly vaultBelowFloor: boolean;
   readonly pending: readonly ApprovalCard[];
   readonly stale: Readonly<Record<string, string>>;
   readonly resolved: Readonly<Record<string, ApprovalDecision>>;
@@ -51,6 +53,7 @@ export const initialState: OperatorState = {
   closedReason: null,
   locked: false,
   lockReason: null,
+  vaultBelowFloor: false,
   pending: [],
   stale: {},
   resolved: {},
@@ -137,6 +140,7 @@ export function reduce(s: OperatorState, a: StateAction): OperatorState {
         connection: s.connection === 'closed' ? 'closed' : 'open',
         locked: snap.status.locked,
         lockReason: snap.status.lock_reason,
+        vaultBelowFloor: snap.status.vault_kdf.below_floor,
         pending: [...snap.pending].sort(byAge),
         stale: {},
         sessions: [...snap.sessions],

@@ -82,6 +82,20 @@ export function corruptError(reason: string, source?: string): PosternError {
   });
 }
 
+/**
+ * A well-formed header whose Argon2id cost is under the reader's floor: still
+ * VAULT_CORRUPT to a caller (it is refused like any unacceptable header), with
+ * `below_floor` in the details and a message that says what it is.
+ */
+function belowFloorError(reason: string, source?: string): PosternError {
+  const where = source === undefined ? 'vault' : `vault ${source}`;
+  return new PosternError(
+    'VAULT_CORRUPT',
+    `${where} has a key-derivation cost below the production floor (${reason}): it was made by the test profile (POSTERN_TEST_KDF), which only tests use; make a real vault with \`postern init\``,
+    { details: source === undefined ? { reason, below_floor: true } : { reason, below_floor: true, path: source } },
+  );
+}
+
 /** Why `kdf` falls outside `bounds` (or is not encodable), or null when it is acceptable. */
 export function kdfParamsProblem(kdf: KdfParams, bounds: KdfBounds): string | null {
   const { opslimit, memlimit } = kdf;
@@ -162,7 +176,11 @@ export function parseHeader(file: Uint8Array, opts: { bounds?: KdfBounds; source
   }
   const kdf: KdfParams = { opslimit, memlimit: Number(rawMemlimit) };
   const kdfProblem = kdfParamsProblem(kdf, bounds);
-  if (kdfProblem !== null) throw fail(kdfProblem);
+  if (kdfProblem !== null) {
+    // Valid Argon2id parameters under the floor: a vault of the test profile (kdf-profile.ts), not a damaged one.
+    const belowFloor = kdfParamsProblem(kdf, { min: ABSOLUTE_MINIMUM_KDF, max: bounds.max }) === null;
+    throw belowFloor ? belowFloorError(kdfProblem, opts.source) : fail(kdfProblem);
+  }
   const payloadLength = view.getUint32(HeaderOffsets.payloadLength, true);
   if (payloadLength < TAG_BYTES) throw fail(`payload length ${payloadLength} is shorter than the ${TAG_BYTES}-byte tag`);
   if (payloadLength > MAX_PAYLOAD_BYTES) throw fail(`payload length ${payloadLength} exceeds the maximum ${MAX_PAYLOAD_BYTES}`);

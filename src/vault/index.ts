@@ -4,11 +4,13 @@
  * seal.ts (wrap/seal/unseal with given keys) and codec.ts (whole files ↔
  * contents) — is imported directly by tests and tools, not re-exported.
  */
-export { changePassphrase, createVault, openVault, reopenVault, vaultExists, withVaultWriter } from './vault.js';
+export { changePassphrase, createVault, openVault, reopenVault, vaultExists, vaultKdf, withVaultWriter } from './vault.js';
 export type { Reauthenticate, RekeyKeys, Reopened, VaultOptions, VaultSave, VaultUnlock } from './vault.js';
 export { UnlockedVault } from './unlocked-vault.js';
 export type { NewCredential } from './unlocked-vault.js';
 export { MODERATE_KDF, MAXIMUM_KDF } from './format.js';
 export type { KdfRunner } from './kdf.js';
+export { belowFloorWarning, belowProductionFloor, describeKdf, kdfProfileFromEnvironment, PRODUCTION_KDF_PROFILE, TEST_KDF, TEST_KDF_PROFILE, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE, vaultOptionsFor } from './kdf-profile.js';
+export type { KdfProfile } from './kdf-profile.js';
 export { CredentialKinds, isCredentialKind } from './types.js';
 export type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose, KdfParams } from './types.js';

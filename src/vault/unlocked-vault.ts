@@ -15,7 +15,7 @@ import type { KeyWrap } from './format.js';
 import { sodium, zero } from './libsodium.js';
 import type { CatalogMark, StoredCredential, VaultContents } from './payload.js';
 import { zeroCredentials } from './payload.js';
-import type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose } from './types.js';
+import type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose, KdfParams } from './types.js';
 
 /** @internal The mutable state behind an UnlockedVault. */
 export interface VaultState {
@@ -106,6 +106,12 @@ export class UnlockedVault {
 
   get locked(): boolean {
     return states.get(this)?.locked ?? true;
+  }
+
+  /** The Argon2id cost of the passphrase's key wrap (public: it is in the file's header). */
+  get kdf(): KdfParams {
+    const k = states.get(this)?.keyWrap.kdf;
+    return { opslimit: k?.opslimit ?? 0, memlimit: k?.memlimit ?? 0 };
   }
 
   /** Metadata of every credential, sorted by name. */

@@ -14,7 +14,7 @@ import { systemClock, type Clock } from '../clock/index.js';
 import { resolve } from 'node:path';
 import { PosternError } from '../protocol/errors.js';
 import type { KdfBounds } from './format.js';
-import { ABSOLUTE_MINIMUM_KDF, boundsWithFloor, KEY_BYTES, kdfParamsProblem, MAXIMUM_KDF, MODERATE_KDF } from './format.js';
+import { ABSOLUTE_MINIMUM_KDF, boundsWithFloor, KEY_BYTES, kdfParamsProblem, MAXIMUM_KDF, MODERATE_KDF, parseHeader } from './format.js';
 import { checkVaultDirectory, pathExists, readVaultFile, removeStaleTemps, writeVaultFile } from './files.js';
 import type { DeriveKek, KdfRunner } from './kdf.js';
 import { kekDeriver } from './kdf.js';
@@ -227,7 +227,8 @@ export type Reauthenticate<T> = (keys: RekeyKeys) => Promise<() => Promise<T>>;
 
 /**
  * A new passphrase AND a new data key: the vault is re-sealed under a random
- * data key wrapped with `newPass` (new salt, `opts.kdf`), so an old copy of
+ * data key wrapped with `newPass` (new salt, `opts.kdf` or the vault's own
+ * cost where that is higher: a passphrase change never lowers it), so an old copy of
  * the file with the old passphrase opens only the contents of that copy and
  * derives keys that no longer authenticate anything. Every artefact MAC'd
  * with a derived key is re-authenticated by `reauthenticate` (prepared before
@@ -257,7 +258,9 @@ export async function changePassphrase<T = void>(path: string, oldPass: Uint8Arr
     };
     const commit = reauthenticate === undefined ? undefined : await reauthenticate(keys);
     const s = vaultState(vault);
-    const keyWrap = await createKeyWrap(newPass, newDataKey, r.kdf, r.deriveKek);
+    // Never lower: a cheap profile (tests) cannot weaken a vault made at a higher cost.
+    const cost = { opslimit: Math.max(r.kdf.opslimit, s.keyWrap.kdf.opslimit), memlimit: Math.max(r.kdf.memlimit, s.keyWrap.kdf.memlimit) };
+    const keyWrap = await createKeyWrap(newPass, newDataKey, cost, r.deriveKek);
     const oldDataKey = s.dataKey;
     s.dataKey = newDataKey.slice();
     s.keyWrap = keyWrap;
@@ -271,6 +274,18 @@ export async function changePassphrase<T = void>(path: string, oldPass: Uint8Arr
     vault?.lock();
     await lock.release();
   }
+}
+
+/**
+ * The Argon2id cost written in the vault file's header, read without the
+ * passphrase (the header is public): what `postern doctor` shows. Errors as
+ * openVault's before the key derivation (VAULT_NOT_FOUND, VAULT_CORRUPT…).
+ */
+export async function vaultKdf(path: string): Promise<KdfParams> {
+  const vaultPath = resolve(path);
+  await checkVaultDirectory(vaultPath, false);
+  const file = await readVaultFile(vaultPath);
+  return parseHeader(file, { bounds: { min: ABSOLUTE_MINIMUM_KDF, max: MAXIMUM_KDF }, source: vaultPath }).kdf;
 }
 
 /** Is there anything at `path` (a vault, or something openVault will refuse)? */

@@ -18,7 +18,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { CLI } from '../helpers/cli.js';
+import { childEnv, CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 
 type Json = Record<string, unknown>;
@@ -65,7 +65,7 @@ class Peer {
   }
 }
 
-const env = (home: string) => ({ PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home });
+const env = (home: string) => (childEnv(home));
 
 async function socketPeer(path: string): Promise<Peer> {
   const sock = await new Promise<Socket>((resolve, reject) => {

@@ -18,7 +18,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, cliSandbox, type CliSandbox } from '../helpers/cli.js';
+import { childEnv, CLI, cliSandbox, type CliSandbox } from '../helpers/cli.js';
 import { install } from '../helpers/daemon.js';
 
 const INSPECTOR = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'inspector', 'cli', 'build', 'cli.js');
@@ -112,7 +112,7 @@ describe('postern mcp while the daemon is down', () => {
   const hint = (home: string): RegExp => new RegExp(`not running for the home ${home}: ask the operator to run \`postern daemon\``);
 
   it('SDK 2.x and 1.x clients list postern_status, read the instructions, and get DAEMON_UNAVAILABLE from it', async () => {
-    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: sb.home };
+    const env = childEnv(sb.home);
     const v2 = new Client({ name: 'v2', version: '1' });
     await v2.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, stderr: 'pipe' }));
     const v1 = new ClientV1({ name: 'v1', version: '1' });

@@ -32,7 +32,7 @@ import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approval
 import type { OperatorEvent } from '../../src/protocol/operator/index.js';
 import type { CallView } from '../../src/journal/index.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { CLI } from '../helpers/cli.js';
+import { childEnv, CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
@@ -94,7 +94,7 @@ describe('approval waits fit real MCP clients', () => {
 
   async function v1Agent(): Promise<Agent> {
     const client = new ClientV1({ name: 'agent-sdk-1', version: '1.0.0' });
-    await client.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' }));
+    await client.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(inst.sb.home), stderr: 'pipe' }));
     await client.listTools();
     return {
       name: 'sdk-1.x',
@@ -106,7 +106,7 @@ describe('approval waits fit real MCP clients', () => {
 
   /** The 2.x client, in the era it negotiates by default (2025-11-25, `initialize`) or pinned to 2026-07-28. */
   async function v2Agent(era: 'default' | '2026-07-28' = 'default'): Promise<Agent> {
-    const transport = new StdioV2({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' });
+    const transport = new StdioV2({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(inst.sb.home), stderr: 'pipe' });
     const client = new ClientV2({ name: 'agent-sdk-2', version: '1.0.0' }, era === 'default' ? {} : { versionNegotiation: { mode: { pin: era } } });
     await client.connect(transport);
     if (era !== 'default') assert.equal(client.getNegotiatedProtocolVersion(), era);

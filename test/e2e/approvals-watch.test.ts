@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
-import { CLI } from '../helpers/cli.js';
+import { childEnv, CLI } from '../helpers/cli.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
@@ -31,7 +31,7 @@ interface Watch {
 
 function startWatch(inst: Installation, extra: string[] = []): Watch {
   const child = spawn(process.execPath, [CLI, 'approvals', 'watch', ...extra, '--passphrase-file', inst.passFile], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home },
+    env: childEnv(inst.sb.home),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const waiters: (() => void)[] = [];

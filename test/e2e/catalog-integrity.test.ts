@@ -28,6 +28,7 @@ import { parseHeader } from '../../src/vault/format.js';
 import { openPayload } from '../../src/vault/seal.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
+import { TEST_VAULT_OPTIONS } from '../helpers/cli.js';
 import { startSshServer, type TestSshServer } from '../unit/executors/ssh/support.js';
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
@@ -283,7 +284,7 @@ describe('catalog integrity: an agent with file access cannot widen, restore or 
     agent = await inst.client();
 
     // The agent opens its old copy with the old passphrase (as if it had learnt it).
-    const old = await openVault(oldCopy, Buffer.from(PASSPHRASE));
+    const old = await openVault(oldCopy, Buffer.from(PASSPHRASE), TEST_VAULT_OPTIONS);
     const oldMac = Uint8Array.from(old.deriveKey('catalog-mac'));
     const oldOperator = Uint8Array.from(old.deriveKey('operator-auth'));
     old.lock();
@@ -303,6 +304,6 @@ describe('catalog integrity: an agent with file access cannot widen, restore or 
     const now = readFileSync(home('vault.pvlt'));
     assert.throws(() => openPayload(opened.dataKey, now, parseHeader(now)), /VAULT_AUTH|wrong passphrase/);
     opened.dataKey.fill(0);
-    await assert.rejects(openVault(home('vault.pvlt'), Buffer.from(PASSPHRASE)), /VAULT_AUTH|wrong passphrase/);
+    await assert.rejects(openVault(home('vault.pvlt'), Buffer.from(PASSPHRASE), TEST_VAULT_OPTIONS), /VAULT_AUTH|wrong passphrase/);
   });
 });

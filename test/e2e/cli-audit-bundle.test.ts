@@ -1,3 +1,4 @@
+// @subject time: bundle time ranges (run again a year ahead by .ci/run)
 /**
  * Signed checkpoints, bundles and prune through the built CLI and the real
  * daemon: a clean stop leaves a signed checkpoint; `audit key` prints the

@@ -1,3 +1,4 @@
+// @subject time: timelines (run again a year ahead by .ci/run)
 /**
  * `postern audit timeline SESSION`: journals written through the journal API
  * (two sessions, calls with approvals, outcomes, a rejection, and daemon-wide

@@ -1,3 +1,4 @@
+// @subject time: audit ranges (--since, --until) and retention (run again a year ahead by .ci/run)
 /**
  * `postern audit` end to end: journals written directly through the journal
  * API (a session, a rejected call, intents with each kind of outcome, a call

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { CLI, cliSandbox, type CliSandbox } from '../helpers/cli.js';
+import { childEnv, CLI, cliSandbox, type CliSandbox } from '../helpers/cli.js';
 
 describe('CLI output into a closed pipe', () => {
   let sb: CliSandbox;
@@ -25,7 +25,7 @@ describe('CLI output into a closed pipe', () => {
   after(() => sb.cleanup());
 
   it('stops quietly when the reader closes after the first line', async () => {
-    const child = spawn(process.execPath, [CLI, 'catalog', 'show'], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: sb.home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'catalog', 'show'], { env: childEnv(sb.home), stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
     let first = '';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cliSandbox, CLI, type CliSandbox } from '../helpers/cli.js';
+import { childEnv, cliSandbox, CLI, type CliSandbox } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 
 describe('usage errors, completion and help', () => {
@@ -116,7 +116,7 @@ describe('cheap checks before the passphrase', () => {
     // `postern --passphrase-file F mcp` goes through commander; it must still be the relay (one line back).
     const init = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`;
     for (const args of [['mcp'], ['--passphrase-file', '/nonexistent', 'mcp']]) {
-      const r = spawnSync(process.execPath, [CLI, ...args], { input: init, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [CLI, ...args], { input: init, env: childEnv(inst.sb.home), encoding: 'utf8', timeout: 30_000 });
       const first = JSON.parse(r.stdout.split('\n')[0]!) as { id: number; result: { serverInfo: { name: string } } };
       assert.equal(first.id, 1, args.join(' '));
       assert.equal(typeof first.result.serverInfo.name, 'string');

@@ -1,3 +1,4 @@
+// @subject time: the anchor and its checkpoints over time (run again a year ahead by .ci/run)
 /**
  * The journal anchor end to end (THREATS 8–10, 15; DESIGN §12): the built CLI,
  * the real daemon, the official MCP client through `postern mcp`, and a

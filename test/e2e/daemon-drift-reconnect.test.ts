@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { CLI } from '../helpers/cli.js';
+import { childEnv, CLI } from '../helpers/cli.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
@@ -215,7 +215,7 @@ describe('daemon: drift across a reconnect with a daemon restart', () => {
   });
 
   it('variant on 2026-07-28 (no initialize to replay): the listing says it may not be cached; across a restart the shim still declares it, and a reject refuses the old plan', async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(inst.sb.home), stderr: 'pipe' });
     const m = new Client({ name: 'modern-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await m.connect(transport);
     try {

@@ -1,3 +1,4 @@
+// @subject time: deprecation and drain windows (run again a year ahead by .ci/run)
 /**
  * The rollout lifecycle end to end (seed 004 "Rollout en tres fases", seed 000
  * telemetry): real MCP clients over `postern mcp` against the built daemon, a

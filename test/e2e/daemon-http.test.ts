@@ -1,3 +1,4 @@
+// @subject time: HTTP timeouts and journal times (run again a year ahead by .ci/run)
 /**
  * An agent calls HTTP tools end to end: the official MCP client over real
  * stdio (`postern mcp`) → the real daemon → a loopback HTTP service that keeps

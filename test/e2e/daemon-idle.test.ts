@@ -1,3 +1,4 @@
+// @subject time: idle locking (run again a year ahead by .ci/run)
 /**
  * The idle lock: after `idle_lock_minutes` without calls or approvals the
  * daemon zeroes the vault, voids grants, journals the lock, and answers every

@@ -1,3 +1,4 @@
+// @subject time: token lifetimes (run again a year ahead by .ci/run)
 /**
  * Credentials exchanged for short-lived tokens, through the daemon: an agent
  * calls a loopback API protected by OAuth 2.0 client credentials (a local

@@ -1,3 +1,4 @@
+// @subject time: recovery of interrupted calls, journal times (run again a year ahead by .ci/run)
 /**
  * Idempotency, crashes and a failing journal, end to end (THREATS 8, 9, 10;
  * DESIGN §6.5): the official MCP client over real stdio (`postern mcp`) → the
@@ -17,7 +18,7 @@ import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { CLI, encodingsOf } from '../helpers/cli.js';
+import { childEnv, CLI, encodingsOf } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
 
@@ -86,7 +87,7 @@ async function startSilentServer(): Promise<{ server: Server; port: number; rece
 
 /** An MCP client pinned to the 2026-07-28 era, over its own `postern mcp` shim. */
 async function pinnedClient(home: string): Promise<Client> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(home), stderr: 'pipe' });
   const c = new Client({ name: 'modern-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await c.connect(transport);
   return c;

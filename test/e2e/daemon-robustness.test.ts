@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { CLI } from '../helpers/cli.js';
+import { childEnv, CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { openJournals } from '../../src/journal/index.js';
 
@@ -111,7 +111,7 @@ async function rawAgentSocket(path: string): Promise<{ peer: RawPeer; sock: Sock
 
 /** A real `postern mcp` shim, driven by hand over its stdio. */
 function rawShim(home: string): { peer: RawPeer; child: ChildProcessWithoutNullStreams } {
-  const child = spawn(process.execPath, [CLI, 'mcp'], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'mcp'], { env: childEnv(home), stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdout.on('error', () => undefined);
   child.stdin.on('error', () => undefined);
   return { peer: new RawPeer(child.stdin, child.stdout), child };
@@ -345,7 +345,7 @@ describe('daemon: malformed and hostile agent traffic', () => {
       assert.equal(st.mode & 0o777, 0o600, p);
     }
     const second = spawn(process.execPath, [CLI, 'daemon', '--passphrase-file', inst.passFile], {
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home },
+      env: childEnv(inst.sb.home),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -376,7 +376,7 @@ describe('daemon: malformed and hostile agent traffic', () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [CLI, 'mcp'],
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home },
+      env: childEnv(inst.sb.home),
       stderr: 'pipe',
     });
     const modern = new Client({ name: 'modern-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });

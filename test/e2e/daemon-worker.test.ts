@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { startDaemonWorker } from '../../src/daemon/worker.js';
+import { TEST_KDF_PROFILE } from '../../src/vault/index.js';
 import { createOperatorClient } from '../../src/protocol/operator/operator-client.js';
 import { connectPortTransport } from '../../src/protocol/operator/port-transport.js';
 import type { OperatorEventEnvelope } from '../../src/protocol/operator/index.js';
@@ -35,7 +36,7 @@ describe('daemon in a worker thread', () => {
 
   it('serves the private port, a call waits for approval and is approved over it, then stops cleanly', async () => {
     const logs: string[] = [];
-    const d = await startDaemonWorker(inst.sb.home, Buffer.from(PASSPHRASE), { log: (l) => logs.push(l) });
+    const d = await startDaemonWorker(inst.sb.home, Buffer.from(PASSPHRASE), { log: (l) => logs.push(l), kdf: TEST_KDF_PROFILE });
     assert.ok(logs.some((l) => l.startsWith('daemon ready')));
     const client = createOperatorClient(await connectPortTransport(d.attach(), { role: 'operator' }));
     const status = await client.request('status', {});
@@ -69,6 +70,6 @@ describe('daemon in a worker thread', () => {
   });
 
   it('a wrong passphrase is refused with the vault\'s own error, and no worker is left', async () => {
-    await assert.rejects(startDaemonWorker(inst.sb.home, Buffer.from('not the passphrase'), { log: () => undefined }), (e: Error & { code?: string }) => e.code === 'VAULT_AUTH');
+    await assert.rejects(startDaemonWorker(inst.sb.home, Buffer.from('not the passphrase'), { log: () => undefined, kdf: TEST_KDF_PROFILE }), (e: Error & { code?: string }) => e.code === 'VAULT_AUTH');
   });
 });

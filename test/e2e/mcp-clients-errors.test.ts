@@ -32,7 +32,7 @@ import { ErrorCodes, type ErrorCode } from '../../src/protocol/errors.js';
 import type { ApprovalCard } from '../../src/protocol/approvals.js';
 import type { OperatorEvent, OperatorEventEnvelope } from '../../src/protocol/operator/index.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { CLI } from '../helpers/cli.js';
+import { childEnv, CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { CLIENT_KEY, keyPair, startSshServer, type TestSshServer } from '../unit/executors/ssh/support.js';
 
@@ -162,7 +162,7 @@ describe('every MCP client receives every agent error code, valid against the ad
 
   async function v1Agent(): Promise<Agent> {
     const client = new ClientV1({ name: 'agent-sdk-1', version: '1.0.0' });
-    await client.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' }));
+    await client.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(inst.sb.home), stderr: 'pipe' }));
     await client.listTools(); // arms the 1.x client's output validators, as an agent host's listing does
     return {
       name: 'sdk-1.x',
@@ -192,7 +192,7 @@ describe('every MCP client receives every agent error code, valid against the ad
         new Promise((resolve, reject) => {
           const argv = [INSPECTOR, '--cli', process.execPath, CLI, 'mcp', '-e', `POSTERN_HOME=${inst.sb.home}`, '--method', 'tools/call', '--tool-name', tool];
           for (const [k, v] of Object.entries(args)) argv.push('--tool-arg', `${k}=${v}`);
-          const child = spawn(process.execPath, argv, { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stdio: ['ignore', 'pipe', 'pipe'] });
+          const child = spawn(process.execPath, argv, { env: childEnv(inst.sb.home), stdio: ['ignore', 'pipe', 'pipe'] });
           let out = '';
           let err = '';
           child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));

@@ -41,7 +41,7 @@ import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approval
 import type { OperatorEvent } from '../../src/protocol/operator/index.js';
 import type { CallView } from '../../src/journal/index.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { CLI } from '../helpers/cli.js';
+import { childEnv, CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
@@ -114,7 +114,7 @@ describe('MCP tasks for long approval waits', () => {
   /** An SDK 1.x client over its own `postern mcp`; `tasks: true` declares the tasks capability. */
   async function agent(tasks: boolean): Promise<ClientV1> {
     const client = new ClientV1({ name: tasks ? 'agent-tasks' : 'agent-plain', version: '1.0.0' }, tasks ? { capabilities: { tasks: {} } } : {});
-    await client.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' }));
+    await client.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(inst.sb.home), stderr: 'pipe' }));
     await client.listTools();
     clients.push(client);
     return client;
@@ -385,7 +385,7 @@ describe('MCP tasks for long approval waits', () => {
   });
 
   it('the 2026-07-28 era is not offered tasks', async () => {
-    const transport = new StdioV2({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: inst.sb.home }, stderr: 'pipe' });
+    const transport = new StdioV2({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(inst.sb.home), stderr: 'pipe' });
     const client = new ClientV2({ name: 'agent-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(transport);
     assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');

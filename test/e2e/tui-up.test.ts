@@ -7,6 +7,7 @@
  * DAEMON_UNAVAILABLE). The decisions are in the journal afterwards.
  */
 import { after, before, describe, it } from 'node:test';
+import { TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from '../../src/vault/index.js';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -62,7 +63,7 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
     });
     sock = join(inst.sb.dir, 'tmux.sock');
     exitFile = join(inst.sb.dir, 'up.exit');
-    const cmd = `env -i PATH="$PATH" TERM=xterm-256color POSTERN_HOME='${inst.sb.home}' '${process.execPath}' '${CLI}' --passphrase-file '${inst.passFile}' up; echo $? > '${exitFile}'`;
+    const cmd = `env -i PATH="$PATH" TERM=xterm-256color POSTERN_HOME='${inst.sb.home}' ${TEST_KDF_SWITCH}=${TEST_KDF_SWITCH_VALUE} '${process.execPath}' '${CLI}' --passphrase-file '${inst.passFile}' up; echo $? > '${exitFile}'`;
     tmux('new-session', '-d', '-s', 'up', '-x', '100', '-y', '30', 'sh', '-c', cmd);
     await until(/Approvals \(0\)/, 'the TUI');
     agent = await inst.client({ name: 'tmux-agent' });

@@ -8,8 +8,28 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { systemClock } from '../../src/clock/index.js';
+import { TEST_KDF_PROFILE, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE, vaultOptionsFor, type VaultOptions } from '../../src/vault/index.js';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+/**
+ * The test key-derivation switch (src/vault/kdf-profile.ts): vaults the suite
+ * makes cost a millisecond to unlock instead of a second. The few tests that
+ * keep the production cost (init, unlock, passwd, the refusal of a cheap
+ * vault without the switch) leave it out with `kdf: 'production'`.
+ */
+export const TEST_KDF_ENV: Readonly<Record<string, string>> = Object.freeze({ [TEST_KDF_SWITCH]: TEST_KDF_SWITCH_VALUE });
+
+export type KdfChoice = 'test' | 'production';
+
+/** The vault options of a test that opens a test-profile vault in its own process. */
+export const TEST_VAULT_OPTIONS: VaultOptions = vaultOptionsFor(TEST_KDF_PROFILE, systemClock);
+
+/** The whole environment of a `postern` child in a test: PATH, the home and (unless production) the test switch. */
+export function childEnv(home: string, opts: { kdf?: KdfChoice; extra?: Record<string, string> } = {}): Record<string, string> {
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, ...(opts.kdf === 'production' ? {} : TEST_KDF_ENV), ...opts.extra };
+}
 
 export interface CliResult {
   readonly code: number | null;
@@ -29,18 +49,19 @@ export interface CliSandbox {
   cleanup(): Promise<void>;
 }
 
-export async function cliSandbox(): Promise<CliSandbox> {
+export async function cliSandbox(opts: { kdf?: KdfChoice } = {}): Promise<CliSandbox> {
   const dir = await mkdtemp(join(tmpdir(), 'postern-cli-'));
   const home = join(dir, 'home');
   const transcript: string[] = [];
+  const sandboxKdf = opts.kdf ?? 'test';
   return {
     dir,
     home,
     transcript,
-    run(args, opts = {}) {
+    run(args, o = {}) {
       return new Promise((resolveRun, reject) => {
         const child = spawn(process.execPath, [CLI, ...args], {
-          env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, ...opts.env },
+          env: childEnv(home, { kdf: sandboxKdf, ...(o.env === undefined ? {} : { extra: o.env }) }),
           stdio: ['pipe', 'pipe', 'pipe'],
           detached: true, // no controlling terminal: prompts must not be attempted
         });
@@ -53,7 +74,7 @@ export async function cliSandbox(): Promise<CliSandbox> {
           transcript.push(stdout, stderr);
           resolveRun({ code, stdout, stderr });
         });
-        child.stdin.end(opts.input ?? '');
+        child.stdin.end(o.input ?? '');
       });
     },
     async file(name, content, mode = 0o600) {

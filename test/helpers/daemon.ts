@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { stringify } from 'yaml';
 import { openVault } from '../../src/vault/index.js';
 import { connectOperator } from '../../src/cli/operator-client.js';
-import { CLI, cliSandbox, type CliSandbox } from './cli.js';
+import { childEnv, CLI, cliSandbox, TEST_VAULT_OPTIONS, type CliSandbox, type KdfChoice } from './cli.js';
 
 export const PASSPHRASE = 'e2e-daemon-passphrase';
 
@@ -33,8 +33,9 @@ export interface Installation {
   cleanup(): Promise<void>;
 }
 
-export async function install(opts: { secrets: { name: string; kind: string; value: string; flags?: string[] }[]; config?: Record<string, unknown> }): Promise<Installation> {
-  const sb = await cliSandbox();
+export async function install(opts: { secrets: { name: string; kind: string; value: string; flags?: string[] }[]; config?: Record<string, unknown>; kdf?: KdfChoice }): Promise<Installation> {
+  const kdf = opts.kdf ?? 'test';
+  const sb = await cliSandbox({ kdf });
   const passFile = await sb.file('pass', `${PASSPHRASE}\n`);
   const g = ['--passphrase-file', passFile];
   const init = await sb.run(['init', ...g]);
@@ -45,8 +46,8 @@ export async function install(opts: { secrets: { name: string; kind: string; val
   }
   await writeFile(join(sb.home, 'config.yaml'), stringify({ approval_timeout_seconds: 5, progress_interval_seconds: 1, ...opts.config }), { mode: 0o600 });
   const clients: Client[] = [];
-  // Derived once up front: a KDF run takes seconds, longer than a short approval timeout.
-  const v = await openVault(join(sb.home, 'vault.pvlt'), Buffer.from(PASSPHRASE));
+  // Derived once up front (a production-cost KDF run takes a second, longer than a short approval timeout).
+  const v = await openVault(join(sb.home, 'vault.pvlt'), Buffer.from(PASSPHRASE), kdf === 'test' ? TEST_VAULT_OPTIONS : {});
   const operatorKey = Uint8Array.from(v.deriveKey('operator-auth'));
   v.lock();
 
@@ -57,7 +58,7 @@ export async function install(opts: { secrets: { name: string; kind: string; val
     daemonLog: '',
     async startDaemon(args = []) {
       const child = spawn(process.execPath, [CLI, 'daemon', ...args, ...g], {
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: sb.home },
+        env: childEnv(sb.home, { kdf }),
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });
@@ -101,7 +102,7 @@ export async function install(opts: { secrets: { name: string; kind: string; val
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [CLI, 'mcp'],
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: sb.home },
+        env: childEnv(sb.home, { kdf }),
         stderr: 'pipe',
       });
       const client = new Client(

@@ -3,7 +3,7 @@
  * answering each prompt only once it is on screen.
  */
 import { spawn } from 'node:child_process';
-import { CLI } from './cli.js';
+import { childEnv, CLI } from './cli.js';
 
 export interface Step {
   readonly waitFor: RegExp;
@@ -15,7 +15,7 @@ export function runInPty(home: string, args: string[], steps: Step[], env: Recor
   return new Promise((resolve, reject) => {
     const cmd = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, TERM: 'dumb', ...env },
+      env: childEnv(home, { extra: { TERM: 'dumb', ...env } }),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let screen = '';

@@ -37,7 +37,7 @@ export interface VaultFacts {
 /** The vault facts the anchor needs: its journal-anchor key (copy), the checkpoint seed (copy), generation, and the catalog digest in force. */
 export async function vaultFacts(ctx: CliContext): Promise<VaultFacts> {
   const pass = await ctx.unlockPassphrase();
-  const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
+  const vault = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
   try {
     const key = Uint8Array.from(vault.deriveKey('journal-anchor'));
     const checkpointSeed = Uint8Array.from(vault.deriveKey('journal-checkpoint'));

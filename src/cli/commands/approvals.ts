@@ -42,7 +42,7 @@ export interface ApprovalsDeps {
 async function keyFromVault(ctx: CliContext): Promise<Uint8Array> {
   const pass = await ctx.unlockPassphrase();
   try {
-    const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock });
+    const v = await openVault(ctx.paths.vault, pass, ctx.vault);
     try {
       return Uint8Array.from(v.deriveKey('operator-auth'));
     } finally {

@@ -84,7 +84,7 @@ export function exposedCalls(entries: Iterable<ExposureEntry>, name: string, sin
 
 async function vaultView(ctx: CliContext, name: string): Promise<VaultView> {
   const pass = await ctx.unlockPassphrase();
-  const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
+  const vault = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
   try {
     const key = vault.deriveKey('secret-exposure');
     const cred = vault.get(name);

@@ -9,5 +9,5 @@ import { canPrompt, confirm } from '../tty.js';
 export type { AcceptOpts, AcceptOutcome } from '../../home/catalog-accept.js';
 
 export function acceptCatalog(ctx: CliContext, o: AcceptOpts): Promise<AcceptOutcome> {
-  return acceptWith({ paths: ctx.paths, clock: ctx.clock, out: (l) => ctx.out(l), unlockPassphrase: () => ctx.unlockPassphrase(), ask: canPrompt() ? confirm : undefined }, o);
+  return acceptWith({ paths: ctx.paths, clock: ctx.clock, vault: ctx.vault, out: (l) => ctx.out(l), unlockPassphrase: () => ctx.unlockPassphrase(), ask: canPrompt() ? confirm : undefined }, o);
 }

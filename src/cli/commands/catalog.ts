@@ -214,7 +214,7 @@ export function registerCatalog(program: Command): void {
       let alarm: PosternError | undefined;
       if (o.verify === true) {
         const pass = await ctx.unlockPassphrase();
-        const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
+        const v = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
         try {
           const key = v.deriveKey('catalog-mac');
           const mark = v.acceptedCatalog;

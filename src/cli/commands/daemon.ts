@@ -33,7 +33,7 @@ export function registerDaemon(program: Command): void {
       };
       process.once('SIGTERM', () => onSignal('SIGTERM'));
       process.once('SIGINT', () => onSignal('SIGINT'));
-      const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, log, unattended: o.unattended === true }).finally(() => pass.fill(0));
+      const handle = await startDaemon(ctx.paths, pass, { clock: ctx.clock, kdf: ctx.kdf, log, unattended: o.unattended === true }).finally(() => pass.fill(0));
       await new Promise<void>((resolve) => {
         stopSignal = (signal: string): void => {
           log(`${signal}: stopping`);

@@ -11,7 +11,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { checkPrivateDir, checkPrivateFile, type PathCheck } from '../../home/permissions.js';
-import { checkCoreDumps, checkPtraceScope, checkTiocsti, type Finding } from '../../home/host-checks.js';
+import { checkCoreDumps, checkPtraceScope, checkTiocsti, checkVaultKdf, type Finding } from '../../home/host-checks.js';
+import { PRODUCTION_KDF_PROFILE, vaultKdf, type KdfParams, type KdfProfile } from '../../vault/index.js';
 import { inspectAnchor } from '../../journal/anchor/index.js';
 import { describeCheckpointInspection, inspectCheckpoints } from '../../journal/checkpoint/inspect.js';
 import { publicKeyOf } from '../../journal/checkpoint/signature.js';
@@ -63,18 +64,32 @@ function checkpointFinding(paths: { journalDir: string; checkpoints: string }, s
   return { status: 'ok', check, detail: line.line };
 }
 
+/** The vault header's cost, or undefined when there is no readable vault (the vault finding says why). */
+async function headerKdf(path: string): Promise<KdfParams | undefined> {
+  try {
+    return await vaultKdf(path);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function runDoctor(
   paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string },
   unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array },
+  profile: KdfProfile = PRODUCTION_KDF_PROFILE,
 ): Promise<Finding[]> {
   const home = await checkPrivateDir(paths.home);
   const findings: Finding[] = [pathFinding('home', home, false)];
+  let kdf: KdfParams | undefined;
   if (home.ok || home.problem !== 'does not exist') {
-    findings.push(pathFinding('vault', await checkPrivateFile(paths.vault), false));
+    const vault = await checkPrivateFile(paths.vault);
+    findings.push(pathFinding('vault', vault, false));
+    if (vault.ok) kdf = await headerKdf(paths.vault);
     findings.push(pathFinding('catalog', await checkPrivateFile(paths.catalog), true));
     findings.push(anchorFinding(paths, unlocked));
     findings.push(checkpointFinding(paths, unlocked?.checkpointSeed));
   }
+  findings.push(...checkVaultKdf(kdf, profile));
   findings.push(checkTiocsti(await readOptional('/proc/sys/dev/tty/legacy_tiocsti')));
   findings.push(checkPtraceScope(await readOptional('/proc/sys/kernel/yama/ptrace_scope')));
   findings.push(checkCoreDumps(await readOptional('/proc/self/limits')));
@@ -91,7 +106,7 @@ export function registerDoctor(program: Command): void {
     .action(async (o: { json?: boolean; strict?: boolean; unlock?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const unlocked = o.unlock === true ? await vaultFacts(ctx) : undefined;
-      const findings = await runDoctor(ctx.paths, unlocked).finally(() => unlocked?.wipe());
+      const findings = await runDoctor(ctx.paths, unlocked, ctx.kdf).finally(() => unlocked?.wipe());
       if (o.json === true) {
         ctx.out(JSON.stringify(findings, null, 2));
       } else {

@@ -68,7 +68,7 @@ export function registerHttp(program: Command): void {
       if (o.maxSessions !== undefined) set.max_sessions = parsePort(o.maxSessions, '--max-sessions', 1, 256);
       const next = withHttp(ctx.paths, text, set);
       const pass = await ctx.unlockPassphrase();
-      const vault = await openVault(ctx.paths.vault, pass, { clock: ctx.clock }).finally(() => pass.fill(0));
+      const vault = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
       try {
         await writeHttpAuthorization(ctx.paths, vault.deriveKey('catalog-mac'), port, ctx.clock.now());
       } finally {

@@ -15,7 +15,7 @@ export function registerInit(program: Command): void {
       await ensurePrivateHome(ctx.paths.home);
       const pass = await ctx.newPassphrase();
       try {
-        await createVault(ctx.paths.vault, pass, { clock: ctx.clock });
+        await createVault(ctx.paths.vault, pass, ctx.vault);
       } finally {
         pass.fill(0);
       }

@@ -50,7 +50,7 @@ export function registerPasswd(program: Command): void {
         const newPass = await ctx.newPassphrase({ file: o.newPassphraseFile, ignoreGlobalFile: true });
         unlockingNotice();
         try {
-          result = await changePassphrase(ctx.paths.vault, oldPass, newPass, { clock: ctx.clock }, async (keys) => {
+          result = await changePassphrase(ctx.paths.vault, oldPass, newPass, ctx.vault, async (keys) => {
             const commit = await prepareReauthentication(ctx.paths, keys);
             const oldOperatorKey = Uint8Array.from(keys.old('operator-auth'));
             return async () => {

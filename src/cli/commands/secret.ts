@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CredentialKinds, isCredentialKind, type CredentialKind, type CredentialMeta } from '../../vault/types.js';
-import { openVault } from '../../vault/index.js';
+import { belowFloorWarning, belowProductionFloor, openVault, type KdfParams } from '../../vault/index.js';
 import { CREDENTIAL_NAME, nameProblem } from '../../vault/credentials.js';
 import { writeVault } from '../../home/vault-write.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
@@ -155,14 +155,18 @@ export function registerSecret(program: Command): void {
       const pass = await ctx.unlockPassphrase();
       let metas: CredentialMeta[];
       let key: Uint8Array | undefined;
+      let kdf: KdfParams;
       try {
-        const v = await openVault(ctx.paths.vault, pass, { clock: ctx.clock });
+        const v = await openVault(ctx.paths.vault, pass, ctx.vault);
         metas = v.list();
+        kdf = v.kdf;
         if (metas.some((m) => mintsTokens(m.kind))) key = Uint8Array.from(v.deriveKey('operator-auth'));
         v.lock();
       } finally {
         pass.fill(0);
       }
+      // On stderr, so `--json` stays an array; a person at a terminal sees it either way.
+      if (belowProductionFloor(kdf)) process.stderr.write(`postern: warning: ${belowFloorWarning(kdf)}\n`);
       const minting = metas.filter((m) => mintsTokens(m.kind)).map((m) => m.name);
       let states: TokenStates = { daemon: 'not_running' };
       try {

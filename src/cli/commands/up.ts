@@ -48,7 +48,7 @@ export function registerUp(program: Command): void {
       const pass = await ctx.unlockPassphrase();
       let daemon: Awaited<ReturnType<typeof startDaemonWorker>>;
       try {
-        daemon = await startDaemonWorker(ctx.paths.home, pass, { log });
+        daemon = await startDaemonWorker(ctx.paths.home, pass, { log, kdf: ctx.kdf });
       } finally {
         pass.fill(0);
       }

@@ -157,6 +157,8 @@ export const StatusViewSchema = z.strictObject({
   pending: z.number().int(),
   grants: z.number().int(),
   approval_timeout_seconds: z.number(),
+  /** The vault's Argon2id cost; `below_floor` marks a test-profile vault (vault/kdf-profile.ts), shown on the TUI's status line. */
+  vault_kdf: z.strictObject({ opslimit: z.number().int().min(0), memlimit: z.number().int().min(0), below_floor: z.boolean() }),
   /** The role of the connection that asked. */
   role: z.enum(['operator', 'observer']),
 });

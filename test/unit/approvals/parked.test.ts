@@ -1,5 +1,6 @@
+// @subject time: parked-card lifetimes (run again a year ahead by .ci/run)
 /** Cards left open for a call that stopped waiting (APPROVAL_PENDING): taken back once, dropped with their session or the vault. */
-import { describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import type { ApprovalWait } from '../../../src/approvals/parked.js';
@@ -7,8 +8,15 @@ import { draft } from '../operator/helpers.js';
 import { isPosternError } from '../../../src/protocol/errors.js';
 import { systemClock } from '../../../src/clock/index.js';
 
+/** Every card a test opened, cancelled after it: an open card's 60 s timer would keep this process alive. */
+const opened: AbortController[] = [];
+afterEach(() => {
+  for (const ctl of opened.splice(0)) ctl.abort();
+});
+
 function open(q: ApprovalQueue): ApprovalWait {
   const ctl = new AbortController();
+  opened.push(ctl);
   const { card, decision } = q.request(draft(), { timeoutMs: 60_000, signal: ctl.signal });
   return { card, decision, cancel: () => ctl.abort() };
 }

@@ -1,3 +1,4 @@
+// @subject time: approval timeouts and card expiry (run again a year ahead by .ci/run)
 /** The approval queue: one promise per request, every request settles exactly once. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

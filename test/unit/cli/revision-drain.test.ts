@@ -1,3 +1,4 @@
+// @subject time: drain windows measured in days (run again a year ahead by .ci/run)
 // Seed 004 phase 3: "los logs cuentan quién la sigue llamando y el apagado solo
 // ocurre cuando el conteo llega a cero". Drain counts over a journal written
 // through the journal API (a generated journal), read back as `audit revisions` does.

@@ -1,3 +1,4 @@
+// @subject time: token validity times (run again a year ahead by .ci/run)
 /**
  * `secret list`'s token-state lines (src/cli/token-states.ts): with no
  * daemon it says so instead of guessing; with one it gives each minting

@@ -1,3 +1,4 @@
+// @subject time: deprecation and retirement dates against the injected clock (run again a year ahead by .ci/run)
 // Seed 004 phase 3 ("Deprecación con fecha"): the notice the wire carries for
 // deprecated revisions still served — in tools/list and in results.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @subject time: deprecation windows in the release gate (run again a year ahead by .ci/run)
 // The release gate between whole catalogs: published revisions are immutable,
 // removals go through retirement, and the report renders as a table and as
 // JSON of a stable shape. Also the documented example in docs/catalog.md.

@@ -1,3 +1,4 @@
+// @subject time: deprecation dates (run again a year ahead by .ci/run)
 // Seed 004 ("Versionar tool schemas de agentes"): every row of its
 // "¿Breaking para el agente?" matrix, its operating rule (the historical log
 // test) and its rollout (shadow against the journal, deprecation with a date,

@@ -1,3 +1,4 @@
+// @subject time: key retention window (run again a year ahead by .ci/run)
 /** The idempotency decision as a table (DESIGN §6.5). */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @subject time: idle locking on monotonic time, wall-clock steps (run again a year ahead by .ci/run)
 /** Idleness is measured on the monotonic clock: a wall-clock step never locks or keeps open. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

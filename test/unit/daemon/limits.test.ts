@@ -1,3 +1,4 @@
+// @subject time: per-minute windows (run again a year ahead by .ci/run)
 /**
  * Limits through the real pipeline (real vault, journals and loopback HTTP
  * target, the pipeline's own approval queue): a call over a limit never

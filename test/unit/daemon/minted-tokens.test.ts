@@ -1,3 +1,4 @@
+// @subject time: token lifetimes and refresh times (run again a year ahead by .ci/run)
 /**
  * The minted-token cache (src/daemon/minted-tokens.ts) in front of a real
  * local OAuth token endpoint (test/helpers/fake-http.ts, append-only request

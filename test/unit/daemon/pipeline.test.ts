@@ -1,3 +1,4 @@
+// @subject time: approval timeouts, retention of idempotency keys (run again a year ahead by .ci/run)
 /**
  * The call pipeline in-process: real vault (cheap KDF), real journals, real
  * loopback HTTP service, the pipeline's own approval queue — no sockets, no

@@ -1,3 +1,4 @@
+// @subject time: token expiry (run again a year ahead by .ci/run)
 /**
  * The OAuth refresh-token kind against a local token endpoint that rotates
  * refresh tokens (append-only request log): the refresh grant is sent with

@@ -1,3 +1,4 @@
+// @subject time: task lifetimes (run again a year ahead by .ci/run)
 /**
  * A session's MCP task store on the test clock: ids, status transitions,
  * cancellation (the call's signal is aborted, the status stays cancelled),

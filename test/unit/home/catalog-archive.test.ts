@@ -1,3 +1,4 @@
+// @subject time: archive times (run again a year ahead by .ci/run)
 /**
  * The catalog archive (src/home/catalog-store.ts): every accepted text is kept
  * by digest, the one being replaced too (a home from before the archive), and

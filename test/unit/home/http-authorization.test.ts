@@ -1,3 +1,4 @@
+// @subject time: authorization times (run again a year ahead by .ci/run)
 /**
  * The operator's authorization of the HTTP listener
  * (src/home/http-authorization.ts) and its re-authentication by `passwd`

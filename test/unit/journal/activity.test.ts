@@ -1,3 +1,4 @@
+// @subject time: journal times and ranges (run again a year ahead by .ci/run)
 /**
  * Activity journal: every DESIGN §8 field survives a round trip; getCall
  * merges intent and outcome; listCalls answers the audit's filters.

@@ -1,3 +1,4 @@
+// @subject time: checkpoint times and their order (run again a year ahead by .ci/run)
 /**
  * Signed checkpoints, bundles and prune on a generated journal (issue 14):
  * tampering at several places detected against the last checkpoint (an

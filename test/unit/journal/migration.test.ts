@@ -1,3 +1,4 @@
+// @subject time: journal times across schema versions (run again a year ahead by .ci/run)
 /**
  * The activity journal's schema migration (v2 → v3: the leaner indexes). A v2
  * file is built here with the v2 DDL, holding exactly the rows an anchored

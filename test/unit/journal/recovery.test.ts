@@ -1,3 +1,4 @@
+// @subject time: interrupted calls found at start (run again a year ahead by .ci/run)
 /**
  * Crash mid-action (THREATS row 9): a process records an intent and is
  * SIGKILLed before its outcome. Reopening marks the call outcome_unknown,

@@ -1,3 +1,4 @@
+// @subject time: session times (run again a year ahead by .ci/run)
 /**
  * Sessions journal: a session's start (every field), its events and its end
  * round-trip; daemon-wide events have no session; listSessions filters by

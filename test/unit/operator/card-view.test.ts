@@ -1,3 +1,4 @@
+// @subject time: countdowns (run again a year ahead by .ci/run)
 /**
  * THREATS class 3 on the card view (src/protocol/operator/card-view.ts):
  * hostile strings are shown escaped, long values folded with "+N more",

@@ -83,6 +83,7 @@ export async function startHarness(
       catalog: { digest: 'd', sequence: 1, accepted_at: null, tools: 0 },
       catalog_pending: false,
       approval_timeout_seconds: 120,
+      vault_kdf: { opslimit: 3, memlimit: 268435456, below_floor: false },
     }),
     catalogPending: () => null,
     lock: () => {

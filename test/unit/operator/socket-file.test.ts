@@ -25,7 +25,7 @@ const base = (socketPath: string) => {
     journals: null,
     operatorName: 'operator-cli',
     live: new Map(),
-    status: () => ({ pid: 1, locked: false, lock_reason: null, started_at: 'x', catalog: { digest: 'd', sequence: 0, accepted_at: null, tools: 0 }, catalog_pending: false, approval_timeout_seconds: 1 }),
+    status: () => ({ pid: 1, locked: false, lock_reason: null, started_at: 'x', catalog: { digest: 'd', sequence: 0, accepted_at: null, tools: 0 }, catalog_pending: false, approval_timeout_seconds: 1, vault_kdf: { opslimit: 3, memlimit: 268435456, below_floor: false } }),
     catalogPending: () => null,
     lock: () => undefined,
   });

@@ -16,10 +16,23 @@ import { toolErrorResult } from '../../../src/protocol/tool-result.js';
 import { httpOutputSchema, sshOutputSchema } from '../../../src/daemon/pipeline/result.js';
 
 type Check = (schema: Record<string, unknown>, value: unknown) => boolean;
+type Compiled = (value: unknown) => { valid: boolean };
+/** One validator instance per client kind, each schema compiled once (as a client compiles a tool's schema once). */
+function compiledOnce(compile: (schema: Record<string, unknown>) => Compiled): Check {
+  const cache = new WeakMap<Record<string, unknown>, Compiled>();
+  return (schema, value) => {
+    let f = cache.get(schema);
+    if (f === undefined) cache.set(schema, (f = compile(schema)));
+    return f(value).valid;
+  };
+}
+const v1 = new AjvV1();
+const v2 = new AjvV2();
+const cf = new CfWorkerJsonSchemaValidator();
 const validators: [string, Check][] = [
-  ['sdk-1.x ajv', (s, v) => new AjvV1().getValidator(s)(v).valid],
-  ['sdk-2.x ajv', (s, v) => new AjvV2().getValidator(s)(v).valid],
-  ['sdk-2.x cfworker', (s, v) => new CfWorkerJsonSchemaValidator().getValidator(s)(v).valid],
+  ['sdk-1.x ajv', compiledOnce((s) => v1.getValidator(s))],
+  ['sdk-2.x ajv', compiledOnce((s) => v2.getValidator(s))],
+  ['sdk-2.x cfworker', compiledOnce((s) => cf.getValidator(s))],
 ];
 
 const declared = { type: 'object', properties: { ok: { const: true } }, required: ['ok'] };

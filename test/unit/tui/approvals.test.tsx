@@ -1,3 +1,4 @@
+// @subject time: card countdowns and expiry (run again a year ahead by .ci/run)
 /**
  * The pending-approvals view driven by keys, on the real TUI with an
  * in-memory OperatorClient that records what the UI asks.

@@ -37,6 +37,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
     pending: 0,
     grants: 0,
     approval_timeout_seconds: 120,
+    vault_kdf: { opslimit: 3, memlimit: 268435456, below_floor: false },
     role: 'operator',
     ...over,
   };

@@ -10,11 +10,13 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { CHEAP, tempHome, utf8 } from './helpers.js';
+import { stressRounds } from '../../helpers/stress.js';
 
 const pass = utf8('kill -9 passphrase');
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const ROUNDS = 25;
+// 3 rounds in `npm test`; `npm run test:stress` runs 25 (POSTERN_STRESS_ROUNDS).
+const ROUNDS = stressRounds(3);
 
 async function seed(vault: string): Promise<void> {
   await createVault(vault, pass, CHEAP);

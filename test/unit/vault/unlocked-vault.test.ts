@@ -1,3 +1,4 @@
+// @subject time: credential created/rotated/used times (run again a year ahead by .ci/run)
 // The UnlockedVault contract the CLI and the daemon code against: validation
 // of add/rotate, metadata, derived keys, lock() zeroing, save-only-if-changed,
 // changePassphrase, and the worker KDF runner.

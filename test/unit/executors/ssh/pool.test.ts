@@ -1,3 +1,4 @@
+// @subject time: idle close of pooled connections (run again a year ahead by .ci/run)
 /**
  * SshPool against the in-process ssh2 server: connection reuse and keys,
  * idle close, the channel limit, reconnect before exec and never after,
