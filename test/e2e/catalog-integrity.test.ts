@@ -24,12 +24,16 @@ import { isPosternError } from '../../src/protocol/errors.js';
 import { openVault } from '../../src/vault/index.js';
 import { openVaultBytes } from '../../src/vault/codec.js';
 import { kekDeriver } from '../../src/vault/kdf.js';
-import { parseHeader } from '../../src/vault/format.js';
+import { boundsWithFloor, parseHeader } from '../../src/vault/format.js';
 import { openPayload } from '../../src/vault/seal.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
 import { TEST_VAULT_OPTIONS } from '../helpers/cli.js';
+import { TEST_KDF } from '../../src/vault/index.js';
 import { startSshServer, type TestSshServer } from '../unit/executors/ssh/support.js';
+
+/** The test profile's bounds (its vaults are below the production floor). */
+const TEST_BOUNDS = boundsWithFloor(TEST_KDF);
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
 const NEW_PASSPHRASE = 'the operator’s new passphrase';
@@ -300,9 +304,9 @@ describe('catalog integrity: an agent with file access cannot widen, restore or 
     await daemonRefusesToStart(/CATALOG_UNAUTHENTICATED: the acceptance record does not verify/);
     restore(good);
     // 3. Its old data key does not decrypt the current vault (secrets added after passwd stay out of reach).
-    const opened = await openVaultBytes(readFileSync(oldCopy), Buffer.from(PASSPHRASE), { deriveKek: kekDeriver('worker') });
+    const opened = await openVaultBytes(readFileSync(oldCopy), Buffer.from(PASSPHRASE), { deriveKek: kekDeriver('worker'), bounds: TEST_BOUNDS });
     const now = readFileSync(home('vault.pvlt'));
-    assert.throws(() => openPayload(opened.dataKey, now, parseHeader(now)), /VAULT_AUTH|wrong passphrase/);
+    assert.throws(() => openPayload(opened.dataKey, now, parseHeader(now, { bounds: TEST_BOUNDS })), /VAULT_AUTH|wrong passphrase/);
     opened.dataKey.fill(0);
     await assert.rejects(openVault(home('vault.pvlt'), Buffer.from(PASSPHRASE), TEST_VAULT_OPTIONS), /VAULT_AUTH|wrong passphrase/);
   });
