@@ -19,7 +19,7 @@
 // --time-subject keeps only the files whose header says `@subject time`
 // (the year-ahead pass in .ci/run). POSTERN_TEST_TIMINGS=<path> writes every
 // file's time as JSON, to compare two runs.
-import { readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve as resolvePath, sep } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
@@ -61,8 +61,19 @@ const GROUP = jobs('POSTERN_TEST_GROUP_FILES', 12);
 const grouped = selected.filter((f) => !isolated(f));
 const units = [];
 for (let i = 0; i < grouped.length; i += GROUP) units.push(grouped.slice(i, i + GROUP));
+// Longest first, so the run does not end with one slow file alone: the times of the last
+// run in this checkout (.tmp/test-timings.json) when there are some, else the file's size.
+const HISTORY = '.tmp/test-timings.json';
+let history = {};
+try {
+  history = Object.fromEntries(JSON.parse(readFileSync(HISTORY, 'utf8')).files.map((f) => [f.file, f.seconds]));
+} catch {
+  // no earlier run here (a fresh clone)
+}
+const expected = (f) => history[f] ?? statSync(f).size / 10_000;
+const longestFirst = (list) => [...list].sort((a, b) => expected(b) - expected(a));
 const pools = [
-  { name: 'e2e', jobs: jobs('POSTERN_TEST_E2E_JOBS', 3), queue: selected.filter(isE2e).map((f) => [f]) },
+  { name: 'e2e', jobs: jobs('POSTERN_TEST_E2E_JOBS', 3), queue: longestFirst(selected.filter(isE2e)).map((f) => [f]) },
   { name: 'unit', jobs: jobs('POSTERN_TEST_UNIT_JOBS', 1), queue: [...selected.filter((f) => !isE2e(f) && isolated(f)).map((f) => [f]), ...units] },
 ];
 
@@ -119,14 +130,15 @@ function runJob(jobFiles) {
   });
 }
 
-async function drain(pool) {
-  const workers = Array.from({ length: Math.min(pool.jobs, pool.queue.length) }, async () => {
-    for (let j = pool.queue.shift(); j !== undefined; j = pool.queue.shift()) await runJob(j);
-  });
-  await Promise.all(workers);
-}
-
-await Promise.all(pools.map(drain));
+// Each pool's workers take their own pool's jobs first, then help with the others' (a unit
+// worker whose queue is empty runs e2e files), so no slot idles while work is left.
+const next = (pool) => pool.queue.shift() ?? pools.find((p) => p.queue.length > 0)?.queue.shift();
+const workers = pools.flatMap((pool) =>
+  Array.from({ length: pool.jobs }, async () => {
+    for (let j = next(pool); j !== undefined; j = next(pool)) await runJob(j);
+  }),
+);
+await Promise.all(workers);
 rmSync(scratch, { recursive: true, force: true });
 
 const total = (performance.now() - started) / 1000;
@@ -151,8 +163,11 @@ lines.push(
   `files ${perFile.length} in ${results.length} processes · tests ${sum.tests} · pass ${sum.pass} · fail ${sum.fail} · cancelled ${sum.cancelled} · skipped ${sum.skipped} · todo ${sum.todo} · total ${total.toFixed(1)} s`,
 );
 console.log(lines.join('\n'));
+const record = `${JSON.stringify({ total, counts: sum, files: perFile, processes: results.map(({ name, seconds, ok }) => ({ name, seconds, ok })) }, null, 2)}\n`;
 const timings = process.env['POSTERN_TEST_TIMINGS'];
-if (timings !== undefined && timings !== '') {
-  writeFileSync(timings, `${JSON.stringify({ total, counts: sum, files: perFile, processes: results.map(({ name, seconds, ok }) => ({ name, seconds, ok })) }, null, 2)}\n`);
+if (timings !== undefined && timings !== '') writeFileSync(timings, record);
+if (roots.length === 1 && roots[0] === 'test' && !timeOnly) {
+  mkdirSync('.tmp', { recursive: true });
+  writeFileSync(HISTORY, record);
 }
 process.exit(failed.length === 0 ? 0 : 1);

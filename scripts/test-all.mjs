@@ -1,31 +1,61 @@
 #!/usr/bin/env node
-// `npm test`: build, type-check, lint, then every test; each phase timed, and
-// a table of the phases at the end (the test runner prints its ten slowest
-// files before it). The first failing phase stops the run with its exit code.
-import { spawnSync } from 'node:child_process';
+// `npm test`: build, then the type-check and the lint beside the tests (the
+// tests need only the build; the checks need only the sources, and the tests
+// spend much of their time waiting on the processes they start), then a line
+// with each phase's time. The checks' output is printed when they end; any
+// failing phase fails the run. NPM_TEST_SEQUENTIAL=1 runs the phases one
+// after another (build, typecheck, lint, tests), stopping at the first failure.
+import { spawn } from 'node:child_process';
+import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const phases = [
-  { name: 'build', cmd: npm, args: ['run', '--silent', 'build'] },
-  { name: 'typecheck', cmd: npm, args: ['run', '--silent', 'typecheck'] },
-  { name: 'lint', cmd: npm, args: ['run', '--silent', 'lint'] },
-  { name: 'tests', cmd: process.execPath, args: [new URL('./run-tests.mjs', import.meta.url).pathname, ...process.argv.slice(2)] },
-];
+const testArgs = [new URL('./run-tests.mjs', import.meta.url).pathname, ...process.argv.slice(2)];
 
-/** @type {{ name: string, seconds: number }[]} */
-const times = [];
-let status = 0;
-for (const p of phases) {
+/** Runs one phase; `buffer` keeps its output until it ends (for phases beside the tests). */
+function phase(name, cmd, args, buffer) {
   const started = performance.now();
-  const r = spawnSync(p.cmd, p.args, { stdio: 'inherit' });
-  times.push({ name: p.name, seconds: (performance.now() - started) / 1000 });
-  status = r.status ?? 1;
-  if (status !== 0) {
-    console.error(`npm test: the ${p.name} phase failed (exit ${status})`);
-    break;
-  }
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    const out = [];
+    if (buffer) {
+      child.stdout.on('data', (d) => out.push(d));
+      child.stderr.on('data', (d) => out.push(d));
+    }
+    child.on('close', (code) => {
+      const seconds = (performance.now() - started) / 1000;
+      if (buffer && out.length > 0) process.stdout.write(`--- ${name}\n${Buffer.concat(out).toString('utf8')}`);
+      if (code !== 0) console.error(`npm test: the ${name} phase failed (exit ${code})`);
+      resolve({ name, seconds, ok: code === 0 });
+    });
+  });
 }
-const total = times.reduce((a, t) => a + t.seconds, 0);
-console.log(`npm test phases: ${times.map((t) => `${t.name} ${t.seconds.toFixed(1)} s`).join(' · ')} · total ${total.toFixed(1)} s`);
-process.exit(status);
+
+const done = [];
+const report = (beside) => {
+  const failed = done.filter((p) => !p.ok).map((p) => p.name);
+  console.log(
+    `npm test phases: ${done.map((p) => `${p.name} ${p.seconds.toFixed(1)} s${beside.includes(p.name) ? ' (beside the tests)' : ''}${p.ok ? '' : ' FAILED'}`).join(' · ')}${failed.length === 0 ? '' : ` — failed: ${failed.join(', ')}`}`,
+  );
+  process.exit(failed.length === 0 ? 0 : 1);
+};
+
+done.push(await phase('build', npm, ['run', '--silent', 'build'], false));
+if (!done[0].ok) report([]);
+if (process.env['NPM_TEST_SEQUENTIAL'] === '1') {
+  for (const [name, cmd, args] of [
+    ['typecheck', npm, ['run', '--silent', 'typecheck']],
+    ['lint', npm, ['run', '--silent', 'lint']],
+    ['tests', process.execPath, testArgs],
+  ]) {
+    const p = await phase(name, cmd, args, false);
+    done.push(p);
+    if (!p.ok) break;
+  }
+  report([]);
+} else {
+  const checks = Promise.all([phase('typecheck', npm, ['run', '--silent', 'typecheck'], true), phase('lint', npm, ['run', '--silent', 'lint'], true)]);
+  const tests = await phase('tests', process.execPath, testArgs, false);
+  done.push(...(await checks), tests);
+  report(['typecheck', 'lint']);
+}

@@ -56,7 +56,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   const started = o.clock.monotonicMs();
   const say = narrator(o.write);
   say.line('postern demo: an agent, an operator and a tool contract that changes under a live session.');
-  say.line('  setting up a throwaway home, vault and targets (Argon2id at its normal cost runs several times: some seconds)…');
+  say.line('  setting up a throwaway home, vault and targets…');
   const world = await buildWorld(o.clock);
   const stop = (): void => void world.close({ keep: o.keep });
   o.signal.addEventListener('abort', stop, { once: true });

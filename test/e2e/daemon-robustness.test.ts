@@ -21,6 +21,7 @@ import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { childEnv, CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { openJournals } from '../../src/journal/index.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -293,12 +294,11 @@ describe('daemon: malformed and hostile agent traffic', () => {
     const op = await inst.operator();
     let cardId = '';
     try {
-      for (let i = 0; i < 100 && cardId === ''; i++) {
+      await waitFor(async () => {
         const cards = (await op.request('approvals.list', {})) as { id: string; tool: string; idempotency_key: string | null }[];
         cardId = cards.find((c) => c.idempotency_key === k)?.id ?? '';
-        if (cardId === '') await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.notEqual(cardId, '', 'the call waits for the operator');
+        return cardId !== '';
+      }, 'the call to wait for the operator');
 
       // Forged operator traffic: a made-up proof, a frame without a handshake, extra fields, garbage.
       const attempts: (string | Buffer)[] = [
@@ -311,12 +311,10 @@ describe('daemon: malformed and hostile agent traffic', () => {
       for (const line of attempts) {
         const { peer, sock } = await rawAgentSocket(operatorSock());
         try {
-          await new Promise((r) => setTimeout(r, 30));
+          await waitFor(() => peer.messages.length > 0, "the operator socket's hello");
           assert.equal(peer.messages[0]?.['t'], 'hello');
           peer.send(line);
-          const until = Date.now() + 5_000;
-          while (!peer.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-          assert.ok(peer.closed, 'the operator socket closes the connection');
+          await waitFor(() => peer.closed, 'the operator socket to close the connection');
           const answers = peer.messages.slice(1);
           assert.ok(answers.every((m) => m['t'] === 'error'), JSON.stringify(answers));
           assert.ok(!answers.some((m) => m['t'] === 'welcome' || 'seq' in m));

@@ -13,16 +13,21 @@ import { belowFloorWarning, belowProductionFloor, openVault, type KdfParams } fr
 import { CREDENTIAL_NAME, nameProblem } from '../../vault/credentials.js';
 import { writeVault } from '../../home/vault-write.js';
 import { PosternError, isPosternError } from '../../protocol/errors.js';
-import { toolsUsingCredential, type AcceptanceMark } from '../../contracts/index.js';
-import { loadAcceptedCatalog } from '../../home/catalog-store.js';
+import type { AcceptanceMark } from '../../contracts/index.js';
 import type { HomePaths } from '../../home/paths.js';
 import { contextFor } from '../context.js';
 import { examples } from '../help.js';
-import { readSecretInput, type SecretSourceOpts } from '../secret-input.js';
+import type { SecretSourceOpts } from '../secret-input.js';
+import type * as SecretInput from '../secret-input.js';
+
+type SecretInputModule = typeof SecretInput;
 import { canPrompt, confirm } from '../tty.js';
 import { renderTable } from '../table.js';
 import { mintsTokens, tokenStateLines, tokenStates, type TokenStates } from '../token-states.js';
 import { operatorSocketPath } from './approvals.js';
+
+/** Loaded when a secret is read (its SSH key parser pulls in ssh2): `list` and `rm` never need it. */
+const secretInput = (): Promise<SecretInputModule> => import('../secret-input.js');
 
 interface AddOpts extends SecretSourceOpts {
   kind: string;
@@ -135,7 +140,7 @@ export function registerSecret(program: Command): void {
     if (!isCredentialKind(o.kind)) throw new PosternError('USAGE', `unknown kind ${o.kind}`);
     const kind = o.kind;
     const fields = fieldsFor(kind, o);
-    const input = await readSecretInput(kind, o, fields);
+    const input = await (await secretInput()).readSecretInput(kind, o, fields);
     const pass = await ctx.unlockPassphrase();
     try {
       await writeVault(ctx, pass, (v) => v.add({ name, kind, fields: input.fields, secret: input.secret }));
@@ -196,7 +201,7 @@ export function registerSecret(program: Command): void {
         const meta = v.list().find((m) => m.name === name);
         if (meta === undefined) throw new PosternError('SECRET_NOT_FOUND', `no secret named "${name}"`);
         const keep = Object.fromEntries(Object.entries(meta.fields).filter(([k]) => k !== 'key_type' && k !== 'public_fingerprint'));
-        const input = await readSecretInput(meta.kind, o, keep);
+        const input = await (await secretInput()).readSecretInput(meta.kind, o, keep);
         try {
           v.rotate(name, input.secret, input.fields);
         } finally {
@@ -252,6 +257,7 @@ type CatalogUse = { readonly kind: 'used'; readonly tools: string[] } | { readon
 /** Which tools of the accepted catalog send `name`. */
 async function catalogUse(paths: HomePaths, macKey: Uint8Array, mark: AcceptanceMark | null, name: string): Promise<CatalogUse> {
   try {
+    const [{ loadAcceptedCatalog }, { toolsUsingCredential }] = await Promise.all([import('../../home/catalog-store.js'), import('../../contracts/index.js')]);
     const accepted = await loadAcceptedCatalog(paths, macKey, mark);
     const tools = accepted === undefined ? [] : toolsUsingCredential(accepted.catalog, name);
     return tools.length === 0 ? { kind: 'unused' } : { kind: 'used', tools };
