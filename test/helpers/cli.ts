@@ -26,9 +26,18 @@ export type KdfChoice = 'test' | 'production';
 /** The vault options of a test that opens a test-profile vault in its own process. */
 export const TEST_VAULT_OPTIONS: VaultOptions = vaultOptionsFor(TEST_KDF_PROFILE, systemClock);
 
-/** The whole environment of a `postern` child in a test: PATH, the home and (unless production) the test switch. */
+/**
+ * libfaketime's settings, when the suite runs under it (the year-ahead pass of
+ * .ci/run): a child started with them lives at the same shifted date as the
+ * test, as every process on a machine whose clock is off would.
+ */
+function fakedTime(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && /^(LD_PRELOAD|FAKETIME\w*|DONT_FAKE_MONOTONIC)$/.test(e[0])));
+}
+
+/** The whole environment of a `postern` child in a test: PATH, the home, (unless production) the test switch, and a faked date if the test has one. */
 export function childEnv(home: string, opts: { kdf?: KdfChoice; extra?: Record<string, string> } = {}): Record<string, string> {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, ...(opts.kdf === 'production' ? {} : TEST_KDF_ENV), ...opts.extra };
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, ...fakedTime(), ...(opts.kdf === 'production' ? {} : TEST_KDF_ENV), ...opts.extra };
 }
 
 export interface CliResult {
