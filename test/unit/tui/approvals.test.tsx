@@ -1,5 +1,6 @@
 // @subject time: card countdowns and expiry (run again a year ahead by .ci/run)
 /**
+ * @isolated: ink (with CI=true) keeps a process open when two of these files share one.
  * The pending-approvals view driven by keys, on the real TUI with an
  * in-memory OperatorClient that records what the UI asks.
  */

@@ -1,4 +1,5 @@
 /**
+ * @isolated: ink (with CI=true) keeps a process open when two of these files share one.
  * The TUI's bytes rendered by a real terminal emulator (@xterm/headless,
  * 80×24): hostile strings in every agent-controlled card field — erase-line,
  * carriage return, cursor moves, conceal (SGR 8), OSC 8 / OSC 52 / OSC 0,

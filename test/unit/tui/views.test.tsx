@@ -1,4 +1,5 @@
 /**
+ * @isolated: ink (with CI=true) keeps a process open when two of these files share one.
  * The other views and the conventions (view switching, `?`, `/` filters,
  * back/quit), the daemon locking and the connection closing — on the real
  * TUI with an in-memory OperatorClient.
