@@ -13,7 +13,7 @@
 // Unit and end-to-end files run in two pools side by side: unit files are
 // CPU-bound (one core each), e2e files mostly wait on the children they
 // start, so more of them fit beside each other. The measured best for this
-// 2-core machine is the default (docs/decisions.md, "Test concurrency");
+// 2-core machine is the default (docs/decisions.md, "The test suite");
 // POSTERN_TEST_UNIT_JOBS and POSTERN_TEST_E2E_JOBS override it.
 //
 // --time-subject keeps only the files whose header says `@subject time`

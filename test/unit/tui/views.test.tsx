@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PosternError } from '../../../src/protocol/errors.js';
 import type { ActivityView, CatalogPendingView, GrantView, SessionView } from '../../../src/tui/contract.js';
-import { FakeOperator, card, emptySnapshot } from './fake-client.js';
+import { FakeOperator, card, emptySnapshot, status } from './fake-client.js';
 import { mount } from './harness.js';
 
 function activity(over: Partial<ActivityView>): ActivityView {
@@ -218,6 +218,19 @@ describe('views', () => {
     await m.waitFor((f) => f.includes('a approve once') && !(f.split('\n')[0] ?? '').includes('daemon locked'), 'unlocked');
     assert.equal(c.requests.length, 0);
     m.unmount();
+  });
+
+  it('a test-profile vault (key derivation below the production floor) is named on the status line; a production one is not', async () => {
+    const cheap = new FakeOperator('operator', emptySnapshot({ status: status({ vault_kdf: { opslimit: 1, memlimit: 1048576, below_floor: true } }) }));
+    const m = mount(cheap);
+    const f = await m.waitFor((f) => f.includes('TEST VAULT'), 'the badge');
+    assert.match(f.split('\n').slice(0, 2).join('\n'), /TEST VAULT: key derivation below the production floor/);
+    m.unmount();
+    const prod = new FakeOperator('operator', emptySnapshot());
+    const p = mount(prod);
+    const g = await p.waitFor((f) => f.includes('Postern'), 'the header');
+    assert.doesNotMatch(g, /TEST VAULT/);
+    p.unmount();
   });
 
   it('survives the connection closing: says so, decides nothing, quits without asking', async () => {
