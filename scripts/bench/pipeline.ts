@@ -14,19 +14,10 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../src/vault/index.js';
 import { openJournals } from '../../src/journal/index.js';
-import { ApprovalQueue } from '../../src/approvals/queue.js';
-import { GrantStore } from '../../src/approvals/grants.js';
-import { DaemonState, snapshotOf } from '../../src/daemon/state.js';
 import { parseConfig } from '../../src/daemon/config.js';
-import { KeyReservations } from '../../src/daemon/pipeline/idempotency.js';
 import { handleCall } from '../../src/daemon/pipeline/call.js';
+import { inProcessServices } from '../../src/daemon/in-process.js';
 import type { Services, SessionInfo } from '../../src/daemon/pipeline/context.js';
-import { SshPool } from '../../src/executors/ssh/index.js';
-import { HttpPool } from '../../src/executors/http/index.js';
-import { IdleTracker } from '../../src/daemon/idle.js';
-import { GroupCommit } from '../../src/daemon/pipeline/group-commit.js';
-import { PendingOutcomes } from '../../src/daemon/pipeline/pending-outcomes.js';
-import { CallProfile } from '../../src/daemon/call-profile.js';
 import { systemClock } from '../../src/clock/index.js';
 import { report } from './report.js';
 import { loopbackTarget } from './target.js';
@@ -63,24 +54,9 @@ const catalog = parseCatalog(
 );
 const clock = systemClock;
 const journals = openJournals(join(dir, 'journal'), { clock, exclusive: true });
-const profile = new CallProfile();
 const inflight = new Set<Promise<unknown>>();
-const svc: Services = {
-  state: new DaemonState(vault, snapshotOf(catalog, 'a'.repeat(64), null)),
-  journals,
-  queue: new ApprovalQueue(clock),
-  grants: new GrantStore(),
-  reservations: new KeyReservations(),
-  config: parseConfig('approval_timeout_seconds: 60', 'config.yaml'),
-  ssh: new SshPool(),
-  http: new HttpPool(),
-  clock,
-  idleness: new IdleTracker(clock, 0),
-  inflight,
-  commits: new GroupCommit(journals.activity, { busy: () => inflight.size > 1 }),
-  pendingOutcomes: new PendingOutcomes((id, o) => journals.activity.recordOutcome(id, o), () => undefined),
-  profile,
-};
+const svc: Services = inProcessServices({ vault, catalog, digest: 'a'.repeat(64), journals, config: parseConfig('approval_timeout_seconds: 60', 'config.yaml'), clock }, { inflight });
+const profile = svc.profile;
 const session: SessionInfo = { id: 'bench', clientName: 'bench', clientVersion: '1', protocolVersion: '2025-11-25', pid: null, runId: null, agentRelease: null, seen: new Map(), listedToolset: null };
 
 let seq = 0;

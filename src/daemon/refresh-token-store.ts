@@ -10,7 +10,8 @@
  * secret parts and the fields stay as they are; no value is returned or
  * logged.
  */
-import { withVaultWriter, type UnlockedVault, type VaultOptions } from '../vault/index.js';
+import { withVaultWriter, type Credential, type UnlockedVault, type VaultOptions } from '../vault/index.js';
+import { isPosternError } from '../protocol/errors.js';
 
 export type RefreshTokenWrite = 'saved' | 'changed_meanwhile';
 
@@ -34,4 +35,36 @@ export async function keepRotatedRefreshToken(
     },
     opts,
   );
+}
+
+export interface RefreshTokenWriteBackParts {
+  readonly vaultPath: string;
+  readonly vault: VaultOptions;
+  readonly state: { vault(): UnlockedVault; learnMinted(name: string, token: Uint8Array): void };
+  readonly tokens: { expectOwnChange(name: string): void };
+  /** Adopts the generation just written (vault-follow.ts). */
+  readonly follower: { refresh(): Promise<void> };
+  readonly log: (line: string) => void;
+}
+
+/**
+ * The daemon's keeper of a rotated refresh token: learnt by the redactor
+ * first (it is a secret from now on), then saved with the held vault key,
+ * then the new generation adopted. A failed save is logged, never thrown.
+ */
+export function refreshTokenWriteBack(p: RefreshTokenWriteBackParts): (credential: Credential, next: Uint8Array) => Promise<void> {
+  return async (cred, next) => {
+    const name = cred.meta.name;
+    p.state.learnMinted(name, next);
+    const sent = cred.secret['refresh_token'];
+    if (sent === undefined) return;
+    p.tokens.expectOwnChange(name);
+    try {
+      const r = await keepRotatedRefreshToken(p.vaultPath, p.state.vault(), name, sent, next, p.vault);
+      p.log(r === 'saved' ? `credential ${name}: the rotated refresh token was saved to the vault` : `credential ${name}: changed in the vault meanwhile; the rotated refresh token was not saved`);
+      await p.follower.refresh();
+    } catch (e) {
+      p.log(`credential ${name}: the rotated refresh token could not be saved (${isPosternError(e) ? e.code : 'error'})`);
+    }
+  };
 }

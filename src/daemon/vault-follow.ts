@@ -102,3 +102,37 @@ export class VaultFollower {
     }
   }
 }
+
+export interface VaultChangeParts {
+  readonly ssh: { retire(name: string): number };
+  readonly http: { retire(name: string): void } | null;
+  readonly tokens: { drop(name: string): void };
+  readonly anchor: { noteVaultGeneration(generation: number): void };
+  readonly journalEvent: (session: string | null, type: 'vault_changed', data: Record<string, unknown>) => void;
+  /** A new vault may carry the mark of an accepted record that arrived first: the catalog is judged again. */
+  readonly rejudgeCatalog: () => void;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * What a new vault generation changes in a running daemon: connections
+ * authenticated with a value that changed end once their running commands
+ * finish, minted tokens of those credentials are dropped, the anchor notes
+ * the generation (a restored older copy is refused at the next start too),
+ * and the catalog is judged again.
+ */
+export function onVaultChange(p: VaultChangeParts): (change: VaultChange) => void {
+  return (change) => {
+    let closed = 0;
+    for (const name of [...change.rotated, ...change.removed]) {
+      closed += p.ssh.retire(name);
+      p.http?.retire(name);
+      p.tokens.drop(name);
+    }
+    p.journalEvent(null, 'vault_changed', { ...change, ssh_connections_retired: closed });
+    p.anchor.noteVaultGeneration(change.to);
+    p.rejudgeCatalog();
+    const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
+    p.log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
+  };
+}

@@ -29,7 +29,7 @@
  * one whose revision widens authority — ends APPROVAL_UNAVAILABLE.
  */
 import type { Authority, Catalog, JsonObject, ResolvedAction, Revision, Tool } from '../../contracts/index.js';
-import { UnavailableReasons } from '../../approvals/unattended.js';
+import { UnavailableReasons, type RuleBudgets } from '../../approvals/unattended.js';
 import { advertiseTool, authorityDigest } from '../../contracts/index.js';
 import type { StaleCheck } from '../../approvals/queue.js';
 import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
@@ -93,7 +93,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
     case 'ask':
       break;
   }
-  if (svc.unattended !== undefined) return approveUnattended(svc, req, s, need);
+  if (svc.unattended !== null) return approveUnattended(svc, svc.unattended, req, s, need);
   const timeoutMs = svc.config.approval_timeout_seconds * 1000;
   const mode = need.scope === 'session' ? 'session' : 'per-call';
   // The same call, back after APPROVAL_PENDING, waits on the card it left open (or takes its decision).
@@ -176,8 +176,8 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
 }
 
 /** Nobody is there to ask: a pre-approval rule approves at once, or the call ends APPROVAL_UNAVAILABLE. */
-function approveUnattended(svc: Services, req: CallRequest, s: ApprovalSubject, need: Ask): JournalApproval {
-  const d = (svc.unattended as NonNullable<Services['unattended']>).decide(s.catalog, { tool: s.tool.name, normalized: s.normalized, widening: need.widening });
+function approveUnattended(svc: Services, rules: RuleBudgets, req: CallRequest, s: ApprovalSubject, need: Ask): JournalApproval {
+  const d = rules.decide(s.catalog, { tool: s.tool.name, normalized: s.normalized, widening: need.widening });
   const at = svc.clock.now().toISOString();
   if (d.kind === 'preapproved') {
     req.status?.(`pre-approved by rule ${d.rule} (${d.used} of ${d.budget} this run); running`);

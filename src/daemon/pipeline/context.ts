@@ -22,6 +22,12 @@ import type { RuleBudgets } from '../../approvals/unattended.js';
 import type { CallLimits } from '../limits.js';
 import type { CallProfile } from '../call-profile.js';
 
+/**
+ * Everything a call can reach. No member is optional: a wiring that forgets
+ * one does not compile. Where a daemon has nothing to offer, the composition
+ * root (or a test) passes an explicit stand-in (stand-ins.ts): `noShadow`,
+ * `noVaultFile`, `noActivityEvents`, `null` for no pool or no unattended mode.
+ */
 export interface Services {
   readonly state: DaemonState;
   readonly journals: Journals;
@@ -31,12 +37,12 @@ export interface Services {
   readonly config: DaemonConfig;
   /** The SSH connection pool. */
   readonly ssh: SshRunner;
-  /** Kept-alive HTTP connections; absent when `http.keep_alive_seconds` is 0 (a connection per call). */
-  readonly http?: HttpPool;
+  /** Kept-alive HTTP connections; null when `http.keep_alive_seconds` is 0 (a connection per call). */
+  readonly http: HttpPool | null;
   /** Access tokens minted from lifecycle credentials (OAuth, GitHub App), cached until shortly before they expire. */
-  readonly tokens?: MintedTokens;
+  readonly tokens: MintedTokens;
   /** Saves a refresh token the server rotated back to the vault (src/daemon/refresh-token-store.ts). */
-  readonly keepRefreshToken?: (credential: Credential, next: Uint8Array) => Promise<void>;
+  readonly keepRefreshToken: (credential: Credential, next: Uint8Array) => Promise<void>;
   /** The daemon's one clock (records and retention: wall; durations: monotonic). */
   readonly clock: Clock;
   /** Idleness for the idle lock: every call touches it. */
@@ -45,26 +51,26 @@ export interface Services {
   readonly inflight: Set<Promise<unknown>>;
   /**
    * The vault file the daemon follows (vault-follow.ts): a call refreshes it
-   * before it looks up its credential. Absent in tests without a vault file.
+   * before it looks up its credential. `noVaultFile` for a vault held only in memory.
    */
-  readonly vaultFile?: { refresh(): Promise<void> };
+  readonly vaultFile: { refresh(): Promise<void> };
   /** Intents and outcomes of the calls in flight, written together (group commit). */
   readonly commits: GroupCommit;
   /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
   readonly pendingOutcomes: PendingOutcomes;
-  /** The pending catalog an operator runs in shadow (shadow.ts), if any. */
-  readonly shadow?: () => ShadowCandidate | null;
-  /** The catalog's limits, counted (daemon/limits.ts); absent in tests that do not exercise them: nothing is limited. */
-  readonly limits?: CallLimits;
-  /** Where calls spend their time, phase by phase (daemon/call-profile.ts); absent in tests that do not read it. */
-  readonly profile?: CallProfile;
+  /** The pending catalog an operator runs in shadow (shadow.ts), or null; `noShadow` when there is none to run. */
+  readonly shadow: () => ShadowCandidate | null;
+  /** The catalog's limits, counted (daemon/limits.ts). */
+  readonly limits: CallLimits;
+  /** Where calls spend their time, phase by phase (daemon/call-profile.ts). */
+  readonly profile: CallProfile;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
-  readonly onActivity?: (v: ActivityView) => void;
+  readonly onActivity: (v: ActivityView) => void;
   /**
-   * Present when the daemon runs unattended: no operator approves, the catalog's
-   * pre-approval rules do (with their budgets), and anything else is APPROVAL_UNAVAILABLE.
+   * Set when the daemon runs unattended: no operator approves, the catalog's
+   * pre-approval rules do (with their budgets), and anything else is APPROVAL_UNAVAILABLE. Null: an operator approves.
    */
-  readonly unattended?: RuleBudgets;
+  readonly unattended: RuleBudgets | null;
 }
 
 export interface SessionInfo {

@@ -51,7 +51,8 @@ export interface ExecOptions {
   readonly config: DaemonConfig;
   readonly allowPrivate: boolean;
   readonly ssh: SshRunner;
-  readonly http?: HttpPool;
+  /** Kept-alive connections, or null: a connection per call. */
+  readonly http: HttpPool | null;
   readonly signal: AbortSignal;
   readonly onRequestSent: () => void;
   /** How far past each output cap to read, so redaction sees a secret straddling the cut whole (Redactor.readPastCapBytes). */
@@ -59,9 +60,9 @@ export interface ExecOptions {
   /** Wall time (the daemon's clock), for request signatures. */
   readonly now: () => Date;
   /** The daemon's minted-token cache, for credentials exchanged for a short-lived token (OAuth, GitHub App). */
-  readonly tokens?: MintedTokens;
-  /** Saves a refresh token the server rotated (before the call goes on); without it a rotated token is kept for this daemon's life only. */
-  readonly keepRefreshToken?: (credential: Credential, next: Uint8Array) => Promise<void>;
+  readonly tokens: MintedTokens;
+  /** Saves a refresh token the server rotated (before the call goes on). */
+  readonly keepRefreshToken: (credential: Credential, next: Uint8Array) => Promise<void>;
 }
 
 /** The call's copy of a minting credential with its access token added (the caller zeroes it). */
@@ -69,7 +70,6 @@ async function withMintedToken(action: ResolvedHttp, cred: Credential, opts: Exe
   const auth = action.auth;
   if (!isMintingAuth(auth)) return cred;
   const tokens = opts.tokens;
-  if (tokens === undefined) throw new PosternError('INTERNAL', `credential ${cred.meta.name}: this daemon has no token cache; nothing was sent`, { sideEffectStarted: false });
   const token = await tokens.token({
     name: cred.meta.name,
     version: tokens.versionOf(cred, auth),
@@ -81,7 +81,7 @@ async function withMintedToken(action: ResolvedHttp, cred: Credential, opts: Exe
       });
       // Kept: the newest refresh token; none returned keeps the old one (nothing to write).
       if (minted.refreshToken !== undefined) {
-        await opts.keepRefreshToken?.(cred, minted.refreshToken);
+        await opts.keepRefreshToken(cred, minted.refreshToken);
         minted.refreshToken.fill(0);
       }
       return minted;
@@ -109,7 +109,7 @@ export async function executeAction(action: ResolvedAction, cred: Credential, op
           readPastCapBytes: opts.readPastCapBytes,
           signal: opts.signal,
           onRequestSent: opts.onRequestSent,
-          ...(opts.http === undefined ? {} : { pool: opts.http }),
+          ...(opts.http === null ? {} : { pool: opts.http }),
           auth: action.auth,
           now: opts.now,
         });

@@ -86,7 +86,6 @@ export class Trail {
   /** A new phase for the call profile only (not a step of the decision path). */
   mark(phase: string): void {
     const profile = this.svc.profile;
-    if (profile === undefined) return;
     const now = this.svc.clock.monotonicMs();
     profile.add(this.#phase, now - this.#phaseAt);
     this.#phase = phase;
@@ -95,7 +94,7 @@ export class Trail {
   /** The call is answered: its last phase and its whole time go to the profile. */
   ended(): void {
     this.mark('end');
-    this.svc.profile?.ended(this.svc.clock.monotonicMs() - this.#startedAt);
+    this.svc.profile.ended(this.svc.clock.monotonicMs() - this.#startedAt);
   }
   identity(i: CallIdentity): void {
     this.#identity = i;
@@ -167,7 +166,6 @@ export class Trail {
 
   /** Tells the operator channel where the call stands; a failing listener never affects the call. */
   #announce(status: ActivityStatus, errorCode: string | null, durationMs: number | null, effect = this.#effect): void {
-    if (this.svc.onActivity === undefined) return;
     try {
       this.svc.onActivity(activityOfLive({ record: this.#record(), status, errorCode, sideEffectStarted: effect, durationMs }));
     } catch {

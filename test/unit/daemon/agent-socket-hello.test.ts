@@ -16,20 +16,13 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { ApprovalQueue } from '../../../src/approvals/queue.js';
-import { GrantStore } from '../../../src/approvals/grants.js';
-import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
 import { parseConfig } from '../../../src/daemon/config.js';
-import { KeyReservations } from '../../../src/daemon/pipeline/idempotency.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
+import { inProcessServices } from '../../../src/daemon/in-process.js';
 import { startAgentSocket, type AgentEndpoint } from '../../../src/daemon/agent-socket.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
-import { SshPool } from '../../../src/executors/ssh/index.js';
-import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
-import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
-import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 import { lineSplitter } from '../../../src/protocol/ndjson.js';
 
 type Json = Record<string, unknown>;
@@ -58,20 +51,7 @@ describe('agent socket: the shim hello', () => {
       tools: { note: { description: 'Write a note.', effect: 'write', approval: 'none', revisions: [n1, n2] } },
     });
     journals = openJournals(join(dir, 'journal'), { clock });
-    const svc: Services = {
-      state: new DaemonState(vault, snapshotOf(parseCatalog(text, 'catalog.yaml'), 'e'.repeat(64), null)),
-      journals,
-      queue: new ApprovalQueue(clock),
-      grants: new GrantStore(),
-      reservations: new KeyReservations(),
-      config: parseConfig('approval_timeout_seconds: 60', 'config.yaml'),
-      ssh: new SshPool(),
-      clock,
-      idleness: new IdleTracker(clock, 0),
-      inflight: new Set(),
-      commits: new GroupCommit(journals.activity),
-      pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), () => undefined),
-    };
+    const svc: Services = inProcessServices({ vault, catalog: parseCatalog(text, 'catalog.yaml'), digest: 'e'.repeat(64), journals, config: parseConfig('approval_timeout_seconds: 60', 'config.yaml'), clock }, { http: null });
     agent = await startAgentSocket(join(dir, 'agent.sock'), svc, { sessionStarted: (s) => sessions.push(s), sessionEnded: () => undefined });
   });
   after(async () => {

@@ -19,21 +19,14 @@ import { parseCatalog, type Catalog } from '../../../src/contracts/index.js';
 import { createVault, openVault } from '../../../src/vault/index.js';
 import { withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { ApprovalQueue } from '../../../src/approvals/queue.js';
-import { GrantStore } from '../../../src/approvals/grants.js';
-import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
 import { parseConfig } from '../../../src/daemon/config.js';
-import { KeyReservations } from '../../../src/daemon/pipeline/idempotency.js';
 import { handleCall } from '../../../src/daemon/pipeline/call.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
+import { inProcessServices } from '../../../src/daemon/in-process.js';
 import { CallLimits } from '../../../src/daemon/limits.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
-import { SshPool } from '../../../src/executors/ssh/index.js';
-import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
-import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
-import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
 import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { describeUsage } from '../../../src/protocol/limit-usage.js';
 
@@ -54,21 +47,7 @@ describe('limits in the call pipeline', () => {
   let open = 0;
   let maxOpen = 0;
 
-  const services = (): Services => ({
-    state: new DaemonState(vault, snapshotOf(catalog, 'b'.repeat(64), null)),
-    journals,
-    queue: new ApprovalQueue(clock),
-    grants: new GrantStore(),
-    reservations: new KeyReservations(),
-    config: parseConfig('approval_timeout_seconds: 600', 'config.yaml'),
-    ssh: new SshPool(),
-    clock,
-    idleness: new IdleTracker(clock, 0),
-    inflight: new Set(),
-    commits: new GroupCommit(journals.activity),
-    pendingOutcomes: new PendingOutcomes((id, o) => journals.activity.recordOutcome(id, o), () => undefined),
-    limits: CallLimits.fromActivity(clock, journals.activity),
-  });
+  const services = (): Services => inProcessServices({ vault, catalog, digest: 'b'.repeat(64), journals, config: parseConfig('approval_timeout_seconds: 600', 'config.yaml'), clock }, { http: null });
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'postern-limits-'));

@@ -14,21 +14,16 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { ApprovalQueue, type QueueEvent } from '../../../src/approvals/queue.js';
-import { GrantStore } from '../../../src/approvals/grants.js';
-import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
+import { type QueueEvent } from '../../../src/approvals/queue.js';
+import { snapshotOf } from '../../../src/daemon/state.js';
 import { parseConfig } from '../../../src/daemon/config.js';
-import { KeyReservations } from '../../../src/daemon/pipeline/idempotency.js';
 import { handleCall } from '../../../src/daemon/pipeline/call.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
+import { inProcessServices } from '../../../src/daemon/in-process.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
-import { SshPool } from '../../../src/executors/ssh/index.js';
 import type { ApprovalCard, ApprovalDecision } from '../../../src/protocol/approvals.js';
-import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
-import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
-import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
 const obj = (props: Record<string, unknown>, required: string[]) => ({ type: 'object', properties: props, required });
@@ -81,20 +76,10 @@ describe('pipeline: a call waiting for approval across catalog swaps', () => {
     targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
     journals = openJournals(join(dir, 'journal'), { clock });
     const first = stringify({ targets, tools: { wipe: { description: 'Wipe.', effect: 'destructive', approval: 'per-call', revisions: [w1] } } });
-    svc = {
-      state: new DaemonState(vault, snapshotOf(parseCatalog(first, 'catalog.yaml'), 'f'.repeat(64), null)),
-      journals,
-      queue: new ApprovalQueue(clock),
-      grants: new GrantStore(),
-      reservations: new KeyReservations(),
-      config: parseConfig('approval_timeout_seconds: 600\napproval_wait_without_progress_seconds: 600', 'config.yaml'),
-      ssh: new SshPool(),
-      clock,
-      idleness: new IdleTracker(clock, 0),
-      inflight: new Set(),
-      commits: new GroupCommit(journals.activity),
-      pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), () => undefined),
-    };
+    svc = inProcessServices(
+      { vault, catalog: parseCatalog(first, 'catalog.yaml'), digest: 'f'.repeat(64), journals, config: parseConfig('approval_timeout_seconds: 600\napproval_wait_without_progress_seconds: 600', 'config.yaml'), clock },
+      { http: null },
+    );
     svc.queue.subscribe((e) => events.push(e));
   });
   // Each test reads only its own queue events.

@@ -14,24 +14,17 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { ApprovalQueue } from '../../../src/approvals/queue.js';
-import { GrantStore } from '../../../src/approvals/grants.js';
-import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
+import { snapshotOf } from '../../../src/daemon/state.js';
 import { parseConfig } from '../../../src/daemon/config.js';
-import { KeyReservations } from '../../../src/daemon/pipeline/idempotency.js';
 import { handleCall } from '../../../src/daemon/pipeline/call.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
+import { inProcessServices } from '../../../src/daemon/in-process.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
-import { SshPool } from '../../../src/executors/ssh/index.js';
 import Database from 'better-sqlite3';
 import type { ApprovalCard } from '../../../src/protocol/approvals.js';
-import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
 import { EventEmitter, once } from 'node:events';
-import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
-import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
-import { CallProfile } from '../../../src/daemon/call-profile.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const TOKEN = 'pipeline-canary-token-0123456789';
@@ -68,21 +61,10 @@ describe('call pipeline', () => {
     });
     const catalog = parseCatalog(text, 'catalog.yaml');
     journals = openJournals(join(dir, 'journal'), { clock });
-    svc = {
-      state: new DaemonState(vault, snapshotOf(catalog, 'a'.repeat(64), null)),
-      journals,
-      queue: new ApprovalQueue(clock),
-      grants: new GrantStore(),
-      reservations: new KeyReservations(),
-      config: parseConfig('idempotency_retention_days: 1\napproval_timeout_seconds: 600', 'config.yaml'),
-      ssh: new SshPool(),
-      clock,
-      idleness: new IdleTracker(clock, 0),
-      inflight: new Set(),
-      commits: new GroupCommit(journals.activity),
-      pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), (line) => logs.emit('line', line)),
-      profile: new CallProfile(),
-    };
+    svc = inProcessServices(
+      { vault, catalog, digest: 'a'.repeat(64), journals, config: parseConfig('idempotency_retention_days: 1\napproval_timeout_seconds: 600', 'config.yaml'), clock, log: (line) => logs.emit('line', line) },
+      { http: null },
+    );
   });
   after(async () => {
     journals.close();
@@ -109,11 +91,11 @@ describe('call pipeline', () => {
   const newSession = (id: string): SessionInfo => ({ ...session, id, seen: new Map([['memo', 1]]) });
 
   it('the call profile counts each call and its phases, and holds no argument', async () => {
-    const before = svc.profile!.view();
+    const before = svc.profile.view();
     const canary = `profile-canary-${Date.now().toString(36)}`;
     const r = await call({ t: canary.slice(0, 40), idempotency_key: `profile-key-${before.calls}` });
     assert.equal(r.isError, undefined, JSON.stringify(r));
-    const after = svc.profile!.view();
+    const after = svc.profile.view();
     assert.equal(after.calls, before.calls + 1);
     const phases = after.phases.map((p) => p.phase);
     for (const p of ['admit', 'validate', 'approve', 'journal:intent', 'execute', 'redact', 'journal:outcome', 'respond']) assert.ok(phases.includes(p), `${p} in ${phases.join(', ')}`);

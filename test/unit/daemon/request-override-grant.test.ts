@@ -16,21 +16,16 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { ApprovalQueue, type QueueEvent } from '../../../src/approvals/queue.js';
-import { GrantStore } from '../../../src/approvals/grants.js';
-import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
+import { type QueueEvent } from '../../../src/approvals/queue.js';
+import { snapshotOf } from '../../../src/daemon/state.js';
 import { parseConfig } from '../../../src/daemon/config.js';
-import { KeyReservations } from '../../../src/daemon/pipeline/idempotency.js';
 import { handleCall } from '../../../src/daemon/pipeline/call.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
+import { inProcessServices } from '../../../src/daemon/in-process.js';
 import type { ApprovalCard, OperatorVerdict } from '../../../src/protocol/approvals.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
-import { SshPool } from '../../../src/executors/ssh/index.js';
-import { IdleTracker } from '../../../src/daemon/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
-import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
-import { PendingOutcomes } from '../../../src/daemon/pipeline/pending-outcomes.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 
@@ -58,20 +53,10 @@ describe('a session grant and a revision that adds X-HTTP-Method-Override: DELET
     await withVaultWriter(join(dir, 'vault.pvlt'), pass, (v) => v.add({ name: 'api-token', kind: 'http_bearer', fields: {}, secret: { token: Buffer.from('override-canary-token-0123') } }), CHEAP);
     const vault = await openVault(join(dir, 'vault.pvlt'), pass, CHEAP);
     journals = openJournals(join(dir, 'journal'), { clock });
-    svc = {
-      state: new DaemonState(vault, snapshotOf(parseCatalog(catalogText(http.origin, [revision(1, { Accept: 'application/json' })]), 'catalog.yaml'), 'a'.repeat(64), null)),
-      journals,
-      queue: new ApprovalQueue(clock),
-      commits: new GroupCommit(journals.activity),
-      pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), () => undefined),
-      grants: new GrantStore(),
-      reservations: new KeyReservations(),
-      config: parseConfig('approval_timeout_seconds: 600', 'config.yaml'),
-      ssh: new SshPool(),
-      clock,
-      idleness: new IdleTracker(clock, 0),
-      inflight: new Set(),
-    };
+    svc = inProcessServices(
+      { vault, catalog: parseCatalog(catalogText(http.origin, [revision(1, { Accept: 'application/json' })]), 'catalog.yaml'), digest: 'a'.repeat(64), journals, config: parseConfig('approval_timeout_seconds: 600', 'config.yaml'), clock },
+      { http: null },
+    );
   });
   after(async () => {
     journals.close();

@@ -1,0 +1,69 @@
+/**
+ * What one call has become, carried from stage to stage (stages.ts): the
+ * context it runs in, then each stage's contribution. A stage returns a new
+ * value with its field set (never changes the one it was given), or answers,
+ * or refuses (step.ts). Fields a stage sets are absent before it; `need`
+ * reads one a later stage depends on (a missing one is a stage-order defect).
+ */
+import type { Catalog, Tool } from '../../../contracts/index.js';
+import type { LimitUsage } from '../../../protocol/limit-usage.js';
+import type { Charge } from '../../limits.js';
+import { PosternError } from '../../../protocol/errors.js';
+import type { Redactor } from '../../../redaction/index.js';
+import type { Credential, UnlockedVault } from '../../../vault/index.js';
+import type { CatalogSnapshot } from '../../state.js';
+import type { CallRequest, Services, SessionInfo } from '../context.js';
+import type { ExecResult } from '../execute.js';
+import type { CallPlan } from '../plan.js';
+import type { JournalApproval, Trail } from '../trail.js';
+
+/** The arguments as admitted: bounded, secret-free, the key split off. */
+export interface Admitted {
+  readonly args: Record<string, unknown>;
+  readonly tool: Tool;
+  /** The arguments without `idempotency_key`. */
+  readonly callArgs: unknown;
+  readonly key: string | undefined;
+}
+
+/** The credential the call runs with: its own copy, and the vault it was taken from. */
+export interface Held {
+  readonly vault: UnlockedVault;
+  readonly credential: Credential;
+}
+
+export interface CallState {
+  readonly svc: Services;
+  readonly session: SessionInfo;
+  readonly req: CallRequest;
+  readonly trail: Trail;
+  /** The catalog snapshot the call was admitted under. */
+  readonly snapshot: CatalogSnapshot;
+  /** Undone in reverse order when the call ends, however it ends (a key reservation, a charge, a credential copy). */
+  readonly releases: readonly (() => void)[];
+  /** The redactor of the vault at admission (used for the result when the vault has locked since). */
+  readonly redactor?: Redactor;
+  readonly admitted?: Admitted;
+  readonly plan?: CallPlan;
+  /** The catalog the current plan was made against: a re-check is needed only once another is in use. */
+  readonly planCatalog?: Catalog;
+  /** The limits' usage the call saw before its approval (shown on the card). */
+  readonly usage?: readonly LimitUsage[];
+  readonly approval?: JournalApproval;
+  /** The limits' charge, when the tool has limits (refunded if no intent is journaled). */
+  readonly charge?: Charge;
+  readonly held?: Held;
+  readonly exec?: { readonly result: ExecResult; readonly startedMs: number };
+}
+
+/** A field an earlier stage sets. */
+export function need<K extends keyof CallState>(call: CallState, field: K): NonNullable<CallState[K]> {
+  const v = call[field];
+  if (v === undefined || v === null) throw new PosternError('INTERNAL', `call stage order: "${String(field)}" is not set yet; nothing further was run`);
+  return v;
+}
+
+/** `call` with `release` undone when the call ends. */
+export function holding(call: CallState, release: () => void): CallState {
+  return { ...call, releases: [...call.releases, release] };
+}

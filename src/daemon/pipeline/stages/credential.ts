@@ -1,0 +1,36 @@
+/**
+ * The credential, twice. Before any approval: a credential missing from the
+ * vault (e.g. after `secret rm`) or of the wrong kind fails the call; no
+ * operator is asked and nothing is sent. After the approval: the vault may
+ * have changed while the operator decided, so the value in force now is
+ * taken as a copy this call keeps to the end (a rotate meanwhile never mixes
+ * secrets within one call) and zeroed when the call ends.
+ */
+import { checkCredential } from '../execute.js';
+import { holding, need, type CallState } from './call-state.js';
+import { next, refuse, type Step } from './step.js';
+
+export async function credentialPresent(call: CallState): Promise<Step> {
+  const { svc } = call;
+  await svc.vaultFile.refresh();
+  const plan = need(call, 'plan');
+  checkCredential(plan.action, svc.state.vault().get(plan.action.credential));
+  return next(call);
+}
+
+export async function takeCredential(call: CallState): Promise<Step> {
+  const { svc } = call;
+  await svc.vaultFile.refresh();
+  const { action } = need(call, 'plan');
+  const vault = svc.state.vault();
+  const taken = svc.state.takeCredential(action.credential);
+  const kept = holding(call, () => {
+    for (const part of Object.values(taken?.secret ?? {})) part.fill(0);
+  });
+  // A refusal here still zeroes the copy: the orchestrator undoes `kept`'s releases.
+  try {
+    return next({ ...kept, held: { vault, credential: checkCredential(action, taken) } });
+  } catch (e) {
+    return refuse(e, kept);
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * The intent: journaled (and the key claimed) before anything can leave the
+ * machine. A call whose intent is not in the journal did not run and costs
+ * nothing (its limits charge is refunded). The intent's commit may have
+ * waited (group commit): the orchestrator's next stage re-checks the catalog.
+ */
+import { need, type CallState } from './call-state.js';
+import { next, refuse, type Step } from './step.js';
+
+export async function intent(call: CallState): Promise<Step> {
+  const { trail } = call;
+  trail.step('journal:intent');
+  try {
+    await trail.intent(need(call, 'plan').action);
+  } catch (e) {
+    if (!trail.intentRecorded) call.charge?.refund();
+    return refuse(e);
+  }
+  return next(call);
+}
