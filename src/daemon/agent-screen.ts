@@ -21,6 +21,7 @@ import { PosternError } from '../protocol/errors.js';
 import { screenMessage } from '../protocol/jsonrpc-screen.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { Trail } from './pipeline/trail.js';
+import { refusedCall } from './pipeline/refusal.js';
 
 type Json = Record<string, unknown>;
 type RpcId = string | number | null;
@@ -64,7 +65,7 @@ function refuseProtoKey(svc: Services, session: SessionInfo, id: RpcId, name: un
     // locked: the rejection is journaled without its arguments
   }
   const err = new PosternError('VALIDATION_FAILED', 'the key "__proto__" is not allowed in arguments', { details: { field: '__proto__' } });
-  const response = trail.fail(err).then((result): Json => ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } }));
+  const response = refusedCall(svc, trail, err).then((result): Json => ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params: ${err.message}`, data: result.structuredContent ?? { error_code: err.code } } }));
   return { kind: 'answer-later', response };
 }
 

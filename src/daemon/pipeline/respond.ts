@@ -8,7 +8,10 @@
  * has already been redacted.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { ErrorCodes, type ErrorCode, type PosternError } from '../../protocol/errors.js';
+import { ErrorCodes, PosternError, type ErrorCode } from '../../protocol/errors.js';
+import { clipLabel } from '../../protocol/clip.js';
+import type { IdempotencyRecord } from '../../journal/index.js';
+import type { Trail } from './trail.js';
 import { toolErrorResult, toolSuccessResult } from '../../protocol/tool-result.js';
 
 export interface ErrorFacts {
@@ -27,4 +30,38 @@ export function isErrorCode(s: unknown): s is ErrorCode {
 
 export function successResult(summary: string, structured: Record<string, unknown>): CallToolResult {
   return toolSuccessResult(summary, structured);
+}
+
+/** The agent's result, saying that its outcome is not journaled yet. */
+export function notDurable(r: CallToolResult): CallToolResult {
+  return {
+    ...r,
+    content: [...r.content, { type: 'text', text: '(the outcome could not be journaled yet: the journal is busy; Postern keeps retrying, and a retry with the same idempotency_key returns this result without running again)' }],
+    structuredContent: { ...(r.structuredContent ?? {}), outcome_durable: false },
+  };
+}
+
+/** Same key, same arguments, completed: the stored result, marked as replayed (and not durable yet, when answered from a pending outcome). */
+export function replayedResult(holder: IdempotencyRecord, durable: boolean): CallToolResult {
+  const stored = holder.result as CallToolResult | undefined;
+  const sc = (stored?.structuredContent ?? {}) as Record<string, unknown>;
+  const replayed: CallToolResult = {
+    ...(stored ?? { content: [] }),
+    content: [...(stored?.content ?? []), { type: 'text', text: `(replayed result of call ${holder.call_id}; nothing was run again)` }],
+    structuredContent: { ...sc, replayed: true, replay_of: holder.call_id },
+  };
+  return durable ? replayed : notDurable(replayed);
+}
+
+/** The typed error of one call, its message redacted (a locked vault has nothing to redact with, and nothing secret was handled). */
+export function callErrorResult(trail: Trail, err: PosternError): CallToolResult {
+  let redact: (s: string) => string = (s) => s;
+  try {
+    const r = trail.redactor('error');
+    redact = (s) => r.redactText(s);
+  } catch {
+    // locked
+  }
+  const safe = new PosternError(err.code, redact(err.message), { details: err.details, sideEffectStarted: err.sideEffectStarted });
+  return errorResult(safe, { tool: clipLabel(trail.tool, 128), current_revision: trail.currentRevision, call_id: trail.callId });
 }

@@ -4,9 +4,41 @@
  * (an error, or outcome_unknown once the request may have been written) and
  * refused. The credential is marked used in the vault it came from.
  */
+import { isPosternError, PosternError } from '../../../protocol/errors.js';
 import { executeAction } from '../execute.js';
+import { recordOutcome } from '../journal-port.js';
+import { callErrorResult } from '../respond.js';
 import { need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
+
+/**
+ * An executor failure: journal the outcome and return the error to refuse
+ * with. Once the request may have been written, a failure that came before
+ * any answer (a timeout, a reset or closed connection, a cancellation) leaves
+ * the effect unknown: it is journaled as outcome_unknown, so a retry with the
+ * key is told so instead of being replayed a failure that may have
+ * succeeded. A failure that proves nothing was delivered (the TLS handshake
+ * failed) or that came with an answer (a response too large) stays an error.
+ */
+async function failedExecution(call: CallState, e: unknown, ms: number): Promise<PosternError> {
+  const { svc, trail } = call;
+  const err = isPosternError(e) ? e : new PosternError('TARGET_ERROR', 'the action failed', { sideEffectStarted: trail.effect, cause: e });
+  const started = err.sideEffectStarted || trail.effect;
+  const final = started === err.sideEffectStarted ? err : new PosternError(err.code, err.message, { details: err.details, sideEffectStarted: started });
+  const unknown = started && (final.code === 'TARGET_TIMEOUT' || final.code === 'CALL_CANCELLED' || (final.code === 'TARGET_ERROR' && final.details['phase'] !== 'tls'));
+  // A refused SSH host key: the journal keeps the offered fingerprint beside the pinned one of the intent.
+  const offered = final.details['offered_fingerprint'];
+  const durable = await recordOutcome(svc, trail, {
+    status: unknown ? 'outcome_unknown' : 'error',
+    side_effect_started: started,
+    error_code: final.code,
+    duration_ms: Math.round(ms),
+    result: callErrorResult(trail, final),
+    ...(typeof offered === 'string' ? { target_extra: { offered_fingerprint: offered, pinned_fingerprint: final.details['pinned_fingerprint'] ?? null } } : {}),
+  });
+  if (durable) return final;
+  return new PosternError(final.code, final.message, { details: { ...final.details, outcome_durable: false }, sideEffectStarted: final.sideEffectStarted, cause: final });
+}
 
 export async function execution(call: CallState): Promise<Step> {
   const { svc, trail, req } = call;
@@ -31,7 +63,7 @@ export async function execution(call: CallState): Promise<Step> {
       keepRefreshToken: svc.keepRefreshToken,
     });
   } catch (e) {
-    return refuse(await trail.failedExecution(e, svc.clock.monotonicMs() - startedMs));
+    return refuse(await failedExecution(call, e, svc.clock.monotonicMs() - startedMs));
   }
   if (!vault.locked && vault.get(action.credential) !== undefined) vault.markUsed(action.credential);
   return next({ ...call, exec: { result, startedMs } });

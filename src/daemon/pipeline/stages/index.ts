@@ -14,6 +14,7 @@
  * committed, and a catalog accepted while that commit waited still stops it.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { refusedCall } from '../refusal.js';
 import { admission } from './admission.js';
 import { approval } from './approval.js';
 import type { CallState } from './call-state.js';
@@ -56,13 +57,13 @@ export async function runStages(first: CallState, stages: readonly (readonly [st
       if (step.kind === 'answer') return step.result;
       if (step.kind === 'refuse') {
         if (step.call !== undefined) call = step.call;
-        return await call.trail.fail(step.error);
+        return await refusedCall(call.svc, call.trail, step.error);
       }
       call = step.call;
     }
-    return await call.trail.fail(new Error('no call stage answered'));
+    return await refusedCall(call.svc, call.trail, new Error('no call stage answered'));
   } catch (e) {
-    return await call.trail.fail(e);
+    return await refusedCall(call.svc, call.trail, e);
   } finally {
     for (const release of [...call.releases].reverse()) release();
   }

@@ -4,17 +4,15 @@
  * nothing (its limits charge is refunded). The intent's commit may have
  * waited (group commit): the orchestrator's next stage re-checks the catalog.
  */
+import { recordIntent } from '../journal-port.js';
 import { need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
 
 export async function intent(call: CallState): Promise<Step> {
   const { trail } = call;
   trail.step('journal:intent');
-  try {
-    await trail.intent(need(call, 'plan').action);
-  } catch (e) {
-    if (!trail.intentRecorded) call.charge?.refund();
-    return refuse(e);
-  }
-  return next(call);
+  const written = await recordIntent(call.svc, trail, need(call, 'plan').action);
+  if (written.kind === 'recorded') return next(call);
+  if (!trail.intentRecorded) call.charge?.refund();
+  return refuse(written.error);
 }

@@ -7,6 +7,8 @@
  */
 import { PosternError } from '../../../protocol/errors.js';
 import { decideIdempotency } from '../idempotency.js';
+import { recordReplay } from '../journal-port.js';
+import { replayedResult } from '../respond.js';
 import { holding, need, type CallState } from './call-state.js';
 import { answer, next, refuse, type Step } from './step.js';
 
@@ -25,7 +27,8 @@ export function idempotencyKey(call: CallState): Step {
   const idem = decideIdempotency(pending ?? journaled, svc.reservations.held(tool.name, key), plan.argsDigest, retention);
   switch (idem.kind) {
     case 'replay':
-      return answer(trail.replay(idem.holder, pending === undefined));
+      recordReplay(svc, trail, idem.holder);
+      return answer(replayedResult(idem.holder, pending === undefined));
     case 'expired':
       // Past the window the stored result is no longer served, and the key never runs again.
       return refuse(new PosternError('IDEMPOTENCY_KEY_EXPIRED', `this idempotency_key completed more than ${retention.days} days ago; use a new key for a new action`));
