@@ -21,6 +21,7 @@ import Database from 'better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 import { entryHash, GENESIS_HASH } from '../../src/journal/chain.js';
 import { CONTENT_COLUMNS } from '../../src/journal/activity-schema.js';
 import { openJournals } from '../../src/journal/index.js';
@@ -32,14 +33,6 @@ const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
 
 const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 const write = (path: string) => ({ description: `A write to ${path}.`, effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
-
-async function waitFor(what: string, cond: () => boolean, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Rewrites entries with `mutate`, then re-chains every entry from `fromSeq` on, as an attacker with file access would. */
 function rewriteAndRechain(dbPath: string, fromSeq: number, mutate: (db: Database.Database) => void): void {
@@ -327,7 +320,7 @@ describe('daemon: the journal anchor', () => {
       const journaled = inst.daemonLog.length;
       locker.stdin.write('release\n');
       assert.equal(await next(), 'released');
-      await waitFor('the outcome to be journaled', () => /journaled on retry/.test(inst.daemonLog.slice(journaled)));
+      await waitFor(() => /journaled on retry/.test(inst.daemonLog.slice(journaled)), 'the outcome to be journaled');
       const status = await call('postern_call_status', { idempotency_key: k });
       assert.equal(status.structuredContent?.['status'], 'success');
       assert.equal(status.structuredContent?.['outcome_durable'], undefined);
@@ -346,7 +339,7 @@ describe('daemon: the journal anchor', () => {
     const k = newKey();
     const before = http.requests.length;
     const pending = call('slow_write', { title: 'bye', idempotency_key: k }, leaving).catch(() => undefined);
-    await waitFor('the request to arrive', () => http.requests.length === before + 1 && finishBody !== undefined);
+    await waitFor(() => http.requests.length === before + 1 && finishBody !== undefined, 'the request to arrive');
     await leaving.close();
     const view = () => {
       const j = openJournals(journalDir, { readonly: true });
@@ -364,10 +357,10 @@ describe('daemon: the journal anchor', () => {
         j.close();
       }
     };
-    await waitFor('the daemon to see the agent go', sessionClosed);
+    await waitFor(sessionClosed, 'the daemon to see the agent go');
     finishBody?.();
     await pending;
-    await waitFor('the outcome', () => view().some((c) => c.outcome !== null));
+    await waitFor(() => view().some((c) => c.outcome !== null), 'the outcome');
     const c = view().find((x) => x.outcome !== null)!;
     assert.equal(c.status, 'success', JSON.stringify(c.outcome));
     assert.equal(c.outcome?.response_status, 200);

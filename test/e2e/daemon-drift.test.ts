@@ -16,6 +16,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
+import { waitFor } from '../helpers/wait.js';
+import { catalogDigest } from '../../src/contracts/acceptance.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -69,11 +71,6 @@ describe('daemon: contract drift while sessions run', () => {
   async function nextCard() {
     const { card } = await events.next('approval.added');
     return { card, op: await inst.operator() };
-  }
-
-  async function waitFor(cond: () => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(cond(), what);
   }
 
   it('r1: the planner gets a session grant', async () => {
@@ -143,8 +140,11 @@ describe('daemon: contract drift while sessions run', () => {
 
   it('an edited but unaccepted catalog.yaml changes nothing', async () => {
     const wider = catalog([r1, r2, r3, r4, { ...r4, revision: 5, http: { ...r4.http, method: 'DELETE' } }]);
-    await writeFile(join(inst.sb.home, 'catalog.yaml'), stringify(wider));
-    await new Promise((r) => setTimeout(r, 500));
+    const text = stringify(wider);
+    await writeFile(join(inst.sb.home, 'catalog.yaml'), text);
+    // The daemon reads the edited file and offers it for review (catalog.pending): the point at
+    // which it has seen the edit, and would have adopted it if an edit alone were enough.
+    await events.next('catalog.pending', (e) => e.pending?.digest === catalogDigest(text));
     const { tools } = await watcher.listTools();
     assert.equal(tools.find((t) => t.name === 'create_issue')?._meta?.['dev.postern/revision'], 4);
   });

@@ -16,6 +16,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { encodingsOf } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -75,16 +76,12 @@ describe('daemon: HTTP tools over MCP', () => {
   async function decideNext(tool: string, verdict: { verdict: 'approve'; scope: 'once' | 'session' } | { verdict: 'deny'; reason: string | null }): Promise<void> {
     const op = await inst.operator();
     try {
-      for (let i = 0; i < 100; i++) {
-        const cards = (await op.request('approvals.list', {})) as { id: string; tool: string; call_digest: string }[];
-        const card = cards.find((c) => c.tool === tool);
-        if (card !== undefined) {
-          await op.request('approvals.decide', { approval_id: card.id, verdict });
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`no pending approval for ${tool}`);
+      const found: { card?: { id: string; tool: string; call_digest: string } } = {};
+      await waitFor(async () => {
+        found.card = ((await op.request('approvals.list', {})) as { id: string; tool: string; call_digest: string }[]).find((c) => c.tool === tool);
+        return found.card !== undefined;
+      }, `a pending approval for ${tool}`);
+      await op.request('approvals.decide', { approval_id: found.card!.id, verdict });
     } finally {
       op.close();
     }

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 import { openJournals } from '../../src/journal/index.js';
 
 describe('daemon: idle lock', () => {
@@ -32,7 +33,7 @@ describe('daemon: idle lock', () => {
 
   it('locks when idle and refuses calls with what to do', async () => {
     const agent = await inst.client();
-    for (let i = 0; i < 100 && !inst.daemonLog.includes('vault locked (idle)'); i++) await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => inst.daemonLog.includes('vault locked (idle)'), () => `the daemon to lock when idle; its log:\n${inst.daemonLog}`, { timeoutMs: 60_000, everyMs: 50 });
     assert.match(inst.daemonLog, /vault locked \(idle\)/);
     const before = http.requests.length;
     const r = (await agent.callTool({ name: 'get_json', arguments: {} })) as { structuredContent?: Record<string, unknown> };

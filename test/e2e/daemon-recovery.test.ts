@@ -20,6 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { childEnv, CLI, encodingsOf } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
@@ -93,14 +94,6 @@ async function pinnedClient(home: string): Promise<Client> {
   return c;
 }
 
-async function waitFor(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('daemon: idempotency, crash recovery and the journal', () => {
   let inst: Installation;
   let http: FakeHttpServer;
@@ -169,7 +162,7 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
     const before = http.requests.length;
     const settled: Result[] = [];
     const all = Array.from({ length: 20 }, () => call('approved_write', { title: 'approve me', idempotency_key: k }).then((r) => (settled.push(r), r)));
-    await waitFor('19 calls to be answered', () => settled.length >= 19);
+    await waitFor(() => settled.length >= 19, '19 calls to be answered');
     const op = await inst.operator();
     try {
       const cards = (await op.request('approvals.list', {})) as { id: string; tool: string; idempotency_key: string | null }[];
@@ -198,8 +191,8 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
     const crashed = call('hanging_write', { title: 'in flight', idempotency_key: keys.crashed });
     // The intent is committed, a TCP connection is open, but the TLS handshake never completes: no HTTP request is written.
     const stalled = call('stalled_write', { title: 'not sent', idempotency_key: keys.stalled });
-    await waitFor('the request to arrive at the target', () => http.requests.length === before + 1);
-    await waitFor('the TLS client hello to arrive', () => silent.received() > 0);
+    await waitFor(() => http.requests.length === before + 1, 'the request to arrive at the target');
+    await waitFor(() => silent.received() > 0, 'the TLS client hello to arrive');
     assert.equal(http.requests[before]?.url, '/hang');
     assert.equal(silent.first()[0], 0x16, 'only a TLS handshake record reached the stalled target, no HTTP');
     assert.equal(await inst.stopDaemon('SIGKILL'), null);

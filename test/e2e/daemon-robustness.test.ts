@@ -84,13 +84,9 @@ class RawPeer {
     this.out.write(Buffer.isBuffer(m) ? m : typeof m === 'string' ? m : `${JSON.stringify(m)}\n`);
   }
   async reply(id: unknown, ms = 10_000): Promise<Json> {
-    const until = Date.now() + ms;
-    for (;;) {
-      const found = this.messages.find((m) => m['id'] === id && m['method'] === undefined);
-      if (found !== undefined) return found;
-      if (Date.now() > until) throw new Error(`no answer to id ${JSON.stringify(id)}; got ${JSON.stringify(this.messages).slice(0, 2000)}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const find = (): Json | undefined => this.messages.find((m) => m['id'] === id && m['method'] === undefined);
+    await waitFor(() => find() !== undefined, () => `an answer to id ${JSON.stringify(id)}; got ${JSON.stringify(this.messages).slice(0, 2000)}`, { timeoutMs: ms, everyMs: 20 });
+    return find()!;
   }
   async initialize(): Promise<void> {
     this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-peer', version: '1.0.0' } } });

@@ -21,6 +21,7 @@ import ssh2 from 'ssh2';
 import type { Client } from '@modelcontextprotocol/client';
 import { sshFingerprint } from '../../src/executors/ssh/index.js';
 import { encodingsOf } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 import { install, type Installation } from '../helpers/daemon.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
@@ -131,10 +132,8 @@ describe('daemon: an SSH key rotated while the daemon runs', () => {
     const out = r.structuredContent?.['stdout'];
     return typeof out === 'string' ? out : JSON.stringify(r);
   };
-  async function waitFor(cond: () => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
-    assert.ok(cond(), `timed out waiting: ${what}\n${inst.daemonLog}`);
-  }
+  /** waitFor, with the daemon's log in the failure message. */
+  const untilLogged = (cond: () => boolean, what: string): Promise<void> => waitFor(cond, () => `${what}\n${inst.daemonLog}`);
 
   it('rotate: the pooled connection of the old key is closed at once, the next call authenticates with the new key', async () => {
     assert.match(stdout(await call('which_key')), /the old key/);
@@ -144,8 +143,8 @@ describe('daemon: an SSH key rotated while the daemon runs', () => {
 
     const r = await inst.sb.run(['secret', 'rotate', 'deploy-key', '--stdin', '--passphrase-file', inst.passFile], { input: newKey.private });
     assert.equal(r.code, 0, r.stderr);
-    await waitFor(() => /vault generation \d+ adopted .*rotated deploy-key;.* 1 SSH connections retired/.test(inst.daemonLog), 'the daemon adopts the rotation');
-    await waitFor(() => srv.conns[0]?.open === false, 'the old connection is closed');
+    await untilLogged(() => /vault generation \d+ adopted .*rotated deploy-key;.* 1 SSH connections retired/.test(inst.daemonLog), 'the daemon adopts the rotation');
+    await untilLogged(() => srv.conns[0]?.open === false, 'the old connection is closed');
 
     const next = await call('which_key');
     assert.match(stdout(next), /the new key/);
@@ -162,8 +161,8 @@ describe('daemon: an SSH key rotated while the daemon runs', () => {
   it('rm: the tool fails with CREDENTIAL_MISSING and nothing connects', async () => {
     const rm = await inst.sb.run(['secret', 'rm', 'deploy-key', '--yes', '--passphrase-file', inst.passFile]);
     assert.equal(rm.code, 0, rm.stderr);
-    await waitFor(() => /removed deploy-key; 1 SSH connections retired/.test(inst.daemonLog), 'the daemon adopts the removal');
-    await waitFor(() => srv.conns.every((c) => !c.open), 'every connection is closed');
+    await untilLogged(() => /removed deploy-key; 1 SSH connections retired/.test(inst.daemonLog), 'the daemon adopts the removal');
+    await untilLogged(() => srv.conns.every((c) => !c.open), 'every connection is closed');
     const before = srv.conns.length;
     const r = await call('which_key');
     assert.equal(r.structuredContent?.['error_code'], 'CREDENTIAL_MISSING');

@@ -23,6 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { cliSandbox, encodingsOf } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
 
 const canary = (label: string): string => `CANARY-${label}-${randomBytes(12).toString('hex')}`;
@@ -111,10 +112,8 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
   const facts = (r: Result): Record<string, unknown> => r.structuredContent ?? {};
   const lastAuth = (): string | undefined => http.header(http.requests.length - 1, 'authorization');
 
-  async function waitFor(cond: () => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
-    assert.ok(cond(), `timed out waiting: ${what}\n${inst.daemonLog}`);
-  }
+  /** waitFor, with the daemon's log in the failure message. */
+  const untilLogged = (cond: () => boolean, what: string): Promise<void> => waitFor(cond, () => `${what}\n${inst.daemonLog}`);
   const adopted = (gen: number) => (): boolean => inst.daemonLog.includes(`vault generation ${gen} adopted`);
 
   async function secret(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -142,19 +141,19 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     const body = facts(r)['body'] as { auth: string; cached: string };
     assert.equal(body.auth, '[REDACTED:api-token]');
     assert.equal(body.cached, '[REDACTED:api-token]', 'the retired token a target echoes is still redacted');
-    await waitFor(adopted(generation), 'the daemon logs the adopted generation');
+    await untilLogged(adopted(generation), 'the daemon logs the adopted generation');
     assert.match(inst.daemonLog, /rotated api-token/);
   });
 
   it('several rotations while a call is in flight: it ends with the token it started with; the next call uses the last one', async () => {
     const pending = call('hold');
-    await waitFor(() => releaseHold !== undefined, 'the held request reached the target');
+    await untilLogged(() => releaseHold !== undefined, 'the held request reached the target');
     const held = http.requests.length - 1;
     assert.equal(http.header(held, 'authorization'), `Bearer ${TOKENS.second}`);
     await rotate(TOKENS.third);
     await rotate(TOKENS.fourth);
     // Adopted by the watcher alone (no call has started since).
-    await waitFor(adopted(generation), 'the watcher adopts the last generation');
+    await untilLogged(adopted(generation), 'the watcher adopts the last generation');
     releaseHold?.();
     const r = await pending;
     assert.equal(r.isError, undefined, JSON.stringify(r));
@@ -202,7 +201,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     }
     const other = await call('other_read');
     assert.equal(other.isError, undefined, JSON.stringify(other));
-    await waitFor(adopted(generation), 'the removal is adopted');
+    await untilLogged(adopted(generation), 'the removal is adopted');
     assert.match(inst.daemonLog, /removed api-token/);
   });
 
@@ -222,7 +221,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     assert.equal(r.isError, undefined, JSON.stringify(r));
     assert.equal(lastAuth(), `Bearer ${TOKENS.readded}`);
     assert.equal((facts(r)['body'] as { cached: string }).cached, '[REDACTED:api-token]');
-    await waitFor(adopted(generation), 'the addition is adopted');
+    await untilLogged(adopted(generation), 'the addition is adopted');
     assert.match(inst.daemonLog, /added api-token/);
   });
 
@@ -231,7 +230,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     const older = join(inst.sb.dir, 'vault-older.pvlt');
     copyFileSync(vault, older);
     await rotate(canary('unused'));
-    await waitFor(adopted(generation), 'the rotation is adopted');
+    await untilLogged(adopted(generation), 'the rotation is adopted');
     // Put the older generation back, atomically as a writer would.
     copyFileSync(older, `${vault}.restore`);
     renameSync(`${vault}.restore`, vault);
@@ -240,7 +239,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     assert.equal(facts(r)['error_code'], 'VAULT_LOCKED', JSON.stringify(r));
     assert.match(String(facts(r)['message']), /went back to generation .*restart the daemon/);
     assert.equal(http.requests.length, before);
-    await waitFor(() => inst.daemonLog.includes('vault locked (the vault file went back'), 'the daemon logs why it locked');
+    await untilLogged(() => inst.daemonLog.includes('vault locked (the vault file went back'), 'the daemon logs why it locked');
 
     // The running daemon anchored the generation it adopted, so a restart on the older copy is
     // refused too; the operator accepts the older vault on purpose, and it starts on it.
@@ -267,7 +266,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     } finally {
       await foreign.cleanup();
     }
-    await waitFor(() => inst.daemonLog.includes('no longer opens with the key this daemon holds'), 'the watcher notices the foreign file');
+    await untilLogged(() => inst.daemonLog.includes('no longer opens with the key this daemon holds'), 'the watcher notices the foreign file');
     const n = http.requests.length;
     r = await call('whoami');
     assert.equal(facts(r)['error_code'], 'VAULT_LOCKED');

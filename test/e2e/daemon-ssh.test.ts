@@ -15,6 +15,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { install, type Installation } from '../helpers/daemon.js';
 import { runInPty } from '../helpers/pty.js';
 import { sshdSkip, startSshd, type RealSshd } from '../helpers/sshd.js';
+import { waitFor } from '../helpers/wait.js';
 
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { type: string; text?: string }[] };
@@ -96,24 +97,24 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     return JSON.parse(r.stdout) as Record<string, unknown>;
   }
 
-  async function waitFor(cond: () => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(cond(), `timed out waiting: ${what}`);
+  type Operator = Awaited<ReturnType<Installation['operator']>>;
+
+  /** The pending card for `tool`, once the daemon lists one (polled: approvals.list). */
+  async function pendingCard(op: Operator, tool: string): Promise<Record<string, unknown>> {
+    const found: { card?: Record<string, unknown> } = {};
+    await waitFor(async () => {
+      found.card = ((await op.request('approvals.list', {})) as Record<string, unknown>[]).find((c) => c['tool'] === tool);
+      return found.card !== undefined;
+    }, `a pending approval for ${tool}`);
+    return found.card!;
   }
 
   async function approveNext(tool: string, scope: 'once' | 'session'): Promise<Record<string, unknown>> {
     const op = await inst.operator();
     try {
-      for (let i = 0; i < 200; i++) {
-        const cards = (await op.request('approvals.list', {})) as Record<string, unknown>[];
-        const card = cards.find((c) => c['tool'] === tool);
-        if (card !== undefined) {
-          await op.request('approvals.decide', { approval_id: String(card['id']), verdict: { verdict: 'approve', scope } });
-          return card;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`no pending approval for ${tool}`);
+      const card = await pendingCard(op, tool);
+      await op.request('approvals.decide', { approval_id: String(card['id']), verdict: { verdict: 'approve', scope } });
+      return card;
     } finally {
       op.close();
     }
@@ -262,12 +263,7 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     const pending = call('deploy', { file, idempotency_key: key() });
     const op = await inst.operator();
     try {
-      let card: Record<string, unknown> | undefined;
-      for (let i = 0; i < 200 && card === undefined; i++) {
-        card = ((await op.request('approvals.list', {})) as Record<string, unknown>[]).find((c) => c['tool'] === 'deploy');
-        if (card === undefined) await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.ok(card !== undefined);
+      const card = await pendingCard(op, 'deploy');
       assert.deepEqual((card['target'] as Record<string, unknown>)['argv'], ['sh', '-c', 'echo deployed >> "$1"', 'deploy', file]);
       await op.request('approvals.decide', { approval_id: String(card['id']), verdict: { verdict: 'deny', reason: 'not today' } });
     } finally {
@@ -304,12 +300,12 @@ describe('daemon: SSH tools over MCP against a real sshd', { skip }, () => {
     await waitFor(() => existsSync(file), 'the command started');
     ctl.abort();
     await assert.rejects(pending);
+    // The daemon journals the cancelled call's outcome after the client has gone: poll the journal.
     let calls: { status: string; call: { idempotency_key: string | null } }[] = [];
-    for (let i = 0; i < 100; i++) {
+    await waitFor(async () => {
       calls = JSON.parse((await inst.sb.run(['audit', 'activity', '--tool', 'slow_box', '--json'])).stdout) as typeof calls;
-      if (calls[0]?.status !== 'in_progress') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return calls[0] !== undefined && calls[0].status !== 'in_progress';
+    }, () => `the cancelled call to leave in_progress in the journal: ${JSON.stringify(calls)}`);
     assert.equal(calls[0]?.status, 'outcome_unknown', JSON.stringify(calls));
     const retry = await call('slow_box', { file, idempotency_key: k });
     assert.equal(facts(retry)['error_code'], 'OUTCOME_UNKNOWN');

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 if (!hasTmux && process.env['CI'] === 'true') throw new Error('tmux is required in CI (.ci/run installs it)');
@@ -30,14 +31,15 @@ describe('postern demo with a terminal', { skip: hasTmux ? false : 'tmux is not 
     rmSync(dir, { recursive: true, force: true });
   });
   /** Waits for the pane to show `re` (the terminal is the event source). */
-  const until = async (re: RegExp, what: string): Promise<void> => {
-    for (let i = 0; i < 2400; i++) {
-      if (existsSync(exitFile)) throw new Error(`the demo exited (${readFileSync(exitFile, 'utf8').trim()}) before ${what}`);
-      if (re.test(tmux('capture-pane', '-p', '-t', 'demo'))) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`the screen never showed ${what}:\n${tmux('capture-pane', '-p', '-t', 'demo')}`);
-  };
+  const until = (re: RegExp, what: string): Promise<void> =>
+    waitFor(
+      () => {
+        if (existsSync(exitFile)) throw new Error(`the demo exited (${readFileSync(exitFile, 'utf8').trim()}) before ${what}`);
+        return re.test(tmux('capture-pane', '-p', '-t', 'demo'));
+      },
+      () => `the screen to show ${what}:\n${tmux('capture-pane', '-p', '-t', 'demo')}`,
+      { timeoutMs: 120_000, everyMs: 50 },
+    );
 
   it('--no-agent opens the terminal UI on the demo daemon; q ends the demo and removes its home', async () => {
     execFileSync('mkdir', ['-p', tmp]);
@@ -51,7 +53,8 @@ describe('postern demo with a terminal', { skip: hasTmux ? false : 'tmux is not 
     tmux('send-keys', '-t', 'demo', 'q');
     await until(/Approvals \(0\)[^]*No calls are waiting/, 'back to approvals');
     tmux('send-keys', '-t', 'demo', 'q');
-    for (let i = 0; i < 1200 && !existsSync(exitFile); i++) await new Promise((r) => setTimeout(r, 50));
+    // The shell writes the exit file when the demo process ends.
+    await waitFor(() => existsSync(exitFile), () => `the demo to end after q:\n${tmux('capture-pane', '-p', '-t', 'demo')}`, { timeoutMs: 60_000, everyMs: 50 });
     assert.ok(existsSync(exitFile), 'the demo ended after q');
     assert.equal(readFileSync(exitFile, 'utf8').trim(), '0');
     assert.deepEqual(readdirSync(tmp), [], 'the throwaway home is gone');

@@ -32,6 +32,7 @@ import { sshAction, sshKeyCredential, sshPasswordCredential } from '../helpers/s
 import { isPosternError } from '../../src/protocol/errors.js';
 import type { RealSshd } from '../helpers/sshd.js';
 import { newEd25519Key, sshdSkip, startSshd } from '../helpers/sshd.js';
+import { waitFor } from '../helpers/wait.js';
 
 const skip = sshdSkip();
 const PASSWORD = `pw-CANARY-${randomInt(1e9)}`;
@@ -69,14 +70,10 @@ async function pgrepExact(cmdline: string): Promise<number[]> {
   }
 }
 
-async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const running = async (seconds: string): Promise<boolean> => (await pgrepExact(`sleep ${seconds}`)).length > 0;
+
+/** The client port of the last session sshd started (the tests of a describe run one at a time). */
+const lastSessionPort = (srv: RealSshd): string | undefined => [...srv.log().matchAll(/^Starting session: .* from 127\.0\.0\.1 port (\d+) /gm)].at(-1)?.[1];
 
 /** A `sleep` argument no other process has: `30.123456`. */
 const uniqueSeconds = (whole: number): string => `${whole}.${randomInt(100_000, 1_000_000)}`;
@@ -84,8 +81,9 @@ const uniqueSeconds = (whole: number): string => `${whole}.${randomInt(100_000, 
 /** Starts `sleep <seconds>` remotely; resolves once that process is seen (or the call settled first), with the pending outcome. */
 async function startedCall(srv: RealSshd, seconds: string, opts: SshExecOptions): Promise<{ outcome: Promise<unknown>; seen: boolean }> {
   let settled = false;
+  let seen = false;
   const outcome = rejection(run(srv, ['sleep', seconds], opts)).finally(() => (settled = true));
-  const seen = await waitFor(async () => settled || (await pgrepExact(`sleep ${seconds}`)).length > 0, 20_000);
+  await waitFor(async () => settled || (seen = await running(seconds)), `sleep ${seconds} to run remotely (or the call to settle first)`, { timeoutMs: 20_000, everyMs: 50 });
   return { outcome, seen: seen && !settled };
 }
 
@@ -125,7 +123,7 @@ describe('ssh executor against a real sshd', { skip, timeout: 600_000 }, () => {
     assert.equal(e.sideEffectStarted, false);
     // A later call's connection shows up in sshd's log; the refused one must not be before it.
     await run(srv, ['true']);
-    assert.ok(await waitFor(() => connections() > before, 10_000), srv.log());
+    await waitFor(() => connections() > before, () => `sshd to log the later call's connection:\n${srv.log()}`, { timeoutMs: 10_000, everyMs: 50 });
     assert.equal(connections(), before + 1, srv.log());
   });
 
@@ -207,13 +205,18 @@ describe('ssh executor against a real sshd', { skip, timeout: 600_000 }, () => {
       const { outcome, seen } = await startedCall(srv, seconds, { timeoutMs: 3000 });
       assert.ok(isPosternError(await outcome, 'TARGET_TIMEOUT'));
       assert.ok(seen, 'the remote sleep was never seen running');
-      const gone = await waitFor(async () => (await pgrepExact(`sleep ${seconds}`)).length === 0, asRoot ? 1500 : 5000);
       if (asRoot) {
-        await waitFor(() => /session signalling requires privilege separation/.test(srv.log()), 5000);
+        await waitFor(() => /session signalling requires privilege separation/.test(srv.log()), 'sshd to log the refused TERM request', { timeoutMs: 5000, everyMs: 50 });
         assert.match(srv.log(), /session signalling requires privilege separation/, 'the TERM request reached sshd');
-        assert.equal(gone, false, 'OpenSSH now stops a root no-PTY command on TERM: update the README');
+        // sshd logs the client's disconnect once it has handled everything the client sent
+        // before it (the TERM request, the channel close): had OpenSSH stopped the command on
+        // either, it would have done so by then. The remote sleep must still run after that line.
+        const port = lastSessionPort(srv);
+        assert.ok(port !== undefined, `sshd logged no session start:\n${srv.log()}`);
+        await waitFor(() => srv.log().includes(`Disconnected from user ${srv.user} 127.0.0.1 port ${port}`), () => `sshd to log the disconnect of port ${port}:\n${srv.log()}`, { timeoutMs: 10_000, everyMs: 50 });
+        assert.equal(await running(seconds), true, 'OpenSSH now stops a root no-PTY command on TERM: update the README');
       } else {
-        assert.ok(gone, `sleep ${seconds} still runs; sshd: ${srv.log().match(/^.*signal.*$/gm)?.join(' | ') ?? ''}`);
+        await waitFor(async () => !(await running(seconds)), () => `sleep ${seconds} to end; sshd: ${srv.log().match(/^.*signal.*$/gm)?.join(' | ') ?? ''}`, { timeoutMs: 10_000, everyMs: 50 });
       }
     } finally {
       srv.killSessions();
@@ -241,7 +244,7 @@ describe('ssh executor against a real sshd', { skip, timeout: 600_000 }, () => {
     assert.equal(res.stderr, 'e'.repeat(1000));
     assert.equal(res.exit_code, null);
     assert.equal(res.signal, null);
-    assert.ok(await waitFor(() => srv.sessionPids().length === 0, 10_000), `session processes left: ${srv.sessionPids().join(' ')}`);
+    await waitFor(() => srv.sessionPids().length === 0, () => `the session processes to end; left: ${srv.sessionPids().join(' ')}`, { timeoutMs: 10_000, everyMs: 50 });
   });
 
   // 8. exit status
@@ -296,7 +299,7 @@ describe('ssh executor: sshd killed mid-command', { skip, timeout: 120_000 }, ()
     assert.ok(isPosternError(e, 'TARGET_ERROR'), String(e));
     assert.equal(e.sideEffectStarted, true);
     assert.ok(['connection_closed', 'ECONNRESET'].includes(String(e.details.reason)), String(e.details.reason));
-    assert.ok(await waitFor(() => srv.sessionPids().length === 0, 10_000), `session processes left: ${srv.sessionPids().join(' ')}`);
-    assert.ok(await waitFor(async () => (await pgrepExact(`sleep ${seconds}`)).length === 0, 10_000), `sleep ${seconds} still runs`);
+    await waitFor(() => srv.sessionPids().length === 0, () => `the session processes to end; left: ${srv.sessionPids().join(' ')}`, { timeoutMs: 10_000, everyMs: 50 });
+    await waitFor(async () => !(await running(seconds)), `sleep ${seconds} to end`, { timeoutMs: 10_000, everyMs: 50 });
   });
 });

@@ -18,6 +18,7 @@ import { CLI } from '../helpers/cli.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
+import { waitFor } from '../helpers/wait.js';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 if (!hasTmux && process.env['CI'] === 'true') throw new Error('tmux is required in CI (.ci/run installs it)');
@@ -35,13 +36,18 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
   const screen = (): string => tmux('capture-pane', '-p', '-t', 'up');
   /** Waits for the screen to show `re` (polls the pane: the terminal is the event source). */
   const until = async (re: RegExp, what: string): Promise<string> => {
-    for (let i = 0; i < 1200; i++) {
-      const s = existsSync(exitFile) ? '' : screen();
-      if (re.test(s)) return s;
-      if (existsSync(exitFile)) throw new Error(`postern up exited (${readFileSync(exitFile, 'utf8').trim()}) before ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`the screen never showed ${what}:\n${screen()}`);
+    let s = '';
+    await waitFor(
+      () => {
+        s = existsSync(exitFile) ? '' : screen();
+        if (re.test(s)) return true;
+        if (existsSync(exitFile)) throw new Error(`postern up exited (${readFileSync(exitFile, 'utf8').trim()}) before ${what}`);
+        return false;
+      },
+      () => `the screen to show ${what}:\n${screen()}`,
+      { timeoutMs: 60_000, everyMs: 50 },
+    );
+    return s;
   };
   const key = (k: string): void => void tmux('send-keys', '-t', 'up', k);
   const call = (title: string): Promise<Result> => agent.callTool({ name: 'create_issue', arguments: { title, idempotency_key: `k-${randomBytes(6).toString('hex')}` } }) as Promise<Result>;
@@ -118,8 +124,8 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
   it('q quits: the vault is locked and the daemon stopped; the journal holds the decisions', async () => {
     await until(/Approvals \(0\)[^]*No calls are waiting/, 'an empty queue');
     key('q');
-    for (let i = 0; i < 1200 && !existsSync(exitFile); i++) await new Promise((r) => setTimeout(r, 50));
-    if (!existsSync(exitFile)) assert.fail(`postern up did not exit after q:\n${screen()}`);
+    // The shell writes the exit file when postern up ends.
+    await waitFor(() => existsSync(exitFile), () => `postern up to exit after q:\n${screen()}`, { timeoutMs: 60_000, everyMs: 50 });
     assert.equal(readFileSync(exitFile, 'utf8').trim(), '0');
     const r = await call('after-quit');
     assert.equal(r.structuredContent?.['error_code'], 'DAEMON_UNAVAILABLE');

@@ -50,6 +50,8 @@ export interface FakeHttpServer {
   log(): readonly LoggedRequest[];
   /** TCP connections accepted so far. */
   readonly connections: number;
+  /** TCP connections open now (an accepted one counts until its socket has closed). */
+  readonly openConnections: number;
   readonly hugeStats: HugeStats;
   route(path: string, handler: RouteHandler): void;
   /** Value of the first header `name` (any case) of request `i`. */
@@ -176,6 +178,9 @@ export async function startFakeHttp(opts: FakeHttpOptions = {}): Promise<FakeHtt
     log: () => [...requests],
     get connections() {
       return connections;
+    },
+    get openConnections() {
+      return sockets.size;
     },
     hugeStats,
     route: (path, handler) => void routes.set(path, handler),

@@ -40,6 +40,7 @@
  *
  * Linux only (/proc); sshdAvailable() says why it cannot run elsewhere.
  */
+import { AssertionError } from 'node:assert';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +49,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { sshFingerprint } from '../../src/executors/ssh/index.js';
+import { waitFor } from './wait.js';
 
 export const SSHD_PATH = '/usr/sbin/sshd';
 /** The environment variable sshd sets in every session (value: the harness's temp dir). */
@@ -250,10 +252,10 @@ async function launch(config: string, port: number): Promise<Started | { retry: 
   const exited = (): boolean => child.exitCode !== null || child.signalCode !== null;
   const listening = `Server listening on 127.0.0.1 port ${port}.`;
   const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!logs.text.includes(listening) && !exited() && Date.now() < deadline) await delay(20);
+  await within(() => logs.text.includes(listening) || exited(), 'sshd to log that it listens', START_TIMEOUT_MS);
   if (exited() || !logs.text.includes(listening)) {
     if (!exited()) killGroup(child, 'SIGKILL');
-    await waitFor(exited, 2000);
+    await within(exited, 'the killed sshd to exit', 2000);
     if (/Address already in use/.test(logs.text)) return { retry: true, log: logs.text };
     throw new Error(`sshd did not start listening on 127.0.0.1:${port} (${exited() ? `exited ${child.exitCode ?? child.signalCode}` : 'timed out'}):\n${logs.text}`);
   }
@@ -310,9 +312,9 @@ function harness(h: Started & { dir: string; port: number; user: string; hostKey
       if (stopped) return;
       stopped = true;
       const hit = signalTree(pid, gone() ? null : pid, mark, 'SIGTERM');
-      await waitFor(() => gone() && [...hit].every((p) => !alive(p)), STOP_GRACE_MS);
+      await within(() => gone() && [...hit].every((p) => !alive(p)), 'sshd and its sessions to end on SIGTERM', STOP_GRACE_MS);
       for (const p of hit) if (alive(p)) signal(p, 'SIGKILL');
-      await waitFor(gone, STOP_GRACE_MS);
+      await within(gone, 'sshd to end', STOP_GRACE_MS);
       live.delete(sweep);
       sweep();
     },
@@ -495,15 +497,17 @@ async function readBanner(port: number, timeoutMs: number): Promise<string> {
   });
 }
 
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() >= deadline) return false;
-    await delay(20);
+/**
+ * waitFor for a wait whose caller handles the timeout itself (a grace period
+ * before SIGKILL, a start that reports its own error): false when `cond` did
+ * not hold within `timeoutMs`.
+ */
+async function within(cond: () => boolean, what: string, timeoutMs: number): Promise<boolean> {
+  try {
+    await waitFor(cond, what, { timeoutMs, everyMs: 20 });
+    return true;
+  } catch (e) {
+    if (e instanceof AssertionError) return false;
+    throw e;
   }
-  return true;
-}
-
-async function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

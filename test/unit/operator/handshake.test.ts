@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { connectOperator, NO_DAEMON_MESSAGE } from '../../../src/cli/operator-client.js';
 import { decodeB64u, encodeB64u, serverProof } from '../../../src/protocol/operator/crypto.js';
-import { draft, Lines, rawConnect, rejectsWith, sleep, startHarness, tempRun, until } from './helpers.js';
+import { draft, Lines, rawConnect, rejectsWith, startHarness, tempRun, until } from './helpers.js';
 
 describe('operator handshake', () => {
   it('a client with the key authenticates and is answered', async (t) => {
@@ -42,10 +42,11 @@ describe('operator handshake', () => {
     const { socket } = tempRun(t);
     const key = new Uint8Array(randomBytes(32));
     const received: string[] = [];
+    let served: Promise<void> = Promise.resolve();
     const impostor = createServer((sock) => {
       const lines = new Lines(sock);
       sock.write(`${JSON.stringify({ t: 'hello', protocol: 'postern-operator', v: 2, nonce: encodeB64u(randomBytes(32)) })}\n`);
-      void (async () => {
+      served = (async () => {
         for (;;) {
           const l = await lines.next(5_000).catch(() => null);
           if (l === null) return;
@@ -60,7 +61,11 @@ describe('operator handshake', () => {
     await new Promise<void>((r) => impostor.listen(socket, r));
     t.after(() => impostor.close());
     await rejectsWith(connectOperator(socket, key), 'OPERATOR_AUTH_FAILED', /could not prove/);
-    await sleep(50);
+    // The client hangs up on the failed proof. The impostor's reader ends (next() is null) once
+    // the socket has closed and every line that came before the close was read, so a command the
+    // client sent after its auth line would be in `received` by then. (It also ends after 5 s
+    // without a line, which only bounds a client that never hangs up.)
+    await served;
     assert.equal(received.length, 1, 'only the auth line reached the impostor');
     assert.equal(JSON.parse(received[0]!).t, 'auth');
   });

@@ -15,6 +15,7 @@ import { GrantStore } from '../../../src/approvals/grants.js';
 import { FrameCodec, clientProof, decodeB64u, encodeB64u, newNonce, sessionKey } from '../../../src/protocol/operator/crypto.js';
 import { PosternError, type ErrorCode } from '../../../src/protocol/errors.js';
 import { systemClock } from '../../../src/clock/index.js';
+import { waitFor } from '../../helpers/wait.js';
 
 export const draft = (over: Partial<CardDraft> = {}): CardDraft => ({
   session: { id: 's1', client_name: 'agent', client_version: '1', pid: 42 },
@@ -272,13 +273,7 @@ export function assertInert(s: string, lines = false): void {
   }
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until `pred` holds (polling), failing after `timeoutMs`. */
-export async function until(pred: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) assert.fail('condition not reached in time');
-    await sleep(5);
-  }
+/** Waits until `pred` holds (polling, with waitFor), failing with `what` after `timeoutMs`. */
+export function until(pred: () => boolean, timeoutMs = 10_000, what = 'a condition polled with until()'): Promise<void> {
+  return waitFor(pred, what, { timeoutMs, everyMs: 5 });
 }

@@ -7,6 +7,7 @@ import { PosternError } from '../../../../src/protocol/errors.js';
 import type { FakeHttpServer } from '../../../helpers/fake-http.js';
 import { startFakeHttp } from '../../../helpers/fake-http.js';
 import { credentials, refusal, spec } from './support.js';
+import { waitFor } from '../../../helpers/wait.js';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import type { buildConnector } from 'undici';
 
@@ -178,7 +179,9 @@ describe('SSRF: the connected address is checked again after connect', () => {
     assert.equal(err.code, 'EGRESS_BLOCKED');
     assert.equal(err.details['address'], '127.0.0.1');
     assert.equal(connected, false);
-    await new Promise((r) => setTimeout(r, 50));
+    // The server sees the connection open and then close; anything written on it would have
+    // reached the server (and its request log) before the close.
+    await waitFor(() => srv.connections === 1 && srv.openConnections === 0, () => `the server to see the connection open and close (${srv.connections} accepted, ${srv.openConnections} open)`, { timeoutMs: 10_000 });
     assert.equal(srv.connections, 1); // the TCP handshake happened …
     assert.equal(srv.requests.length, 0); // … but no request was written
   });

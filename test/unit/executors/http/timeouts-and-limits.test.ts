@@ -6,6 +6,7 @@ import { executeHttp } from '../../../../src/executors/http/index.js';
 import type { FakeHttpServer } from '../../../helpers/fake-http.js';
 import { startFakeHttp } from '../../../helpers/fake-http.js';
 import { credentials, refusal, spec } from './support.js';
+import { waitFor } from '../../../helpers/wait.js';
 
 describe('timeouts', () => {
   let srv: FakeHttpServer;
@@ -118,7 +119,8 @@ describe('response cap and body shapes', () => {
     assert.equal(res.body.kind, 'text');
     assert.equal(res.body.kind === 'text' ? res.body.value.length : 0, 100_000);
     assert.equal(res.headers['content-length'], String(total));
-    await new Promise((r) => setTimeout(r, 100));
+    // The server's response emits 'close' once the client has gone (hugeStats records it).
+    await waitFor(() => srv.hugeStats.abortedByClient, () => `the server to see the client abort the download (${srv.hugeStats.bytesWritten} bytes written)`, { timeoutMs: 10_000 });
     assert.equal(srv.hugeStats.abortedByClient, true);
     assert.ok(srv.hugeStats.bytesWritten < total / 4, `server wrote ${srv.hugeStats.bytesWritten} bytes`);
   });

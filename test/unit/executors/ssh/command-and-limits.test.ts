@@ -10,6 +10,7 @@ import { isPosternError } from '../../../../src/protocol/errors.js';
 import { executeSsh } from '../../../../src/executors/ssh/index.js';
 import type { TestSshServer } from './support.js';
 import { action, keyCredential, rejection, startSshServer } from './support.js';
+import { waitFor } from '../../../helpers/wait.js';
 
 const nasty = fc.constantFrom('$(id)', '`id`', ';', "'", '"', '\n', '-n', '--', '-', 'é', '🙂', '\\', '*', '$HOME', '|', '&&', ' ', '\t', '%s', '!');
 const piece = fc.oneof(nasty, fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme-ascii' }));
@@ -46,7 +47,8 @@ describe('ssh executor: command line and limits', () => {
     assert.equal(e.sideEffectStarted, true);
     assert.equal(e.details.phase, 'command');
     assert.ok(Date.now() - started < 5000);
-    await new Promise((r) => setTimeout(r, 100));
+    // The server records the TERM request when it arrives, which can be after the call rejected.
+    await waitFor(() => srv.signals.includes('TERM'), 'the server to receive the TERM signal request', { timeoutMs: 10_000 });
     assert.ok(srv.signals.includes('TERM'));
   });
 
@@ -87,8 +89,10 @@ describe('ssh executor: command line and limits', () => {
   });
 
   it('connection dropped mid-command → TARGET_ERROR with side_effect_started true', async () => {
+    const before = srv.execs.length;
     const call = rejection(executeSsh(action(srv, ['sleep', '30']), keyCredential(), { timeoutMs: 10_000 }));
-    await new Promise((r) => setTimeout(r, 300));
+    // The server records the exec as it accepts it: from then on the command runs.
+    await waitFor(() => srv.execs.length > before, 'the server to accept the exec', { timeoutMs: 10_000 });
     srv.dropConnections();
     const e = await call;
     assert.ok(isPosternError(e, 'TARGET_ERROR'), String(e));

@@ -19,6 +19,7 @@ import { SshPool } from '../../../../src/executors/ssh/index.js';
 import type { SshPoolOptions } from '../../../../src/executors/ssh/index.js';
 import type { TestSshServer, TestSshServerOptions } from './support.js';
 import { CLIENT_KEY, PASSWORD, action, keyCredential, keyPair, passwordCredential, rejection, startSshServer } from './support.js';
+import { pause, waitFor } from '../../../helpers/wait.js';
 
 /** Checks the code, and that nothing shown of the error carries the password or key material. */
 function failure(e: unknown, code: PosternError['code']): PosternError {
@@ -29,13 +30,13 @@ function failure(e: unknown, code: PosternError['code']): PosternError {
   return e;
 }
 
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/**
+ * How long a negative with no event to wait for is given to go wrong: the pool
+ * offers no event for "this call is queued", and nothing marks the moment a
+ * third exec would have reached the server, so "still two" is checked after
+ * this window. It can only miss a broken pool, never fail a working one.
+ */
+const SETTLE_MS = 100;
 
 describe('ssh pool', () => {
   let srv: TestSshServer;
@@ -98,7 +99,7 @@ describe('ssh pool', () => {
     // Same name, other secret bytes (the same key with one more newline): a rotation.
     await pool.exec(action(srv, ['true']), keyCredential(`${CLIENT_KEY.private}\n`));
     assert.equal(srv.accepted, 3);
-    await until(() => pool.size === 0 && srv.openConnections === 0, 'idle close');
+    await waitFor(() => pool.size === 0 && srv.openConnections === 0, 'idle close');
   });
 
   it('a live connection spares only the re-check of its own bytes: other bytes under the same name are checked in full (SECRET_INVALID, nothing sent)', async () => {
@@ -120,11 +121,11 @@ describe('ssh pool', () => {
     await pool.exec(action(srv, ['true']), passwordCredential());
     assert.equal(srv.openConnections, 2);
     assert.equal(pool.retire('deploy-key'), 1);
-    await until(() => srv.openConnections === 1 && pool.size === 1, 'the retired idle connection ends');
+    await waitFor(() => srv.openConnections === 1 && pool.size === 1, 'the retired idle connection ends');
 
     const job = blocker();
     const running = pool.exec(action(srv, job.argv), passwordCredential(), { timeoutMs: 30_000 });
-    await until(() => execCount(job.line) === 1, 'the command runs');
+    await waitFor(() => execCount(job.line) === 1, 'the command runs');
     assert.equal(pool.retire('deploy-pw'), 1);
     assert.equal(pool.size, 0, 'out of the pool at once');
     // A call after the retirement opens a new connection, even with the same bytes.
@@ -135,14 +136,14 @@ describe('ssh pool', () => {
     job.release();
     const res = await running;
     assert.equal(res.stdout, 'released\n', 'the running command finished with the secret it started with');
-    await until(() => srv.openConnections === 1, 'the retired connection ends once its command is done');
+    await waitFor(() => srv.openConnections === 1, 'the retired connection ends once its command is done');
     assert.equal(pool.retire('unknown'), 0);
   });
 
   it('idle close ends the connection; the next call reconnects', async () => {
     await setup({ idleMs: 100 });
     await pool.exec(action(srv, ['true']), passwordCredential());
-    await until(() => pool.size === 0 && srv.openConnections === 0, 'idle close');
+    await waitFor(() => pool.size === 0 && srv.openConnections === 0, 'idle close');
     const res = await pool.exec(action(srv, ['echo', 'again']), passwordCredential());
     assert.equal(res.stdout, 'again\n');
     assert.equal(srv.accepted, 2);
@@ -152,9 +153,9 @@ describe('ssh pool', () => {
     await setup({ maxChannelsPerConnection: 2 });
     const jobs = [blocker(), blocker(), blocker(), blocker()];
     const calls = jobs.map((j) => pool.exec(action(srv, j.argv), passwordCredential(), { timeoutMs: 30_000 }));
-    await until(() => srv.execs.length === 2, 'two running commands');
-    // Two run; the two others must still be queued on the client side.
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => srv.execs.length === 2, 'two running commands');
+    // Two run; the two others must still be queued on the client side (a negative: see SETTLE_MS).
+    await pause(SETTLE_MS);
     assert.equal(srv.execs.length, 2);
     for (const j of jobs) j.release();
     const results = await Promise.all(calls);
@@ -204,7 +205,7 @@ describe('ssh pool', () => {
     await setup();
     const job = blocker();
     const call = rejection(pool.exec(action(srv, job.argv), passwordCredential(), { timeoutMs: 30_000 }));
-    await until(() => execCount(job.line) === 1, 'the command to start');
+    await waitFor(() => execCount(job.line) === 1, 'the command to start');
     srv.dropConnections();
     const e = failure(await call, 'TARGET_ERROR');
     assert.equal(e.sideEffectStarted, true);
@@ -248,7 +249,7 @@ describe('ssh pool', () => {
     await setup({ maxChannelsPerConnection: 2 }, { maxSessions: 1 });
     const job = blocker();
     const running = pool.exec(action(srv, job.argv), passwordCredential(), { timeoutMs: 30_000 });
-    await until(() => execCount(job.line) === 1, 'the command to start');
+    await waitFor(() => execCount(job.line) === 1, 'the command to start');
     let notified = 0;
     const e = failure(await rejection(pool.exec(action(srv, ['echo', 'x']), passwordCredential(), { onExecSent: () => (notified += 1) })), 'TARGET_ERROR');
     assert.equal(e.details.reason, 'channel_refused');
@@ -264,7 +265,7 @@ describe('ssh pool', () => {
     const e = failure(await rejection(pool.exec(action(srv, ['sleep', '30']), passwordCredential(), { timeoutMs: 1500 })), 'TARGET_TIMEOUT');
     assert.equal(e.sideEffectStarted, true);
     assert.equal(e.details.phase, 'command');
-    await until(() => srv.signals.includes('TERM'), 'TERM at the server');
+    await waitFor(() => srv.signals.includes('TERM'), 'TERM at the server');
     const res = await pool.exec(action(srv, ['echo', 'still']), passwordCredential());
     assert.equal(res.stdout, 'still\n');
     assert.equal(srv.accepted, 1);
@@ -274,7 +275,7 @@ describe('ssh pool', () => {
     await setup({ maxChannelsPerConnection: 1 });
     const job = blocker();
     const running = pool.exec(action(srv, job.argv), passwordCredential(), { timeoutMs: 30_000 });
-    await until(() => execCount(job.line) === 1, 'the command to start');
+    await waitFor(() => execCount(job.line) === 1, 'the command to start');
     const a = action(srv, ['echo', 'queued']);
     const e = failure(await rejection(pool.exec(a, passwordCredential(), { timeoutMs: 300 })), 'TARGET_TIMEOUT');
     assert.equal(e.sideEffectStarted, false);
@@ -292,7 +293,7 @@ describe('ssh pool', () => {
 
     const job = blocker();
     const running = pool.exec(action(srv, job.argv), passwordCredential(), { timeoutMs: 30_000 });
-    await until(() => execCount(job.line) === 1, 'the command to start');
+    await waitFor(() => execCount(job.line) === 1, 'the command to start');
     const ctl = new AbortController();
     const a = action(srv, ['echo', 'cancelled']);
     const queued = rejection(pool.exec(a, passwordCredential(), { signal: ctl.signal }));
@@ -310,12 +311,12 @@ describe('ssh pool', () => {
     const ctl = new AbortController();
     const a = action(srv, ['sleep', '30']);
     const call = rejection(pool.exec(a, passwordCredential(), { signal: ctl.signal }));
-    await until(() => execCount(a.command) === 1, 'the command to start');
+    await waitFor(() => execCount(a.command) === 1, 'the command to start');
     ctl.abort();
     const e = failure(await call, 'CALL_CANCELLED');
     assert.equal(e.sideEffectStarted, true);
     assert.equal(e.details.phase, 'command');
-    await until(() => srv.signals.includes('TERM'), 'TERM at the server');
+    await waitFor(() => srv.signals.includes('TERM'), 'TERM at the server');
     assert.equal((await pool.exec(action(srv, ['echo', 'on']), passwordCredential())).stdout, 'on\n');
     assert.equal(srv.accepted, 1);
   });
@@ -324,7 +325,7 @@ describe('ssh pool', () => {
     await setup({ maxChannelsPerConnection: 1 });
     const job = blocker();
     const running = rejection(pool.exec(action(srv, job.argv), passwordCredential(), { timeoutMs: 30_000 }));
-    await until(() => execCount(job.line) === 1, 'the command to start');
+    await waitFor(() => execCount(job.line) === 1, 'the command to start');
     const waiting = rejection(pool.exec(action(srv, ['echo', 'waiting']), passwordCredential()));
     await pool.close();
     const e1 = failure(await running, 'TARGET_ERROR');
@@ -334,7 +335,7 @@ describe('ssh pool', () => {
     assert.equal(e2.sideEffectStarted, false);
     assert.equal(e2.details.reason, 'pool_closed');
     assert.equal(pool.size, 0);
-    await until(() => srv.openConnections === 0, 'the server to see the close');
+    await waitFor(() => srv.openConnections === 0, 'the server to see the close');
     assert.equal(execCount(action(srv, ['echo', 'waiting']).command), 0);
     assert.equal((await pool.exec(action(srv, ['echo', 'later']), passwordCredential())).stdout, 'later\n');
   });
