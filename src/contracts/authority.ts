@@ -99,8 +99,32 @@ function tokenEndpointOrigins(auth: HttpTarget['auth']): string[] {
   return [`${u.protocol}//${u.hostname.replace(/^\[|\]$/g, '')}:${port}`];
 }
 
+/**
+ * The reach of each revision, worked out once: a revision (and the tool's
+ * effect it is read with) is fixed for the life of the catalog snapshot that
+ * holds it, so every call planned against it shares one frozen value.
+ */
+const authorities = new WeakMap<Revision, { readonly effect: Tool['effect']; readonly authority: Authority }>();
+const digests = new WeakMap<Authority, string>();
+
 /** The reach of one revision of a tool. `catalog` is accepted for symmetry; revisions carry their resolved target. */
 export function authorityOf(tool: Tool, revision: Revision, _catalog?: Catalog): Authority {
+  const known = authorities.get(revision);
+  if (known !== undefined && known.effect === tool.effect) return known.authority;
+  const authority = deepFreeze(reachOf(tool, revision));
+  authorities.set(revision, { effect: tool.effect, authority });
+  return authority;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+function reachOf(tool: Tool, revision: Revision): Authority {
   const base = { effect: tool.effect, privateNetwork: 'refused' as 'allowed' | 'refused', origins: [] as string[], methods: [] as string[], paths: [] as string[], requestMeaning: [] as string[], ssh: [] as SshEndpoint[], programs: [] as string[], commands: [] as string[][] };
   const a = revision.action;
   switch (a.kind) {
@@ -132,6 +156,15 @@ export function authorityOf(tool: Tool, revision: Revision, _catalog?: Catalog):
 
 /** Stable SHA-256 (hex) of an authority: set order does not matter. */
 export function authorityDigest(a: Authority): string {
+  const known = digests.get(a);
+  if (known !== undefined) return known;
+  const d = digestOf(a);
+  // Only frozen authorities (authorityOf's) are remembered: another may still change.
+  if (Object.isFrozen(a)) digests.set(a, d);
+  return d;
+}
+
+function digestOf(a: Authority): string {
   return canonicalDigest({
     ...a,
     credentials: sortedUnique(a.credentials),

@@ -335,7 +335,9 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
         return unanchored(c.results, journalError('activity', 'make the intent durable', e), e);
       }
       try {
-        hooks.synced(head, c.keyed);
+        // A keyed intent is anchored before it returns (its anchor write, too, off the loop).
+        if (c.keyed) await hooks.anchored(head);
+        else hooks.synced(head, false);
       } catch (e) {
         return unanchored(c.results, journalError('activity', 'anchor the intent', e), e);
       }

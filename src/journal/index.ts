@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock/index.js';
 import { Chain, type EntryRow } from './chain.js';
-import { NO_HOOKS, type CommitHooks, type CommitListener } from './hooks.js';
+import { NO_HOOKS, type CommitHooks, type CommitListener, type DurableCommitListener } from './hooks.js';
 import { JournalWatch } from './integrity.js';
 import type { ChainBase, ChainHead } from './types.js';
 import { planPrune, pruneChain, type ClaimForPrune, type PrunePlan } from './prune.js';
@@ -44,7 +44,7 @@ export type * from './types.js';
 export { SESSION_EVENT_TYPES, ShadowVerdicts } from './types.js';
 export { BUSY_TIMEOUT_MS } from './database.js';
 export type { JournalName } from './database.js';
-export type { CommitListener } from './hooks.js';
+export type { CommitListener, DurableCommitListener } from './hooks.js';
 export { GENESIS_HASH, GENESIS_BASE, entryHash } from './chain.js';
 export type { EntryRow } from './chain.js';
 export type { PrunePlan, ChainCut, ClaimForPrune } from './prune.js';
@@ -101,6 +101,8 @@ export interface OpenOptions {
   readonly exclusive?: boolean;
   /** Told after each commit (not recovery's) with the journal's new head. */
   readonly onCommit?: CommitListener;
+  /** Told of a durable commit made off the event loop (group commit); without it, `onCommit` is told synchronously. */
+  readonly onDurableCommit?: DurableCommitListener;
 }
 
 function factsOf(db: Database.Database, chain: Chain): JournalFileFacts {
@@ -132,7 +134,11 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
       const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
       const followed = (appended: ChainHead | null): ChainHead => (watch !== undefined ? watch.committed(appended) : (appended ?? chain.head()));
       const synced = (head: ChainHead, durable: boolean): void => opts.onCommit?.(name, head, durable);
-      return { check: () => watch?.check(), committed: (durable, appended) => synced(followed(appended), durable), followed, synced };
+      const anchored = async (head: ChainHead): Promise<void> => {
+        if (opts.onDurableCommit !== undefined) await opts.onDurableCommit(name, head);
+        else synced(head, true);
+      };
+      return { check: () => watch?.check(), committed: (durable, appended) => synced(followed(appended), durable), followed, synced, anchored };
     };
     const sessionsHooks = hooksFor('sessions', sessionsDb, sessionsChain, SESSIONS_SCHEMA.file);
     const activityHooks = hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file);

@@ -27,7 +27,20 @@ export interface Origin {
   readonly isIpLiteral: boolean;
 }
 
+/** Origins already parsed (a catalog names few; each call to one parses nothing again). Bounded. */
+const parsed = new Map<string, Origin>();
+const MAX_PARSED = 256;
+
 export function parseOrigin(origin: string): Origin {
+  const known = parsed.get(origin);
+  if (known !== undefined) return known;
+  const o = Object.freeze(parseOriginOnce(origin));
+  if (parsed.size >= MAX_PARSED) parsed.clear();
+  parsed.set(origin, o);
+  return o;
+}
+
+function parseOriginOnce(origin: string): Origin {
   let url: URL;
   try {
     url = new URL(origin);

@@ -38,7 +38,7 @@ import { CHECKPOINT_FORMAT, type CheckpointReason, type CheckpointRecord, type S
 import { CheckpointSigner } from '../checkpoint/signature.js';
 import type { JournalName } from '../database.js';
 import type { ChainBase, ChainHead } from '../types.js';
-import { writeAnchor } from './file.js';
+import { writeAnchor, writeAnchorAsync } from './file.js';
 import { sealAnchor, type AnchorRecord } from './record.js';
 
 /** How long a non-intent commit may stay unanchored. */
@@ -89,6 +89,11 @@ export class AnchorKeeper {
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #cp: CheckpointState | null;
+  /** The highest counter a write has taken: every write has its own, so two never share a slot's counter. */
+  #counter: number;
+  /** The anchor write running off the loop, and the one queued after it (for commits that came meanwhile). */
+  #running: Promise<void> | null = null;
+  #queued: Promise<void> | null = null;
 
   constructor(o: KeeperOptions) {
     this.#path = o.path;
@@ -97,6 +102,7 @@ export class AnchorKeeper {
     this.#log = o.log;
     this.#lagMs = o.lagMs ?? ANCHOR_LAG_MS;
     this.#record = o.record;
+    this.#counter = o.record.counter;
     this.#cp = o.checkpoints === undefined ? null : { o: o.checkpoints, signer: new CheckpointSigner(o.checkpoints.seed), pending: null, last: null };
   }
 
@@ -120,6 +126,66 @@ export class AnchorKeeper {
     if (durable) this.flush();
     else this.#schedule();
   };
+
+  /**
+   * The commit listener for a durable commit made off the event loop (a
+   * group-committed keyed intent): resolves once an anchor write that began
+   * after this head was noted is durable. Writes run one at a time in the
+   * thread pool; every commit that arrives while one runs shares the next.
+   * Rejects (JOURNAL_UNAVAILABLE) when that write fails.
+   */
+  readonly onDurableCommit = (journal: JournalName, head: ChainHead): Promise<void> => {
+    this.onCommit(journal, head, false);
+    return this.#flushAsync();
+  };
+
+  #flushAsync(): Promise<void> {
+    if (this.#running === null) {
+      const run = this.#writeAsync().finally(() => {
+        if (this.#running === run) this.#running = null;
+      });
+      this.#running = run;
+      return run;
+    }
+    // The running write may have sealed its record before this head was noted: one more after it.
+    this.#queued ??= this.#running
+      .catch(() => undefined)
+      .then(() => {
+        this.#queued = null;
+        return this.#flushAsync();
+      });
+    return this.#queued;
+  }
+
+  async #writeAsync(): Promise<void> {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (!this.#dirty || this.#closed) return;
+    const next = this.#next();
+    this.#dirty = false;
+    try {
+      await writeAnchorAsync(this.#path, sealAnchor(this.#key, next));
+    } catch (e) {
+      this.#dirty = true;
+      throw e;
+    }
+    this.#wrote(next);
+  }
+
+  /** The record the next write seals: the heads as they are now, a counter of its own, the time. */
+  #next(): AnchorRecord {
+    this.#counter += 1;
+    return { ...this.#record, counter: this.#counter, at: this.#clock.now().toISOString() };
+  }
+
+  /** After a write of `next`: heads noted meanwhile stay (they are newer), the counter and time are the write's. */
+  #wrote(next: AnchorRecord): void {
+    if (next.counter >= this.#record.counter) this.#record = { ...this.#record, counter: next.counter, at: next.at };
+    // A write that ends after close (or a lock) is durable, but the signer is gone: close signed the last word.
+    if (!this.#closed) this.#checkpoint(next);
+  }
 
   /** Records a vault generation in force; the anchor keeps the highest seen. */
   noteVaultGeneration(generation: number): void {
@@ -193,20 +259,19 @@ export class AnchorKeeper {
     return this.#record.activity.seq + this.#record.sessions.seq;
   }
 
-  /** After an anchor write: the checkpoint asked for, or a periodic one when due. */
-  #checkpoint(): void {
+  /** After an anchor write of `r`: the checkpoint asked for, or a periodic one when due (it signs exactly what was anchored). */
+  #checkpoint(r: AnchorRecord): void {
     const cp = this.#cp;
     if (cp === null) return;
     const mono = this.#clock.monotonicMs();
     let want = cp.pending;
     if (want === null && cp.last !== null) {
-      const moved = this.#entries() - cp.last.entries;
+      const moved = r.activity.seq + r.sessions.seq - cp.last.entries;
       const due = moved >= (cp.o.everyEntries ?? CHECKPOINT_EVERY_ENTRIES) || (moved > 0 && mono - cp.last.mono >= (cp.o.intervalMs ?? CHECKPOINT_INTERVAL_MS));
       if (due) want = { reason: 'periodic', prunedBefore: null };
     }
     if (want === null) return;
     cp.pending = null;
-    const r = this.#record;
     const record: CheckpointRecord = {
       format: CHECKPOINT_FORMAT,
       reason: want.reason,
@@ -225,7 +290,7 @@ export class AnchorKeeper {
     const stored: StoredCheckpoint = { record, signature: cp.signer.sign(record) };
     try {
       appendCheckpoint(cp.o.path, stored);
-      cp.last = { mono, entries: this.#entries() };
+      cp.last = { mono, entries: r.activity.seq + r.sessions.seq };
     } catch (e) {
       this.#log(`journal checkpoint: ${e instanceof Error ? e.message : 'write failed'}`);
     }
@@ -246,10 +311,9 @@ export class AnchorKeeper {
   }
 
   #write(whole: boolean): void {
-    const next: AnchorRecord = { ...this.#record, counter: this.#record.counter + 1, at: this.#clock.now().toISOString() };
+    const next = this.#next();
     writeAnchor(this.#path, sealAnchor(this.#key, next), whole);
-    this.#record = next;
     this.#dirty = false;
-    this.#checkpoint();
+    this.#wrote(next);
   }
 }

@@ -99,6 +99,7 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
     ...(opts.journalId === undefined ? {} : { journalId: opts.journalId }),
     ...(opts.admit === undefined ? {} : { admit: opts.admit }),
     onCommit: (j, h, d) => keeper?.onCommit(j, h, d),
+    onDurableCommit: (j, h) => keeper?.onDurableCommit(j, h) ?? Promise.resolve(),
   });
   try {
     const facts = journals.facts();

@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GENESIS_HASH, openJournals } from '../../../src/journal/index.js';
@@ -153,6 +153,54 @@ describe('the anchored open', () => {
     a.journals.activity.recordOutcome(c.call_id, { status: 'success', side_effect_started: true, duration_ms: 1 });
     a.close();
     assert.deepEqual(readAnchor(ctx.anchorPath, key)?.record.activity, openJournals(t.dir, { readonly: true }).facts().activity.head, 'close writes the final heads');
+    t.cleanup();
+  });
+
+  it('group-committed keyed intents are anchored before they return, off the loop: concurrent ones share anchor writes, each resolves covered', async () => {
+    const t = tempJournalDir();
+    const ctx = ctxFor(t.dir);
+    const a = openAnchoredJournals(ctx);
+    const counterBefore = readAnchor(ctx.anchorPath, key)?.record.counter ?? 0;
+    const calls = Array.from({ length: 12 }, () => intent());
+    const seenAtReturn: number[] = [];
+    await Promise.all(
+      calls.map(async (c) => {
+        const [r] = await a.journals.activity.recordIntentsAsync([c]);
+        assert.equal(r?.ok, true);
+        // When the intent is told durable, the anchor on disk already covers it.
+        const stored = readAnchor(ctx.anchorPath, key);
+        const own = a.journals.activity.getCall(c.call_id);
+        assert.ok(own !== undefined);
+        seenAtReturn.push(stored?.record.activity.seq ?? -1);
+      }),
+    );
+    const head = a.journals.facts().activity.head;
+    const stored = readAnchor(ctx.anchorPath, key);
+    assert.deepEqual(stored?.record.activity, head, 'the last anchor write covers every intent');
+    assert.ok(seenAtReturn.every((seq) => seq >= 1));
+    const writes = (stored?.record.counter ?? 0) - counterBefore;
+    assert.ok(writes >= 1 && writes < calls.length, `12 concurrent intents shared anchor writes (${writes} writes)`);
+    a.close();
+    t.cleanup();
+  });
+
+  it('a keyed intent whose anchor write fails is refused as committed but not anchored; nothing may run', async () => {
+    const t = tempJournalDir();
+    const ctx = ctxFor(t.dir);
+    const a = openAnchoredJournals(ctx);
+    // The anchor replaced by a directory: the slot write cannot open it, nor can the whole-file fallback replace it.
+    unlinkSync(ctx.anchorPath);
+    mkdirSync(ctx.anchorPath);
+    const [r] = await a.journals.activity.recordIntentsAsync([intent()]);
+    assert.equal(r?.ok, false);
+    assert.equal(r?.ok === false && r.error.code, 'JOURNAL_UNAVAILABLE');
+    assert.equal(r?.ok === false && r.error.details['intent_committed'], true);
+    rmSync(ctx.anchorPath, { recursive: true });
+    try {
+      a.close();
+    } catch {
+      // the final write may fail too; the refusal above is what this test is about
+    }
     t.cleanup();
   });
 

@@ -92,7 +92,7 @@ describe('activity journal: writes with the fsync off the loop', () => {
     ensureJournalDir(dir);
     const db = openJournalDb(dir, ACTIVITY_SCHEMA, false, 'faulty');
     const told: boolean[] = [];
-    const hooks: CommitHooks = { check: () => undefined, committed: (d) => void told.push(d), followed: () => ({ seq: 0, hash: '' }), synced: (_h, d) => void told.push(d) };
+    const hooks: CommitHooks = { check: () => undefined, committed: (d) => void told.push(d), followed: () => ({ seq: 0, hash: '' }), synced: (_h, d) => void told.push(d), anchored: () => Promise.resolve(void told.push(true)) };
     const failing = { sync: () => Promise.reject(Object.assign(new Error('fsync failed'), { code: 'EIO' })) } as unknown as WalSync;
     const activity = createActivityJournal(new ActivityStore(db, () => new Date('2026-03-01T00:00:00Z')), hooks, failing);
     const r = intent({ idempotency_key: 'async-key-2', args_digest: 'sha256:2' });

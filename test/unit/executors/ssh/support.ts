@@ -8,14 +8,15 @@
  * Children run in their own process group and are killed when the channel
  * closes, so a timed-out `sleep 30` does not outlive the test.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
-import type { Connection, ParsedKey } from 'ssh2';
+import type { Connection, ParsedKey, ServerChannel } from 'ssh2';
 import type { ResolvedSsh } from '../../../../src/contracts/index.js';
 import type { SshCredential } from '../../../../src/executors/ssh/index.js';
 import { sshFingerprint } from '../../../../src/executors/ssh/index.js';
@@ -139,16 +140,12 @@ export async function startSshServer(hostKey: KeyPair = keyPair(), opts: TestSsh
               // already gone
             }
           };
-          child.stdout.pipe(stream, { end: false });
-          child.stderr.pipe(stream.stderr, { end: false });
+          const forward = forwardSerially(child, stream);
           kills.add(kill);
           // The client's channel close ends the readable side; it only ends once read.
           stream.resume();
           const stop = (): void => {
-            child.stdout.unpipe(stream);
-            child.stderr.unpipe(stream.stderr);
-            child.stdout.resume();
-            child.stderr.resume();
+            forward.stop();
             kill('SIGKILL');
           };
           // Only the channel's close stops the command: the client's EOF on stdin must not
@@ -157,9 +154,8 @@ export async function startSshServer(hostKey: KeyPair = keyPair(), opts: TestSsh
           stream.on('error', () => undefined);
           stream.stderr.on('error', () => undefined);
           // ssh2's server channel sends EOF and CLOSE as soon as its stdout side finishes, even
-          // when stderr still waits for window space: end only once stderr has flushed too.
-          // (ssh2's server also never resumes a stderr write queued behind a stdout write that
-          // waited for window, so tests write stderr before flooding stdout.)
+          // when stderr still waits for window space: end only once everything forwarded has
+          // been written and stderr has flushed too.
           const endChannel = (code: number | null, sig: NodeJS.Signals | null): void => {
             try {
               if (code !== null) stream.exit(code);
@@ -170,8 +166,10 @@ export async function startSshServer(hostKey: KeyPair = keyPair(), opts: TestSsh
             }
           };
           child.on('close', (code, sig) => {
-            stream.stderr.once('finish', () => endChannel(code, sig));
-            stream.stderr.end();
+            forward.drained(() => {
+              stream.stderr.once('finish', () => endChannel(code, sig));
+              stream.stderr.end();
+            });
           });
         });
       });
@@ -236,4 +234,61 @@ export async function rejection(p: Promise<unknown>): Promise<unknown> {
     return e;
   }
   throw new Error('expected a rejection');
+}
+
+/**
+ * Forwards a command's stdout and stderr to its channel one write at a
+ * time, in the order they came: ssh2's server never resumes a stderr write
+ * queued behind a stdout write that waited for window space, so here the two
+ * never wait at once (a command's streams then reach the client in the order
+ * it wrote them, whatever the load). The child is paused while writes queue.
+ */
+function forwardSerially(child: ChildProcessWithoutNullStreams, stream: ServerChannel): { stop(): void; drained(then: () => void): void } {
+  const HIGH = 16;
+  const queue: { readonly to: Writable; readonly chunk: Buffer }[] = [];
+  let writing = false;
+  let stopped = false;
+  let whenDrained: (() => void) | null = null;
+  const flow = (on: boolean): void => {
+    for (const r of [child.stdout, child.stderr]) {
+      if (on) r.resume();
+      else r.pause();
+    }
+  };
+  const pump = (): void => {
+    if (writing) return;
+    const next = stopped ? undefined : queue.shift();
+    if (next === undefined) {
+      flow(true);
+      const then = whenDrained;
+      whenDrained = null;
+      then?.();
+      return;
+    }
+    writing = true;
+    if (queue.length < HIGH / 2) flow(true);
+    next.to.write(next.chunk, () => {
+      writing = false;
+      pump();
+    });
+  };
+  const take = (to: Writable) => (chunk: Buffer) => {
+    if (stopped) return;
+    queue.push({ to, chunk });
+    if (queue.length >= HIGH) flow(false);
+    pump();
+  };
+  child.stdout.on('data', take(stream));
+  child.stderr.on('data', take(stream.stderr));
+  return {
+    stop: () => {
+      stopped = true;
+      queue.length = 0;
+      flow(true);
+    },
+    drained: (then) => {
+      whenDrained = then;
+      pump();
+    },
+  };
 }
