@@ -25,7 +25,7 @@ import { install } from '../../test/helpers/daemon.js';
 import { loopbackTarget } from './target.js';
 import { report, type Figure } from './report.js';
 import { phaseFigures, phasesBetween, printPhases } from './profile.js';
-import { latencies, median, quantile } from './stats.js';
+import { latencies, median, processCpuMs, quantile } from './stats.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 100);
@@ -125,12 +125,20 @@ for (const c of [naive, postern]) for (let i = 0; i < 20; i++) await callOnce(c,
 const rows: Record<string, number[]> = { direct: [], naive_read: [], postern_read: [], naive_write: [], postern_write: [] };
 const p99: Record<string, number[]> = { naive_read: [], postern_read: [], postern_write: [] };
 const profileBefore = await op.request('calls.profile', {});
+/** The daemon's CPU time (user + system, ms) spent on each kind of call: process CPU / calls served. */
+const daemonCpu = { read: 0, write: 0, many: 0 };
+const cpuOf = async <T>(kind: keyof typeof daemonCpu, fn: () => Promise<T>): Promise<T> => {
+  const before = processCpuMs(daemonPid);
+  const r = await fn();
+  daemonCpu[kind] += processCpuMs(daemonPid) - before;
+  return r;
+};
 for (let r = 0; r < ROUNDS; r++) {
   const d = await latencies(CALLS, direct);
   const nr = await latencies(CALLS, () => callOnce(naive, 'get_json'));
-  const pr = await latencies(CALLS, () => callOnce(postern, 'get_json'));
+  const pr = await cpuOf('read', () => latencies(CALLS, () => callOnce(postern, 'get_json')));
   const nw = await latencies(CALLS, () => callOnce(naive, 'create_note'));
-  const pw = await latencies(CALLS, () => callOnce(postern, 'create_note'));
+  const pw = await cpuOf('write', () => latencies(CALLS, () => callOnce(postern, 'create_note')));
   rows['direct']!.push(median(d));
   rows['naive_read']!.push(median(nr));
   rows['postern_read']!.push(median(pr));
@@ -155,7 +163,7 @@ const tput: Record<string, number[]> = { naive: [], postern: [] };
 const tputP99: Record<string, number[]> = { naive: [], postern: [] };
 for (let r = 0; r < ROUNDS; r++) {
   for (const [k, cs] of [['naive', naives], ['postern', posterns]] as const) {
-    const t = await throughput(cs, 'create_note', perClient);
+    const t = k === 'postern' ? await cpuOf('many', () => throughput(cs, 'create_note', perClient)) : await throughput(cs, 'create_note', perClient);
     tput[k]!.push(t.rate);
     tputP99[k]!.push(t.p99);
   }
@@ -186,6 +194,7 @@ console.log(`      fsyncs per write call            ${oneFsync.fsyncs === null ?
 console.log(`  (e) ${SESSIONS} sessions, write calls/s     naive ${median(tput['naive']!).toFixed(0)}   Postern ${median(tput['postern']!).toFixed(0)}   ${(median(tput['postern']!) / median(tput['naive']!)).toFixed(2)}×`);
 console.log(`      p99 of a write call at ${SESSIONS}        naive ${fmt(median(tputP99['naive']!))}   Postern ${fmt(median(tputP99['postern']!))}`);
 console.log(`      fsyncs per write call at ${SESSIONS}      ${manyFsync.fsyncs === null ? 'n/a (no strace)' : (manyFsync.fsyncs / manyFsync.calls).toFixed(2)}`);
+if (daemonPid !== undefined) console.log(`  (f) daemon CPU per call (process CPU / calls)   read ${(daemonCpu.read / (ROUNDS * CALLS)).toFixed(3)} ms   keyed write ${(daemonCpu.write / (ROUNDS * CALLS)).toFixed(3)} ms   write at ${SESSIONS} ${(daemonCpu.many / (ROUNDS * SESSIONS * perClient)).toFixed(3)} ms`);
 printPhases('where a one-client call spends its time in the daemon (read and write together; the rest of a call is the client, the shim and the sockets)', oneClient);
 
 // The issue's latency target: naive + the durability floor (two fsyncs) + 0.5 ms; a number when
@@ -210,6 +219,13 @@ const figures: Figure[] = [
   },
   vs(`(e) ${SESSIONS} sessions, write p99`, median(tputP99['postern']!), 'naive p99', median(tputP99['naive']!)),
   ...(manyFsync.fsyncs === null ? [] : [{ name: `(e) fsyncs per write call at ${SESSIONS}`, value: manyFsync.fsyncs / manyFsync.calls, unit: 'fsyncs/call', target: '≤ 0.2' }]),
+  ...(daemonPid === undefined
+    ? []
+    : [
+        { name: '(f) daemon CPU per read call, one client', value: daemonCpu.read / (ROUNDS * CALLS), unit: 'ms', target: '≤ 0.5 ms' },
+        { name: '(f) daemon CPU per keyed write call, one client', value: daemonCpu.write / (ROUNDS * CALLS), unit: 'ms', target: '≤ 0.7 ms' },
+        { name: `(f) daemon CPU per write call, ${SESSIONS} sessions`, value: daemonCpu.many / (ROUNDS * SESSIONS * perClient), unit: 'ms' },
+      ]),
   ...phaseFigures('(c)+(d) one client', oneClient),
 ];
 report('http-calls', `HTTP tool calls, ${ROUNDS} rounds × ${CALLS} sequential calls, ${SESSIONS} sessions × ${perClient} calls`, figures, [

@@ -3,6 +3,7 @@
  * of samples, and the per-call latencies of sequential calls timed with the
  * monotonic clock.
  */
+import { readFileSync } from 'node:fs';
 import { systemClock } from '../../src/clock/index.js';
 
 /** The q-quantile of `xs` (nearest rank, 0 ≤ q ≤ 1). */
@@ -23,3 +24,17 @@ export async function latencies(n: number, one: () => Promise<unknown>): Promise
   }
   return out;
 }
+
+/**
+ * A process's CPU time so far (user + system, ms), from /proc (Linux); 0 for
+ * no pid. Clock ticks are 1/100 s on Linux, so measure spans of a second or more.
+ */
+export function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  // Fields after the command name (which may hold spaces), from `state`: utime is 12th, stime 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;

@@ -47,7 +47,7 @@ import { refreshTokenWriteBack } from './refresh-token-store.js';
 import { RunReporter } from './run-report.js';
 import { sessionHooks } from './session-hooks.js';
 import { shutdown, type Endpoint } from './shutdown.js';
-import { takeDaemonLock } from './socket-file.js';
+import { takeDaemonLock } from '../home/daemon-lock.js';
 import { DaemonState } from './state.js';
 import { onVaultChange, VaultFollower } from './vault-follow.js';
 

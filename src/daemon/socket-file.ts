@@ -1,6 +1,7 @@
 /**
  * Creating and removing the daemon's socket files (agent and operator) safely,
- * and the private run directory that holds them. The one home of this rule.
+ * in the private run directory (home/daemon-lock.ts makes it). The one home of
+ * this rule.
  *
  * Invariants: the parent directory must be ours, a real directory and closed
  * to group and others (making it so is the daemon's job; we only refuse). An
@@ -12,13 +13,11 @@
  */
 import { connect, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
-import { assertPrivateDir, checkPrivateDir } from '../home/permissions.js';
-import type { HomePaths } from '../home/paths.js';
-import { PosternError, isPosternError } from '../protocol/errors.js';
-import { acquireWriterLock, type WriterLock } from '../vault/writer-lock.js';
+import { checkPrivateDir } from '../home/permissions.js';
+import { PosternError } from '../protocol/errors.js';
 
 export interface SocketIdentity {
   readonly dev: number;
@@ -34,34 +33,6 @@ async function lstatOrNull(path: string): Promise<Stats | null> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new PosternError('HOME_UNSAFE', `cannot inspect ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
   }
-}
-
-/** Creates the run directory 0700 if needed, then insists it is ours and private. */
-export async function ensureRunDir(dir: string): Promise<void> {
-  const created = await mkdir(dir, { recursive: true, mode: 0o700 });
-  if (created !== undefined) await chmod(dir, 0o700);
-  await assertPrivateDir(dir);
-}
-
-/**
- * One daemon per home: the lock file in the private run directory. Taken by
- * the daemon for its lifetime, and by the operator commands that must not
- * run beside it. A held lock is DAEMON_RUNNING.
- */
-export async function takeDaemonLock(paths: HomePaths): Promise<WriterLock> {
-  await assertPrivateDir(paths.home);
-  await ensureRunDir(paths.runDir);
-  try {
-    return await acquireWriterLock(join(paths.runDir, 'daemon'));
-  } catch (e) {
-    if (isPosternError(e, 'VAULT_BUSY')) throw new PosternError('DAEMON_RUNNING', `a daemon is running for ${paths.home}: stop it first`);
-    throw e;
-  }
-}
-
-/** Refuses early (DAEMON_RUNNING) when a daemon holds the home, so nothing is asked for in vain. */
-export async function assertNoDaemon(paths: HomePaths): Promise<void> {
-  await (await takeDaemonLock(paths)).release();
 }
 
 /** Does anything accept a connection on this socket path? */

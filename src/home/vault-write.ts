@@ -15,7 +15,7 @@
  * yet (no daemon ever started) gets none: the first start creates it.
  */
 import type { Clock } from '../clock/index.js';
-import { takeDaemonLock } from '../daemon/socket-file.js';
+import { takeDaemonLock } from './daemon-lock.js';
 import type { HomePaths } from './paths.js';
 import { anchorIsAuthentic, readAnchor, sealAnchor, writeAnchor } from '../journal/anchor/index.js';
 import { isPosternError } from '../protocol/errors.js';

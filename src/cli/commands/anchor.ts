@@ -16,7 +16,7 @@
  */
 import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
-import { takeDaemonLock } from '../../daemon/socket-file.js';
+import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection } from '../../journal/anchor/index.js';
 import { PosternError } from '../../protocol/errors.js';
 import { openVault } from '../../vault/index.js';

@@ -16,7 +16,7 @@ import { closeSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig } from '../../daemon/config.js';
 import { replayWindowOpen } from '../../daemon/pipeline/idempotency.js';
-import { takeDaemonLock } from '../../daemon/socket-file.js';
+import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { readAcceptedText } from '../../home/catalog-store.js';
 import { openAnchoredJournals } from '../../journal/anchor/index.js';
 import { buildBundle } from '../../journal/bundle/build.js';

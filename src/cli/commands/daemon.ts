@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { startDaemon } from '../../daemon/run.js';
-import { assertNoDaemon } from '../../daemon/socket-file.js';
+import { assertNoDaemon } from '../../home/daemon-lock.js';
 import { runMcp } from '../mcp-entry.js';
 import { contextFor } from '../context.js';
 import { examples } from '../help.js';

@@ -16,7 +16,7 @@
 import type { Command } from 'commander';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertNoDaemon, ensureRunDir } from '../../daemon/socket-file.js';
+import { assertNoDaemon, ensureRunDir } from '../../home/daemon-lock.js';
 import { startDaemonWorker } from '../../daemon/worker.js';
 import { connectPortTransport, createOperatorClient } from '../../protocol/operator/index.js';
 import { PosternError } from '../../protocol/errors.js';

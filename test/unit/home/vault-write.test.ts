@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { anchorVaultGeneration } from '../../../src/home/vault-write.js';
-import { takeDaemonLock } from '../../../src/daemon/socket-file.js';
+import { takeDaemonLock } from '../../../src/home/daemon-lock.js';
 import { homePaths } from '../../../src/home/paths.js';
 import { ANCHOR_FORMAT, readAnchor, sealAnchor, writeAnchor, type AnchorRecord } from '../../../src/journal/anchor/index.js';
 import { ManualClock } from '../../helpers/clock.js';
