@@ -158,12 +158,4 @@ export const CatalogShape = z.strictObject({
   preapprovals: z.record(z.string(), z.unknown()).optional(),
 });
 
-export type HttpTargetInput = z.infer<typeof HttpTargetShape>;
-export type SshTargetInput = z.infer<typeof SshTargetShape>;
-export type HttpInput = z.infer<typeof HttpShape>;
-export type HttpRequestInput = z.infer<typeof HttpRequestShape>;
-export type SshInput = z.infer<typeof SshShape>;
-export type PreviousInput = z.infer<typeof PreviousShape>;
 export type OutputAdapterInput = z.infer<typeof OutputAdapterShape>;
-export type RevisionInput = z.infer<typeof RevisionShape>;
-export type ToolInput = z.infer<typeof ToolShape>;

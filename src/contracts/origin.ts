@@ -151,8 +151,3 @@ export function normalizeSshHost(raw: string): { readonly ok: true; readonly hos
   if (url.hostname.endsWith('.')) return { ok: false, problem: 'must not end with a dot' };
   return { ok: true, host: url.hostname };
 }
-
-/** `host:port`, with IPv6 already bracketed by normalization. */
-export function hostPort(host: string, port: number): string {
-  return `${host}:${port}`;
-}

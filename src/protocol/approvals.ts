@@ -39,7 +39,6 @@ export const ToolAnnotationsSchema = z.object({
   idempotentHint: z.boolean(),
   openWorldHint: z.boolean(),
 });
-export type ToolAnnotations = z.infer<typeof ToolAnnotationsSchema>;
 
 export const ApprovalCardSchema = z.object({
   id: z.string(),

@@ -26,7 +26,6 @@ export type ScreenVerdict =
 
 export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
-export const PARSE_ERROR = -32700;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const validId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));

@@ -44,9 +44,6 @@ export interface ToolResultData {
   readonly isError?: true;
 }
 
-/** The keys of the error envelope, in the order they are written. */
-export const TOOL_ERROR_KEYS = ['error_code', 'message', 'tool', 'side_effect_started', 'required_action', 'current_revision', 'call_id'] as const;
-
 /**
  * The tool error result for `code`. `sideEffect` is a fact: `'unknown'` (an
  * effect may have started) is written `side_effect_started: true` with

@@ -8,7 +8,7 @@
  * has already been redacted.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { ErrorCodes, PosternError, type ErrorCode } from '../../protocol/errors.js';
+import { PosternError } from '../../protocol/errors.js';
 import { clipLabel } from '../../protocol/clip.js';
 import type { IdempotencyRecord } from '../../journal/index.js';
 import type { Trail } from './trail.js';
@@ -22,10 +22,6 @@ export interface ErrorFacts {
 
 export function errorResult(err: PosternError, facts: ErrorFacts, extra: Record<string, unknown> = {}): CallToolResult {
   return toolErrorResult(err.code, err.message, err.sideEffectStarted, { ...facts, details: err.details, extra });
-}
-
-export function isErrorCode(s: unknown): s is ErrorCode {
-  return typeof s === 'string' && Object.hasOwn(ErrorCodes, s);
 }
 
 export function successResult(summary: string, structured: Record<string, unknown>): CallToolResult {

@@ -140,8 +140,3 @@ export function cardView(card: ApprovalCard, opts: CardViewOptions = {}): CardVi
   else if (!fullyShown) sessionApproval = { offered: false, why: `session approval is not offered: ${hidden} characters of this card are not shown` };
   return { id: card.id, rows, hidden, fullyShown, sessionApproval };
 }
-
-/** Milliseconds until the card expires (negative once it has), for a countdown. */
-export function msLeft(card: ApprovalCard, now: Date): number {
-  return Date.parse(card.expires_at) - now.getTime();
-}

@@ -66,7 +66,6 @@ export const OperatorEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('catalog.pending'), pending: CatalogPendingViewSchema.nullable() }),
 ]);
 export type OperatorEvent = z.infer<typeof OperatorEventSchema>;
-export type OperatorEventType = OperatorEvent['type'];
 
 export const OperatorEventEnvelopeSchema = z.strictObject({
   seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
@@ -152,7 +151,6 @@ export const RequestEnvelopeSchema = z.strictObject({
   op: z.string().max(64),
   params: z.unknown().optional(),
 });
-export type RequestEnvelope = z.infer<typeof RequestEnvelopeSchema>;
 
 export const ServerMessageSchema = z.union([
   z.strictObject({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(true), result: z.unknown() }),

@@ -66,17 +66,13 @@ export const AuthSchema = z.strictObject({ t: z.literal('auth'), v: z.literal(OP
 export const WelcomeSchema = z.strictObject({ t: z.literal('welcome'), v: z.literal(OPERATOR_VERSION), role: OperatorRoleSchema, proof: b64u32 });
 export const PlainErrorSchema = z.strictObject({ t: z.literal('error'), error: WireErrorSchema });
 export const ServerHandshakeSchema = z.discriminatedUnion('t', [HelloSchema, WelcomeSchema, PlainErrorSchema]);
-export type Hello = z.infer<typeof HelloSchema>;
 export type Auth = z.infer<typeof AuthSchema>;
-export type Welcome = z.infer<typeof WelcomeSchema>;
-export type PlainError = z.infer<typeof PlainErrorSchema>;
 
 export const SealedFrameSchema = z.strictObject({
   seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   body: z.string(),
   mac: b64u32,
 });
-export type SealedFrame = z.infer<typeof SealedFrameSchema>;
 
 /**
  * The in-process pair (`postern up`): a private MessagePort, never a path on
