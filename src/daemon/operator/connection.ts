@@ -49,6 +49,37 @@ function currentKey(key: () => Uint8Array | null): Uint8Array | null {
   }
 }
 
+type AuthVerdict =
+  | { readonly kind: 'refused'; readonly error: WireError; readonly reason: string; /** answered only after the failure delay */ readonly slow: boolean }
+  | { readonly kind: 'proved'; readonly role: OperatorRole; readonly codec: FrameCodec; readonly proof: Uint8Array };
+
+/** The client's auth line against K as read now (never kept): the role it proved, or why it is refused. */
+function judgeAuth(line: string, key: () => Uint8Array | null, ns: Uint8Array): AuthVerdict {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return { kind: 'refused', error: { code: 'OPERATOR_AUTH_FAILED', message: 'expected an auth message' }, reason: 'not JSON', slow: true };
+  }
+  const a = AuthSchema.safeParse(raw);
+  const nc = a.success ? decodeB64u(a.data.nonce) : null;
+  const proof = a.success ? decodeB64u(a.data.proof) : null;
+  if (!a.success || nc === null || proof === null) {
+    return { kind: 'refused', error: { code: 'OPERATOR_AUTH_FAILED', message: 'expected an auth message (this daemon speaks operator protocol version 2)' }, reason: 'malformed auth', slow: true };
+  }
+  const role = a.data.role;
+  const k = currentKey(key);
+  if (k === null) return { kind: 'refused', error: { code: 'VAULT_LOCKED', message: 'the daemon is locked' }, reason: 'locked', slow: false };
+  try {
+    if (!sameBytes(proof, clientProof(k, ns, nc, role))) {
+      return { kind: 'refused', error: { code: 'OPERATOR_AUTH_FAILED', message: "the proof does not match this daemon's vault" }, reason: 'bad proof', slow: true };
+    }
+    return { kind: 'proved', role, codec: new FrameCodec(sessionKey(k, ns, nc, role), 'server'), proof: serverProof(k, ns, nc, role) };
+  } finally {
+    k.fill(0);
+  }
+}
+
 export function serveSocket(sock: Socket, o: HandshakeOptions): void {
   const reader = new LineReader(PREAUTH_LINE_BYTES);
   const ns = newNonce();
@@ -106,36 +137,15 @@ export function serveSocket(sock: Socket, o: HandshakeOptions): void {
   });
 
   const onAuth = (line: string): void => {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      return plainFail({ code: 'OPERATOR_AUTH_FAILED', message: 'expected an auth message' }, 'not JSON', o.failureDelayMs);
-    }
-    const a = AuthSchema.safeParse(raw);
-    const nc = a.success ? decodeB64u(a.data.nonce) : null;
-    const proof = a.success ? decodeB64u(a.data.proof) : null;
-    if (!a.success || nc === null || proof === null) {
-      return plainFail({ code: 'OPERATOR_AUTH_FAILED', message: 'expected an auth message (this daemon speaks operator protocol version 2)' }, 'malformed auth', o.failureDelayMs);
-    }
-    const role = a.data.role;
-    const k = currentKey(o.key);
-    if (k === null) return plainFail({ code: 'VAULT_LOCKED', message: 'the daemon is locked' }, 'locked', 0);
-    try {
-      if (!sameBytes(proof, clientProof(k, ns, nc, role))) {
-        return plainFail({ code: 'OPERATOR_AUTH_FAILED', message: 'the proof does not match this daemon\'s vault' }, 'bad proof', o.failureDelayMs);
-      }
-      const ps = serverProof(k, ns, nc, role);
-      codec = new FrameCodec(sessionKey(k, ns, nc, role), 'server');
-      clearTimeout(timer);
-      stage = 'ready';
-      reader.setLimit(MAX_REQUEST_LINE_BYTES);
-      sock.write(`${JSON.stringify({ t: 'welcome', v: OPERATOR_VERSION, role, proof: encodeB64u(ps) })}\n`);
-      o.notify({ type: 'authenticated', role });
-      o.ready(transport(role));
-    } finally {
-      k.fill(0);
-    }
+    const j = judgeAuth(line, o.key, ns);
+    if (j.kind === 'refused') return plainFail(j.error, j.reason, j.slow ? o.failureDelayMs : 0);
+    codec = j.codec;
+    clearTimeout(timer);
+    stage = 'ready';
+    reader.setLimit(MAX_REQUEST_LINE_BYTES);
+    sock.write(`${JSON.stringify({ t: 'welcome', v: OPERATOR_VERSION, role: j.role, proof: encodeB64u(j.proof) })}\n`);
+    o.notify({ type: 'authenticated', role: j.role });
+    o.ready(transport(j.role));
   };
 
   const onFrame = (line: string): void => {
