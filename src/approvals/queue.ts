@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/index.js';
 import type { Catalog } from '../contracts/index.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
 import { ParkedApprovals } from './parked.js';
 

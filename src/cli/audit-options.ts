@@ -10,8 +10,8 @@ import type { CallFilter, Journals } from '../journal/index.js';
 import { ACTIVITY_SCHEMA } from '../journal/activity-schema.js';
 import { MAX_LIMIT } from '../journal/filters.js';
 import { SESSIONS_SCHEMA } from '../journal/sessions.js';
-import { PosternError } from '../protocol/errors.js';
-import { sanitizeForTerminal as clean } from '../protocol/terminal-text.js';
+import { PosternError } from '../rules/errors.js';
+import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 import type { CliContext } from './context.js';
 
 /** The read-only journals, or null when neither journal file exists yet. */

@@ -5,7 +5,7 @@
  * bounded so one value cannot flood the screen.
  */
 import type { CallView, ChainBreak, ChainReport, SessionEventRow, SessionRow, SessionStart, TargetDetails, TimelineEntry } from '../journal/index.js';
-import { sanitizeForTerminal as clean } from '../protocol/terminal-text.js';
+import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 export const SHORT_ID = 8;
 /** Per value in `show` and `session`: long enough to see everything that matters, bounded so one value cannot flood the screen. */

@@ -4,12 +4,12 @@
  * a context from their commander `Command`; they never read process state
  * themselves, so one place decides where a passphrase may come from.
  */
-import { foldLinesToWidth } from '../protocol/terminal-text.js';
+import { foldLinesToWidth } from '../rules/terminal-text.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock, type Clock } from '../clock/index.js';
 import { homePaths, resolveHome, type HomePaths } from '../home/paths.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { kdfProfileFromEnvironment, vaultOptionsFor, type KdfProfile, type VaultOptions } from '../vault/index.js';
 import { canPrompt, promptHidden, promptNote } from './tty.js';
 

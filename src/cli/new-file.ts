@@ -4,8 +4,8 @@
  * line: `<failure> <file>: <why>`.
  */
 import { openSync } from 'node:fs';
-import { PosternError } from '../protocol/errors.js';
-import { sanitizeForTerminal as clean } from '../protocol/terminal-text.js';
+import { PosternError } from '../rules/errors.js';
+import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 export function openNewPrivateFile(file: string, failure: string): number {
   try {

@@ -6,7 +6,7 @@
  * user unless POSTERN_DEBUG=1.
  */
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
-import { ErrorCodes, isPosternError } from '../protocol/errors.js';
+import { ErrorCodes, isPosternError } from '../rules/errors.js';
 import { assertHomeSafe } from '../home/permissions.js';
 import { resolveHome } from '../home/paths.js';
 import { registerCommands } from './commands/index.js';

@@ -25,7 +25,7 @@
 import type { CallHead, CallRecord } from '../journal/index.js';
 import type { Catalog } from '../contracts/index.js';
 import { renderTable } from './table.js';
-import { sanitizeForTerminal as clean } from '../protocol/terminal-text.js';
+import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 export const DRAIN_JSON_FORMAT = 'postern.audit-revisions/1';
 

@@ -8,7 +8,7 @@
 import { createHash, createPrivateKey } from 'node:crypto';
 import ssh2, { type ParsedKey } from 'ssh2';
 import type { CredentialKind } from '../vault/types.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { readLineFile } from './context.js';
 import { canPrompt, promptHidden } from './tty.js';
 

@@ -9,7 +9,7 @@
  */
 import { ShadowVerdicts, type CallHead, type ShadowVerdict } from '../journal/index.js';
 import { renderTable } from './table.js';
-import { sanitizeForTerminal as clean } from '../protocol/terminal-text.js';
+import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 /** The highest divergence rate that passes. */
 export const SHADOW_THRESHOLD = 0.01;

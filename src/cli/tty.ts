@@ -6,7 +6,7 @@
  */
 import { openSync, closeSync, readSync, writeSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 
 /** True when this process can prompt a person on its controlling terminal. */
 export function canPrompt(): boolean {

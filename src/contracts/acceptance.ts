@@ -15,7 +15,7 @@
  * Storage, the passphrase and the vault live elsewhere.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson, sha256Hex } from '../protocol/canonical.js';
+import { canonicalJson, sha256Hex } from '../rules/canonical.js';
 
 /** Lowercase hex SHA-256 of the catalog file's exact bytes (a string is taken as UTF-8). */
 export function catalogDigest(text: string | Uint8Array): string {

@@ -8,7 +8,7 @@
  * valid old arguments would now produce a different action. Also provides the
  * contract fingerprint used to detect revisions edited in place.
  */
-import { canonicalJson } from '../protocol/canonical.js';
+import { canonicalJson } from '../rules/canonical.js';
 import { findProperty, type ObjectNode, type SchemaNode } from './schema-node.js';
 import type { StringTemplate } from './string-template.js';
 import type { Action, ArgvElement, BodyTemplate, JsonValue, NamedTemplate, Revision, Target } from './types.js';

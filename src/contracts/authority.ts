@@ -10,9 +10,9 @@
  * counts either way); otherwise it lists each difference, in words. Session
  * grants are bound to `authorityDigest`, so any change of reach voids them.
  */
-import { headerKey, isRequestMeaningHeader } from '../protocol/http-headers.js';
-import { methodOverrideParam } from '../protocol/query-names.js';
-import { canonicalDigest, canonicalJson } from '../protocol/canonical.js';
+import { headerKey, isRequestMeaningHeader } from '../rules/http-headers.js';
+import { methodOverrideParam } from '../rules/query-names.js';
+import { canonicalDigest, canonicalJson } from '../rules/canonical.js';
 import { pathShapeWithin } from './path-template.js';
 import { shapeOf } from './string-template.js';
 import type { StringTemplate } from './string-template.js';
@@ -34,7 +34,7 @@ export interface Authority {
   readonly paths: readonly string[];
   /**
    * Fixed request-meaning overrides, e.g. `header x-http-method-override: DELETE`
-   * or `query _method=PUT` (src/protocol/http-headers.ts, query-names.ts).
+   * or `query _method=PUT` (src/rules/http-headers.ts, query-names.ts).
    */
   readonly requestMeaning: readonly string[];
   readonly privateNetwork: 'allowed' | 'refused';

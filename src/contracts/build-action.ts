@@ -4,12 +4,12 @@
  * declared parameter of a type that fits where it is placed, positions that
  * cannot be left empty (path segments, argv entries) use parameters that are
  * always present, no header or query name the agent can reach is reserved
- * (src/protocol/http-headers.ts, query-names.ts), request overrides are fixed
+ * (src/rules/http-headers.ts, query-names.ts), request overrides are fixed
  * text, and every declared parameter is used — an input the action ignores
  * would be silently dropped, which is exactly what a contract must not do.
  */
-import { headerKey, isRequestMeaningHeader, reservedHeader, SIGV4_OWNED_HEADERS } from '../protocol/http-headers.js';
-import { methodOverrideParam, queryNameCollides } from '../protocol/query-names.js';
+import { headerKey, isRequestMeaningHeader, reservedHeader, SIGV4_OWNED_HEADERS } from '../rules/http-headers.js';
+import { methodOverrideParam, queryNameCollides } from '../rules/query-names.js';
 import { HEADER_NAME, HttpRequestShape, HttpShape, SshShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
 import { parsePathPattern, parsePathTemplate, type PathPattern } from './path-template.js';

@@ -4,7 +4,7 @@
  * credential names are checked against the vault's names when the caller
  * provides them. A target is either `http:` or `ssh:`, never both.
  */
-import { credentialHeaderProblem } from '../protocol/http-headers.js';
+import { credentialHeaderProblem } from '../rules/http-headers.js';
 import { TargetTable } from './build-action.js';
 import { HttpTargetShape, NAME, SshTargetShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
@@ -14,7 +14,7 @@ import type { HttpAuth, Target } from './types.js';
 import type { z } from 'zod';
 
 type HttpTargetShapeOut = z.infer<typeof HttpTargetShape>;
-import { didYouMean } from '../protocol/suggest.js';
+import { didYouMean } from '../rules/suggest.js';
 
 /** A fixed endpoint of a credential (token endpoint, API base): an origin (same rules as the target's) and a plain path. */
 function endpointUrl(raw: string, privateNetwork: 'allowed' | 'refused', at: DocPath, sink: IssueSink): string | undefined {

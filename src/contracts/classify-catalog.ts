@@ -14,7 +14,7 @@
  * agent may do; one added or lowered is metadata.
  */
 import { contractFingerprint } from './action-diff.js';
-import { canonicalJson } from '../protocol/canonical.js';
+import { canonicalJson } from '../rules/canonical.js';
 import { authorityOf, widensAuthority, type Authority } from './authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';

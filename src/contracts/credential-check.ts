@@ -1,13 +1,13 @@
 /**
  * Checks an accepted or candidate catalog against the vault's credential
- * metadata with the one credential-fit rule (src/protocol/credential-fit.ts):
+ * metadata with the one credential-fit rule (src/rules/credential-fit.ts):
  * every target whose credential is in the vault must find it of the kind, and
  * sent under the name, its `auth` declares. Unknown names are reported by
  * parseCatalog (CATALOG_INVALID); a misfit is CREDENTIAL_KIND_MISMATCH, naming
  * every target that does not fit. Pure: metadata in, verdict out.
  */
-import { credentialFit, credentialMisfitError, type CredentialFacts, type CredentialFit } from '../protocol/credential-fit.js';
-import { PosternError } from '../protocol/errors.js';
+import { credentialFit, credentialMisfitError, type CredentialFacts, type CredentialFit } from '../rules/credential-fit.js';
+import { PosternError } from '../rules/errors.js';
 import type { Catalog } from './types.js';
 
 export interface CredentialMisfit {

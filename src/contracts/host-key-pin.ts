@@ -5,7 +5,7 @@
  * this pin and nothing else.
  */
 import { isMap, parseDocument } from 'yaml';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 
 export function withHostKeyPin(text: string, target: string, fingerprint: string): string {
   const doc = parseDocument(text);

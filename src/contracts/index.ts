@@ -22,7 +22,7 @@ export type {
 export { ApprovalModes, Effects, HttpMethods, LimitNames, type LimitName, type Limits } from './types.js';
 export { limitsOf, limitChanges, unlimited, type LimitChanges } from './limits.js';
 
-export { canonicalJson, canonicalDigest, sha256Hex } from '../protocol/canonical.js';
+export { canonicalJson, canonicalDigest, sha256Hex } from '../rules/canonical.js';
 export { parseCatalog } from './parse-catalog.js';
 export { checkCatalogCredentials, credentialMisfits, type CredentialMisfit } from './credential-check.js';
 export { toolsUsingCredential } from './credential-use.js';

@@ -15,7 +15,7 @@
  * step. One home for both the proof (release gate, call-time refusal) and the
  * transformation (result shaping), so the two cannot disagree.
  */
-import { clipLabel } from '../protocol/clip.js';
+import { clipLabel } from '../rules/clip.js';
 import { harmlessOutputReason, outputAddReason, outputBreakReason, type ChangeReason } from './changes.js';
 import { findProperty, withMappingsAndDefaults, type PropertyDef, type SchemaNode } from './schema-node.js';
 import { within } from './schema-within.js';

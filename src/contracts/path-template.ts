@@ -5,12 +5,12 @@
  * never produces a segment that a server resolves as empty, `.` or `..`, nor a
  * `/` or a `\` — not after the target decodes it once or more (`%2e%2e`,
  * `%252f`), trims whitespace, NUL or format characters, folds it (NFKC) or
- * cuts it at `;` (the rule is src/protocol/path-segments.ts); every byte
+ * cuts it at `;` (the rule is src/rules/path-segments.ts); every byte
  * outside the RFC 3986 unreserved set is percent-encoded as UTF-8.
  */
-import { describeSegmentProblem, pathSegmentProblem } from '../protocol/path-segments.js';
-import { decodedForms } from '../protocol/percent-readings.js';
-import { isWellFormedText } from '../protocol/canonical.js';
+import { describeSegmentProblem, pathSegmentProblem } from '../rules/path-segments.js';
+import { decodedForms } from '../rules/percent-readings.js';
+import { isWellFormedText } from '../rules/canonical.js';
 import { hasControl } from './text.js';
 import { parseStringTemplate, shapeOf, type StringTemplate, type TemplatePart } from './string-template.js';
 

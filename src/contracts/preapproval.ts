@@ -17,7 +17,7 @@
  * call the new rule covers is provably covered by the old one.
  */
 import { z } from 'zod';
-import { canonicalJson } from '../protocol/canonical.js';
+import { canonicalJson } from '../rules/canonical.js';
 import { compileBoundedPattern } from './bounded-pattern.js';
 import { NAME, TOOL_NAME } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';

@@ -7,7 +7,7 @@
 import { authorityDigest, authorityOf, type Authority } from './authority.js';
 import type { Change } from './changes.js';
 import { gateRuleFor, HistoricalSkips, type GateReport, type HistoricalSkip } from './release-gate.js';
-import { escapeForTerminal as printable } from '../protocol/terminal-text.js';
+import { escapeForTerminal as printable } from '../rules/terminal-text.js';
 import type { Catalog, JsonObject } from './types.js';
 import { describeRule } from './preapproval.js';
 

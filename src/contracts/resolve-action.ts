@@ -5,7 +5,7 @@
  * object to the executor. A value that cannot be placed safely yields
  * `refused` with the field to repair; nothing is guessed.
  */
-import { canonicalDigest } from '../protocol/canonical.js';
+import { canonicalDigest } from '../rules/canonical.js';
 import { RefusedValue, type ResolveResult, type ResolvedAction } from './resolved.js';
 import { resolveHttp, resolveHttpRequest } from './resolve-http.js';
 import { resolveSsh } from './resolve-ssh.js';

@@ -6,9 +6,9 @@
  * once, canonically, and that text is what is sent. Missing optional values
  * drop the query pair, header or body field that uses them.
  */
-import { headerKey } from '../protocol/http-headers.js';
-import { methodOverrideParam, queryNameCollides } from '../protocol/query-names.js';
-import { canonicalJson } from '../protocol/canonical.js';
+import { headerKey } from '../rules/http-headers.js';
+import { methodOverrideParam, queryNameCollides } from '../rules/query-names.js';
+import { canonicalJson } from '../rules/canonical.js';
 import { composedSegmentProblem, encodeComponent, matchPath, segmentValueProblem } from './path-template.js';
 import { RefusedValue, scalarText, type ResolvedHttp } from './resolved.js';
 import type { StringTemplate } from './string-template.js';

@@ -6,7 +6,7 @@
  * input string must be well-formed Unicode so it can be sent byte-exact.
  */
 import { z } from 'zod';
-import { canonicalJson, isWellFormedText } from '../protocol/canonical.js';
+import { canonicalJson, isWellFormedText } from '../rules/canonical.js';
 import type { DocPath, IssueSink } from './issues.js';
 import { SchemaLimits, type SchemaNode } from './schema-node.js';
 import type { CompiledSchema, JsonObject, JsonValue } from './types.js';

@@ -5,7 +5,7 @@
  * output.
  */
 import type { z } from 'zod';
-import { didYouMean } from '../protocol/suggest.js';
+import { didYouMean } from '../rules/suggest.js';
 import type { DocPath, IssueSink } from './issues.js';
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -31,4 +31,4 @@ export function isHeaderText(s: string): boolean {
   return true;
 }
 
-// Escaping text for a terminal lives in src/protocol/terminal-text.ts (one home for that rule).
+// Escaping text for a terminal lives in src/rules/terminal-text.ts (one home for that rule).

@@ -6,7 +6,7 @@
  * canonicalizing it) with defaults applied and no undefined values.
  */
 import type { z } from 'zod';
-import { canonicalJson } from '../protocol/canonical.js';
+import { canonicalJson } from '../rules/canonical.js';
 import type { CompiledSchema, JsonObject } from './types.js';
 
 export interface FieldIssue {

@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { screenMessage } from '../protocol/jsonrpc-screen.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { Trail } from './pipeline/trail.js';

@@ -21,7 +21,7 @@ import { acceptCatalog } from '../home/catalog-accept.js';
 import { rejectPendingCatalog } from '../home/catalog-reject.js';
 import { loadAcceptedCatalog, loadCopy, readAcceptance, readCatalogFile, readHistory, signedOnly } from '../home/catalog-store.js';
 import type { HomePaths } from '../home/paths.js';
-import { isPosternError, PosternError } from '../protocol/errors.js';
+import { isPosternError, PosternError } from '../rules/errors.js';
 import type { CatalogInUse, CatalogPendingView } from '../protocol/operator/index.js';
 import type { UnlockedVault, VaultOptions } from '../vault/index.js';
 import { pendingCatalog } from './catalog-pending.js';

@@ -12,7 +12,7 @@
  */
 import { parseCatalog, releaseGate, type Catalog } from '../contracts/index.js';
 import { readCatalogFile } from '../home/catalog-store.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import type { CatalogPendingView } from '../protocol/operator/index.js';
 
 export async function pendingCatalog(path: string, inUse: { readonly catalog: Catalog; readonly digest: string; readonly trusted: boolean }, credentials: ReadonlySet<string>): Promise<CatalogPendingView | null> {

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING } from '../protocol/agent-limits.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 
 /** The HTTP listener's port when config.yaml names none. */
 export const MCP_HTTP_DEFAULT_PORT = 7469;

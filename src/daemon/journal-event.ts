@@ -4,7 +4,7 @@
  * journal's own failure path has recorded it).
  */
 import type { Journals } from '../journal/index.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 
 export type JournalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>) => void;
 

@@ -21,7 +21,7 @@
 import type { Clock } from '../clock/index.js';
 import type { Limits } from '../contracts/index.js';
 import type { CallHead, LimitHistory } from '../journal/index.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { describeUsage, type LimitName, type LimitUsage } from '../protocol/limit-usage.js';
 
 const MINUTE_MS = 60_000;

@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../approvals/queue.js';
 import type { GrantStore } from '../approvals/grants.js';
 import type { HttpPool } from '../executors/http/index.js';
 import type { SshPool } from '../executors/ssh/index.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import type { EventBus } from './events.js';
 import type { JournalEvent } from './journal-event.js';
 import type { MintedTokens } from './minted-tokens.js';

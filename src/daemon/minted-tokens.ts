@@ -28,7 +28,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock/index.js';
 import { credentialDigest, type DigestibleCredential } from '../executors/credential-digest.js';
-import { isPosternError, PosternError } from '../protocol/errors.js';
+import { isPosternError, PosternError } from '../rules/errors.js';
 
 export interface MintedToken {
   readonly token: Uint8Array;

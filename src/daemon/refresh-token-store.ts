@@ -11,7 +11,7 @@
  * logged.
  */
 import { withVaultWriter, type Credential, type UnlockedVault, type VaultOptions } from '../vault/index.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 
 export type RefreshTokenWrite = 'saved' | 'changed_meanwhile';
 

@@ -23,7 +23,7 @@ import { HttpPool } from '../executors/http/index.js';
 import { SshPool } from '../executors/ssh/index.js';
 import type { HomePaths } from '../home/paths.js';
 import { openAnchoredJournals, type AnchoredJournals } from '../journal/anchor/index.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';

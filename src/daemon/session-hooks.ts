@@ -8,7 +8,7 @@ import type { ApprovalQueue } from '../approvals/queue.js';
 import type { GrantStore } from '../approvals/grants.js';
 import type { Clock } from '../clock/index.js';
 import type { Journals } from '../journal/index.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import type { EventBus } from './events.js';
 import type { IdleTracker } from './idle.js';

@@ -11,7 +11,7 @@ import type { ApprovalQueue } from '../approvals/queue.js';
 import type { HttpPool } from '../executors/http/index.js';
 import type { SshPool } from '../executors/ssh/index.js';
 import type { HomePaths } from '../home/paths.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import type { JournalEvent } from './journal-event.js';
 import type { PendingOutcomes } from './pipeline/pending-outcomes.js';
 import type { RunReporter } from './run-report.js';

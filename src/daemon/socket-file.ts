@@ -17,7 +17,7 @@ import { chmod, lstat, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
 import { checkPrivateDir } from '../home/permissions.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 
 export interface SocketIdentity {
   readonly dev: number;

@@ -17,7 +17,7 @@
 import type { Catalog } from '../contracts/index.js';
 import { injectedForms, createRedactor, valueFingerprint, type NamedSecret, type Redactor } from '../redaction/index.js';
 import type { Credential, UnlockedVault } from '../vault/index.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { VERSION } from '../version.js';
 
 export interface CatalogSnapshot {

@@ -21,7 +21,7 @@
  *   secrets are never used silently.
  */
 import { lstatSync } from 'node:fs';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import { reopenVault, type VaultOptions } from '../vault/index.js';
 import type { DaemonState, VaultChange } from './state.js';
 

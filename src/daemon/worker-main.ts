@@ -13,7 +13,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../clock/index.js';
 import { homePaths } from '../home/paths.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import { startDaemon, type DaemonHandle } from './run.js';
 import type { WorkerCommand, WorkerData, WorkerReport } from './worker-messages.js';
 

@@ -14,7 +14,7 @@
  * after a requested stop and an error if the worker ended otherwise.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { ErrorCodes, PosternError, type ErrorCode } from '../protocol/errors.js';
+import { ErrorCodes, PosternError, type ErrorCode } from '../rules/errors.js';
 import type { KdfProfile } from '../vault/index.js';
 import type { WorkerCommand, WorkerData, WorkerReport } from './worker-messages.js';
 

@@ -14,8 +14,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../clock/index.js';
-import { isPosternError, PosternError } from '../protocol/errors.js';
-import { sanitizeForTerminal } from '../protocol/terminal-text.js';
+import { isPosternError, PosternError } from '../rules/errors.js';
+import { sanitizeForTerminal } from '../rules/terminal-text.js';
 import { startAgent } from './agent.js';
 import { leakedCredentials } from './canary.js';
 import { DEMO_CREDENTIALS } from './catalog.js';

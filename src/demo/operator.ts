@@ -9,7 +9,7 @@
  * implement the same interface by showing the card to a person.
  */
 import type { ApprovalCard, OperatorVerdict } from '../protocol/approvals.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { connectOperator } from '../cli/operator-client.js';
 import type { OperatorClient } from '../protocol/operator/index.js';
 

@@ -11,8 +11,8 @@
  * run with DEMO_FAILED naming the step; nothing is papered over.
  */
 import { randomBytes } from 'node:crypto';
-import { PosternError } from '../protocol/errors.js';
-import { sanitizeForTerminal } from '../protocol/terminal-text.js';
+import { PosternError } from '../rules/errors.js';
+import { sanitizeForTerminal } from '../rules/terminal-text.js';
 import type { AgentResult, DemoAgent } from './agent.js';
 import type { DemoOperator } from './operator.js';
 import type { LoggedRequest } from './request-log.js';

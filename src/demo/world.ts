@@ -28,7 +28,7 @@ import type { Clock } from '../clock/index.js';
 import { catalogDigest } from '../contracts/index.js';
 import { homePaths, type HomePaths } from '../home/paths.js';
 import { ensurePrivateHome } from '../home/permissions.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { RedactableCredential } from '../redaction/index.js';
 import { createVault, TEST_KDF_PROFILE, vaultOptionsFor, withVaultWriter } from '../vault/index.js';
 import { startDaemon, type DaemonHandle } from '../daemon/run.js';

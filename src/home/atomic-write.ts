@@ -7,7 +7,7 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 
 export async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');

@@ -36,7 +36,7 @@ import {
   type SignedRecord,
 } from '../contracts/index.js';
 import { currentCatalogState, readAcceptedCopy, readCatalogFile, writeAcceptance } from './catalog-store.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { VaultUnlock } from '../vault/index.js';
 import { writeVault, type WriterContext } from './vault-write.js';
 

@@ -12,7 +12,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { atomicWriteFile } from './atomic-write.js';
 import { readCatalogFile } from './catalog-store.js';
 import type { HomePaths } from './paths.js';

@@ -32,7 +32,7 @@ import {
   type SignedRecord,
   type StoredRecord,
 } from '../contracts/index.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { appendLineDurably, atomicWriteFile } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
 

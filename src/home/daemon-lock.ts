@@ -5,7 +5,7 @@
  */
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PosternError, isPosternError } from '../protocol/errors.js';
+import { PosternError, isPosternError } from '../rules/errors.js';
 import { acquireWriterLock, type WriterLock } from '../vault/writer-lock.js';
 import { assertPrivateDir } from './permissions.js';
 import type { HomePaths } from './paths.js';

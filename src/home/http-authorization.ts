@@ -15,8 +15,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
 import { z } from 'zod';
-import { canonicalJson } from '../protocol/canonical.js';
-import { PosternError } from '../protocol/errors.js';
+import { canonicalJson } from '../rules/canonical.js';
+import { PosternError } from '../rules/errors.js';
 import { atomicWriteFile } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
 

@@ -4,7 +4,7 @@
  * closed to group and others; a symlink is never followed for these paths.
  */
 import { lstat, mkdir, chmod } from 'node:fs/promises';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 
 export type PathCheck =
   | { readonly ok: true; readonly path: string; readonly mode: number }

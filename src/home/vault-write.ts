@@ -18,7 +18,7 @@ import type { Clock } from '../clock/index.js';
 import { takeDaemonLock } from './daemon-lock.js';
 import type { HomePaths } from './paths.js';
 import { anchorIsAuthentic, readAnchor, sealAnchor, writeAnchor } from '../journal/anchor/index.js';
-import { isPosternError } from '../protocol/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import { withVaultWriter, type VaultOptions, type VaultSave, type VaultUnlock } from '../vault/index.js';
 import type { UnlockedVault } from '../vault/unlocked-vault.js';
 

@@ -12,7 +12,7 @@
  *   `outcome_unknown` keep it forever, so a retry can never run again.
  */
 import type Database from 'better-sqlite3';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { Chain } from './chain.js';
 import { CONTENT_COLUMNS, HEAD, claimStateOf } from './activity-schema.js';
 import type { ClaimRow, HeadKind, OutcomeBody } from './activity-schema.js';

@@ -19,7 +19,7 @@
  *   they were received in; the caller has already redacted secrets.
  */
 import type Database from 'better-sqlite3';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { callRecordOf, toCallView } from './activity-schema.js';
 import type { CallRow, HeadBody, HeadKind, OutcomeBody } from './activity-schema.js';
 import { EXPOSURES_PAGE_SQL, GET_CALL_SQL, HEADS_PAGE_SQL, LIMIT_COUNTS_SQL, LIMIT_RECENT_SQL, listCallsQuery } from './activity-queries.js';

@@ -27,7 +27,7 @@
  * (seq, hash) recorded elsewhere — `verify` reports the head for that purpose.
  */
 import type Database from 'better-sqlite3';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { ChainBase, ChainHead, ChainReport } from './types.js';
 import { canonicalJson, sha256Hex } from './json.js';
 

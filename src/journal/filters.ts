@@ -5,7 +5,7 @@
  * an unbounded journal into memory; a time bound is normalized to the ISO form
  * the journals store (`Date.toISOString`), so comparing strings compares times.
  */
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 10_000;

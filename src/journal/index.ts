@@ -32,7 +32,7 @@ import type { ActivityJournal } from './activity.js';
 import { ACTIVITY_SCHEMA, HEAD } from './activity-schema.js';
 import { ActivityStore } from './activity-store.js';
 import { ensureJournalDir, guard, journalIdOf, openJournalDb, type JournalName } from './database.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { recoverOpenCalls } from './recovery.js';
 import { WalSync } from './wal-sync.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';

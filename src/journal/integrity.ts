@@ -21,7 +21,7 @@
  */
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { Chain } from './chain.js';
 import type { JournalName } from './database.js';
 import type { ChainHead } from './types.js';

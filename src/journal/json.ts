@@ -8,12 +8,12 @@
  *   anything JSON cannot represent faithfully — bigint, functions, symbols,
  *   non-finite numbers, class instances, cycles — with INTERNAL, so a stored
  *   entry always reads back as the value that was given;
- * - `canonicalJson` is the one canonical encoding (src/protocol/canonical.ts)
+ * - `canonicalJson` is the one canonical encoding (src/rules/canonical.ts)
  *   with the journal's rules, so the same content always yields the same bytes
  *   and the same hash.
  */
-import { canonicalJson as canonicalWith, JOURNAL_RULES, sha256Hex } from '../protocol/canonical.js';
-import { PosternError } from '../protocol/errors.js';
+import { canonicalJson as canonicalWith, JOURNAL_RULES, sha256Hex } from '../rules/canonical.js';
+import { PosternError } from '../rules/errors.js';
 
 const MAX_DEPTH = 256;
 
@@ -60,7 +60,7 @@ export function toJsonText(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The chain's canonical JSON (src/protocol/canonical.ts with the journal's rules), after the same checks as storage. */
+/** The chain's canonical JSON (src/rules/canonical.ts with the journal's rules), after the same checks as storage. */
 export function canonicalJson(value: unknown): string {
   check(value, '$', 0, new Set());
   return canonicalWith(value, JOURNAL_RULES);

@@ -21,7 +21,7 @@
  * Claims themselves are never deleted: a key never runs twice.
  */
 import type Database from 'better-sqlite3';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { BASE_META_KEY, type Chain } from './chain.js';
 import { prunedClaimsDigest } from './claims-check.js';
 import type { JournalName } from './database.js';

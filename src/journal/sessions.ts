@@ -12,7 +12,7 @@
  * - values are stored as given: the caller redacts secrets first.
  */
 import type Database from 'better-sqlite3';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { Chain } from './chain.js';
 import type { Cell, EntryRow } from './chain.js';
 import { guard } from './database.js';

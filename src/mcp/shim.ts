@@ -58,7 +58,7 @@ import { idFromEdges, screenMessage, type ScreenVerdict } from '../protocol/json
 import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
 import { toolErrorResult } from '../protocol/tool-result.js';
 import { encodeHello, listingOf, type RelayedListing } from '../protocol/shim-hello.js';
-import { ErrorCodes } from '../protocol/errors.js';
+import { ErrorCodes } from '../rules/errors.js';
 
 /** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
 export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;

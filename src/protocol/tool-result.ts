@@ -21,7 +21,7 @@
  * `side_effect_started` is always a boolean; this file is data and pure
  * functions only (the shim imports it).
  */
-import { ErrorCodes, type ErrorCode } from './errors.js';
+import { ErrorCodes, type ErrorCode } from '../rules/errors.js';
 
 type Json = Record<string, unknown>;
 

@@ -22,7 +22,7 @@ import { sessionsView, visibleSessions } from './views/sessions.js';
 import { grantsView, visibleGrants } from './views/grants.js';
 import { acceptBlocked, catalogView } from './views/catalog.js';
 import { helpLines } from './views/help.js';
-import { sanitizeForTerminal } from '../protocol/terminal-text.js';
+import { sanitizeForTerminal } from '../rules/terminal-text.js';
 
 export interface AppProps {
   readonly client: OperatorClient;

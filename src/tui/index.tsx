@@ -15,7 +15,7 @@
  */
 import './interactive.js';
 import { render } from 'ink';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { OperatorClient } from './contract.js';
 import { App } from './app.js';
 

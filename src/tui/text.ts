@@ -1,6 +1,6 @@
 /**
  * Fitting text into terminal cells for the TUI. Escaping and folding rules
- * live in src/protocol/terminal-text.ts (sanitizeWithInfo, foldToWidth,
+ * live in src/rules/terminal-text.ts (sanitizeWithInfo, foldToWidth,
  * cellWidth); this module only arranges them into labelled rows.
  *
  * Invariants: no returned row is wider than the width asked for; a field
@@ -9,7 +9,7 @@
  * never begins a screen row; a field cut short says so with "+N more" and
  * reports `complete: false`.
  */
-import { CONTINUATION, cellWidth, foldToWidth, sanitizeWithInfo } from '../protocol/terminal-text.js';
+import { CONTINUATION, cellWidth, foldToWidth, sanitizeWithInfo } from '../rules/terminal-text.js';
 
 export const LABEL_WIDTH = 12;
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });

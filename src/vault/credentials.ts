@@ -8,7 +8,7 @@
  * Problems are returned as one-line reasons that name fields and part names,
  * never values.
  */
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { CredentialKind } from './types.js';
 import { CredentialKinds, isCredentialKind } from './types.js';
 

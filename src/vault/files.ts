@@ -18,7 +18,7 @@ import type { Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { corruptError, MAX_FILE_BYTES } from './format.js';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY } = constants;

@@ -9,7 +9,7 @@
  *   truncation, no trailing bytes);
  * - every rejection is a VAULT_CORRUPT PosternError with a `reason`.
  */
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { KdfParams } from './types.js';
 
 /** "\x89PVLT\r\n\x1a": high bit and CR/LF catch 7-bit and newline-mangling transfers. */

@@ -20,7 +20,7 @@
  * status line (`belowProductionFloor`).
  */
 import type { Clock } from '../clock/index.js';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { MODERATE_KDF } from './format.js';
 import type { KdfRunner } from './kdf.js';
 import type { KdfParams } from './types.js';

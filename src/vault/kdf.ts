@@ -9,7 +9,7 @@
  * fresh 32-byte array the caller must zero; failures are VAULT_IO.
  */
 import { Worker } from 'node:worker_threads';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { KEY_BYTES } from './format.js';
 import { sodium } from './libsodium.js';
 import type { KdfParams } from './types.js';

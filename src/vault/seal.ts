@@ -9,7 +9,7 @@
  * found before the KDF runs; nothing is returned unless every byte
  * authenticated; key-encryption keys are zeroed before returning.
  */
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { KdfBounds, KeyWrap, VaultHeader } from './format.js';
 import {
   encodeHeader,

@@ -9,7 +9,7 @@
  * copies. Mutations only mark the vault dirty; writing is done by
  * withVaultWriter (vault.ts), which reaches the state through `vaultState`.
  */
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import { assertValidFields, assertValidKind, assertValidName, assertValidSecret } from './credentials.js';
 import type { KeyWrap } from './format.js';
 import { sodium, zero } from './libsodium.js';

@@ -12,7 +12,7 @@
  */
 import { systemClock, type Clock } from '../clock/index.js';
 import { resolve } from 'node:path';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from '../rules/errors.js';
 import type { KdfBounds } from './format.js';
 import { ABSOLUTE_MINIMUM_KDF, boundsWithFloor, KEY_BYTES, kdfParamsProblem, MAXIMUM_KDF, MODERATE_KDF, parseHeader } from './format.js';
 import { checkVaultDirectory, pathExists, readVaultFile, removeStaleTemps, writeVaultFile } from './files.js';

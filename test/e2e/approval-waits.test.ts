@@ -27,7 +27,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
-import { ErrorCodes } from '../../src/protocol/errors.js';
+import { ErrorCodes } from '../../src/rules/errors.js';
 import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approvals.js';
 import type { OperatorEvent } from '../../src/protocol/operator/index.js';
 import type { CallView } from '../../src/journal/index.js';

@@ -20,7 +20,7 @@ import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
 import { acceptanceMac, acceptanceRecord } from '../../src/contracts/index.js';
 import { connectOperator } from '../../src/cli/operator-client.js';
-import { isPosternError } from '../../src/protocol/errors.js';
+import { isPosternError } from '../../src/rules/errors.js';
 import { openVault } from '../../src/vault/index.js';
 import { openVaultBytes } from '../../src/vault/codec.js';
 import { kekDeriver } from '../../src/vault/kdf.js';

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCodes, type ErrorCode } from '../../src/protocol/errors.js';
+import { ErrorCodes, type ErrorCode } from '../../src/rules/errors.js';
 import type { ApprovalCard } from '../../src/protocol/approvals.js';
 import type { OperatorEvent, OperatorEventEnvelope } from '../../src/protocol/operator/index.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';

@@ -29,7 +29,7 @@ import type { ResolvedSsh } from '../../src/contracts/index.js';
 import { executeSsh, probeHostKey } from '../../src/executors/ssh/index.js';
 import type { SshExecOptions } from '../../src/executors/ssh/index.js';
 import { sshAction, sshKeyCredential, sshPasswordCredential } from '../helpers/ssh-fixtures.js';
-import { isPosternError } from '../../src/protocol/errors.js';
+import { isPosternError } from '../../src/rules/errors.js';
 import type { RealSshd } from '../helpers/sshd.js';
 import { newEd25519Key, sshdSkip, startSshd } from '../helpers/sshd.js';
 import { waitFor } from '../helpers/wait.js';

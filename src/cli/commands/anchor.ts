@@ -18,10 +18,10 @@ import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
 import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection } from '../../journal/anchor/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
-import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { canPrompt, confirm } from '../tty.js';
 
 /** What the anchor writers need from the vault; `wipe` zeroes both key copies. */

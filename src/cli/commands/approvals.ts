@@ -17,12 +17,12 @@ import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { openVault } from '../../vault/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../protocol/approvals.js';
 import { OPERATOR_SOCKET_FILE, cardView, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { NO_DAEMON_MESSAGE, connectOperator } from '../operator-client.js';
-import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
 
 const SHORT_ID = 8;

@@ -11,7 +11,7 @@
  * the connection and leaves the daemon running.
  */
 import type { Command } from 'commander';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { withOperator, type ApprovalsDeps } from './approvals.js';
 

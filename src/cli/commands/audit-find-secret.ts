@@ -15,11 +15,11 @@
  */
 import type { Command } from 'commander';
 import type { ExposureEntry, ExposurePlace, Journals } from '../../journal/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { exposureKeyId, parseFingerprint, valueFingerprint } from '../../redaction/index.js';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
-import { jsonForTerminal, sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
 
 /** What `audit.ts` lends this command (kept there: one home for opening the journals and reading times). */

@@ -27,8 +27,8 @@ import { describeCheckpointInspection, inspectCheckpoints, type CheckpointInspec
 import { walkTrust } from '../../journal/checkpoint/record.js';
 import { keyFingerprint, publicKeyOf } from '../../journal/checkpoint/signature.js';
 import type { ChainCut, PrunePlan } from '../../journal/index.js';
-import { PosternError } from '../../protocol/errors.js';
-import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { PosternError } from '../../rules/errors.js';
+import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { activityFilter, noJournal, openAudit, parseLimit, parseTime, withJournals, type ActivityOpts } from '../audit-options.js';
 import type { CliContext } from '../context.js';
 import { contextFor } from '../context.js';

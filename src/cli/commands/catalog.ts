@@ -21,14 +21,14 @@ import {
 } from '../../contracts/index.js';
 import { openVault } from '../../vault/index.js';
 import { openJournals } from '../../journal/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { alarmError, currentCatalogState, loadAcceptedCatalog, readAcceptance, readCatalogFile, readHistory } from '../../home/catalog-store.js';
 import { acceptCatalog, type AcceptOpts } from './catalog-accept.js';
 import { contextFor, type CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { readDrain } from '../drain-journal.js';
 import { retiredInUse, type RetiredInUse } from '../revision-drain.js';
-import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { withOperator } from './approvals.js';
 import { renderShadowReport, shadowReport, type ShadowReport } from '../shadow-report.js';
 

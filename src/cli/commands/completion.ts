@@ -5,7 +5,7 @@
  * identifiers from the command table; nothing user-supplied is interpolated.
  */
 import { Argument, type Command } from 'commander';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { Hosts } from '../setup/hosts.js';
 import { examples } from '../help.js';
 

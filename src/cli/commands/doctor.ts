@@ -16,7 +16,7 @@ import { PRODUCTION_KDF_PROFILE, vaultKdf, type KdfParams, type KdfProfile } fro
 import { inspectAnchor } from '../../journal/anchor/index.js';
 import { describeCheckpointInspection, inspectCheckpoints } from '../../journal/checkpoint/inspect.js';
 import { publicKeyOf } from '../../journal/checkpoint/signature.js';
-import { isPosternError } from '../../protocol/errors.js';
+import { isPosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { describeInspection, vaultFacts } from './anchor.js';
 import { renderTable } from '../table.js';

@@ -11,7 +11,7 @@
 import type { Command } from 'commander';
 import { prepareReauthentication } from '../../home/rekey.js';
 import type { HomePaths } from '../../home/paths.js';
-import { isPosternError } from '../../protocol/errors.js';
+import { isPosternError } from '../../rules/errors.js';
 import { changePassphrase } from '../../vault/index.js';
 import { connectOperator } from '../operator-client.js';
 import { contextFor, unlockingNotice } from '../context.js';

@@ -12,7 +12,7 @@ import { CredentialKinds, isCredentialKind, type CredentialKind, type Credential
 import { belowFloorWarning, belowProductionFloor, openVault, type KdfParams } from '../../vault/index.js';
 import { CREDENTIAL_NAME, nameProblem } from '../../vault/credentials.js';
 import { writeVault } from '../../home/vault-write.js';
-import { PosternError, isPosternError } from '../../protocol/errors.js';
+import { PosternError, isPosternError } from '../../rules/errors.js';
 import type { AcceptanceMark } from '../../contracts/index.js';
 import type { HomePaths } from '../../home/paths.js';
 import { contextFor } from '../context.js';

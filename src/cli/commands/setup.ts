@@ -15,7 +15,7 @@ import { Option, type Command } from 'commander';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import { homePaths, resolveHome } from '../../home/paths.js';
 import { readListenerInfo } from '../../home/http-listener-info.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { configFile, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
 import { launchSpec, type LaunchSpec } from '../setup/launch.js';
 import { examples } from '../help.js';

@@ -22,9 +22,9 @@ import { catalogDigest, parseCatalog, withHostKeyPin, type SshTarget } from '../
 import { probeHostKey } from '../../executors/ssh/index.js';
 import { readCatalogFile } from '../../home/catalog-store.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { contextFor, type CliContext } from '../context.js';
-import { sanitizeForTerminal as clean } from '../../protocol/terminal-text.js';
+import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { canPrompt, confirm } from '../tty.js';
 import { acceptCatalog } from './catalog-accept.js';
 

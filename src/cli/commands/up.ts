@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { assertNoDaemon, ensureRunDir } from '../../home/daemon-lock.js';
 import { startDaemonWorker } from '../../daemon/worker.js';
 import { connectPortTransport, createOperatorClient } from '../../protocol/operator/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { examples } from '../help.js';
 import { NO_TTY_MESSAGE } from './attach.js';

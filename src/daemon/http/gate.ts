@@ -11,8 +11,8 @@
  * a POST must say `Content-Type: application/json` (415), so no browser
  * "simple request" (text/plain, form encodings) is ever read.
  */
-import type { ErrorCode } from '../../protocol/errors.js';
-import { ErrorCodes } from '../../protocol/errors.js';
+import type { ErrorCode } from '../../rules/errors.js';
+import { ErrorCodes } from '../../rules/errors.js';
 import { bearerMatches } from './token.js';
 
 export const MCP_PATH = '/mcp';

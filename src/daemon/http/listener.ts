@@ -28,7 +28,7 @@ import { blankSession, HttpSessions, type LiveSession } from './sessions.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { judgeRequest, MCP_PATH, refusalBody } from './gate.js';
 import { readBody, sendJson, webRequest, writeResponse } from './node-bridge.js';
-import { PosternError, type ErrorCode } from '../../protocol/errors.js';
+import { PosternError, type ErrorCode } from '../../rules/errors.js';
 
 const SESSION_HEADER = 'mcp-session-id';
 

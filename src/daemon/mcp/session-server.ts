@@ -46,8 +46,8 @@ import { META_AGENT_RELEASE, META_RUN_ID, progressTokenOf } from '../pipeline/co
 import type { CatalogSnapshot } from '../state.js';
 import { VERSION } from '../../version.js';
 import { runsAsTask, toolList } from './tools.js';
-import { clipLabel } from '../../protocol/clip.js';
-import { PosternError } from '../../protocol/errors.js';
+import { clipLabel } from '../../rules/clip.js';
+import { PosternError } from '../../rules/errors.js';
 import { registerTaskMethods, taskProtocolError } from './task-methods.js';
 import type { TaskRun, TaskStore, TaskView } from './task-store.js';
 

@@ -19,7 +19,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { ErrorCodes, isPosternError, PosternError, type ErrorCode } from '../../protocol/errors.js';
+import { ErrorCodes, isPosternError, PosternError, type ErrorCode } from '../../rules/errors.js';
 import type { TaskStore } from './task-store.js';
 
 export interface TaskHost {

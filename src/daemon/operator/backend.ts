@@ -11,7 +11,7 @@
 import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type GrantView, type RunReport, type SessionView, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';

@@ -23,7 +23,7 @@ import {
   type WireError,
 } from '../../protocol/operator/index.js';
 import { FrameCodec, LineReader, clientProof, decodeB64u, encodeB64u, newNonce, sameBytes, serverProof, sessionKey, usableKey } from '../../protocol/operator/crypto.js';
-import type { PosternError } from '../../protocol/errors.js';
+import type { PosternError } from '../../rules/errors.js';
 
 export type OperatorNotice =
   | { readonly type: 'authenticated'; readonly role: OperatorRole }

@@ -10,7 +10,7 @@
  * server's configured operator name, never to a name the client supplies.
  */
 import type { ApprovalQueue } from '../../approvals/queue.js';
-import { PosternError, isPosternError } from '../../protocol/errors.js';
+import { PosternError, isPosternError } from '../../rules/errors.js';
 import {
   MUTATING_OPS,
   OperatorOps,

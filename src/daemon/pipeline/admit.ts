@@ -4,7 +4,7 @@
  * no `__proto__` / `constructor` / `prototype` keys anywhere (they mean
  * nothing to a tool and invite prototype pollution downstream).
  */
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 

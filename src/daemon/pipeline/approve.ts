@@ -36,7 +36,7 @@ import { requiredApproval, type ApprovalRequirement } from '../../approvals/poli
 import type { ApprovalWait } from '../../approvals/parked.js';
 import type { TargetView } from '../../protocol/approvals.js';
 import type { LimitUsage } from '../../protocol/limit-usage.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { progressTokenOf, type CallRequest, type Services, type SessionInfo } from './context.js';
 import type { JournalApproval } from './trail.js';
 

@@ -6,7 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CallView } from '../../journal/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { successResult } from './respond.js';
 import type { Services } from './context.js';
 import type { Trail } from './trail.js';

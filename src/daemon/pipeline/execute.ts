@@ -1,17 +1,17 @@
 /**
  * Execution: hands the resolved action to its executor with the vault
  * credential. The credential is looked up by the name the catalog gave and
- * must fit the target's auth (one rule, src/protocol/credential-fit.ts, also
+ * must fit the target's auth (one rule, src/rules/credential-fit.ts, also
  * run when the catalog is accepted and loaded); nothing here decides policy.
  */
 import type { ResolvedAction, ResolvedHttp, ResolvedSsh } from '../../contracts/index.js';
 import { executeHttp, type HttpPool, type HttpRequestSpec, type HttpResult } from '../../executors/http/index.js';
-import { headerKey } from '../../protocol/http-headers.js';
+import { headerKey } from '../../rules/http-headers.js';
 import type { SshCredential, SshExecOptions, SshResult } from '../../executors/ssh/index.js';
 import type { Credential } from '../../vault/index.js';
 import type { DaemonConfig } from '../config.js';
-import { assertCredentialFits } from '../../protocol/credential-fit.js';
-import { PosternError } from '../../protocol/errors.js';
+import { assertCredentialFits } from '../../rules/credential-fit.js';
+import { PosternError } from '../../rules/errors.js';
 import { isMintingAuth, mintToken } from '../../executors/http/token-endpoint.js';
 import type { MintedTokens } from '../minted-tokens.js';
 
@@ -22,7 +22,7 @@ export interface SshRunner {
   exec(action: ResolvedSsh, credential: SshCredential | null, opts?: SshExecOptions & { readonly signal?: AbortSignal }): Promise<SshResult>;
 }
 
-/** The credential of the action, present and fitting its target (src/protocol/credential-fit.ts). */
+/** The credential of the action, present and fitting its target (src/rules/credential-fit.ts). */
 export function checkCredential(action: ResolvedAction, cred: Credential | undefined): Credential {
   if (cred === undefined) {
     throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is not in the vault: add it with \`postern secret add ${action.credential}\``);

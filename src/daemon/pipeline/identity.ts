@@ -12,7 +12,7 @@
  * revision still served also carries its notice (contracts/deprecation.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { clipLabel } from '../../protocol/clip.js';
+import { clipLabel } from '../../rules/clip.js';
 import type { DeprecationNotice } from '../../contracts/index.js';
 import { META_AGENT_RELEASE, META_DEPRECATION, META_REVISION, META_RUN_ID, META_TOOLSET, type SessionInfo } from './context.js';
 

@@ -16,7 +16,7 @@
  */
 import type { ResolvedAction } from '../../contracts/index.js';
 import type { IdempotencyRecord, OutcomeInput, TargetDetails } from '../../journal/index.js';
-import { isPosternError, PosternError } from '../../protocol/errors.js';
+import { isPosternError, PosternError } from '../../rules/errors.js';
 import type { Services } from './context.js';
 import type { Trail } from './trail.js';
 

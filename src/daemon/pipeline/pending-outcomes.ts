@@ -14,7 +14,7 @@
  *   turned into outcome_unknown by the next start's recovery (never re-run).
  */
 import type { IdempotencyRecord, OutcomeInput } from '../../journal/index.js';
-import { isPosternError } from '../../protocol/errors.js';
+import { isPosternError } from '../../rules/errors.js';
 
 export interface PendingOutcome {
   readonly callId: string;

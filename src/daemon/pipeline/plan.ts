@@ -26,8 +26,8 @@ import {
   type Revision,
   type Tool,
 } from '../../contracts/index.js';
-import { clipLabel } from '../../protocol/clip.js';
-import { PosternError } from '../../protocol/errors.js';
+import { clipLabel } from '../../rules/clip.js';
+import { PosternError } from '../../rules/errors.js';
 
 export interface CallPlan {
   readonly tool: Tool;

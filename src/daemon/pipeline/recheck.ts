@@ -18,7 +18,7 @@
  * Pure: nothing here reads the clock, the journal or the daemon state.
  */
 import { authorityDigest, widensAuthority, type Catalog } from '../../contracts/index.js';
-import { isPosternError, PosternError } from '../../protocol/errors.js';
+import { isPosternError, PosternError } from '../../rules/errors.js';
 import { planCall, type CallPlan } from './plan.js';
 
 export type Recheck =

@@ -5,7 +5,7 @@
  * error. Never throws; a failure that is not a PosternError is INTERNAL.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { isPosternError, PosternError } from '../../protocol/errors.js';
+import { isPosternError, PosternError } from '../../rules/errors.js';
 import type { Services } from './context.js';
 import { recordOutcome, recordRejection } from './journal-port.js';
 import { callErrorResult } from './respond.js';

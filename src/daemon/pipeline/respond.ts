@@ -8,8 +8,8 @@
  * has already been redacted.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { PosternError } from '../../protocol/errors.js';
-import { clipLabel } from '../../protocol/clip.js';
+import { PosternError } from '../../rules/errors.js';
+import { clipLabel } from '../../rules/clip.js';
 import type { IdempotencyRecord } from '../../journal/index.js';
 import type { Trail } from './trail.js';
 import { toolErrorResult, toolSuccessResult } from '../../protocol/tool-result.js';

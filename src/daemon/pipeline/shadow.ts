@@ -10,7 +10,7 @@
  * revision, arguments or resolved request: the call digest differs), `same`.
  */
 import { authorityDigest, type Catalog } from '../../contracts/index.js';
-import { isPosternError } from '../../protocol/errors.js';
+import { isPosternError } from '../../rules/errors.js';
 import type { ShadowRecord } from '../../journal/index.js';
 import { planCall, type CallPlan, type PlanInput } from './plan.js';
 

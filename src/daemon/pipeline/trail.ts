@@ -10,7 +10,7 @@
  */
 import type { ApprovalRecord, CallRecord, ShadowRecord } from '../../journal/index.js';
 import type { Services, SessionInfo } from './context.js';
-import { clipLabel } from '../../protocol/clip.js';
+import { clipLabel } from '../../rules/clip.js';
 import type { ActivityStatus } from '../../protocol/operator/index.js';
 import { activityOfLive } from '../activity-view.js';
 import type { CallIdentity } from './identity.js';

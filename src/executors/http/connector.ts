@@ -15,7 +15,7 @@
  */
 import { isIP } from 'node:net';
 import { buildConnector, type Dispatcher } from 'undici';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { egressVerdict, sameAddress } from './ip-policy.js';
 import { egressBlocked } from './target.js';
 import type { CheckedConnection } from './types.js';

@@ -19,13 +19,13 @@
  * - Errors name the credential and the offending part, never a value.
  * - Keep in step with src/redaction/injected-forms.ts.
  */
-import { credentialFit, credentialMisfitError } from '../../protocol/credential-fit.js';
-import { PosternError } from '../../protocol/errors.js';
+import { credentialFit, credentialMisfitError } from '../../rules/credential-fit.js';
+import { PosternError } from '../../rules/errors.js';
 import { percentEncodeComponent } from '../../redaction/index.js';
-import { credentialHeaderProblem } from '../../protocol/http-headers.js';
+import { credentialHeaderProblem } from '../../rules/http-headers.js';
 import { isFieldValue, isToken } from './request-rules.js';
 import type { HttpCredential } from './types.js';
-import type { AuthPlacement } from '../../protocol/credential-fit.js';
+import type { AuthPlacement } from '../../rules/credential-fit.js';
 import { SIGV4_HEADERS, signSigV4, type SigV4Request } from './sigv4.js';
 
 export interface Injection {

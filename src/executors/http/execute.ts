@@ -22,7 +22,7 @@
  *   (`body.kind: 'withheld'`); status and headers do.
  */
 import { Client, type Dispatcher } from 'undici';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { noticeOnWrite, pinnedConnector } from './connector.js';
 import { targetFailure } from './failures.js';
 import { prepareRequest } from './prepare-request.js';

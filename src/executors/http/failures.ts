@@ -9,7 +9,7 @@
  * checked address had been handed to the HTTP client (the request may have
  * been written), whatever failed afterwards.
  */
-import { isPosternError, PosternError } from '../../protocol/errors.js';
+import { isPosternError, PosternError } from '../../rules/errors.js';
 import type { HttpTimeouts } from './types.js';
 
 const CODE = /^[A-Z][A-Z0-9_]{0,63}$/;

@@ -9,14 +9,14 @@
  *   (a query credential shows as `[REDACTED:<name>]`).
  * - The spec cannot set a reserved header, the credential's header, the
  *   idempotency header, or (with a body) content-type; nor a query name a
- *   server could read as the credential's parameter (src/protocol/query-names.ts).
+ *   server could read as the credential's parameter (src/rules/query-names.ts).
  */
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { redactionMarker } from '../../redaction/index.js';
 import { VERSION } from '../../version.js';
 import { credentialInjection } from './credential-injection.js';
-import { headerKey, reservedHeader } from '../../protocol/http-headers.js';
-import { queryNameCollides } from '../../protocol/query-names.js';
+import { headerKey, reservedHeader } from '../../rules/http-headers.js';
+import { queryNameCollides } from '../../rules/query-names.js';
 import { checkHeaders, checkMethod, checkPath, encodeQuery, isFieldValue, isToken } from './request-rules.js';
 import type { HttpExecOptions, HttpRequestSpec } from './types.js';
 

@@ -7,16 +7,16 @@
  * - No CR, LF, NUL or other control byte reaches a header name or value.
  * - Reserved headers (credentials, framing, connection management, the
  *   idempotency key, the credential's own header) cannot be supplied in any
- *   letter case or `_`/`-` spelling; the rule is src/protocol/http-headers.ts,
+ *   letter case or `_`/`-` spelling; the rule is src/rules/http-headers.ts,
  *   the same the catalog applies. The error names the reserved header as
  *   Postern spells it and never quotes an agent-supplied value.
  */
-import { PosternError } from '../../protocol/errors.js';
-import { headerNameProblem } from '../../protocol/http-headers.js';
-import { describeSegmentProblem, pathSegmentProblem } from '../../protocol/path-segments.js';
+import { PosternError } from '../../rules/errors.js';
+import { headerNameProblem } from '../../rules/http-headers.js';
+import { describeSegmentProblem, pathSegmentProblem } from '../../rules/path-segments.js';
 
 /** The reserved-header rule has one home, shared with the catalog. */
-export { RESERVED_HEADERS } from '../../protocol/http-headers.js';
+export { RESERVED_HEADERS } from '../../rules/http-headers.js';
 
 /** RFC 9110 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

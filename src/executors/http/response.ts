@@ -16,7 +16,7 @@
  * and drops them (Redactor.redactCut).
  */
 import { Readable } from 'node:stream';
-import { exceedsJsonDepth } from '../../protocol/json-depth.js';
+import { exceedsJsonDepth } from '../../rules/json-depth.js';
 import { decodeCapped, planDecoding } from './content-coding.js';
 import type { HttpBody } from './types.js';
 

@@ -12,7 +12,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { safeCode } from './failures.js';
 import { egressVerdict } from './ip-policy.js';
 import type { ResolveHost } from './types.js';

@@ -22,12 +22,12 @@
  * - nothing here counts as the call's side effect: `side_effect_started` is
  *   false on every failure.
  */
-import { PosternError, isPosternError } from '../../protocol/errors.js';
+import { PosternError, isPosternError } from '../../rules/errors.js';
 import { executeHttp } from './execute.js';
 import { isFieldValue } from './request-rules.js';
 import { githubAppJwt } from './github-app-jwt.js';
 import type { HttpCredential, HttpExecOptions } from './types.js';
-import type { AuthPlacement } from '../../protocol/credential-fit.js';
+import type { AuthPlacement } from '../../rules/credential-fit.js';
 
 export interface MintOptions {
   readonly allowPrivate: boolean;

@@ -7,7 +7,7 @@
  */
 import type { CredentialKind } from '../../vault/types.js';
 import type { Dispatcher } from 'undici';
-import type { AuthPlacement } from '../../protocol/credential-fit.js';
+import type { AuthPlacement } from '../../rules/credential-fit.js';
 
 export interface HttpRequestSpec {
   /** Normalized origin, e.g. `https://api.example.com:8443`; no path, query or userinfo. */

@@ -4,7 +4,7 @@
  *
  * Invariants:
  * - Only `ssh_key` (private key, optional passphrase) and `ssh_password`;
- *   any other kind is CREDENTIAL_KIND_MISMATCH (src/protocol/credential-fit.ts).
+ *   any other kind is CREDENTIAL_KIND_MISMATCH (src/rules/credential-fit.ts).
  * - The private key is parsed here first, so a wrong passphrase or a broken
  *   key fails with SECRET_INVALID before anything is sent; no message or
  *   detail quotes the key, the passphrase or the password, and ssh2's own
@@ -12,8 +12,8 @@
  * - The secret stays in memory: never in argv, environment or a file.
  */
 import ssh2 from 'ssh2';
-import { assertCredentialFits } from '../../protocol/credential-fit.js';
-import { PosternError } from '../../protocol/errors.js';
+import { assertCredentialFits } from '../../rules/credential-fit.js';
+import { PosternError } from '../../rules/errors.js';
 import type { SshCredential } from './types.js';
 
 export type SshAuth =

@@ -10,7 +10,7 @@
  *   the phase: `side_effect_started` is true only in phase `command` (the exec
  *   request was sent).
  */
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import type { SshExecOptions } from './types.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_SSH_CONNECT_TIMEOUT_MS, DEFAULT_SSH_TIMEOUT_MS } from './types.js';
 

@@ -19,7 +19,7 @@
  *   CLOSE_GRACE_MS after it settled, if the server never confirms the close).
  */
 import type { ClientChannel } from 'ssh2';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import type { CallStop, Limits } from './call.js';
 import { notify } from './call.js';
 import { CLOSE_GRACE_MS, errorReason } from './connection.js';

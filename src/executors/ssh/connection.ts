@@ -25,7 +25,7 @@ import { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { ClientChannel, ConnectConfig } from 'ssh2';
 import type { ResolvedSsh } from '../../contracts/resolved.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import type { SshAuth } from './auth.js';
 import type { Where } from './call.js';
 import { checkHostKey, hostKeyError, sshFingerprint } from './host-key.js';

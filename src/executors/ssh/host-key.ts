@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { HostKey } from '../../contracts/types.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 
 export function sshFingerprint(keyBlob: Uint8Array): string {
   return `SHA256:${createHash('sha256').update(keyBlob).digest('base64').replace(/=+$/, '')}`;

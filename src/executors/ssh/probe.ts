@@ -7,7 +7,7 @@
  * only after the operator confirms it.
  */
 import ssh2 from 'ssh2';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { sshFingerprint } from './host-key.js';
 
 export async function probeHostKey(host: string, port: number, timeoutMs = 10_000): Promise<string> {

@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { ANCHOR_FORMAT, anchorIsAuthentic, describeProblem, sealAnchor, type JournalProblem, type StoredAnchor } from './record.js';
 
 const head = z.object({ seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), hash: z.string().regex(/^[0-9a-f]{64}$/) }).strict();

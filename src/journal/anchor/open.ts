@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../../clock/index.js';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { ACTIVITY_SCHEMA } from '../activity-schema.js';
 import { GENESIS_HASH } from '../chain.js';
 import type { JournalName } from '../database.js';

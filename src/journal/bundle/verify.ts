@@ -17,7 +17,7 @@
  * calls whose session is not in the bundle are counted in the proof.
  */
 import { createHash } from 'node:crypto';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { CONTENT_COLUMNS } from '../activity-schema.js';
 import { SESSIONS_CONTENT_COLUMNS } from '../sessions.js';
 import { entryHash, type Cell } from '../chain.js';

@@ -10,7 +10,7 @@
  */
 import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { PosternError } from '../../protocol/errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { StoredCheckpointSchema, type StoredCheckpoint } from './record.js';
 
 /** Checkpoint files are read whole; a file past this is refused rather than read into memory. */

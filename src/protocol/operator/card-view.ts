@@ -13,7 +13,7 @@
  * Rows carry no terminal styling; `tone` lets a front end colour them.
  */
 import type { ApprovalCard } from '../approvals.js';
-import { sanitizeWithInfo } from '../terminal-text.js';
+import { sanitizeWithInfo } from '../../rules/terminal-text.js';
 import { describeUsage } from '../limit-usage.js';
 
 /** Characters a value may take before it is folded with "+N more". */

@@ -10,7 +10,7 @@
  * per card, so re-reading the list tells what happened); when the connection
  * ends every pending request rejects with the reason `closed` settles with.
  */
-import type { PosternError } from '../errors.js';
+import type { PosternError } from '../../rules/errors.js';
 import type { OperatorEventEnvelope, OperatorOp, OperatorParams, OperatorResult, OperatorSnapshot } from './messages.js';
 import type { OperatorRole } from './wire.js';
 

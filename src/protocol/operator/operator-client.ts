@@ -10,8 +10,8 @@
  * pending request rejects with that reason; an event listener that throws
  * does not break the connection's other waits.
  */
-import { PosternError, type ErrorCode, ErrorCodes } from '../errors.js';
-import { sanitizeForTerminal } from '../terminal-text.js';
+import { PosternError, type ErrorCode, ErrorCodes } from '../../rules/errors.js';
+import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import type { OperatorClient } from './client.js';
 import { OperatorOps, ServerMessageSchema, type OperatorEventEnvelope, type OperatorOp, type OperatorParams, type OperatorResult } from './messages.js';
 import type { OperatorTransport } from './transport.js';

@@ -11,7 +11,7 @@
  * has not yet handled; a closed port settles `closed` on both ends.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { PosternError } from '../errors.js';
+import { PosternError } from '../../rules/errors.js';
 import type { OperatorTransport } from './transport.js';
 import { OPERATOR_VERSION, PortAckSchema, PortAttachSchema, PortAttachedSchema, type OperatorRole } from './wire.js';
 

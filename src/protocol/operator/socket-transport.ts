@@ -9,7 +9,7 @@
  * text from an unauthenticated peer never becomes an error message.
  */
 import { connect, type Socket } from 'node:net';
-import { PosternError } from '../errors.js';
+import { PosternError } from '../../rules/errors.js';
 import { FrameCodec, LineReader, clientProof, decodeB64u, encodeB64u, newNonce, sameBytes, serverProof, sessionKey } from './crypto.js';
 import type { OperatorTransport } from './transport.js';
 import { MAX_RESPONSE_LINE_BYTES, OPERATOR_VERSION, PREAUTH_LINE_BYTES, ServerHandshakeSchema, type OperatorRole, type WireError } from './wire.js';

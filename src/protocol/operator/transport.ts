@@ -11,7 +11,7 @@
  * bytes were sent but not yet consumed by the peer (the daemon drops a
  * subscriber that lets it grow past its bound).
  */
-import type { PosternError } from '../errors.js';
+import type { PosternError } from '../../rules/errors.js';
 import type { OperatorRole } from './wire.js';
 
 export interface OperatorTransport {

@@ -12,7 +12,7 @@
 import type { ApprovalCard, ApprovalDecision, CardView } from '../contract.js';
 import { cardRows, countdown } from '../card.js';
 import { line, type Line } from '../lines.js';
-import { sanitizeForTerminal } from '../../protocol/terminal-text.js';
+import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { clipCells, foldCells } from '../text.js';
 import type { KeyHint, ViewCtx } from '../ui.js';
 

@@ -6,7 +6,7 @@
  * file does not parse; the daemon refuses it too.
  */
 import type { CatalogChangeView, CatalogPendingView } from '../contract.js';
-import { sanitizeForTerminal } from '../../protocol/terminal-text.js';
+import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { line, type Line, type Tone } from '../lines.js';
 import { clipCells, fieldRows } from '../text.js';
 import type { KeyHint, ViewCtx } from '../ui.js';

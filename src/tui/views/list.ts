@@ -3,7 +3,7 @@
  * selected row inverted), table cells cut to their column, and the filter
  * language `/` sets (`field:value` tokens and bare words, case-insensitive).
  */
-import { sanitizeForTerminal } from '../../protocol/terminal-text.js';
+import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { cells, clipCells } from '../text.js';
 import { line, type Line } from '../lines.js';
 

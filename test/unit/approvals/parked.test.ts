@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import type { ApprovalWait } from '../../../src/approvals/parked.js';
 import { draft } from '../operator/helpers.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { systemClock } from '../../../src/clock/index.js';
 
 /** Every card a test opened, cancelled after it: an open card's 60 s timer would keep this process alive. */

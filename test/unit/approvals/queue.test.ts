@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { draft } from '../operator/helpers.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { systemClock } from '../../../src/clock/index.js';
 
 describe('ApprovalQueue', () => {

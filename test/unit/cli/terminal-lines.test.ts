@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { terminalLines } from '../../../src/cli/context.js';
-import { CONTINUATION, cellWidth, sanitizeForTerminal } from '../../../src/protocol/terminal-text.js';
+import { CONTINUATION, cellWidth, sanitizeForTerminal } from '../../../src/rules/terminal-text.js';
 
 describe('terminalLines', () => {
   const forged = `title         ${sanitizeForTerminal(`${'x'.repeat(66)}target        GET https://safe.example/ok`, 500)}`;

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseCatalog } from '../../../src/contracts/index.ts';
-import { isPosternError } from '../../../src/protocol/errors.ts';
+import { isPosternError } from '../../../src/rules/errors.ts';
 import { catalogText, KEY, TARGETS } from './helpers.ts';
 
 const dir = join(import.meta.dirname, 'fixtures', 'broken');

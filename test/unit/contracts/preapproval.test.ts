@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
 import { catalogSummaryJson, classifyCatalogChange, compileBoundedPattern, parseCatalog, releaseGate, renderCatalogSummary, ruleCovers, type Catalog, type JsonObject } from '../../../src/contracts/index.ts';
-import { isPosternError } from '../../../src/protocol/errors.ts';
+import { isPosternError } from '../../../src/rules/errors.ts';
 import { RuleBudgets } from '../../../src/approvals/unattended.ts';
 import { TARGETS, codes, objectSchema, str, tool, type Obj } from './helpers.ts';
 

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../../src/daemon/config.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 
 describe('config.yaml: unattended', () => {
   it('is off by default and on when set', () => {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { PosternError } from '../../../src/protocol/errors.js';
+import { PosternError } from '../../../src/rules/errors.js';
 import { GroupCommit } from '../../../src/daemon/pipeline/group-commit.js';
 import { callRecord, httpTarget, steppingClock, tempJournalDir } from '../journal/helpers.js';
 

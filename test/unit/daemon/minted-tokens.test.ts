@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { MintedTokens } from '../../../src/daemon/minted-tokens.js';
 import { mintToken, type MintingAuth } from '../../../src/executors/http/token-endpoint.js';
 import type { HttpCredential } from '../../../src/executors/http/index.js';
-import { isPosternError, type PosternError } from '../../../src/protocol/errors.js';
+import { isPosternError, type PosternError } from '../../../src/rules/errors.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { ManualClock } from '../../helpers/clock.js';
 

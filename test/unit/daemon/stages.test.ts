@@ -21,7 +21,7 @@ import { CALL_STAGES, runStages } from '../../../src/daemon/pipeline/stages/inde
 import { admission } from '../../../src/daemon/pipeline/stages/admission.js';
 import { need, holding, type CallState } from '../../../src/daemon/pipeline/stages/call-state.js';
 import { answer, next, refuse, type Stage } from '../../../src/daemon/pipeline/stages/step.js';
-import { PosternError } from '../../../src/protocol/errors.js';
+import { PosternError } from '../../../src/rules/errors.js';
 import { ManualClock } from '../../helpers/clock.js';
 import { CHEAP } from '../vault/helpers.js';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sha256Hex } from '../../../src/contracts/index.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
 import { createVault, openVault, reopenVault, withVaultWriter } from '../../../src/vault/index.js';
 import { CHEAP, tempHome, utf8 } from '../vault/helpers.js';

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { TaskStore, taskLimits, type TaskLimits, type TaskRun } from '../../../src/daemon/mcp/task-store.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { toolErrorResult } from '../../../src/protocol/tool-result.js';
 import { ManualClock } from '../../helpers/clock.js';
 

@@ -25,7 +25,7 @@ import {
   type FoundJournal,
 } from '../../../src/journal/anchor/index.js';
 import { SLOT_BYTES } from '../../../src/journal/anchor/file.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { callRecord, httpTarget, steppingClock, tempJournalDir } from './helpers.js';
 
 const h = (c: string, seq: number) => ({ seq, hash: c.repeat(64) });

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { openJournals } from '../../../src/journal/index.js';
 import { Chain, entryHash } from '../../../src/journal/chain.js';
 import { SESSIONS_CONTENT_COLUMNS } from '../../../src/journal/sessions.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { callRecord, httpTarget, sshTarget, tempJournalDir } from './helpers.js';
 
 const t = tempJournalDir();

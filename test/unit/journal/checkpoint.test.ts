@@ -27,7 +27,7 @@ import { buildBundle } from '../../../src/journal/bundle/build.js';
 import { bundleBytes } from '../../../src/journal/bundle/format.js';
 import { verifyBundle } from '../../../src/journal/bundle/verify.js';
 import { replayWindowOpen } from '../../../src/daemon/pipeline/idempotency.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import type { ManualClock } from '../../helpers/clock.js';
 import { anchoredHome, callRecord, httpTarget, type AnchoredHome } from './helpers.js';
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openJournals } from '../../../src/journal/index.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { callRecord, httpTarget, tempJournalDir } from './helpers.js';
 
 const CANARY = 'CANARY-sk_live_do_not_print';

@@ -13,7 +13,7 @@ import { createBackend } from '../../../src/daemon/operator/backend.js';
 import { EventBus } from '../../../src/daemon/events.js';
 import { GrantStore } from '../../../src/approvals/grants.js';
 import { FrameCodec, clientProof, decodeB64u, encodeB64u, newNonce, sessionKey } from '../../../src/protocol/operator/crypto.js';
-import { PosternError, type ErrorCode } from '../../../src/protocol/errors.js';
+import { PosternError, type ErrorCode } from '../../../src/rules/errors.js';
 import { systemClock } from '../../../src/clock/index.js';
 import { waitFor } from '../../helpers/wait.js';
 

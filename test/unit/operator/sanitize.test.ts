@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONTINUATION, cellWidth, foldLinesToWidth, foldToWidth, jsonForTerminal, sanitizeForTerminal, sanitizeWithInfo } from '../../../src/protocol/terminal-text.js';
+import { CONTINUATION, cellWidth, foldLinesToWidth, foldToWidth, jsonForTerminal, sanitizeForTerminal, sanitizeWithInfo } from '../../../src/rules/terminal-text.js';
 import { assertInert } from './helpers.js';
 
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { AjvJsonSchemaValidator as AjvV1 } from '@modelcontextprotocol/sdk/validation/ajv';
 import { AjvJsonSchemaValidator as AjvV2 } from '@modelcontextprotocol/client/validators/ajv';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/client/validators/cf-worker';
-import { ErrorCodes, type ErrorCode } from '../../../src/protocol/errors.js';
+import { ErrorCodes, type ErrorCode } from '../../../src/rules/errors.js';
 import { toolErrorResult } from '../../../src/protocol/tool-result.js';
 import { httpOutputSchema, sshOutputSchema } from '../../../src/daemon/pipeline/result.js';
 

@@ -13,7 +13,7 @@ import type {
   OperatorSnapshot,
   StatusView,
 } from '../../../src/tui/contract.js';
-import type { PosternError } from '../../../src/protocol/errors.js';
+import type { PosternError } from '../../../src/rules/errors.js';
 
 export interface RecordedRequest {
   readonly op: string;

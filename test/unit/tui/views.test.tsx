@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PosternError } from '../../../src/protocol/errors.js';
+import { PosternError } from '../../../src/rules/errors.js';
 import type { ActivityView, CatalogPendingView, GrantView, SessionView } from '../../../src/tui/contract.js';
 import { FakeOperator, card, emptySnapshot, status } from './fake-client.js';
 import { mount } from './harness.js';

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { belowFloorWarning, belowProductionFloor, changePassphrase, createVault, describeKdf, kdfProfileFromEnvironment, MODERATE_KDF, openVault, PRODUCTION_KDF_PROFILE, TEST_KDF, TEST_KDF_PROFILE, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE, vaultKdf } from '../../../src/vault/index.js';
 import { checkVaultKdf } from '../../../src/home/host-checks.js';
-import { isPosternError } from '../../../src/protocol/errors.js';
+import { isPosternError } from '../../../src/rules/errors.js';
 import { CHEAP, CHEAP_KDF, tempHome, utf8 } from './helpers.js';
 
 describe('the key-derivation profile', () => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { open, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { PosternError } from '../../../src/protocol/errors.js';
+import { PosternError } from '../../../src/rules/errors.js';
 import { openVault } from '../../../src/vault/index.js';
 import { openVaultBytes } from '../../../src/vault/codec.js';
 import { DEFAULT_KDF_BOUNDS, encodeHeader, HEADER_BYTES, HeaderOffsets, KDF_ARGON2ID13, MAGIC, MAX_FILE_BYTES } from '../../../src/vault/format.js';

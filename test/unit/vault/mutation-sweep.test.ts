@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { PosternError } from '../../../src/protocol/errors.js';
+import { PosternError } from '../../../src/rules/errors.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openVaultBytes } from '../../../src/vault/codec.js';
 import { HEADER_BYTES } from '../../../src/vault/format.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { PosternError } from '../../../src/protocol/errors.js';
+import { PosternError } from '../../../src/rules/errors.js';
 import { CredentialKinds, changePassphrase, createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import type { UnlockedVault } from '../../../src/vault/index.js';
 import { HeaderOffsets, parseHeader } from '../../../src/vault/format.js';

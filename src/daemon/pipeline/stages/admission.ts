@@ -4,8 +4,8 @@
  * effects. `postern_call_status` is answered here. Nothing is planned yet.
  */
 import { needsIdempotencyKey, splitIdempotencyKey } from '../../../contracts/index.js';
-import { clipLabel } from '../../../protocol/clip.js';
-import { PosternError } from '../../../protocol/errors.js';
+import { clipLabel } from '../../../rules/clip.js';
+import { PosternError } from '../../../rules/errors.js';
 import { admitArguments } from '../admit.js';
 import { callStatus, CALL_STATUS_TOOL } from '../call-status.js';
 import type { CallState } from './call-state.js';

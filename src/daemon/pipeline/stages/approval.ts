@@ -6,7 +6,7 @@
  * again (at most three times); a card withdrawn because the catalog changed
  * is asked again for the same plan; any other change refuses the call.
  */
-import { PosternError } from '../../../protocol/errors.js';
+import { PosternError } from '../../../rules/errors.js';
 import { ApprovalEnded, obtainApproval, type ApprovalSubject } from '../approve.js';
 import { checkCredential } from '../execute.js';
 import type { CallPlan } from '../plan.js';

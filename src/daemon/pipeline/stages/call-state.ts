@@ -8,7 +8,7 @@
 import type { Catalog, Tool } from '../../../contracts/index.js';
 import type { LimitUsage } from '../../../protocol/limit-usage.js';
 import type { Charge } from '../../limits.js';
-import { PosternError } from '../../../protocol/errors.js';
+import { PosternError } from '../../../rules/errors.js';
 import type { Redactor } from '../../../redaction/index.js';
 import type { Credential, UnlockedVault } from '../../../vault/index.js';
 import type { CatalogSnapshot } from '../../state.js';

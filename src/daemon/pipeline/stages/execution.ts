@@ -4,7 +4,7 @@
  * (an error, or outcome_unknown once the request may have been written) and
  * refused. The credential is marked used in the vault it came from.
  */
-import { isPosternError, PosternError } from '../../../protocol/errors.js';
+import { isPosternError, PosternError } from '../../../rules/errors.js';
 import { executeAction } from '../execute.js';
 import { recordOutcome } from '../journal-port.js';
 import { callErrorResult } from '../respond.js';

@@ -5,7 +5,7 @@
  * refused; otherwise the key is reserved in memory until the call ends
  * (the journal's intent claims it durably, intent.ts). A keyless call passes.
  */
-import { PosternError } from '../../../protocol/errors.js';
+import { PosternError } from '../../../rules/errors.js';
 import { decideIdempotency } from '../idempotency.js';
 import { recordReplay } from '../journal-port.js';
 import { replayedResult } from '../respond.js';

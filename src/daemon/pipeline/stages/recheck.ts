@@ -9,7 +9,7 @@
  * any other change, since nobody approved it.
  */
 import type { Catalog } from '../../../contracts/index.js';
-import { PosternError } from '../../../protocol/errors.js';
+import { PosternError } from '../../../rules/errors.js';
 import { recheckPlan, type Recheck } from '../recheck.js';
 import { need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { amzDate, signSigV4, uriEncode } from '../../../../src/executors/http/sigv4.js';
 import { prepareRequest } from '../../../../src/executors/http/prepare-request.js';
 import type { HttpRequestSpec } from '../../../../src/executors/http/index.js';
-import { isPosternError } from '../../../../src/protocol/errors.js';
+import { isPosternError } from '../../../../src/rules/errors.js';
 import { parseCatalog } from '../../../../src/contracts/index.js';
 import { catalogText, tool } from '../../contracts/helpers.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Client } from 'undici';
 import { executeHttp } from '../../../../src/executors/http/index.js';
 import { pinnedConnector } from '../../../../src/executors/http/connector.js';
-import { PosternError } from '../../../../src/protocol/errors.js';
+import { PosternError } from '../../../../src/rules/errors.js';
 import type { FakeHttpServer } from '../../../helpers/fake-http.js';
 import { startFakeHttp } from '../../../helpers/fake-http.js';
 import { credentials, refusal, spec } from './support.js';

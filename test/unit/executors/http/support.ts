@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import type { HttpCredential, HttpRequestSpec } from '../../../../src/executors/http/index.js';
-import type { ErrorCode } from '../../../../src/protocol/errors.js';
-import { PosternError } from '../../../../src/protocol/errors.js';
+import type { ErrorCode } from '../../../../src/rules/errors.js';
+import { PosternError } from '../../../../src/rules/errors.js';
 
 export const CANARY = {
   token: 'tok_CANARY_bearer_9f8e7d',

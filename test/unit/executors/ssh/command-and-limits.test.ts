@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isPosternError } from '../../../../src/protocol/errors.js';
+import { isPosternError } from '../../../../src/rules/errors.js';
 import { executeSsh } from '../../../../src/executors/ssh/index.js';
 import type { TestSshServer } from './support.js';
 import { action, keyCredential, rejection, startSshServer } from './support.js';

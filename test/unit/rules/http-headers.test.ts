@@ -11,8 +11,8 @@ import { parseCatalog, resolveAction, type Catalog } from '../../../src/contract
 import { httpSpec } from '../../../src/daemon/pipeline/execute.ts';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
 import type { HttpCredential, HttpRequestSpec } from '../../../src/executors/http/index.ts';
-import { isPosternError } from '../../../src/protocol/errors.ts';
-import { credentialHeaderProblem, headerKey, isRequestMeaningHeader, RESERVED_HEADERS, reservedHeader } from '../../../src/protocol/http-headers.ts';
+import { isPosternError } from '../../../src/rules/errors.ts';
+import { credentialHeaderProblem, headerKey, isRequestMeaningHeader, RESERVED_HEADERS, reservedHeader } from '../../../src/rules/http-headers.ts';
 import { catalogText, tool, TARGETS } from '../contracts/helpers.ts';
 
 const CREDENTIAL: HttpCredential = { meta: { name: 'tracker-key', kind: 'http_header', fields: { header: 'X-Api-Key' } }, secret: { value: Buffer.from('secret-value') } };

@@ -15,7 +15,7 @@
  * without those, both give the same bytes.
  */
 import { createHash } from 'node:crypto';
-import { PosternError } from '../protocol/errors.js';
+import { PosternError } from './errors.js';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

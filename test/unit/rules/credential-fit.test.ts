@@ -1,4 +1,4 @@
-// Credential kinds have one check (src/protocol/credential-fit.ts): the
+// Credential kinds have one check (src/rules/credential-fit.ts): the
 // catalog loaded or accepted against the vault's metadata, the daemon's
 // execution step and both executors all reach the same verdict, and a
 // credential of the wrong kind — or sent under another header or parameter
@@ -11,8 +11,8 @@ import { checkCatalogCredentials, credentialMisfits, parseCatalog } from '../../
 import { checkCredential } from '../../../src/daemon/pipeline/execute.ts';
 import { credentialInjection } from '../../../src/executors/http/credential-injection.ts';
 import { sshAuth } from '../../../src/executors/ssh/auth.ts';
-import { credentialFit, type AuthPlacement, type CredentialFacts } from '../../../src/protocol/credential-fit.ts';
-import { isPosternError, type ErrorCode } from '../../../src/protocol/errors.ts';
+import { credentialFit, type AuthPlacement, type CredentialFacts } from '../../../src/rules/credential-fit.ts';
+import { isPosternError, type ErrorCode } from '../../../src/rules/errors.ts';
 import type { Credential, CredentialKind } from '../../../src/vault/types.ts';
 import { catalogText, TARGETS } from '../contracts/helpers.ts';
 

@@ -1,7 +1,7 @@
 /** "Did you mean": one or two slips (a swap counts once) are suggested; unrelated words are not. */
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closest, didYouMean, editDistance } from '../../../src/protocol/suggest.js';
+import { closest, didYouMean, editDistance } from '../../../src/rules/suggest.js';
 
 it('edit distance counts insertions, deletions, substitutions and adjacent swaps as one each', () => {
   assert.equal(editDistance('path', 'path'), 0);

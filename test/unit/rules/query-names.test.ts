@@ -11,8 +11,8 @@ import { parseCatalog, resolveAction } from '../../../src/contracts/index.ts';
 import { encodeComponent } from '../../../src/contracts/path-template.ts';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
 import type { HttpCredential } from '../../../src/executors/http/index.ts';
-import { isPosternError } from '../../../src/protocol/errors.ts';
-import { methodOverrideParam, queryNameCollides } from '../../../src/protocol/query-names.ts';
+import { isPosternError } from '../../../src/rules/errors.ts';
+import { methodOverrideParam, queryNameCollides } from '../../../src/rules/query-names.ts';
 import { catalog, catalogText, tool, toolOf, TARGETS } from '../contracts/helpers.ts';
 
 const broad = catalog({ q: tool([{ revision: 1, http_request: { target: 'qapi', methods: ['GET', 'POST'], paths: ['/x'] } }]) });

@@ -10,9 +10,9 @@ import fc from 'fast-check';
 import { resolveAction, type JsonObject, type ResolveResult } from '../../../src/contracts/index.ts';
 import { encodeComponent } from '../../../src/contracts/path-template.ts';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
-import { isPosternError } from '../../../src/protocol/errors.ts';
-import { pathSegmentProblem, resolvedSegmentText } from '../../../src/protocol/path-segments.ts';
-import { decodedForms } from '../../../src/protocol/percent-readings.ts';
+import { isPosternError } from '../../../src/rules/errors.ts';
+import { pathSegmentProblem, resolvedSegmentText } from '../../../src/rules/path-segments.ts';
+import { decodedForms } from '../../../src/rules/percent-readings.ts';
 import { catalog, objectSchema, str, tool, toolOf } from '../contracts/helpers.ts';
 
 const fixed = catalog({

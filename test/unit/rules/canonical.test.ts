@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { canonicalDigest, canonicalJson, JOURNAL_RULES } from '../../../src/protocol/canonical.ts';
-import { isPosternError } from '../../../src/protocol/errors.ts';
+import { canonicalDigest, canonicalJson, JOURNAL_RULES } from '../../../src/rules/canonical.ts';
+import { isPosternError } from '../../../src/rules/errors.ts';
 
 describe('canonicalJson', () => {
   const cases: [string, unknown, string][] = [
