@@ -31,21 +31,12 @@ export type HttpMethod = (typeof HttpMethods)[number];
  * and at most this many executing at once (all sessions). Absent = no limit.
  */
 import { LimitNames, type LimitName } from '../protocol/limit-usage.js';
+import type { AuthPlacement } from '../rules/credential-fit.js';
 export { LimitNames, type LimitName };
 export type Limits = { readonly [K in LimitName]?: number };
 
-/** Where the executor puts the HTTP credential. The name is part of the contract so templates cannot collide with it. */
-export type HttpAuth =
-  | { readonly kind: 'bearer' }
-  | { readonly kind: 'basic' }
-  | { readonly kind: 'header'; readonly name: string }
-  | { readonly kind: 'query'; readonly name: string }
-  | { readonly kind: 'aws_sigv4'; readonly region: string; readonly service: string }
-  /** `tokenUrl`: the normalized token endpoint (origin + path), fixed in the catalog. */
-  | { readonly kind: 'oauth_client_credentials'; readonly tokenUrl: string; readonly scopes: readonly string[] }
-  | { readonly kind: 'oauth_refresh_token'; readonly tokenUrl: string; readonly scopes: readonly string[] }
-  /** `api`: the normalized GitHub API base (origin + optional path, no trailing slash), fixed in the catalog. */
-  | { readonly kind: 'github_app'; readonly api: string };
+/** Where the executor puts the HTTP credential (one home: rules/credential-fit.ts). The name is part of the contract so templates cannot collide with it. */
+export type HttpAuth = AuthPlacement;
 
 export interface HttpTarget {
   readonly kind: 'http';
