@@ -110,18 +110,37 @@ function slotLine(stored: StoredAnchor): string {
   return `${json.padEnd(SLOT_BYTES - 1, ' ')}\n`;
 }
 
-/** In place, into the slot of the counter's parity, when the file has the two-slot layout; false otherwise. */
-function writeSlot(path: string, line: string, counter: number): boolean {
+/**
+ * Writes `line` in place into the slot of the counter's parity (into the page
+ * cache: the caller flushes it) and returns the open descriptor; null when the
+ * file does not have the two-slot layout.
+ */
+function writeSlotUnflushed(path: string, line: string, counter: number): number | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDWR | constants.O_NOFOLLOW);
   } catch {
-    return false;
+    return null;
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile() || st.size !== FILE_BYTES) return false;
+    if (!st.isFile() || st.size !== FILE_BYTES) {
+      closeSync(fd);
+      return null;
+    }
     writeSync(fd, line, (counter % 2) * SLOT_BYTES, 'utf8');
+    return fd;
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+/** In place, into its slot, flushed (one fdatasync); false when the file does not have the two-slot layout. */
+function writeSlot(path: string, line: string, counter: number): boolean {
+  const fd = writeSlotUnflushed(path, line, counter);
+  if (fd === null) return false;
+  try {
     fdatasyncSync(fd);
     return true;
   } finally {
@@ -129,36 +148,18 @@ function writeSlot(path: string, line: string, counter: number): boolean {
   }
 }
 
-/**
- * writeSlot with its fdatasync off the event loop: the write itself lands in
- * the page cache at once (microseconds, on the loop); the flush to the disk
- * runs in the thread pool, and the promise resolves once it has.
- */
-function writeSlotDeferred(path: string, line: string, counter: number): Promise<boolean> {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDWR | constants.O_NOFOLLOW);
-  } catch {
-    return Promise.resolve(false);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size !== FILE_BYTES) {
-      closeSync(fd);
-      return Promise.resolve(false);
-    }
-    writeSync(fd, line, (counter % 2) * SLOT_BYTES, 'utf8');
-  } catch (e) {
-    closeSync(fd);
-    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
-  }
-  return new Promise((resolve, reject) => {
+/** writeSlot with its fdatasync in the thread pool: the promise resolves once the slot is on disk. */
+async function writeSlotDeferred(path: string, line: string, counter: number): Promise<boolean> {
+  const fd = writeSlotUnflushed(path, line, counter);
+  if (fd === null) return false;
+  await new Promise<void>((resolve, reject) => {
     fdatasync(fd, (err) => {
       closeSync(fd);
-      if (err === null) resolve(true);
+      if (err === null) resolve();
       else reject(err);
     });
   });
+  return true;
 }
 
 /**

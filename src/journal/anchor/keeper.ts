@@ -117,15 +117,19 @@ export class AnchorKeeper {
 
   /** The journals' commit listener. Throws (JOURNAL_UNAVAILABLE) only when a durable write fails. */
   readonly onCommit = (journal: JournalName, head: ChainHead, durable: boolean): void => {
+    this.#note(journal, head);
+    if (durable) this.flush();
+    else this.#schedule();
+  };
+
+  /** A new head of `journal`; a group commit is told once its fsync is done, possibly after a later commit was: never step back. */
+  #note(journal: JournalName, head: ChainHead): void {
     const prev = this.#record[journal];
-    // A group commit is told once its fsync is done, possibly after a later commit was: never step back.
     if (head.seq >= prev.seq && (prev.seq !== head.seq || prev.hash !== head.hash)) {
       this.#record = { ...this.#record, [journal]: head };
       this.#dirty = true;
     }
-    if (durable) this.flush();
-    else this.#schedule();
-  };
+  }
 
   /**
    * The commit listener for a durable commit made off the event loop (a
@@ -135,7 +139,7 @@ export class AnchorKeeper {
    * Rejects (JOURNAL_UNAVAILABLE) when that write fails.
    */
   readonly onDurableCommit = (journal: JournalName, head: ChainHead): Promise<void> => {
-    this.onCommit(journal, head, false);
+    this.#note(journal, head);
     return this.#flushAsync();
   };
 

@@ -33,5 +33,5 @@ export function admission(call: CallState): Step {
   if (needsIdempotencyKey(tool) && split.key === undefined) {
     return refuse(new PosternError('IDEMPOTENCY_KEY_REQUIRED', 'this tool has effects: pass a fresh idempotency_key (reuse it only to retry the same action)', { details: { field: 'idempotency_key' } }));
   }
-  return next({ ...call, redactor, admitted: { args, tool, callArgs: split.args, key: split.key } });
+  return next({ ...call, redactor, admitted: { tool, callArgs: split.args, key: split.key } });
 }

@@ -58,7 +58,7 @@ export async function approval(first: CallState): Promise<Step> {
     }
     if (withdrawn) continue; // asked again for the same plan (the catalog changed back meanwhile)
     trail.approval(approved);
-    return next({ ...call, approval: approved });
+    return next(call);
   }
   const tool = need(call, 'plan').tool.name;
   return refuse(new PosternError('CONTRACT_STALE', `${tool}: the contract kept changing while the call waited; nothing was run. List the tools again and plan the call anew`));

@@ -1,5 +1,5 @@
 /**
- * What one call has become, carried from stage to stage (stages.ts): the
+ * What one call has become, carried from stage to stage (index.ts): the
  * context it runs in, then each stage's contribution. A stage returns a new
  * value with its field set (never changes the one it was given), or answers,
  * or refuses (step.ts). Fields a stage sets are absent before it; `need`
@@ -15,11 +15,10 @@ import type { CatalogSnapshot } from '../../state.js';
 import type { CallRequest, Services, SessionInfo } from '../context.js';
 import type { ExecResult } from '../execute.js';
 import type { CallPlan } from '../plan.js';
-import type { JournalApproval, Trail } from '../trail.js';
+import type { Trail } from '../trail.js';
 
 /** The arguments as admitted: bounded, secret-free, the key split off. */
 export interface Admitted {
-  readonly args: Record<string, unknown>;
   readonly tool: Tool;
   /** The arguments without `idempotency_key`. */
   readonly callArgs: unknown;
@@ -49,7 +48,6 @@ export interface CallState {
   readonly planCatalog?: Catalog;
   /** The limits' usage the call saw before its approval (shown on the card). */
   readonly usage?: readonly LimitUsage[];
-  readonly approval?: JournalApproval;
   /** The limits' charge, when the tool has limits (refunded if no intent is journaled). */
   readonly charge?: Charge;
   readonly held?: Held;
