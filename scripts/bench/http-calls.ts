@@ -177,6 +177,7 @@ approving = false;
 await approver;
 op.close();
 for (const c of [naive, postern, ...naives, ...posterns]) await c.close().catch(() => undefined);
+if (process.env['POSTERN_DAEMON_PROF']) await inst.stopDaemon('SIGTERM');
 await inst.cleanup();
 await floor.close();
 target.close();

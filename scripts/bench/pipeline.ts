@@ -77,11 +77,22 @@ const direct = async (): Promise<void> => {
 for (let i = 0; i < 50; i++) await call('get_json');
 for (let i = 0; i < 50; i++) await direct();
 const rows: Record<'direct' | 'read' | 'write', number[]> = { direct: [], read: [], write: [] };
+// Process CPU (user + system, all threads) per call, measured around each variant's loop: the in-process
+// figure beside the daemon's in `npm run bench`'s (f), without MCP, the shim or the sockets.
+const cpu: Record<'direct' | 'read' | 'write', number[]> = { direct: [], read: [], write: [] };
+async function cpuOf(into: number[], run: () => Promise<number[]>): Promise<number[]> {
+  const c0 = process.cpuUsage();
+  const r = await run();
+  const c = process.cpuUsage(c0);
+  into.push((c.user + c.system) / 1000 / r.length);
+  if (process.env['BENCH_CPU_SPLIT'] === '1') console.log(`    user ${(c.user / 1000 / r.length).toFixed(3)} ms, system ${(c.system / 1000 / r.length).toFixed(3)} ms per call`);
+  return r;
+}
 const before = profile.view();
 for (let r = 0; r < ROUNDS; r++) {
-  rows.direct.push(median(await latencies(CALLS, direct)));
-  rows.read.push(median(await latencies(CALLS, () => call('get_json'))));
-  rows.write.push(median(await latencies(CALLS, () => call('create_note'))));
+  rows.direct.push(median(await cpuOf(cpu.direct, () => latencies(CALLS, direct))));
+  rows.read.push(median(await cpuOf(cpu.read, () => latencies(CALLS, () => call('get_json')))));
+  rows.write.push(median(await cpuOf(cpu.write, () => latencies(CALLS, () => call('create_note')))));
 }
 const after = profile.view();
 journals.close();
@@ -95,9 +106,10 @@ const rd = median(rows.read);
 const wr = median(rows.write);
 const phases = phasesBetween(before, after);
 console.log(`daemon pipeline in-process, ${ROUNDS} rounds × ${CALLS} calls, medians (no MCP, no shim):`);
-console.log(`  undici direct, kept alive    ${d.toFixed(3)} ms`);
-console.log(`  pipeline, read tool          ${rd.toFixed(3)} ms   +${(rd - d).toFixed(3)} ms`);
-console.log(`  pipeline, write tool (key)   ${wr.toFixed(3)} ms   +${(wr - d).toFixed(3)} ms`);
+const [cd, cr, cw] = [median(cpu.direct), median(cpu.read), median(cpu.write)];
+console.log(`  undici direct, kept alive    ${d.toFixed(3)} ms   CPU ${cd.toFixed(3)} ms per call (both ends: the target is in this process)`);
+console.log(`  pipeline, read tool          ${rd.toFixed(3)} ms   +${(rd - d).toFixed(3)} ms   CPU ${cr.toFixed(3)} ms per call, +${(cr - cd).toFixed(3)} ms`);
+console.log(`  pipeline, write tool (key)   ${wr.toFixed(3)} ms   +${(wr - d).toFixed(3)} ms   CPU ${cw.toFixed(3)} ms per call, +${(cw - cd).toFixed(3)} ms`);
 printPhases("where a call's time goes, read and write together", phases);
 report(
   'pipeline',
@@ -106,6 +118,8 @@ report(
     { name: 'undici direct', value: d, unit: 'ms' },
     { name: 'pipeline read', value: rd, unit: 'ms', baseline: 'undici direct', baselineValue: d, ratio: rd / d },
     { name: 'pipeline write (key)', value: wr, unit: 'ms', baseline: 'undici direct', baselineValue: d, ratio: wr / d },
+    { name: 'pipeline read CPU per call', value: cr, unit: 'ms', baseline: 'undici direct CPU per call', baselineValue: cd, ratio: cr / cd },
+    { name: 'pipeline write CPU per call', value: cw, unit: 'ms', baseline: 'undici direct CPU per call', baselineValue: cd, ratio: cw / cd },
     ...phaseFigures('pipeline', phases),
   ],
 );

@@ -185,6 +185,12 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
     return value;
   };
   const read = <T>(action: string, fn: () => T): T => guard('activity', action, fn);
+  /** The watch's check and the lookup in one read snapshot (one transaction, not one per statement). */
+  const lookUpKey = db.transaction((tool: string, key: string): IdempotencyRecord | undefined => {
+    hooks.check();
+    const held = store.claimOf(tool, key);
+    return held === undefined ? undefined : store.idempotencyRecord(held);
+  });
   /** One entry of a group commit, inside the commit's transaction: its own savepoint, rolled back alone on failure. */
   const entry = <T>(action: string, fn: () => T): Settled<T> => {
     try {
@@ -384,11 +390,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
     },
 
     findByKey(tool, key) {
-      return read('look up an idempotency key', () => {
-        hooks.check();
-        const held = store.claimOf(tool, key);
-        return held === undefined ? undefined : store.idempotencyRecord(held);
-      });
+      return read('look up an idempotency key', () => lookUpKey.deferred(tool, key));
     },
 
     getCall(call_id) {

@@ -57,7 +57,7 @@ export async function install(opts: { secrets: { name: string; kind: string; val
     daemon: null,
     daemonLog: '',
     async startDaemon(args = []) {
-      const child = spawn(process.execPath, [CLI, 'daemon', ...args, ...g], {
+      const child = spawn(process.execPath, [...(process.env['POSTERN_DAEMON_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['POSTERN_DAEMON_PROF']}`] : []), CLI, 'daemon', ...args, ...g], {
         env: childEnv(sb.home, { kdf }),
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
