@@ -8,6 +8,7 @@ import { foldLinesToWidth } from '../rules/terminal-text.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock, type Clock } from '../clock/index.js';
+import { describeRecovery, finishPendingChange } from '../home/change-record.js';
 import { homePaths, resolveHome, type HomePaths } from '../home/paths.js';
 import { PosternError } from '../rules/errors.js';
 import { kdfProfileFromEnvironment, vaultOptionsFor, type KdfProfile, type VaultOptions } from '../vault/index.js';
@@ -109,6 +110,9 @@ export function contextFor(cmd: Command): CliContext {
     kdf,
     vault: vaultOptionsFor(kdf, systemClock),
     async unlockPassphrase(o = {}) {
+      // A change a killed command left is finished before anything reads the home (src/home/change-record.ts).
+      const recovered = describeRecovery(await finishPendingChange(paths));
+      if (recovered !== undefined) process.stderr.write(`postern: ${recovered}\n`);
       let p: Uint8Array;
       if (passFile !== undefined && passFile !== '') p = await readLineFile(passFile, 'passphrase');
       else if (!canPrompt()) {

@@ -48,6 +48,7 @@ import { RunReporter } from './run-report.js';
 import { sessionHooks } from './session-hooks.js';
 import { shutdown, type Endpoint } from './shutdown.js';
 import { takeDaemonLock } from '../home/daemon-lock.js';
+import { describeRecovery, finishPendingChange } from '../home/change-record.js';
 import { DaemonState } from './state.js';
 import { onVaultChange, VaultFollower } from './vault-follow.js';
 
@@ -94,6 +95,9 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const { clock, log } = opts;
   const vaultOpts = vaultOptionsFor(opts.kdf, clock);
   const config = await loadConfig(paths.config);
+  // A change a killed command left is finished before anything is read (src/home/change-record.ts).
+  const recovered = describeRecovery(await finishPendingChange(paths));
+  if (recovered !== undefined) log(recovered);
   const vault = await openVault(paths.vault, passphrase, vaultOpts);
   started.push(() => vault.lock());
   const { snapshot, inUse } = await loadSnapshot(paths, vault);

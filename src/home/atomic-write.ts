@@ -2,9 +2,11 @@
  * Atomic replacement of a small private file: a temp file in the same
  * directory (exclusive create, 0600) → write → fsync → rename over the target
  * → fsync the directory. A reader sees the old content or the new one, never
- * a mix, even if the process is killed at any instruction.
+ * a mix, even if the process is killed at any instruction. Each step is a
+ * numbered file event (file-events.ts: the test crash point).
  */
 import { open, rename, unlink } from 'node:fs/promises';
+import { fileEvent } from './file-events.js';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { PosternError } from '../rules/errors.js';
@@ -29,8 +31,11 @@ export async function atomicWriteFile(path: string, data: Uint8Array | string, m
     } finally {
       await fh.close();
     }
+    fileEvent();
     await rename(tmp, path);
+    fileEvent();
     await fsyncDir(dir);
+    fileEvent();
   } catch (e) {
     await unlink(tmp).catch(() => undefined);
     throw new PosternError('FILE_IO', `cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
@@ -46,4 +51,18 @@ export async function appendLineDurably(path: string, line: string, mode = 0o600
   } finally {
     await fh.close();
   }
+  fileEvent();
+}
+
+/** Removes a file (absent is fine) and fsyncs its directory, so the removal survives a power loss. */
+export async function removeDurably(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new PosternError('FILE_IO', `cannot remove ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
+  }
+  fileEvent();
+  await fsyncDir(dirname(path));
+  fileEvent();
 }

@@ -14,9 +14,10 @@
  *   `--digest` (its SHA-256, printed in the report);
  * - `pinOnly` (ssh trust) accepts only when the state is authentically
  *   accepted and the candidate is that catalog's text plus this one pin;
- * - the vault's mark (sequence +1, digest) is saved first, under the writer
- *   lock and the passphrase; then the copy, the record and the history line,
- *   still under the lock. The sequence never repeats.
+ * - the vault's mark (sequence +1, digest), the copy, the record, the
+ *   history line and the archive are one home change (change-record.ts),
+ *   under the writer lock and the passphrase: a kill leaves all of them or
+ *   none. The sequence never repeats.
  */
 import {
   acceptanceMac,
@@ -35,7 +36,7 @@ import {
   type GateReport,
   type SignedRecord,
 } from '../contracts/index.js';
-import { currentCatalogState, readAcceptedCopy, readCatalogFile, writeAcceptance } from './catalog-store.js';
+import { currentCatalogState, readAcceptedCopy, readCatalogFile, stageAcceptance } from './catalog-store.js';
 import { PosternError } from '../rules/errors.js';
 import type { VaultUnlock } from '../vault/index.js';
 import { writeVault, type WriterContext } from './vault-write.js';
@@ -214,10 +215,11 @@ export async function acceptCatalog(ctx: AcceptContext, o: AcceptOpts): Promise<
         const record = acceptanceRecord({ sequence, digest: cand.digest, acceptedAt: ctx.clock.now(), previousDigest: previous, forced: !report.ok, changes: report.changes.length });
         return { kind: 'write', text: cand.text, signed: { record, mac: acceptanceMac(key, record) }, tools: cand.catalog.tools.size };
       },
-      async (r) => {
-        // The vault holds the new mark now; the files follow while the lock is still held.
-        if (r.kind === 'write') await writeAcceptance(ctx.paths, r.text, r.signed);
+      async (r, _saved, change) => {
+        // One change with the vault's new mark: the copy, the record, the history line and the archive.
+        if (r.kind === 'write') await stageAcceptance(ctx.paths, change, r.text, r.signed);
       },
+      'catalog accept',
     ));
   } finally {
     if (pass instanceof Uint8Array) pass.fill(0);

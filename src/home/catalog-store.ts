@@ -19,7 +19,7 @@
  * recorded digest. Editing catalog.yaml changes nothing until `postern catalog
  * accept`; deleting, forging or putting back an older record is an alarm.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
@@ -33,7 +33,7 @@ import {
   type StoredRecord,
 } from '../contracts/index.js';
 import { PosternError } from '../rules/errors.js';
-import { appendLineDurably, atomicWriteFile } from './atomic-write.js';
+import type { HomeChange } from './change-record.js';
 import type { HomePaths } from './paths.js';
 
 const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
@@ -158,10 +158,9 @@ export async function readAcceptedText(paths: HomePaths, digest: string): Promis
   return text !== undefined && catalogDigest(text) === digest ? text : undefined;
 }
 
-async function archiveText(paths: HomePaths, text: string): Promise<void> {
-  await mkdir(paths.catalogArchive, { recursive: true, mode: 0o700 });
+async function stageArchive(paths: HomePaths, change: HomeChange, text: string): Promise<void> {
   const file = archived(paths, catalogDigest(text));
-  if ((await readOptional(file)) !== text) await atomicWriteFile(file, text);
+  if ((await readOptional(file)) !== text) change.write(file, text);
 }
 
 export interface AcceptedCatalog {
@@ -203,15 +202,15 @@ export async function loadCopy(paths: HomePaths, digest: string, sequence: numbe
 }
 
 /**
- * The archive (the copy being replaced, for a home from before the archive, and
- * the new text), then the copy, then the record that vouches for it, then the
- * history line. The vault's mark was saved before.
+ * Stages, into the change that also holds the vault's new mark: the archive
+ * (the copy being replaced, for a home from before the archive, and the new
+ * text), the copy, the record that vouches for it, and the history line.
  */
-export async function writeAcceptance(paths: HomePaths, text: string, signed: SignedRecord): Promise<void> {
+export async function stageAcceptance(paths: HomePaths, change: HomeChange, text: string, signed: SignedRecord): Promise<void> {
   const previous = await readOptional(paths.acceptedCatalog);
-  if (previous !== undefined && signed.record.previous_digest === catalogDigest(previous)) await archiveText(paths, previous);
-  await archiveText(paths, text);
-  await atomicWriteFile(paths.acceptedCatalog, text);
-  await atomicWriteFile(paths.acceptedRecord, `${JSON.stringify(signed, null, 2)}\n`);
-  await appendLineDurably(paths.catalogHistory, JSON.stringify(signed));
+  if (previous !== undefined && signed.record.previous_digest === catalogDigest(previous)) await stageArchive(paths, change, previous);
+  await stageArchive(paths, change, text);
+  change.write(paths.acceptedCatalog, text);
+  change.write(paths.acceptedRecord, `${JSON.stringify(signed, null, 2)}\n`);
+  change.append(paths.catalogHistory, JSON.stringify(signed));
 }

@@ -36,6 +36,10 @@ export interface HomePaths {
   readonly mcpHttpToken: string;
   /** Where a running daemon's HTTP listener says its URL (written at start, removed at stop). */
   readonly mcpHttpInfo: string;
+  /** The write-ahead record of a change of several files, while it is being made (src/home/change-record.ts). */
+  readonly changeRecord: string;
+  /** Secrets received but not yet saved to the vault, encrypted (src/home/pending-secrets.ts). */
+  readonly pendingSecrets: string;
 }
 
 export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -64,5 +68,7 @@ export function homePaths(home: string): HomePaths {
     mcpHttpAuthorization: join(home, 'mcp-http.authorized.json'),
     mcpHttpToken: join(home, 'run', 'mcp-http.token'),
     mcpHttpInfo: join(home, 'run', 'mcp-http.json'),
+    changeRecord: join(home, 'change.pending'),
+    pendingSecrets: join(home, 'secrets.pending'),
   };
 }

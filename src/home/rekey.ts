@@ -9,19 +9,21 @@
  * Invariants: only what verifies under the OLD key is re-authenticated — a
  * forged or foreign entry is never laundered into an authentic one; it is
  * left as it is (still failing) and reported. Nothing is written by
- * `prepare`; `write` runs after the vault was saved under the new key, still
- * under the vault's writer lock.
+ * `prepare`; `stage` adds the new file to the home change that also holds the
+ * vault sealed under the new key (change-record.ts), still under the vault's
+ * writer lock, so a kill leaves every artefact under the old key with the old
+ * vault, or every one under the new key with the new vault.
  *
  * To register a new artefact: add an entry with its derived-key purpose, a
- * `prepare` that reads and verifies it, and a `write`.
+ * `prepare` that reads and verifies it, and a `stage`.
  */
 import { acceptanceMac, verifyAcceptance, type SignedRecord } from '../contracts/index.js';
 import type { DerivedKeyPurpose, RekeyKeys } from '../vault/index.js';
-import { atomicWriteFile } from './atomic-write.js';
+import type { HomeChange } from './change-record.js';
 import { readAcceptance, readHistoryLines } from './catalog-store.js';
 import type { HomePaths } from './paths.js';
-import { anchorIsAuthentic, readAnchor, reauthenticateAnchor } from '../journal/anchor/index.js';
-import { appendCheckpoint, readCheckpoints } from '../journal/checkpoint/file.js';
+import { anchorFileText, anchorIsAuthentic, anchorMismatch, readAnchor, sealAnchor } from '../journal/anchor/index.js';
+import { readCheckpoints } from '../journal/checkpoint/file.js';
 import { lastCheckpoint, walkTrust, type CheckpointRecord } from '../journal/checkpoint/record.js';
 import { CheckpointSigner, keyFingerprint, publicKeyOf } from '../journal/checkpoint/signature.js';
 import { httpAuthorizationMac, isAuthenticHttpAuthorization, readHttpAuthorization } from './http-authorization.js';
@@ -29,7 +31,7 @@ import { httpAuthorizationMac, isAuthenticHttpAuthorization, readHttpAuthorizati
 export interface PreparedArtefact {
   /** One line for the operator: what was re-authenticated, what was left. */
   readonly summary: string;
-  readonly write: () => Promise<void>;
+  readonly stage: (change: HomeChange) => void;
 }
 
 export interface VaultKeyedArtefact {
@@ -38,7 +40,7 @@ export interface VaultKeyedArtefact {
   prepare(paths: HomePaths, oldKey: Uint8Array, newKey: Uint8Array): Promise<PreparedArtefact>;
 }
 
-const nothing = (): Promise<void> => Promise.resolve();
+const nothing = (): void => undefined;
 
 const resign = (s: SignedRecord, oldKey: Uint8Array, newKey: Uint8Array): SignedRecord | undefined =>
   verifyAcceptance(oldKey, s.record, s.mac).kind === 'authentic' ? { record: s.record, mac: acceptanceMac(newKey, s.record) } : undefined;
@@ -49,10 +51,10 @@ const acceptanceRecordFile: VaultKeyedArtefact = {
   purpose: 'catalog-mac',
   async prepare(paths, oldKey, newKey) {
     const stored = await readAcceptance(paths);
-    if (stored.kind !== 'stored') return { summary: `${this.name}: none`, write: nothing };
+    if (stored.kind !== 'stored') return { summary: `${this.name}: none`, stage: nothing };
     const next = resign(stored, oldKey, newKey);
-    if (next === undefined) return { summary: `${this.name}: does NOT verify with the old key; left unauthenticated (review with \`postern catalog accept\`)`, write: nothing };
-    return { summary: `${this.name}: re-authenticated`, write: () => atomicWriteFile(paths.acceptedRecord, `${JSON.stringify(next, null, 2)}\n`) };
+    if (next === undefined) return { summary: `${this.name}: does NOT verify with the old key; left unauthenticated (review with \`postern catalog accept\`)`, stage: nothing };
+    return { summary: `${this.name}: re-authenticated`, stage: (c) => c.write(paths.acceptedRecord, `${JSON.stringify(next, null, 2)}\n`) };
   },
 };
 
@@ -62,7 +64,7 @@ const acceptanceHistoryFile: VaultKeyedArtefact = {
   purpose: 'catalog-mac',
   async prepare(paths, oldKey, newKey) {
     const lines = await readHistoryLines(paths);
-    if (lines.length === 0) return { summary: `${this.name}: none`, write: nothing };
+    if (lines.length === 0) return { summary: `${this.name}: none`, stage: nothing };
     let resigned = 0;
     let left = 0;
     const out = lines.map(({ text, parsed: l }): string => {
@@ -79,7 +81,7 @@ const acceptanceHistoryFile: VaultKeyedArtefact = {
       return JSON.stringify(next);
     });
     const tail = left > 0 ? `; ${left} line(s) did not verify and were left as they are` : '';
-    return { summary: `${this.name}: ${resigned} entr${resigned === 1 ? 'y' : 'ies'} re-authenticated${tail}`, write: () => atomicWriteFile(paths.catalogHistory, out.map((l) => `${l}\n`).join('')) };
+    return { summary: `${this.name}: ${resigned} entr${resigned === 1 ? 'y' : 'ies'} re-authenticated${tail}`, stage: (c) => c.write(paths.catalogHistory, out.map((l) => `${l}\n`).join('')) };
   },
 };
 
@@ -89,23 +91,25 @@ const journalAnchorFile: VaultKeyedArtefact = {
   purpose: 'journal-anchor',
   prepare(paths, oldKey, newKey) {
     const stored = readAnchor(paths.anchor, oldKey);
-    if (stored === undefined) return Promise.resolve({ summary: `${this.name}: none`, write: nothing });
+    if (stored === undefined) return Promise.resolve({ summary: `${this.name}: none`, stage: nothing });
     if (!anchorIsAuthentic(oldKey, stored)) {
-      return Promise.resolve({ summary: `${this.name}: does NOT verify with the old key; left as it is (see \`postern anchor status\`)`, write: nothing });
+      return Promise.resolve({ summary: `${this.name}: does NOT verify with the old key; left as it is (see \`postern anchor status\`)`, stage: nothing });
     }
     // The vault zeroes its derived keys once the new data key is in place: the write keeps copies.
     const oldCopy = Uint8Array.from(oldKey);
     const newCopy = Uint8Array.from(newKey);
     return Promise.resolve({
       summary: `${this.name}: re-authenticated`,
-      write: () => {
+      // Read again when staged: a running daemon (locked by then) may have advanced it since.
+      stage: (c) => {
         try {
-          reauthenticateAnchor(paths.anchor, oldCopy, newCopy);
+          const now = readAnchor(paths.anchor, oldCopy);
+          if (now === undefined || !anchorIsAuthentic(oldCopy, now)) throw anchorMismatch({ kind: 'anchor_forged' });
+          c.write(paths.anchor, anchorFileText(sealAnchor(newCopy, now.record)));
         } finally {
           oldCopy.fill(0);
           newCopy.fill(0);
         }
-        return Promise.resolve();
       },
     });
   },
@@ -124,22 +128,19 @@ const journalCheckpointsFile: VaultKeyedArtefact = {
   prepare(paths, oldKey, newKey) {
     const walk = walkTrust(readCheckpoints(paths.checkpoints));
     const last = lastCheckpoint(walk.accepted);
-    if (last === undefined) return Promise.resolve({ summary: `${this.name}: none`, write: nothing });
+    if (last === undefined) return Promise.resolve({ summary: `${this.name}: none`, stage: nothing });
     const oldSigner = new CheckpointSigner(oldKey);
     const next = publicKeyOf(newKey);
     if (last.record.public_key !== oldSigner.publicKey) {
       oldSigner.close();
-      return Promise.resolve({ summary: `${this.name}: the last checkpoint is NOT signed by the old key; the new key is not endorsed`, write: nothing });
+      return Promise.resolve({ summary: `${this.name}: the last checkpoint is NOT signed by the old key; the new key is not endorsed`, stage: nothing });
     }
     const record: CheckpointRecord = { ...last.record, reason: 'key_change', public_key: oldSigner.publicKey, pruned_before: null, next_public_key: next };
     const stored = { record, signature: oldSigner.sign(record) };
     oldSigner.close();
     return Promise.resolve({
       summary: `${this.name}: the new key ${keyFingerprint(next)} is endorsed by the old one (note the new fingerprint)`,
-      write: () => {
-        appendCheckpoint(paths.checkpoints, stored);
-        return Promise.resolve();
-      },
+      stage: (c) => c.append(paths.checkpoints, JSON.stringify(stored)),
     });
   },
 };
@@ -150,13 +151,13 @@ const httpAuthorizationFile: VaultKeyedArtefact = {
   purpose: 'catalog-mac',
   async prepare(paths, oldKey, newKey) {
     const found = await readHttpAuthorization(paths);
-    if (found.kind === 'none') return { summary: `${this.name}: none`, write: nothing };
+    if (found.kind === 'none') return { summary: `${this.name}: none`, stage: nothing };
     if (found.kind === 'malformed' || !isAuthenticHttpAuthorization(oldKey, found.stored)) {
-      return { summary: `${this.name}: does NOT verify with the old key; left as it is (run \`postern http enable\` to authorize the listener again)`, write: nothing };
+      return { summary: `${this.name}: does NOT verify with the old key; left as it is (run \`postern http enable\` to authorize the listener again)`, stage: nothing };
     }
     const record = found.stored.record;
     const next = { record, mac: httpAuthorizationMac(newKey, record) };
-    return { summary: `${this.name}: re-authenticated`, write: () => atomicWriteFile(paths.mcpHttpAuthorization, `${JSON.stringify(next, null, 2)}\n`) };
+    return { summary: `${this.name}: re-authenticated`, stage: (c) => c.write(paths.mcpHttpAuthorization, `${JSON.stringify(next, null, 2)}\n`) };
   },
 };
 
@@ -166,12 +167,12 @@ const httpAuthorizationFile: VaultKeyedArtefact = {
  */
 export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, httpAuthorizationFile];
 
-/** Prepares every artefact under the new keys; the returned function writes them and returns the summaries. */
-export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<() => Promise<string[]>> {
+/** Prepares every artefact under the new keys; the returned function stages them into `change` and returns the summaries. */
+export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<(change: HomeChange) => string[]> {
   const prepared: PreparedArtefact[] = [];
   for (const a of VAULT_KEYED_ARTEFACTS) prepared.push(await a.prepare(paths, keys.old(a.purpose), keys.new(a.purpose)));
-  return async () => {
-    for (const p of prepared) await p.write();
+  return (change) => {
+    for (const p of prepared) p.stage(change);
     return prepared.map((p) => p.summary);
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Every command that saves the vault (and the daemon, when an operator accepts
  * a catalog over the operator channel) goes through `writeVault`: the
- * writer lock, the save, and — when no daemon runs for the home — the journal
+ * writer lock, the save as one crash-atomic home change, and — when no daemon runs for the home — the journal
  * anchor told the new vault generation, so a copy of the vault older than this
  * save is refused at the next daemon start (VAULT_ROLLED_BACK) even though no
  * daemon saw the save. A running daemon records it itself when its vault
@@ -17,7 +17,8 @@
 import type { Clock } from '../clock/index.js';
 import { takeDaemonLock } from './daemon-lock.js';
 import type { HomePaths } from './paths.js';
-import { anchorIsAuthentic, readAnchor, sealAnchor, writeAnchor } from '../journal/anchor/index.js';
+import { anchorFileText, anchorIsAuthentic, readAnchor, sealAnchor } from '../journal/anchor/index.js';
+import { HomeChange } from './change-record.js';
 import { isPosternError } from '../rules/errors.js';
 import { withVaultWriter, type VaultOptions, type VaultSave, type VaultUnlock } from '../vault/index.js';
 import type { UnlockedVault } from '../vault/unlocked-vault.js';
@@ -34,51 +35,81 @@ export interface WriterContext {
 /** What the anchor did with a saved generation. */
 export type AnchorFollow = 'recorded' | 'current' | 'daemon_running' | 'no_anchor' | 'not_authentic' | 'not_saved' | 'failed';
 
-/** Records `generation` in the anchor if no daemon holds the home. */
-export async function anchorVaultGeneration(paths: HomePaths, key: Uint8Array, generation: number, clock: Clock): Promise<AnchorFollow> {
+/** The anchor's new file staged into `change`, and the daemon lock held until the change is committed. */
+interface StagedFollow {
+  readonly follow: AnchorFollow;
+  release(): Promise<void>;
+}
+
+const NO_LOCK = (): Promise<void> => Promise.resolve();
+
+/**
+ * Stages `generation` into the anchor if no daemon holds the home: the daemon
+ * lock is taken here and held until `release` (after the change's commit).
+ */
+async function stageAnchorGeneration(paths: HomePaths, key: Uint8Array, generation: number, clock: Clock, change: HomeChange): Promise<StagedFollow> {
   let lock: Awaited<ReturnType<typeof takeDaemonLock>>;
   try {
     lock = await takeDaemonLock(paths);
   } catch (e) {
-    if (isPosternError(e, 'DAEMON_RUNNING')) return 'daemon_running';
+    if (isPosternError(e, 'DAEMON_RUNNING')) return { follow: 'daemon_running', release: NO_LOCK };
     throw e;
   }
+  const done = (follow: AnchorFollow): StagedFollow => ({ follow, release: () => lock.release() });
   try {
     const stored = readAnchor(paths.anchor, key);
-    if (stored === undefined) return 'no_anchor';
-    if (!anchorIsAuthentic(key, stored)) return 'not_authentic';
-    if (stored.record.vault_generation >= generation) return 'current';
+    if (stored === undefined) return done('no_anchor');
+    if (!anchorIsAuthentic(key, stored)) return done('not_authentic');
+    if (stored.record.vault_generation >= generation) return done('current');
     const record = { ...stored.record, counter: stored.record.counter + 1, vault_generation: generation, at: clock.now().toISOString() };
-    writeAnchor(paths.anchor, sealAnchor(key, record), true);
-    return 'recorded';
-  } finally {
+    change.write(paths.anchor, anchorFileText(sealAnchor(key, record)));
+    return done('recorded');
+  } catch (e) {
     await lock.release();
+    throw e;
   }
 }
 
-async function followQuietly(paths: HomePaths, key: Uint8Array, generation: number, clock: Clock): Promise<AnchorFollow> {
+/** Records `generation` in the anchor if no daemon holds the home (a change of its own). */
+export async function anchorVaultGeneration(paths: HomePaths, key: Uint8Array, generation: number, clock: Clock): Promise<AnchorFollow> {
+  const change = new HomeChange(paths, 'anchor follow');
+  const staged = await stageAnchorGeneration(paths, key, generation, clock, change);
   try {
-    return await anchorVaultGeneration(paths, key, generation, clock);
+    await change.commit();
+    return staged.follow;
+  } finally {
+    await staged.release();
+  }
+}
+
+async function stageQuietly(paths: HomePaths, key: Uint8Array, generation: number, clock: Clock, change: HomeChange): Promise<StagedFollow> {
+  try {
+    return await stageAnchorGeneration(paths, key, generation, clock, change);
   } catch {
-    return 'failed';
+    return { follow: 'failed', release: NO_LOCK };
   }
 }
 
 /**
- * `withVaultWriter` for CLI commands. `afterSave` runs first (the command's
- * own files), then the anchor follows the saved generation. The vault is
- * saved whatever the anchor does; an anchor that could not follow is said
- * in one line (the daemon's next start compares the two and explains).
+ * `withVaultWriter` for CLI commands and the daemon's operator actions, as
+ * one home change (change-record.ts): the sealed vault, the command's own
+ * files (staged by `afterSave` into `change`) and the anchor's record of the
+ * saved generation are committed together, so a kill at any point leaves all
+ * of them before or all of them after. An anchor that cannot follow (a daemon
+ * runs, or it does not authenticate) leaves the rest of the change as it is,
+ * said in one line (the daemon's next start compares the two and explains).
  */
 export async function writeVault<T>(
   ctx: WriterContext,
   unlock: VaultUnlock,
   fn: (v: UnlockedVault) => T | Promise<T>,
-  afterSave?: (result: T, saved: VaultSave) => Promise<void>,
+  afterSave?: (result: T, saved: VaultSave, change: HomeChange) => Promise<void>,
+  command = 'vault save',
 ): Promise<{ result: T; anchor: AnchorFollow }> {
   let key: Uint8Array | undefined;
   let anchor = 'not_saved' as AnchorFollow;
   let generation = 0;
+  const change = new HomeChange(ctx.paths, command);
   try {
     const result = await withVaultWriter(
       ctx.paths.vault,
@@ -88,16 +119,24 @@ export async function writeVault<T>(
         key = Uint8Array.from(v.deriveKey('journal-anchor'));
         return r;
       },
-      ctx.vault,
+      { ...ctx.vault, stage: change.vaultStage() },
       async (r, saved) => {
-        await afterSave?.(r, saved);
-        if (saved === null || key === undefined) return;
-        generation = saved.generation;
-        anchor = await followQuietly(ctx.paths, key, saved.generation, ctx.clock);
+        await afterSave?.(r, saved, change);
+        let staged: StagedFollow = { follow: 'not_saved', release: NO_LOCK };
+        if (saved !== null && key !== undefined) {
+          generation = saved.generation;
+          staged = await stageQuietly(ctx.paths, key, saved.generation, ctx.clock, change);
+        }
+        try {
+          await change.commit();
+          anchor = staged.follow;
+        } finally {
+          await staged.release();
+        }
       },
     );
     if (anchor === 'failed' || anchor === 'not_authentic') {
-      ctx.out(`note: the journal anchor did not record vault generation ${generation} (${anchor === 'failed' ? 'it could not be written' : 'it does not authenticate'}): see \`postern anchor status\``);
+      ctx.out(`note: the journal anchor did not record vault generation ${generation} (${anchor === 'failed' ? 'it could not be read' : 'it does not authenticate'}): see \`postern anchor status\``);
     }
     return { result, anchor };
   } finally {

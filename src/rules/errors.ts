@@ -43,6 +43,7 @@ export const ErrorCodes = {
 
   // files
   FILE_IO: { exit: 1, action: 'check_disk', summary: 'a file could not be read or written' },
+  CHANGE_RECORD_INVALID: { exit: 1, action: 'restore_backup', summary: 'a pending change record in the home is malformed' },
 
   // daemon, sessions and the call pipeline (tool errors carry these in structuredContent)
   DAEMON_UNAVAILABLE: { exit: 1, action: 'start_daemon', summary: 'the Postern daemon is not running' },

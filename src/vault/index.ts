@@ -5,7 +5,8 @@
  * contents) — is imported directly by tests and tools, not re-exported.
  */
 export { changePassphrase, createVault, openVault, reopenVault, vaultExists, vaultKdf, withVaultWriter } from './vault.js';
-export type { Reauthenticate, RekeyKeys, Reopened, VaultOptions, VaultSave, VaultUnlock } from './vault.js';
+export type { Reauthenticate, RekeyKeys, Reopened, VaultOptions, VaultSave, VaultStage, VaultUnlock } from './vault.js';
+export { acquireWriterLock } from './writer-lock.js';
 export { UnlockedVault } from './unlocked-vault.js';
 export type { NewCredential } from './unlocked-vault.js';
 export { MODERATE_KDF, MAXIMUM_KDF } from './format.js';

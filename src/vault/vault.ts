@@ -36,6 +36,19 @@ export interface VaultOptions {
   kdfRunner?: KdfRunner;
   /** The clock for credential metadata and generation times; the system clock by default. */
   clock?: Clock;
+  /** The home change a save belongs to (src/home/change-record.ts); without it a save writes the file itself. */
+  stage?: VaultStage;
+}
+
+/**
+ * How a save joins a change of several files: `recover` runs once the writer
+ * lock is held, before the file is read (it finishes a change a killed writer
+ * left); `replace` receives the sealed file instead of it being written here,
+ * and the change writes it with its other files.
+ */
+export interface VaultStage {
+  recover(): Promise<void>;
+  replace(path: string, file: Uint8Array): Promise<void>;
 }
 
 interface Resolved {
@@ -43,6 +56,7 @@ interface Resolved {
   readonly bounds: KdfBounds;
   readonly deriveKek: DeriveKek;
   readonly now: () => Date;
+  readonly stage: VaultStage | undefined;
 }
 
 function invalid(message: string): PosternError {
@@ -60,6 +74,7 @@ function resolveOptions(opts: VaultOptions | undefined): Resolved {
     bounds: boundsWithFloor(o.minimumKdf),
     deriveKek: kekDeriver(o.kdfRunner ?? 'worker'),
     now: () => (o.clock ?? systemClock).now(),
+    stage: o.stage,
   };
 }
 
@@ -81,12 +96,13 @@ async function loadVault(path: string, passphrase: Uint8Array, r: Resolved): Pro
 }
 
 /** Seal the vault's contents as the next generation and replace the file. Caller holds the lock. */
-async function saveVault(path: string, vault: UnlockedVault): Promise<void> {
+async function saveVault(path: string, vault: UnlockedVault, stage: VaultStage | undefined): Promise<void> {
   const s = vaultState(vault);
   const next: VaultContents = { ...s.contents, generation: s.contents.generation + 1 };
   const file = sealVaultContents(s.dataKey, s.keyWrap, next);
   await removeStaleTemps(path);
-  await writeVaultFile(path, file);
+  if (stage === undefined) await writeVaultFile(path, file);
+  else await stage.replace(path, file);
   s.contents.generation = next.generation;
   s.dirty = false;
 }
@@ -193,6 +209,7 @@ export async function withVaultWriter<T>(
   const lock = await acquireWriterLock(vaultPath);
   let vault: UnlockedVault | undefined;
   try {
+    await r.stage?.recover();
     vault = await loadWith(vaultPath, unlock, r);
     const result = await fn(vault);
     if (vault.locked && vaultIsDirty(vault)) {
@@ -200,7 +217,7 @@ export async function withVaultWriter<T>(
     }
     let saved: VaultSave = null;
     if (vaultIsDirty(vault)) {
-      await saveVault(vaultPath, vault);
+      await saveVault(vaultPath, vault, r.stage);
       saved = { generation: vault.generation };
     }
     vault.lock();
@@ -246,6 +263,7 @@ export async function changePassphrase<T = void>(path: string, oldPass: Uint8Arr
   const newDataKey = sodium.randombytes_buf(KEY_BYTES);
   const newDerived = new Map<DerivedKeyPurpose, Uint8Array>();
   try {
+    await r.stage?.recover();
     vault = await loadVault(vaultPath, oldPass, r);
     const opened = vault;
     const keys: RekeyKeys = {
@@ -267,7 +285,7 @@ export async function changePassphrase<T = void>(path: string, oldPass: Uint8Arr
     // Keys derived from the old data key are stale from here on (the hook copied what it needs).
     zero(oldDataKey, ...s.derivedKeys.values());
     s.derivedKeys.clear();
-    await saveVault(vaultPath, vault);
+    await saveVault(vaultPath, vault, r.stage);
     return await commit?.();
   } finally {
     zero(newDataKey, ...newDerived.values());

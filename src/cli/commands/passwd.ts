@@ -1,7 +1,9 @@
 /**
  * `postern passwd`: a new passphrase and a new data key, so the change is a
  * revocation. The vault is re-sealed under a fresh data key; every artefact
- * MAC'd with a vault-derived key is re-authenticated (src/home/rekey.ts);
+ * MAC'd with a vault-derived key is re-authenticated (src/home/rekey.ts), in
+ * one home change with the vault (src/home/change-record.ts), so a kill at
+ * any point leaves a home keyed by exactly one of the two passphrases;
  * and a running daemon, which still holds the old keys in memory and would
  * accept the old passphrase's operator proof, is locked over the operator
  * channel with the old operator-auth key. It serves nothing until it is
@@ -9,6 +11,7 @@
  * says so loudly.
  */
 import type { Command } from 'commander';
+import { HomeChange } from '../../home/change-record.js';
 import { prepareReauthentication } from '../../home/rekey.js';
 import type { HomePaths } from '../../home/paths.js';
 import { isPosternError } from '../../rules/errors.js';
@@ -50,14 +53,17 @@ export function registerPasswd(program: Command): void {
         const newPass = await ctx.newPassphrase({ file: o.newPassphraseFile, ignoreGlobalFile: true });
         unlockingNotice();
         try {
-          result = await changePassphrase(ctx.paths.vault, oldPass, newPass, ctx.vault, async (keys) => {
-            const commit = await prepareReauthentication(ctx.paths, keys);
+          const change = new HomeChange(ctx.paths, 'passwd');
+          result = await changePassphrase(ctx.paths.vault, oldPass, newPass, { ...ctx.vault, stage: change.vaultStage() }, async (keys) => {
+            const stage = await prepareReauthentication(ctx.paths, keys);
             const oldOperatorKey = Uint8Array.from(keys.old('operator-auth'));
             return async () => {
               try {
                 // Lock first: a daemon that saw the re-MAC'd record before would only log a false alarm.
                 const daemon = await lockRunningDaemon(ctx.paths, oldOperatorKey);
-                return { summaries: await commit(), daemon };
+                const summaries = stage(change);
+                await change.commit();
+                return { summaries, daemon };
               } finally {
                 oldOperatorKey.fill(0);
               }

@@ -110,6 +110,12 @@ function slotLine(stored: StoredAnchor): string {
   return `${json.padEnd(SLOT_BYTES - 1, ' ')}\n`;
 }
 
+/** The whole file holding `stored` in both slots: what a whole-file replacement writes (writeAnchor, a home change). */
+export function anchorFileText(stored: StoredAnchor): string {
+  const line = slotLine(stored);
+  return line + line;
+}
+
 /**
  * Writes `line` in place into the slot of the counter's parity (into the page
  * cache: the caller flushes it) and returns the open descriptor; null when the

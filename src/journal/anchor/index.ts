@@ -5,7 +5,7 @@
  */
 export { openAnchoredJournals, startNewJournal, inspectAnchor, journalPresence } from './open.js';
 export type { AnchorContext, AnchoredJournals, AnchorInspection } from './open.js';
-export { readAnchor, writeAnchor, reauthenticateAnchor, anchorMismatch } from './file.js';
+export { readAnchor, writeAnchor, reauthenticateAnchor, anchorMismatch, anchorFileText } from './file.js';
 export { anchorMac, sealAnchor, anchorIsAuthentic, judgeAnchor, describeProblem, ANCHOR_FORMAT } from './record.js';
 export type { AnchorRecord, AnchorVerdict, JournalProblem, StoredAnchor, FoundJournal } from './record.js';
 export { AnchorKeeper, ANCHOR_LAG_MS } from './keeper.js';

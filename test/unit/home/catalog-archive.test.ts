@@ -11,9 +11,18 @@ import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acceptanceMac, acceptanceRecord, catalogDigest } from '../../../src/contracts/acceptance.js';
-import { readAcceptedText, writeAcceptance } from '../../../src/home/catalog-store.js';
+import { readAcceptedText, stageAcceptance } from '../../../src/home/catalog-store.js';
+import { HomeChange } from '../../../src/home/change-record.js';
+import type { HomePaths } from '../../../src/home/paths.js';
+import type { SignedRecord } from '../../../src/contracts/index.js';
 import { homePaths } from '../../../src/home/paths.js';
 import { ManualClock } from '../../helpers/clock.js';
+
+async function writeAcceptance(paths: HomePaths, text: string, s: SignedRecord): Promise<void> {
+  const change = new HomeChange(paths, 'catalog accept');
+  await stageAcceptance(paths, change, text, s);
+  await change.commit();
+}
 
 const dirs: string[] = [];
 after(async () => {

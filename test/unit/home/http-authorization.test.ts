@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { homePaths } from '../../../src/home/paths.js';
 import { judgeHttpAuthorization, readHttpAuthorization, writeHttpAuthorization } from '../../../src/home/http-authorization.js';
+import { HomeChange } from '../../../src/home/change-record.js';
 import { prepareReauthentication } from '../../../src/home/rekey.js';
 import { ManualClock } from '../../helpers/clock.js';
 
@@ -61,14 +62,16 @@ describe('the HTTP listener authorization', () => {
     const paths = await home();
     const newKey = randomBytes(32);
     await writeHttpAuthorization(paths, key, 7469, at);
-    const write = await prepareReauthentication(paths, { old: () => key, new: () => newKey });
-    const summaries = await write();
+    const stage = await prepareReauthentication(paths, { old: () => key, new: () => newKey });
+    const change = new HomeChange(paths, 'passwd');
+    const summaries = stage(change);
+    await change.commit();
     assert.ok(summaries.includes('HTTP listener authorization: re-authenticated'), summaries.join('\n'));
     assert.equal(judgeHttpAuthorization(newKey, await readHttpAuthorization(paths), 7469).kind, 'authorized');
     assert.equal(judgeHttpAuthorization(key, await readHttpAuthorization(paths), 7469).kind, 'refused');
     // A forged one is left failing, never laundered.
     await writeHttpAuthorization(paths, randomBytes(32), 7469, at);
-    const again = await (await prepareReauthentication(paths, { old: () => newKey, new: () => key }))();
+    const again = (await prepareReauthentication(paths, { old: () => newKey, new: () => key }))(new HomeChange(paths, 'passwd'));
     assert.ok(again.some((l) => l.startsWith('HTTP listener authorization: does NOT verify')), again.join('\n'));
     assert.equal(judgeHttpAuthorization(key, await readHttpAuthorization(paths), 7469).kind, 'refused');
   });
