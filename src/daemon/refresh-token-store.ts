@@ -7,13 +7,13 @@
  *
  * Invariants: the stored refresh token is replaced only if it is still the
  * one the daemon sent (an operator's rotate meanwhile wins); the other
- * secret parts and the fields stay as they are; the token replaced is
- * remembered by the vault as retired (unlocked-vault.ts), and a rotated one
- * that loses to an operator's rotate is remembered as retired too, so a
- * daemon started later still redacts both; no value is returned or logged.
+ * secret parts and the fields stay as they are; no value is returned or
+ * logged.
  */
 import { withVaultWriter, type Credential, type UnlockedVault, type VaultOptions } from '../vault/index.js';
 import { isPosternError } from '../rules/errors.js';
+import { holdPendingSecret, releasePendingSecret } from '../home/pending-secrets.js';
+import type { HomePaths } from '../home/paths.js';
 
 export type RefreshTokenWrite = 'saved' | 'changed_meanwhile';
 
@@ -31,10 +31,7 @@ export async function keepRotatedRefreshToken(
     (v): RefreshTokenWrite => {
       const cur = v.get(name);
       const stored = cur?.secret['refresh_token'];
-      if (cur === undefined || cur.meta.kind !== 'oauth_refresh_token' || stored === undefined || !Buffer.from(stored).equals(Buffer.from(sent))) {
-        v.remember({ name, kind: 'oauth_refresh_token', fields: { ...(cur?.meta.kind === 'oauth_refresh_token' ? cur.meta.fields : held.get(name)?.meta.fields) }, secret: { refresh_token: next }, source: 'retired', until: null });
-        return 'changed_meanwhile';
-      }
+      if (cur === undefined || cur.meta.kind !== 'oauth_refresh_token' || stored === undefined || !Buffer.from(stored).equals(Buffer.from(sent))) return 'changed_meanwhile';
       v.rotate(name, { ...cur.secret, refresh_token: next }, { ...cur.meta.fields });
       return 'saved';
     },
@@ -44,6 +41,8 @@ export async function keepRotatedRefreshToken(
 
 export interface RefreshTokenWriteBackParts {
   readonly vaultPath: string;
+  /** Where the received token is held until the vault has it (src/home/pending-secrets.ts). */
+  readonly paths: HomePaths;
   readonly vault: VaultOptions;
   readonly state: { vault(): UnlockedVault; learnMinted(name: string, token: Uint8Array): void };
   readonly tokens: { expectOwnChange(name: string): void };
@@ -53,23 +52,41 @@ export interface RefreshTokenWriteBackParts {
 }
 
 /**
- * The daemon's keeper of a rotated refresh token: learnt by the redactor
- * first (it is a secret from now on), then saved with the held vault key,
- * then the new generation adopted. A failed save is logged, never thrown.
+ * The daemon's keeper of a rotated refresh token: held durably first, in
+ * the encrypted pending file the next start folds into the vault (the issuer
+ * refuses the old token from now on, so a kill must not lose the new one);
+ * then learnt by the redactor (it is a secret from now on), saved with the
+ * held vault key, dropped from the pending file, and the new generation
+ * adopted. A failed save is logged, never thrown, and stays pending.
  */
 export function refreshTokenWriteBack(p: RefreshTokenWriteBackParts): (credential: Credential, next: Uint8Array) => Promise<void> {
   return async (cred, next) => {
     const name = cred.meta.name;
-    p.state.learnMinted(name, next);
     const sent = cred.secret['refresh_token'];
-    if (sent === undefined) return;
+    const entry = sent === undefined ? undefined : { name, part: 'refresh_token', sent: Uint8Array.from(sent), next: Uint8Array.from(next) };
+    let key: Uint8Array | undefined;
+    try {
+      if (entry !== undefined) {
+        key = Uint8Array.from(p.state.vault().deriveKey('pending-secret'));
+        await holdPendingSecret(p.paths, key, entry);
+      }
+    } catch (e) {
+      p.log(`credential ${name}: the rotated refresh token could not be held for the next start (${isPosternError(e) ? e.code : 'error'})`);
+    }
+    p.state.learnMinted(name, next);
+    if (sent === undefined || entry === undefined) return;
     p.tokens.expectOwnChange(name);
     try {
       const r = await keepRotatedRefreshToken(p.vaultPath, p.state.vault(), name, sent, next, p.vault);
       p.log(r === 'saved' ? `credential ${name}: the rotated refresh token was saved to the vault` : `credential ${name}: changed in the vault meanwhile; the rotated refresh token was not saved`);
+      if (key !== undefined) await releasePendingSecret(p.paths, key, entry);
       await p.follower.refresh();
     } catch (e) {
-      p.log(`credential ${name}: the rotated refresh token could not be saved (${isPosternError(e) ? e.code : 'error'})`);
+      p.log(`credential ${name}: the rotated refresh token could not be saved (${isPosternError(e) ? e.code : 'error'}); it is kept for the next start`);
+    } finally {
+      key?.fill(0);
+      entry.sent.fill(0);
+      entry.next.fill(0);
     }
   };
 }

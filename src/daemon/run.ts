@@ -37,7 +37,6 @@ import { journalEventWriter, type JournalEvent } from './journal-event.js';
 import { CallLimits } from './limits.js';
 import { lockCascade } from './lock-cascade.js';
 import { MintedTokens } from './minted-tokens.js';
-import { rememberMinted } from './remembered-store.js';
 import { startOperatorServer, type OperatorServer } from './operator/index.js';
 import { createBackend, grantView, OPERATOR_REVOKED, type BackendParts } from './operator/backend.js';
 import type { Services } from './pipeline/context.js';
@@ -50,6 +49,7 @@ import { sessionHooks } from './session-hooks.js';
 import { shutdown, type Endpoint } from './shutdown.js';
 import { takeDaemonLock } from '../home/daemon-lock.js';
 import { describeRecovery, finishPendingChange } from '../home/change-record.js';
+import { foldPendingIntoVault } from '../home/pending-secrets.js';
 import { DaemonState } from './state.js';
 import { onVaultChange, VaultFollower } from './vault-follow.js';
 
@@ -99,6 +99,8 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   // A change a killed command left is finished before anything is read (src/home/change-record.ts).
   const recovered = describeRecovery(await finishPendingChange(paths));
   if (recovered !== undefined) log(recovered);
+  const folded = await foldPendingIntoVault({ paths, clock, vault: vaultOpts, out: log }, passphrase);
+  if (folded !== 'none') log(folded === 'unreadable' ? `${paths.pendingSecrets} does not open with this vault: left as it is` : `${folded} received secret value(s) a stopped daemon had not saved were put into the vault`);
   const vault = await openVault(paths.vault, passphrase, vaultOpts);
   started.push(() => vault.lock());
   const { snapshot, inUse } = await loadSnapshot(paths, vault);
@@ -116,8 +118,8 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const inflight = new Set<Promise<unknown>>();
   const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
   const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : null;
-  // Minted tokens are secrets: the redactor learns each one, and the vault keeps it for later daemons, before it is used.
-  const tokens: MintedTokens = new MintedTokens({ clock, learn: rememberMinted({ vaultPath: paths.vault, vault: vaultOpts, state, follower: { refresh: (): Promise<void> => follower.refresh() }, log }) });
+  // Minted tokens are secrets: the redactor learns each one before it is used.
+  const tokens = new MintedTokens({ clock, learn: (name, token) => state.learnMinted(name, token) });
   const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
   const listeners: { broadcastListChanged(): Promise<number> }[] = [];
   const broadcastListChanged = async (): Promise<number> => (await Promise.all(listeners.map((l) => l.broadcastListChanged()))).reduce((a, b) => a + b, 0);
@@ -135,7 +137,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const svc: Services = {
     state, journals, queue, grants, config, ssh, http, tokens, clock, idleness, inflight, unattended,
     reservations: new KeyReservations(),
-    keepRefreshToken: refreshTokenWriteBack({ vaultPath: paths.vault, vault: vaultOpts, state, tokens, follower, log }),
+    keepRefreshToken: refreshTokenWriteBack({ vaultPath: paths.vault, paths, vault: vaultOpts, state, tokens, follower, log }),
     vaultFile: follower,
     // Intents and outcomes of concurrent calls share one commit.
     commits: new GroupCommit(journals.activity, { busy: () => inflight.size > 1 }),

@@ -22,6 +22,7 @@ import type { DerivedKeyPurpose, RekeyKeys } from '../vault/index.js';
 import type { HomeChange } from './change-record.js';
 import { readAcceptance, readHistoryLines } from './catalog-store.js';
 import type { HomePaths } from './paths.js';
+import { openPendingSecrets, readPendingText, sealPendingSecrets } from './pending-secrets.js';
 import { anchorFileText, anchorIsAuthentic, anchorMismatch, readAnchor, sealAnchor } from '../journal/anchor/index.js';
 import { readCheckpoints } from '../journal/checkpoint/file.js';
 import { lastCheckpoint, walkTrust, type CheckpointRecord } from '../journal/checkpoint/record.js';
@@ -161,11 +162,29 @@ const httpAuthorizationFile: VaultKeyedArtefact = {
   },
 };
 
+/** secrets.pending: received secrets not yet in the vault (pending-secrets.ts), encrypted under a derived key. */
+const pendingSecretsFile: VaultKeyedArtefact = {
+  name: 'pending secrets',
+  purpose: 'pending-secret',
+  async prepare(paths, oldKey, newKey) {
+    const text = await readPendingText(paths);
+    if (text === undefined) return { summary: `${this.name}: none`, stage: nothing };
+    const entries = openPendingSecrets(oldKey, text);
+    if (entries === 'unreadable') return { summary: `${this.name}: does NOT open with the old key; left as it is`, stage: nothing };
+    const sealed = sealPendingSecrets(newKey, entries);
+    for (const e of entries) {
+      e.sent.fill(0);
+      e.next.fill(0);
+    }
+    return { summary: `${this.name}: re-encrypted`, stage: (c) => c.write(paths.pendingSecrets, sealed) };
+  },
+};
+
 /**
  * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
  * artefact missing here stops verifying after `postern passwd`.
  */
-export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, httpAuthorizationFile];
+export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, httpAuthorizationFile, pendingSecretsFile];
 
 /** Prepares every artefact under the new keys; the returned function stages them into `change` and returns the summaries. */
 export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<(change: HomeChange) => string[]> {
