@@ -10,8 +10,11 @@
  *   for, so a wall-clock step never stretches a token's life;
  * - single-flight: at most one mint per credential at a time; every call
  *   that needs the token meanwhile waits on the same promise;
- * - `learn(name, token)` runs before a minted token is stored or returned, so
- *   the redactor knows it before it can appear anywhere;
+ * - `learn(name, token, validUntil)` runs, and is waited for, before a minted
+ *   token is stored or returned, so the redactor knows it (and the vault
+ *   remembers it, for a daemon started later) before it can appear anywhere;
+ *   a mint hands `learn` to whatever it makes on the way (a GitHub App JWT)
+ *   for the same reason; a failed `learn` fails the mint;
  * - a permanent refusal (CREDENTIAL_REJECTED) is remembered for that
  *   credential version: later calls fail fast, nothing is sent, until the
  *   credential (or its target's auth) changes; a transient failure
@@ -36,11 +39,15 @@ export interface MintedToken {
   readonly expiresInS: number | null;
 }
 
+/** Teaches the redactor a secret value made for a credential, with when it stops mattering (null: not known). */
+export type LearnSecret = (value: Uint8Array, validUntil: Date | null) => Promise<void>;
+
 export interface TokenRequest {
   readonly name: string;
   /** Changes whenever the credential's bytes, fields or its target's auth change (a keyed digest, never the value). */
   readonly version: string;
-  readonly mint: () => Promise<MintedToken>;
+  /** Mints; `learn` must see any other secret value made on the way before that value is sent. */
+  readonly mint: (learn: LearnSecret) => Promise<MintedToken>;
 }
 
 /** What `secret list` shows for a lifecycle credential. */
@@ -57,8 +64,8 @@ export interface MintedTokensOptions {
   readonly marginMs?: number;
   /** How long a token whose issuer gave no lifetime is reused (default 5 min). */
   readonly defaultLifetimeMs?: number;
-  /** Teach the redactor a minted value before it is used anywhere. */
-  readonly learn: (name: string, token: Uint8Array) => void;
+  /** Teach the redactor a minted value before it is used anywhere (and keep it for later daemons); a rejection fails the mint. */
+  readonly learn: (name: string, token: Uint8Array, validUntil: Date | null) => void | Promise<void>;
 }
 
 interface Entry {
@@ -83,7 +90,7 @@ export class MintedTokens {
   readonly #clock: Clock;
   readonly #marginMs: number;
   readonly #defaultLifetimeMs: number;
-  readonly #learn: (name: string, token: Uint8Array) => void;
+  readonly #learn: (name: string, token: Uint8Array, validUntil: Date | null) => void | Promise<void>;
   readonly #versionKey = randomBytes(32);
 
   constructor(opts: MintedTokensOptions) {
@@ -120,15 +127,21 @@ export class MintedTokens {
     const askedAt = this.#clock.monotonicMs();
     const askedWall = this.#clock.now();
     try {
-      const minted = await req.mint();
-      this.#learn(req.name, minted.token);
+      const minted = await req.mint(async (value, until) => this.#learn(req.name, value, until));
       const lifetimeMs = minted.expiresInS === null ? this.#defaultLifetimeMs : minted.expiresInS * 1000;
+      const validUntil = minted.expiresInS === null ? null : new Date(askedWall.getTime() + lifetimeMs);
+      try {
+        await this.#learn(req.name, minted.token, validUntil);
+      } catch (e) {
+        minted.token.fill(0);
+        throw e;
+      }
       const margin = Math.min(this.#marginMs, lifetimeMs / 2);
       if (this.#entries.get(req.name) === e) {
         if (e.token !== null) e.token.fill(0);
         e.token = Uint8Array.from(minted.token);
         e.refreshAtMs = askedAt + lifetimeMs - margin;
-        e.validUntil = minted.expiresInS === null ? null : new Date(askedWall.getTime() + lifetimeMs);
+        e.validUntil = validUntil;
         e.lastRefresh = this.#clock.now();
         e.lastError = null;
       }

@@ -7,8 +7,10 @@
  *
  * Invariants: the stored refresh token is replaced only if it is still the
  * one the daemon sent (an operator's rotate meanwhile wins); the other
- * secret parts and the fields stay as they are; no value is returned or
- * logged.
+ * secret parts and the fields stay as they are; the token replaced is
+ * remembered by the vault as retired (unlocked-vault.ts), and a rotated one
+ * that loses to an operator's rotate is remembered as retired too, so a
+ * daemon started later still redacts both; no value is returned or logged.
  */
 import { withVaultWriter, type Credential, type UnlockedVault, type VaultOptions } from '../vault/index.js';
 import { isPosternError } from '../rules/errors.js';
@@ -31,7 +33,10 @@ export async function keepRotatedRefreshToken(
     (v): RefreshTokenWrite => {
       const cur = v.get(name);
       const stored = cur?.secret['refresh_token'];
-      if (cur === undefined || cur.meta.kind !== 'oauth_refresh_token' || stored === undefined || !Buffer.from(stored).equals(Buffer.from(sent))) return 'changed_meanwhile';
+      if (cur === undefined || cur.meta.kind !== 'oauth_refresh_token' || stored === undefined || !Buffer.from(stored).equals(Buffer.from(sent))) {
+        v.remember({ name, kind: 'oauth_refresh_token', fields: { ...(cur?.meta.kind === 'oauth_refresh_token' ? cur.meta.fields : held.get(name)?.meta.fields) }, secret: { refresh_token: next }, source: 'retired', until: null });
+        return 'changed_meanwhile';
+      }
       v.rotate(name, { ...cur.secret, refresh_token: next }, { ...cur.meta.fields });
       return 'saved';
     },

@@ -37,6 +37,7 @@ import { journalEventWriter, type JournalEvent } from './journal-event.js';
 import { CallLimits } from './limits.js';
 import { lockCascade } from './lock-cascade.js';
 import { MintedTokens } from './minted-tokens.js';
+import { rememberMinted } from './remembered-store.js';
 import { startOperatorServer, type OperatorServer } from './operator/index.js';
 import { createBackend, grantView, OPERATOR_REVOKED, type BackendParts } from './operator/backend.js';
 import type { Services } from './pipeline/context.js';
@@ -118,8 +119,8 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const inflight = new Set<Promise<unknown>>();
   const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
   const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : null;
-  // Minted tokens are secrets: the redactor learns each one before it is used.
-  const tokens = new MintedTokens({ clock, learn: (name, token) => state.learnMinted(name, token) });
+  // Minted tokens are secrets: the redactor learns each one, and the vault keeps it for later daemons, before it is used.
+  const tokens: MintedTokens = new MintedTokens({ clock, learn: rememberMinted({ vaultPath: paths.vault, vault: vaultOpts, state, follower: { refresh: (): Promise<void> => follower.refresh() }, log }) });
   const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
   const listeners: { broadcastListChanged(): Promise<number> }[] = [];
   const broadcastListChanged = async (): Promise<number> => (await Promise.all(listeners.map((l) => l.broadcastListChanged()))).reduce((a, b) => a + b, 0);

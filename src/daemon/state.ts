@@ -6,8 +6,10 @@
  * (catalog swaps never mix revisions within a call); locking zeroes the vault,
  * the redactor's copies and the retired values, and voids approvals and grants
  * (done by the caller via `onLock`); the redactor always covers every secret
- * of the vault in use and every value a rotate or rm retired since the unlock
- * (a target may have cached the old one and still echo it); adopting a newer
+ * of the vault in use, every value the vault remembers (retired by a rotate
+ * or rm, or minted, for as long as it matters: it survives a restart there)
+ * and every value a rotate or rm retired since the unlock (a target may have
+ * cached the old one and still echo it); adopting a newer
  * vault generation (`adoptVault`) never disturbs a call in flight: calls hold
  * their own copy of the credential (`takeCredential`) and earlier redactors
  * keep their own copies. A token minted from a vault credential
@@ -17,6 +19,7 @@
 import type { Catalog } from '../contracts/index.js';
 import { injectedForms, createRedactor, valueFingerprint, type NamedSecret, type Redactor } from '../redaction/index.js';
 import type { Credential, UnlockedVault } from '../vault/index.js';
+import type { RememberedValue } from '../vault/types.js';
 import { PosternError } from '../rules/errors.js';
 import { VERSION } from '../version.js';
 
@@ -55,7 +58,7 @@ function sameSecret(a: Credential, b: Credential): boolean {
 
 /** Copies of a credential's redaction forms: they outlive the vault arrays they came from. */
 /** Each form carries the keyed fingerprint of the value it came from, reported with every redaction of it. */
-function formsOf(cred: Credential, vault: UnlockedVault): NamedSecret[] {
+function formsOf(cred: Credential | RememberedValue, vault: UnlockedVault): NamedSecret[] {
   const fingerprint = valueFingerprint(vault.deriveKey('secret-exposure'), cred);
   return injectedForms(cred).map((f) => ({ name: f.name, bytes: Uint8Array.from(f.bytes), fingerprint }));
 }
@@ -196,6 +199,7 @@ export class DaemonState {
       const cred = v.get(meta.name);
       if (cred !== undefined) current.push(...formsOf(cred, v));
     }
+    for (const r of v.remembered()) current.push(...formsOf(r, v));
     this.#owned.push(...current);
     this.#redactor = createRedactor([...current, ...this.#retired, ...this.#minted]);
   }

@@ -10,7 +10,7 @@
  */
 import type { KeyWrap } from './format.js';
 import { zero } from './libsodium.js';
-import type { VaultContents } from './payload.js';
+import type { ContentsToSeal, VaultContents } from './payload.js';
 import { decodePayload, encodePayload } from './payload.js';
 import type { KdfBounds } from './format.js';
 import { parseHeader } from './format.js';
@@ -34,7 +34,7 @@ export async function openVaultBytes(file: Uint8Array, passphrase: Uint8Array, o
   }
 }
 
-export function sealVaultContents(dataKey: Uint8Array, keyWrap: KeyWrap, contents: VaultContents): Uint8Array {
+export function sealVaultContents(dataKey: Uint8Array, keyWrap: KeyWrap, contents: ContentsToSeal): Uint8Array {
   const plaintext = encodePayload(contents);
   try {
     return sealVault(dataKey, keyWrap, plaintext);

@@ -68,6 +68,18 @@ export function secretPartsProblem(kind: CredentialKind, partNames: readonly str
   return null;
 }
 
+/** The part a remembered minted token is kept under. */
+export const MINTED_PART = 'access_token';
+
+/** The parts a remembered value may hold: its kind's parts, or `access_token` (a token minted from it); at least one. */
+export function rememberedPartsProblem(kind: CredentialKind, partNames: readonly string[]): string | null {
+  const allowed = [...(CredentialKinds[kind].secretParts as readonly string[]), MINTED_PART];
+  if (partNames.length === 0) return 'a remembered value needs a secret part';
+  const bad = partNames.find((p) => !allowed.includes(p));
+  return bad === undefined ? null : `a remembered ${kind} value has no secret part '${bad.slice(0, 40)}' (parts: ${allowed.join(', ')})`;
+}
+
+
 function invalid(reason: string): PosternError {
   return new PosternError('INPUT_INVALID', reason, { details: { reason } });
 }

@@ -1,8 +1,10 @@
 /**
- * The decrypted payload: UTF-8 JSON `{ format: 2, generation, created_at,
- * accepted_catalog, credentials: [...] }` with secret parts as standard
- * base64 (FORMAT.md §4). Format 1 (no `accepted_catalog`) is still read, as
- * a vault that never recorded a catalog acceptance; saves write format 2.
+ * The decrypted payload: UTF-8 JSON `{ format: 3, generation, created_at,
+ * accepted_catalog, retention_days, remembered: [...], credentials: [...] }`
+ * with secret parts as standard base64 (FORMAT.md §4). Formats 1 (no
+ * `accepted_catalog`) and 2 (no `retention_days`, no `remembered`) are still
+ * read, as a vault that never recorded a catalog acceptance and remembers no
+ * earlier value; saves write format 3.
  *
  * Invariants: `decodePayload` validates everything (zod for shape, the
  * credential rules for meaning, unique names) before returning, maps every
@@ -13,13 +15,16 @@
  */
 import { z } from 'zod';
 import { corruptError } from './format.js';
-import { fieldsProblem, kindProblem, MAX_SECRET_PART_BYTES, nameProblem, secretPartsProblem } from './credentials.js';
+import { fieldsProblem, kindProblem, MAX_SECRET_PART_BYTES, nameProblem, rememberedPartsProblem, secretPartsProblem } from './credentials.js';
 import { sodium, zero } from './libsodium.js';
-import type { CredentialKind } from './types.js';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type CredentialKind, type RememberedMeta } from './types.js';
 
 /** The format every save writes; READABLE_PAYLOAD_FORMATS lists what is read. */
-export const PAYLOAD_FORMAT = 2;
-export const READABLE_PAYLOAD_FORMATS = [1, 2] as const;
+export const PAYLOAD_FORMAT = 3;
+export const READABLE_PAYLOAD_FORMATS = [1, 2, 3] as const;
+
+/** At most this many remembered values; the oldest go first beyond it. */
+export const MAX_REMEMBERED = 4096;
 
 /** The last catalog acceptance, recorded under the passphrase: its sequence and the accepted file's digest. */
 export interface CatalogMark {
@@ -40,12 +45,22 @@ export interface StoredCredential {
   secret: Record<string, Uint8Array>;
 }
 
+/** A value the redactor must still recognize: a retired credential value or a minted token (FORMAT.md §4). */
+export interface StoredRemembered {
+  readonly meta: RememberedMeta;
+  readonly secret: Record<string, Uint8Array>;
+}
+
 export interface VaultContents {
   generation: number;
   readonly createdAt: string;
   /** The high-water mark of catalog acceptances; null until the first one (and in format 1). */
   acceptedCatalog: CatalogMark | null;
   readonly credentials: Map<string, StoredCredential>;
+  /** Days a retired value (source `retired`, no `until`) stays remembered. */
+  retentionDays: number;
+  /** Oldest first. */
+  remembered: StoredRemembered[];
 }
 
 const Timestamp = z.iso.datetime();
@@ -65,6 +80,16 @@ const Mark = z.strictObject({
   digest: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
+const RememberedRecord = z.strictObject({
+  name: z.string(),
+  kind: z.string(),
+  source: z.enum(['retired', 'minted']),
+  since: Timestamp,
+  until: Timestamp.nullable(),
+  fields: z.record(z.string(), z.string()),
+  secret: z.record(z.string(), z.string().max(Math.ceil(MAX_SECRET_PART_BYTES / 3) * 4)),
+});
+
 const PayloadV1 = z.strictObject({
   format: z.literal(1),
   generation: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
@@ -80,27 +105,56 @@ const PayloadV2 = z.strictObject({
   credentials: z.array(CredentialRecord),
 });
 
-/** Zero every secret part held by `credentials`. */
-export function zeroCredentials(credentials: Iterable<StoredCredential>): void {
+const PayloadV3 = z.strictObject({
+  format: z.literal(3),
+  generation: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  created_at: Timestamp,
+  accepted_catalog: Mark.nullable(),
+  retention_days: z.number().int().min(0).max(MAX_RETENTION_DAYS),
+  remembered: z.array(RememberedRecord).max(MAX_REMEMBERED),
+  credentials: z.array(CredentialRecord),
+});
+
+/** Zero every secret part held by `credentials` (or remembered values). */
+export function zeroCredentials(credentials: Iterable<{ readonly secret: Record<string, Uint8Array> }>): void {
   for (const c of credentials) zero(...Object.values(c.secret));
 }
 
+function encodeSecret(secret: Readonly<Record<string, Uint8Array>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of Object.keys(secret).sort()) {
+    const bytes = secret[part];
+    if (bytes !== undefined) out[part] = sodium.to_base64(bytes, sodium.base64_variants.ORIGINAL);
+  }
+  return out;
+}
+
+/** Contents to write: a new vault has no remembered values and the default retention. */
+export type ContentsToSeal = Omit<VaultContents, 'retentionDays' | 'remembered'> & Partial<Pick<VaultContents, 'retentionDays' | 'remembered'>>;
+
 /** Serialize; credentials and parts are sorted so equal contents give equal JSON. The caller zeroes the result. */
-export function encodePayload(contents: VaultContents): Uint8Array {
+export function encodePayload(contents: ContentsToSeal): Uint8Array {
   const names = [...contents.credentials.keys()].sort();
   const credentials = names.map((name) => {
     const c = contents.credentials.get(name);
     if (c === undefined) throw new Error('unreachable: name vanished during encoding');
-    const secret: Record<string, string> = {};
-    for (const part of Object.keys(c.secret).sort()) {
-      const bytes = c.secret[part];
-      if (bytes !== undefined) secret[part] = sodium.to_base64(bytes, sodium.base64_variants.ORIGINAL);
-    }
     const { kind, created_at, rotated_at, last_used_at, fields } = c.meta;
-    return { name, kind, created_at, rotated_at, last_used_at, fields: { ...fields }, secret };
+    return { name, kind, created_at, rotated_at, last_used_at, fields: { ...fields }, secret: encodeSecret(c.secret) };
+  });
+  const remembered = (contents.remembered ?? []).map((r) => {
+    const { name, kind, source, since, until, fields } = r.meta;
+    return { name, kind, source, since, until, fields: { ...fields }, secret: encodeSecret(r.secret) };
   });
   const mark = contents.acceptedCatalog === null ? null : { sequence: contents.acceptedCatalog.sequence, digest: contents.acceptedCatalog.digest };
-  const json = JSON.stringify({ format: PAYLOAD_FORMAT, generation: contents.generation, created_at: contents.createdAt, accepted_catalog: mark, credentials });
+  const json = JSON.stringify({
+    format: PAYLOAD_FORMAT,
+    generation: contents.generation,
+    created_at: contents.createdAt,
+    accepted_catalog: mark,
+    retention_days: contents.retentionDays ?? DEFAULT_RETENTION_DAYS,
+    remembered,
+    credentials,
+  });
   return new TextEncoder().encode(json);
 }
 
@@ -132,23 +186,20 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
   if (typeof format === 'number' && Number.isInteger(format) && format > PAYLOAD_FORMAT) {
     throw fail(`unsupported payload format ${format} (this Postern reads payload formats ${READABLE_PAYLOAD_FORMATS.join(', ')})`);
   }
-  const parsed = format === 1 ? PayloadV1.safeParse(raw) : PayloadV2.safeParse(raw);
+  const parsed = format === 1 ? PayloadV1.safeParse(raw) : format === 2 ? PayloadV2.safeParse(raw) : PayloadV3.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue === undefined ? '' : issue.path.map(String).join('.');
-    throw fail(`payload does not match format ${format === 1 ? 1 : PAYLOAD_FORMAT} at '${path}' (${issue?.code ?? 'invalid'})`);
+    throw fail(`payload does not match format ${format === 1 || format === 2 ? format : PAYLOAD_FORMAT} at '${path}' (${issue?.code ?? 'invalid'})`);
   }
   const credentials = new Map<string, StoredCredential>();
+  const remembered: StoredRemembered[] = [];
   try {
     parsed.data.credentials.forEach((record, i) => {
-      const problem =
-        nameProblem(record.name) ??
-        kindProblem(record.kind) ??
-        fieldsProblem(record.kind as CredentialKind, record.fields) ??
-        secretPartsProblem(record.kind as CredentialKind, Object.keys(record.secret));
+      const problem = recordProblem(record, secretPartsProblem);
       if (problem !== null) throw fail(`credential #${i}: ${problem}`);
       if (credentials.has(record.name)) throw fail(`credential #${i}: duplicate name '${record.name}'`);
-      const secret: Record<string, Uint8Array> = {};
+      const secret = decodeSecret(record.secret, `credential #${i}`, fail);
       const stored: StoredCredential = {
         meta: {
           name: record.name,
@@ -161,19 +212,45 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
         secret,
       };
       credentials.set(record.name, stored);
-      for (const [part, b64] of Object.entries(record.secret)) {
-        try {
-          secret[part] = sodium.from_base64(b64, sodium.base64_variants.ORIGINAL);
-        } catch {
-          throw fail(`credential #${i}: secret part '${part}' is not valid base64`);
-        }
-        if ((secret[part]?.length ?? 0) > MAX_SECRET_PART_BYTES) throw fail(`credential #${i}: secret part '${part}' is too large`);
-      }
     });
+    if (parsed.data.format === 3) {
+      parsed.data.remembered.forEach((record, i) => {
+        const problem = recordProblem(record, rememberedPartsProblem);
+        if (problem !== null) throw fail(`remembered #${i}: ${problem}`);
+        const { name, source, since, until, fields } = record;
+        remembered.push({ meta: { name, kind: record.kind as CredentialKind, source, since, until, fields: Object.freeze({ ...fields }) }, secret: decodeSecret(record.secret, `remembered #${i}`, fail) });
+      });
+    }
   } catch (e) {
     zeroCredentials(credentials.values());
+    zeroCredentials(remembered);
     throw e;
   }
-  const acceptedCatalog = parsed.data.format === 2 ? parsed.data.accepted_catalog : null;
-  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, acceptedCatalog, credentials };
+  const acceptedCatalog = parsed.data.format === 1 ? null : parsed.data.accepted_catalog;
+  const retentionDays = parsed.data.format === 3 ? parsed.data.retention_days : DEFAULT_RETENTION_DAYS;
+  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, acceptedCatalog, credentials, retentionDays, remembered };
+}
+
+/** The credential rules for a decoded record (a credential's, or a remembered value's with its own part rule). */
+function recordProblem(record: { readonly name: string; readonly kind: string; readonly fields: Record<string, string>; readonly secret: Record<string, string> }, partsProblem: (kind: CredentialKind, parts: readonly string[]) => string | null): string | null {
+  return nameProblem(record.name) ?? kindProblem(record.kind) ?? fieldsProblem(record.kind as CredentialKind, record.fields) ?? partsProblem(record.kind as CredentialKind, Object.keys(record.secret));
+}
+
+/** Base64 parts to bytes; on a bad part, what was decoded so far is zeroed. */
+function decodeSecret(parts: Readonly<Record<string, string>>, where: string, fail: (reason: string) => Error): Record<string, Uint8Array> {
+  const secret: Record<string, Uint8Array> = {};
+  try {
+    for (const [part, b64] of Object.entries(parts)) {
+      try {
+        secret[part] = sodium.from_base64(b64, sodium.base64_variants.ORIGINAL);
+      } catch {
+        throw fail(`${where}: secret part '${part}' is not valid base64`);
+      }
+      if ((secret[part]?.length ?? 0) > MAX_SECRET_PART_BYTES) throw fail(`${where}: secret part '${part}' is too large`);
+    }
+  } catch (e) {
+    zero(...Object.values(secret));
+    throw e;
+  }
+  return secret;
 }

@@ -76,6 +76,40 @@ export interface Credential {
   readonly secret: Readonly<Record<string, Uint8Array>>;
 }
 
+/**
+ * Why a value is remembered: `retired` — a credential's value replaced by a
+ * rotate (the operator's or a server's) or removed; `minted` — a token made
+ * from a credential (an OAuth access token, a GitHub App JWT or installation
+ * token), kept under the part `access_token`.
+ */
+export type RememberedSource = 'retired' | 'minted';
+
+/**
+ * A value the redactor must still recognize, though no credential holds it
+ * any more: public facts only. It matters until `until` when that is known (a
+ * minted token's expiry), else for the vault's retention after `since`.
+ */
+export interface RememberedMeta {
+  readonly name: string;
+  readonly kind: CredentialKind;
+  readonly source: RememberedSource;
+  /** ISO-8601: when it was retired or minted. */
+  readonly since: string;
+  /** ISO-8601: when it stops mattering, or null (then `since` + the retention). */
+  readonly until: string | null;
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+/** How long a retired value is remembered when the operator never set it (FORMAT.md §4, `retention_days`). */
+export const DEFAULT_RETENTION_DAYS = 30;
+export const MAX_RETENTION_DAYS = 3650;
+
+/** A remembered value with its secret parts. */
+export interface RememberedValue {
+  readonly meta: RememberedMeta;
+  readonly secret: Readonly<Record<string, Uint8Array>>;
+}
+
 /** Argon2id cost parameters as stored in the vault header. */
 export interface KdfParams {
   readonly opslimit: number;

@@ -8,14 +8,18 @@
  * method throws VAULT_LOCKED. Inputs are copied, so callers zero their own
  * copies. Mutations only mark the vault dirty; writing is done by
  * withVaultWriter (vault.ts), which reaches the state through `vaultState`.
+ * A value a rotate or rm replaces is not dropped but remembered (with every
+ * minted token the daemon asks to `remember`), so a redactor built from a
+ * vault opened later still recognizes it; every mutation first prunes the
+ * remembered values whose time is over (`until`, or `since` + the retention).
  */
 import { PosternError } from '../rules/errors.js';
-import { assertValidFields, assertValidKind, assertValidName, assertValidSecret } from './credentials.js';
+import { assertValidFields, assertValidKind, assertValidName, assertValidSecret, rememberedPartsProblem } from './credentials.js';
 import type { KeyWrap } from './format.js';
 import { sodium, zero } from './libsodium.js';
-import type { CatalogMark, StoredCredential, VaultContents } from './payload.js';
-import { zeroCredentials } from './payload.js';
-import type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose, KdfParams } from './types.js';
+import type { CatalogMark, StoredCredential, StoredRemembered, VaultContents } from './payload.js';
+import { MAX_REMEMBERED, zeroCredentials } from './payload.js';
+import { MAX_RETENTION_DAYS, type Credential, type CredentialKind, type CredentialMeta, type DerivedKeyPurpose, type KdfParams, type RememberedSource, type RememberedValue } from './types.js';
 
 /** @internal The mutable state behind an UnlockedVault. */
 export interface VaultState {
@@ -96,6 +100,42 @@ export interface NewCredential {
   secret: Record<string, Uint8Array>;
 }
 
+export interface NewRemembered {
+  name: string;
+  kind: CredentialKind;
+  fields: Record<string, string>;
+  secret: Record<string, Uint8Array>;
+  source: RememberedSource;
+  /** When it stops mattering; null: the retention decides. */
+  until: Date | null;
+}
+
+const DAY_MS = 86_400_000;
+
+/** When a remembered value stops mattering (ms since the epoch). */
+function endOf(r: StoredRemembered, retentionDays: number): number {
+  return r.meta.until !== null ? Date.parse(r.meta.until) : Date.parse(r.meta.since) + retentionDays * DAY_MS;
+}
+
+/** Drops (and zeroes) remembered values whose time is over, and the oldest beyond MAX_REMEMBERED. */
+function pruneRemembered(s: VaultState): void {
+  const now = s.now().getTime();
+  const keep: StoredRemembered[] = [];
+  const drop: StoredRemembered[] = [];
+  for (const r of s.contents.remembered) (endOf(r, s.contents.retentionDays) > now ? keep : drop).push(r);
+  while (keep.length > MAX_REMEMBERED) drop.push(keep.shift() as StoredRemembered);
+  if (drop.length === 0) return;
+  zeroCredentials(drop);
+  s.contents.remembered = keep;
+  s.dirty = true;
+}
+
+/** The value `c` held until now, remembered as retired (its own arrays move there). */
+function retire(s: VaultState, c: StoredCredential): void {
+  const { name, kind, fields } = c.meta;
+  s.contents.remembered.push({ meta: { name, kind, source: 'retired', since: s.now().toISOString(), until: null, fields }, secret: c.secret });
+}
+
 export class UnlockedVault {
   /** @internal Obtain vaults from openVault or withVaultWriter. */
   constructor(state: VaultState) {
@@ -141,6 +181,7 @@ export class UnlockedVault {
         details: { name },
       });
     }
+    pruneRemembered(s);
     s.contents.credentials.set(name, {
       meta: { name, kind, created_at: s.now().toISOString(), rotated_at: null, last_used_at: null, fields: Object.freeze({ ...fields }) },
       secret: copySecret(secret),
@@ -155,9 +196,9 @@ export class UnlockedVault {
     if (c === undefined) throw notFound(name);
     assertValidSecret(c.meta.kind, secret);
     if (fields !== undefined) assertValidFields(c.meta.kind, fields);
-    const old = c.secret;
+    pruneRemembered(s);
+    retire(s, c);
     c.secret = copySecret(secret);
-    zero(...Object.values(old));
     if (fields !== undefined) c.meta.fields = Object.freeze({ ...fields });
     c.meta.rotated_at = s.now().toISOString();
     s.dirty = true;
@@ -167,15 +208,65 @@ export class UnlockedVault {
     const s = vaultState(this);
     const c = s.contents.credentials.get(name);
     if (c === undefined) throw notFound(name);
+    pruneRemembered(s);
     s.contents.credentials.delete(name);
-    zeroCredentials([c]);
+    retire(s, c);
     s.dirty = true;
+  }
+
+  /**
+   * Remembers a value the redactor must still recognize after a restart (a
+   * token minted from credential `name`, or a value retired outside a
+   * rotate) until `until`, or for the retention when null. Copies the input.
+   */
+  remember(input: NewRemembered): void {
+    const s = vaultState(this);
+    const { name, kind, fields, secret, source, until } = input;
+    assertValidName(name);
+    assertValidKind(kind);
+    assertValidFields(kind, fields);
+    const problem = rememberedPartsProblem(kind, Object.keys(secret));
+    if (problem !== null) throw new PosternError('INPUT_INVALID', problem, { details: { reason: problem } });
+    for (const part of Object.values(secret)) if (!(part instanceof Uint8Array)) throw new PosternError('INPUT_INVALID', 'secret parts must be byte arrays');
+    pruneRemembered(s);
+    const since = s.now();
+    if (until !== null && until.getTime() <= since.getTime()) return;
+    s.contents.remembered.push({ meta: { name, kind, source, since: since.toISOString(), until: until?.toISOString() ?? null, fields: Object.freeze({ ...fields }) }, secret: copySecret(secret) });
+    pruneRemembered(s);
+    s.dirty = true;
+  }
+
+  /** The remembered values that still matter now, oldest first (the vault's own arrays, zeroed by lock()). */
+  remembered(): RememberedValue[] {
+    const s = vaultState(this);
+    const now = s.now().getTime();
+    return s.contents.remembered
+      .filter((r) => endOf(r, s.contents.retentionDays) > now)
+      .map((r) => Object.freeze({ meta: Object.freeze({ ...r.meta }), secret: Object.freeze({ ...r.secret }) }));
+  }
+
+  /** Days a retired value stays remembered (FORMAT.md §4, `retention_days`). */
+  get retentionDays(): number {
+    return vaultState(this).contents.retentionDays;
+  }
+
+  /** Sets the retention of retired values; values already past it are pruned. */
+  setRetentionDays(days: number): void {
+    const s = vaultState(this);
+    if (!Number.isInteger(days) || days < 0 || days > MAX_RETENTION_DAYS) {
+      throw new PosternError('INPUT_INVALID', `the retention is a whole number of days from 0 to ${MAX_RETENTION_DAYS}`, { details: { reason: 'retention out of range' } });
+    }
+    if (days === s.contents.retentionDays) return;
+    s.contents.retentionDays = days;
+    s.dirty = true;
+    pruneRemembered(s);
   }
 
   markUsed(name: string): void {
     const s = vaultState(this);
     const c = s.contents.credentials.get(name);
     if (c === undefined) throw notFound(name);
+    pruneRemembered(s);
     c.meta.last_used_at = s.now().toISOString();
     s.dirty = true;
   }
@@ -196,6 +287,7 @@ export class UnlockedVault {
     if (mark.sequence !== want || !/^[0-9a-f]{64}$/.test(mark.digest)) {
       throw new PosternError('INPUT_INVALID', `a catalog acceptance must be #${want} with a SHA-256 digest`);
     }
+    pruneRemembered(s);
     s.contents.acceptedCatalog = { sequence: mark.sequence, digest: mark.digest };
     s.dirty = true;
   }
@@ -231,6 +323,8 @@ export class UnlockedVault {
     s.locked = true;
     zeroCredentials(s.contents.credentials.values());
     s.contents.credentials.clear();
+    zeroCredentials(s.contents.remembered);
+    s.contents.remembered = [];
     zero(s.dataKey, ...s.derivedKeys.values());
     s.derivedKeys.clear();
   }

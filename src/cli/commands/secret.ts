@@ -1,7 +1,10 @@
 /**
- * `postern secret add|list|rotate|rm`. Secrets go into the vault and never come
+ * `postern secret add|list|rotate|rm|retention`. Secrets go into the vault and never come
  * out through the CLI: `list` prints metadata only, and no command reveals or
- * exports a value. A running daemon adopts each saved change before its next
+ * exports a value. The vault remembers every value a rotate or rm replaced,
+ * and every token the daemon minted, for as long as it matters, so redaction
+ * still recognizes it after a restart; `retention` shows those values
+ * (metadata only) and sets how many days a retired one is kept. A running daemon adopts each saved change before its next
  * call (src/daemon/vault-follow.ts). `rm` of a credential the accepted catalog
  * uses names the tools it breaks and needs --yes or a confirmation
  * (SECRET_IN_USE without a terminal).
@@ -10,6 +13,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CredentialKinds, isCredentialKind, type CredentialKind, type CredentialMeta } from '../../vault/types.js';
 import { belowFloorWarning, belowProductionFloor, openVault, type KdfParams } from '../../vault/index.js';
+import { MAX_RETENTION_DAYS, type RememberedMeta } from '../../vault/types.js';
 import { CREDENTIAL_NAME, nameProblem } from '../../vault/credentials.js';
 import { writeVault } from '../../home/vault-write.js';
 import { PosternError, isPosternError } from '../../rules/errors.js';
@@ -161,10 +165,14 @@ export function registerSecret(program: Command): void {
       let metas: CredentialMeta[];
       let key: Uint8Array | undefined;
       let kdf: KdfParams;
+      let remembered: RememberedMeta[];
+      let retention: number;
       try {
         const v = await openVault(ctx.paths.vault, pass, ctx.vault);
         metas = v.list();
         kdf = v.kdf;
+        remembered = v.remembered().map((r) => r.meta);
+        retention = v.retentionDays;
         if (metas.some((m) => mintsTokens(m.kind))) key = Uint8Array.from(v.deriveKey('operator-auth'));
         v.lock();
       } finally {
@@ -189,6 +197,39 @@ export function registerSecret(program: Command): void {
         ctx.out(renderTable(['NAME', 'KIND', 'CREATED', 'ROTATED', 'LAST USED', 'DETAILS'], metas.map(metaRow)));
         for (const line of tokenStateLines(minting, states)) ctx.out(line);
       }
+      if (o.json !== true) ctx.out(rememberedLine(remembered, retention));
+    });
+
+  secret
+    .command('retention [days]')
+    .description('show the earlier values redaction still recognizes (metadata only), or set how many days a retired value is kept')
+    .addHelpText('after', examples(['postern secret retention', 'postern secret retention 90']))
+    .option('--json', 'print JSON')
+    .action(async (days: string | undefined, o: { json?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const wanted = days === undefined ? undefined : Number(days);
+      if (wanted !== undefined && (!/^[0-9]{1,4}$/.test(days ?? '') || wanted > MAX_RETENTION_DAYS)) {
+        throw new PosternError('USAGE', `the retention is a whole number of days from 0 to ${MAX_RETENTION_DAYS}`);
+      }
+      const pass = await ctx.unlockPassphrase();
+      let remembered: RememberedMeta[] = [];
+      let retention = 0;
+      try {
+        await writeVault(ctx, pass, (v) => {
+          if (wanted !== undefined) v.setRetentionDays(wanted);
+          remembered = v.remembered().map((r) => r.meta);
+          retention = v.retentionDays;
+        });
+      } finally {
+        pass.fill(0);
+      }
+      if (o.json === true) {
+        ctx.out(JSON.stringify({ retention_days: retention, remembered }, null, 2));
+        return;
+      }
+      if (wanted !== undefined) ctx.out(`retired values are now kept ${retention} days`);
+      if (remembered.length > 0) ctx.out(renderTable(['NAME', 'KIND', 'WHY', 'SINCE', 'UNTIL'], remembered.map((m) => [m.name, m.kind, m.source, m.since, m.until ?? `+${retention} days`])));
+      ctx.out(rememberedLine(remembered, retention));
     });
 
   addSourceOptions(
@@ -250,6 +291,13 @@ export function registerSecret(program: Command): void {
       }
       ctx.out(removed ? `removed secret "${name}"` : 'nothing removed');
     });
+}
+
+/** What `secret list` says of the remembered values: how many, why, for how long, and where to change it. */
+function rememberedLine(remembered: readonly RememberedMeta[], retention: number): string {
+  const retired = remembered.filter((m) => m.source === 'retired').length;
+  const minted = remembered.length - retired;
+  return `redaction also recognizes ${retired} retired value${retired === 1 ? '' : 's'} (kept ${retention} day${retention === 1 ? '' : 's'} after retirement; change with \`postern secret retention DAYS\`) and ${minted} minted token${minted === 1 ? '' : 's'} (until they expire)`;
 }
 
 type CatalogUse = { readonly kind: 'used'; readonly tools: string[] } | { readonly kind: 'unused' } | { readonly kind: 'unknown'; readonly why: string };

@@ -73,8 +73,9 @@ async function withMintedToken(action: ResolvedHttp, cred: Credential, opts: Exe
   const token = await tokens.token({
     name: cred.meta.name,
     version: tokens.versionOf(cred, auth),
-    mint: async () => {
+    mint: async (learn) => {
       const minted = await mintToken(cred, auth, {
+        learn,
         allowPrivate: opts.allowPrivate,
         timeouts: { connectMs: opts.config.http.connect_timeout_ms, headersMs: opts.config.http.headers_timeout_ms, bodyMs: opts.config.http.body_timeout_ms },
         now: opts.now,

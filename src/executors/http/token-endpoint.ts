@@ -20,7 +20,10 @@
  * - no error carries the response body or any secret: only the status and,
  *   for OAuth, the registered `error` code when it is one;
  * - nothing here counts as the call's side effect: `side_effect_started` is
- *   false on every failure.
+ *   false on every failure;
+ * - a secret made here (the GitHub App JWT) is handed to `learn`, and sent
+ *   only once `learn` resolved: the redactor knows it before any echo can
+ *   bring it back (a failed `learn` sends nothing).
  */
 import { PosternError, isPosternError } from '../../rules/errors.js';
 import { executeHttp } from './execute.js';
@@ -35,6 +38,8 @@ export interface MintOptions {
   readonly signal?: AbortSignal;
   readonly resolve?: HttpExecOptions['resolve'];
   readonly now: () => Date;
+  /** Teaches the redactor a secret made for this request (the GitHub App JWT) and when it expires. */
+  readonly learn: (value: Uint8Array, validUntil: Date | null) => Promise<void>;
 }
 
 export interface Minted {
@@ -77,6 +82,8 @@ interface Exchange {
   readonly contentType: string;
   readonly accept: string;
   readonly tokenField: string;
+  /** A secret made for this exchange, sent as its credential (the GitHub App JWT), and when it expires. */
+  readonly made?: { readonly value: Uint8Array; readonly validUntil: Date };
 }
 
 /** An OAuth 2.0 token request (RFC 6749 §4.4, §6): the form, the scopes, and HTTP Basic client authentication (§2.3.1) when there is a client secret. */
@@ -116,21 +123,34 @@ function exchangeFor(credential: HttpCredential, auth: MintingAuth, now: Date): 
       const installation = credential.meta.fields['installation_id'];
       const key = credential.secret['private_key'];
       if (appId === undefined || installation === undefined || !/^[0-9]{1,20}$/.test(installation) || key === undefined) throw rejected(name, 'the app id, installation id or private key is missing');
-      let jwt: string;
+      let signed: ReturnType<typeof githubAppJwt>;
       try {
-        jwt = githubAppJwt(appId, key, now);
+        signed = githubAppJwt(appId, key, now);
       } catch {
         throw rejected(name, 'the private key cannot sign (not an RSA private key PEM)');
       }
+      const jwt = utf8(signed.jwt);
       return {
         url: new URL(`${auth.api}/app/installations/${installation}/access_tokens`),
-        credential: { meta: { name, kind: 'http_bearer', fields: {} }, secret: { token: utf8(jwt) } },
+        credential: { meta: { name, kind: 'http_bearer', fields: {} }, secret: { token: jwt } },
+        made: { value: jwt, validUntil: signed.expiresAt },
         body: new Uint8Array(),
         contentType: 'application/json',
         accept: 'application/vnd.github+json',
         tokenField: 'token',
       };
     }
+  }
+}
+
+class NotLearnt extends Error {}
+
+/** `learn` the made secret; its failure (whatever it says) is a NotLearnt, so nothing is sent. */
+async function learnMade(name: string, made: NonNullable<Exchange['made']>, learn: MintOptions['learn']): Promise<void> {
+  try {
+    await learn(made.value, made.validUntil);
+  } catch {
+    throw new NotLearnt(`credential ${name}: not learnt`);
   }
 }
 
@@ -154,6 +174,7 @@ export async function mintToken(credential: HttpCredential, auth: MintingAuth, o
   const x = exchangeFor(credential, auth, now);
   let result;
   try {
+    if (x.made !== undefined) await learnMade(name, x.made, opts.learn);
     result = await executeHttp(
       {
         origin: x.url.origin,
@@ -173,6 +194,7 @@ export async function mintToken(credential: HttpCredential, auth: MintingAuth, o
       },
     );
   } catch (e) {
+    if (e instanceof NotLearnt) throw unavailable(name, 'a token request secret could not be kept for redaction');
     if (isPosternError(e, 'EGRESS_BLOCKED')) throw new PosternError('EGRESS_BLOCKED', `credential ${name}: the token endpoint ${x.url.origin} is refused by egress policy`, { details: { credential: name }, sideEffectStarted: false });
     const code = isPosternError(e) ? e.code : 'INTERNAL';
     throw unavailable(name, `the token endpoint ${x.url.origin} could not be reached (${code === 'TARGET_TIMEOUT' ? 'timeout' : 'connection failed'})`);

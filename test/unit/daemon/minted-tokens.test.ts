@@ -55,14 +55,14 @@ describe('minted tokens: OAuth client credentials against a local token endpoint
   beforeEach(() => {
     clock = new ManualClock('2026-12-01T10:00:00Z');
     learnt = [];
-    cache = new MintedTokens({ clock, learn: (name, token) => learnt.push(`${name}=${text(token)}`) });
+    cache = new MintedTokens({ clock, learn: (name, token) => void learnt.push(`${name}=${text(token)}`) });
     answer = { status: 200, body: { token_type: 'Bearer', expires_in: 3600 } };
     hold = null;
     received = null;
   });
 
   const get = (cred = credential()): Promise<Uint8Array> =>
-    cache.token({ name: cred.meta.name, version: cache.versionOf(cred, auth), mint: () => mintToken(cred, auth, { allowPrivate: true, now: () => clock.now() }) });
+    cache.token({ name: cred.meta.name, version: cache.versionOf(cred, auth), mint: (learn) => mintToken(cred, auth, { allowPrivate: true, now: () => clock.now(), learn }) });
   const failure = async (cred = credential()): Promise<PosternError> => {
     try {
       await get(cred);
@@ -171,7 +171,7 @@ describe('minted tokens: OAuth client credentials against a local token endpoint
     const cred = credential();
     const gone: MintingAuth = { kind: 'oauth_client_credentials', tokenUrl: `${origin}/oauth/token`, scopes: [] };
     await assert.rejects(
-      cache.token({ name: 'api-oauth', version: 'v', mint: () => mintToken(cred, gone, { allowPrivate: true, now: () => clock.now() }) }),
+      cache.token({ name: 'api-oauth', version: 'v', mint: (learn) => mintToken(cred, gone, { allowPrivate: true, now: () => clock.now(), learn }) }),
       (e: unknown) => isPosternError(e, 'CREDENTIAL_UNAVAILABLE') && !e.message.includes(SECRET),
     );
   });
@@ -179,7 +179,7 @@ describe('minted tokens: OAuth client credentials against a local token endpoint
   it('a loopback token endpoint is refused unless the target allows private addresses', async () => {
     const cred = credential();
     await assert.rejects(
-      cache.token({ name: 'api-oauth', version: 'v', mint: () => mintToken(cred, auth, { allowPrivate: false, now: () => clock.now() }) }),
+      cache.token({ name: 'api-oauth', version: 'v', mint: (learn) => mintToken(cred, auth, { allowPrivate: false, now: () => clock.now(), learn }) }),
       (e: unknown) => isPosternError(e, 'EGRESS_BLOCKED') && e.sideEffectStarted === false,
     );
   });

@@ -46,7 +46,7 @@ describe('oauth_refresh_token: refresh grant, rotation written back to the vault
     const refreshOnce = async (): Promise<string | undefined> => {
       const cur = await openVault(home.vault, PASS, CHEAP);
       const cred = cur.get('rt')!;
-      const minted = await mintToken(cred, auth, { allowPrivate: true, now: () => clock.now() });
+      const minted = await mintToken(cred, auth, { allowPrivate: true, now: () => clock.now(), learn: () => Promise.resolve() });
       if (minted.refreshToken !== undefined) await keepRotatedRefreshToken(home.vault, held, 'rt', cred.secret['refresh_token']!, minted.refreshToken, opts);
       const after = await openVault(home.vault, PASS, CHEAP);
       const stored = Buffer.from(after.get('rt')!.secret['refresh_token']!).toString();
@@ -78,7 +78,7 @@ describe('oauth_refresh_token: refresh grant, rotation written back to the vault
   it('a confidential client authenticates with HTTP Basic', async () => {
     rotateTo = null;
     const cred = { meta: { name: 'rt', kind: 'oauth_refresh_token' as const, fields: { client_id: 'app' } }, secret: { refresh_token: utf8(RT1), client_secret: utf8('CANARY-cs') } };
-    await mintToken(cred, auth, { allowPrivate: true, now: () => clock.now() });
+    await mintToken(cred, auth, { allowPrivate: true, now: () => clock.now(), learn: () => Promise.resolve() });
     assert.equal(http.header(http.requests.length - 1, 'authorization'), `Basic ${Buffer.from('app:CANARY-cs').toString('base64')}`);
     assert.equal(http.requests.at(-1)!.body.toString(), `grant_type=refresh_token&refresh_token=${RT1}`);
   });

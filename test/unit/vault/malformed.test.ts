@@ -129,7 +129,7 @@ const payloadRows: Array<[string, string | Uint8Array, RegExp]> = [
   ['invalid UTF-8', Uint8Array.of(0x7b, 0xff, 0x7d), /not valid UTF-8/],
   ['not JSON', 'format=1', /not valid JSON/],
   ['format 2 without its accepted_catalog member', doc({ format: 2 }), /does not match format 2 at 'accepted_catalog'/],
-  ['format 3 (from a later Postern)', doc({ format: 3 }), /unsupported payload format 3/],
+  ['format 4 (from a later Postern)', doc({ format: 4 }), /unsupported payload format 4/],
   ['format 0', doc({ format: 0 }), /at 'format'/],
   ['format 1 with an accepted_catalog member', doc({ accepted_catalog: null }), /does not match format 1/],
   ['format 2, acceptance #0', doc({ format: 2, accepted_catalog: { sequence: 0, digest: 'a'.repeat(64) } }), /accepted_catalog\.sequence/],

@@ -65,7 +65,8 @@ test('list is sorted metadata; get returns secrets; rotate, markUsed and remove 
     assert.equal(v.get('nope'), undefined);
     const old = v.get('zeta')!.secret.token!;
     v.rotate('zeta', { token: utf8('rotated') });
-    assert.ok(old.every((b) => b === 0), 'the replaced secret is zeroed');
+    assert.equal(Buffer.from(old).toString(), 'original', 'the replaced secret is remembered, not zeroed');
+    assert.equal(v.remembered().at(-1)?.secret['token'], old, 'the replaced secret is remembered for redaction (zeroed by lock)');
     v.rotate('alpha', { value: utf8('h2') }, { header: 'X-Other' });
     v.markUsed('alpha');
     assert.equal(Object.isFrozen(v.list()[0]), true);

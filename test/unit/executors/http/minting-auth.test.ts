@@ -45,7 +45,9 @@ describe('auth: oauth_client_credentials and github_app in the catalog', () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     const now = new Date('2026-12-01T12:00:00Z');
-    const [h, p, s] = githubAppJwt('42', pem, now).split('.') as [string, string, string];
+    const signed = githubAppJwt('42', pem, now);
+    assert.equal(signed.expiresAt.toISOString(), '2026-12-01T12:09:00.000Z', 'it expires with its exp claim');
+    const [h, p, s] = signed.jwt.split('.') as [string, string, string];
     assert.deepEqual(JSON.parse(Buffer.from(h, 'base64url').toString()), { alg: 'RS256', typ: 'JWT' });
     const t = now.getTime() / 1000;
     assert.deepEqual(JSON.parse(Buffer.from(p, 'base64url').toString()), { iat: t - 60, exp: t + 540, iss: '42' });
