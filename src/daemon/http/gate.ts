@@ -64,9 +64,10 @@ export function judgeRequest(r: GateInput, port: number, token: string): GateVer
 
 /**
  * The body of every refusal the listener shapes itself: a JSON-RPC error
- * (MCP clients read one) whose message starts with the Postern code and whose
- * data carries the code and the action, as every other Postern error does.
+ * (MCP clients read one; with the request's id when it is known) whose
+ * message starts with the Postern code and whose data carries the code and
+ * the action, as every other Postern error does.
  */
-export function refusalBody(code: ErrorCode, message: string): Record<string, unknown> {
-  return { jsonrpc: '2.0', id: null, error: { code: -32000, message: `${code}: ${message}`, data: { error_code: code, message, required_action: ErrorCodes[code].action } } };
+export function refusalBody(code: ErrorCode, message: string, rpc: { readonly id?: string | number | null; readonly code?: number } = {}): Record<string, unknown> {
+  return { jsonrpc: '2.0', id: rpc.id ?? null, error: { code: rpc.code ?? -32000, message: `${code}: ${message}`, data: { error_code: code, message, required_action: ErrorCodes[code].action } } };
 }

@@ -10,8 +10,9 @@
  * (`agent-screen.ts`) and size rule (`protocol/agent-limits.ts`) first.
  *
  * Invariants: bodies are read with bounded memory (a body over the limit is
- * answered from its first bytes, as the pipeline would, and the connection
- * closed); at most `max_sessions` sessions live at once — a new one closes
+ * answered from its first bytes, as the pipeline would: REQUEST_TOO_LARGE, a
+ * tool result for a `tools/call`, else 413; the rest is read and discarded so
+ * the answer arrives, then the connection closed); at most `max_sessions` sessions live at once — a new one closes
  * the session idle the longest (no open request, stream or task), and only when
  * every session is busy is it refused (503); a session ends on DELETE, after
  * `IDLE_SESSION_MS` with no open request, and on daemon stop; no response carries CORS headers; a throw while serving one
@@ -27,7 +28,8 @@ import { broadcastListChanged } from '../mcp/session-server.js';
 import { blankSession, HttpSessions, type LiveSession } from './sessions.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { judgeRequest, MCP_PATH, refusalBody } from './gate.js';
-import { readBody, sendJson, webRequest, writeResponse } from './node-bridge.js';
+import { answerOversized, readBody, sendJson, webRequest, writeResponse } from './node-bridge.js';
+import { INVALID_REQUEST } from '../../protocol/jsonrpc-screen.js';
 import { PosternError, type ErrorCode } from '../../rules/errors.js';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -53,6 +55,8 @@ function refuse(res: ServerResponse, status: number, code: ErrorCode, message: s
   sendJson(res, status, refusalBody(code, message), extra);
 }
 
+const rpcId = (v: unknown): string | number | null => (typeof v === 'string' || typeof v === 'number' ? v : null);
+
 const isInitialize = (m: unknown): boolean => typeof m === 'object' && m !== null && !Array.isArray(m) && (m as Record<string, unknown>)['method'] === 'initialize';
 
 export async function startHttpListener(svc: Services, opts: HttpListenerOptions): Promise<HttpEndpoint> {
@@ -68,10 +72,8 @@ export async function startHttpListener(svc: Services, opts: HttpListenerOptions
     const body = await readBody(req, limit);
     if (body.kind === 'oversized') {
       const answer = oversizedAnswer({ head: body.head, tail: '' }, limit);
-      const close = { Connection: 'close' };
-      if (answer !== null && 'result' in answer) sendJson(res, 200, answer, close);
-      else sendJson(res, 413, answer ?? { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: the message is larger than ${limit} bytes` } }, close);
-      res.once('finish', () => req.destroy());
+      if (answer !== null && 'result' in answer) answerOversized(req, res, 200, answer, body.read);
+      else answerOversized(req, res, 413, refusalBody('REQUEST_TOO_LARGE', `the message is larger than ${limit} bytes`, { id: rpcId(answer?.['id']), code: INVALID_REQUEST }), body.read);
       return null;
     }
     const verdict = screenAgentMessage(body.bytes, svc, info);

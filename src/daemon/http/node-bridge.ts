@@ -4,15 +4,21 @@
  * takes and streaming its `Response` (SSE included) back to node.
  *
  * Invariants: a body is never held past `limit` bytes (past it, only the
- * first EDGE_BYTES are kept, to answer by id and method); a JSON answer always
- * has a Content-Length and `Cache-Control: no-store`; a streamed response ends
- * when either side does, and honours backpressure.
+ * first EDGE_BYTES are kept, to answer by id and method); the answer to an
+ * oversized body reaches the client (the rest of the body is read and
+ * discarded before the connection closes, up to DRAIN_LIMIT_BYTES); a JSON
+ * answer always has a Content-Length and `Cache-Control: no-store`; a
+ * streamed response ends when either side does, and honours backpressure.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EDGE_BYTES } from '../../protocol/ndjson.js';
 import { MCP_PATH } from './gate.js';
 
-export type Body = { readonly kind: 'whole'; readonly bytes: Buffer } | { readonly kind: 'oversized'; readonly head: string };
+/** An oversized body: its first bytes and how many bytes were read before reading stopped. */
+export type Body = { readonly kind: 'whole'; readonly bytes: Buffer } | { readonly kind: 'oversized'; readonly head: string; readonly read: number };
+
+/** How much of an oversized body is read (and discarded) so that its answer arrives; a body longer than this has its connection cut. */
+export const DRAIN_LIMIT_BYTES = 256 * 1024 * 1024;
 
 /** Reads a body up to `limit` bytes; past it, stops with the first bytes kept (to answer by id and method). */
 export function readBody(req: IncomingMessage, limit: number): Promise<Body> {
@@ -21,9 +27,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Body> {
     if (Number.isFinite(declared) && declared > limit) {
       req.once('data', (c: Buffer) => {
         req.pause();
-        resolve({ kind: 'oversized', head: c.subarray(0, EDGE_BYTES).toString('utf8') });
+        resolve({ kind: 'oversized', head: c.subarray(0, EDGE_BYTES).toString('utf8'), read: c.length });
       });
-      req.once('end', () => resolve({ kind: 'oversized', head: '' }));
+      req.once('end', () => resolve({ kind: 'oversized', head: '', read: 0 }));
       req.once('error', reject);
       return;
     }
@@ -35,7 +41,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Body> {
         req.off('data', onData);
         req.pause();
         const head = Buffer.concat([...chunks, c]).subarray(0, EDGE_BYTES).toString('utf8');
-        resolve({ kind: 'oversized', head });
+        resolve({ kind: 'oversized', head, read: size });
         return;
       }
       chunks.push(c);
@@ -51,9 +57,46 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, ext
     res.end();
     return;
   }
+  res.end(writeJsonHead(res, status, body, extra));
+}
+
+/** Writes the head of a JSON answer; returns the body text to write. */
+function writeJsonHead(res: ServerResponse, status: number, body: unknown, extra: Readonly<Record<string, string>>): string {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...extra });
-  res.end(text);
+  return text;
+}
+
+/**
+ * Answers a body that `readBody` found oversized (`read` bytes of it read so
+ * far), then closes the connection without a reset. The whole answer is
+ * written at once, so a client that reads while it sends has it at once; but
+ * the response ends (and node closes the connection, `Connection: close`) only
+ * once the rest of the body has been read and discarded: closing a socket with
+ * unread bytes sends a reset, which destroys the answer on its way (a client
+ * that reads only after sending never sees it). A body that goes on past
+ * DRAIN_LIMIT_BYTES is cut there; one that trickles is cut by the server's
+ * request timeout.
+ */
+export function answerOversized(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, read: number): void {
+  res.write(writeJsonHead(res, status, body, { Connection: 'close' }));
+  let drained = read;
+  const finish = (): void => {
+    req.off('data', onData);
+    if (!res.writableEnded) res.end();
+  };
+  const onData = (c: Buffer): void => {
+    drained += c.length;
+    if (drained <= DRAIN_LIMIT_BYTES) return;
+    finish();
+    req.destroy();
+  };
+  if (req.readableEnded) return finish();
+  req.on('data', onData);
+  req.once('end', finish);
+  req.once('close', finish);
+  req.once('error', finish);
+  req.resume();
 }
 
 /** The node request as a Web `Request` (the body is handed over parsed, never re-read). */
