@@ -9,13 +9,13 @@
  * would be silently dropped, which is exactly what a contract must not do.
  */
 import { headerKey, isRequestMeaningHeader, reservedHeader, SIGV4_OWNED_HEADERS } from '../rules/http-headers.js';
-import { methodOverrideParam, queryNameCollides } from '../rules/query-names.js';
+import { methodOverrideParam, queryNameCollides, queryNameProblem } from '../rules/query-names.js';
 import { HEADER_NAME, HttpRequestShape, HttpShape, SshShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
 import { parsePathPattern, parsePathTemplate, type PathPattern } from './path-template.js';
 import { findProperty, isScalarNode, type ObjectNode } from './schema-node.js';
 import { checkShape, isRecord } from './shape-check.js';
-import { hasControl, isHeaderText } from './text.js';
+import { isHeaderText } from './text.js';
 import { literalOf, parseStringTemplate, soleParam, type StringTemplate } from './string-template.js';
 import type { Action, ArgvElement, BodyTemplate, HttpTarget, NamedTemplate, SshTarget, Target } from './types.js';
 
@@ -152,7 +152,8 @@ function buildHttp(raw: unknown, at: DocPath, ctx: Ctx, targets: ReadonlyMap<str
   const query: NamedTemplate[] = [];
   for (const [name, value] of Object.entries(h.query ?? {})) {
     const p = [...at, 'query', name];
-    if (name === '' || hasControl(name)) ctx.sink.add(p, 'is not a valid query parameter name');
+    const problem = queryNameProblem(name);
+    if (problem !== undefined) ctx.sink.add(p, `is not a valid query parameter name: it ${problem}`);
     if (target?.auth.kind === 'query' && queryNameCollides(name, target.auth.name)) ctx.sink.add(p, `query parameter ${name} can be read as ${target.auth.name}, which carries the target's credential`);
     const t = ctx.template(value, p, 'maybe');
     const override = methodOverrideParam(name);

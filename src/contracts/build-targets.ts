@@ -5,6 +5,7 @@
  * provides them. A target is either `http:` or `ssh:`, never both.
  */
 import { credentialHeaderProblem } from '../rules/http-headers.js';
+import { queryNameProblem } from '../rules/query-names.js';
 import { TargetTable } from './build-action.js';
 import { HttpTargetShape, NAME, SshTargetShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
@@ -39,7 +40,12 @@ function endpointUrl(raw: string, privateNetwork: 'allowed' | 'refused', at: Doc
 function authOf(raw: HttpTargetShapeOut['auth'], privateNetwork: 'allowed' | 'refused', at: DocPath, sink: IssueSink): HttpAuth | undefined {
   if (typeof raw === 'string') return { kind: raw };
   if ('header' in raw) return { kind: 'header', name: raw.header.toLowerCase() };
-  if ('query' in raw) return { kind: 'query', name: raw.query };
+  if ('query' in raw) {
+    const problem = queryNameProblem(raw.query);
+    if (problem === undefined) return { kind: 'query', name: raw.query };
+    sink.add([...at, 'query'], `is not a valid query parameter name: it ${problem}`);
+    return undefined;
+  }
   if ('aws_sigv4' in raw) return { kind: 'aws_sigv4', region: raw.aws_sigv4.region, service: raw.aws_sigv4.service };
   if ('oauth_client_credentials' in raw) {
     const tokenUrl = endpointUrl(raw.oauth_client_credentials.token_url, privateNetwork, [...at, 'oauth_client_credentials', 'token_url'], sink);

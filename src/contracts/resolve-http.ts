@@ -7,7 +7,7 @@
  * drop the query pair, header or body field that uses them.
  */
 import { headerKey } from '../rules/http-headers.js';
-import { methodOverrideParam, queryNameCollides } from '../rules/query-names.js';
+import { methodOverrideParam, queryNameCollides, queryNameProblem } from '../rules/query-names.js';
 import { canonicalJson } from '../rules/canonical.js';
 import { composedSegmentProblem, encodeComponent, matchPath, segmentValueProblem } from './path-template.js';
 import { RefusedValue, scalarText, type ResolvedHttp } from './resolved.js';
@@ -99,9 +99,10 @@ function finish(
   idempotencyKey: string | undefined,
 ): ResolvedHttp {
   for (const [k, v] of query) {
+    const problem = queryNameProblem(k);
+    if (problem !== undefined) throw new RefusedValue('query', `a query parameter name ${problem}`);
     if (target.auth.kind === 'query' && queryNameCollides(k, target.auth.name)) throw new RefusedValue('query', `a query parameter can be read as ${target.auth.name}, which is reserved for the credential`);
-    const bad = [k, v].find((s) => s.includes('\u0000'));
-    if (bad !== undefined) throw new RefusedValue('query', 'NUL is not allowed in the query');
+    if (v.includes('\u0000')) throw new RefusedValue('query', 'NUL is not allowed in the query');
   }
   const bodyText = body === undefined ? undefined : canonicalJson(body);
   if (bodyText !== undefined && !headers.some(([n]) => headerKey(n) === 'content-type')) headers.push(['content-type', 'application/json']);

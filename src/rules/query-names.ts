@@ -12,6 +12,17 @@
  * `;` or `=`. `queryNameForms` lists every name one query name can become;
  * two names collide when any form of one equals the other's key.
  *
+ * `queryNameProblem` is the rule for what a query name may contain at all:
+ * no URL delimiter (RFC 3986 gen-delims and sub-delims: `#` ends the query,
+ * `&` `;` `=` split it, `+` is a space, `?` `/` `:` `@` belong to other parts
+ * of a URL, and `! $ ' ( ) * ,` are delimiters a server may give meaning to),
+ * no `%` (a name is given decoded; an escape in it decodes differently from
+ * server to server), none of the characters a URL may not hold unescaped
+ * (space, double quote, backtick, `< > \ ^ { | }`), no control, separator, format, invisible,
+ * private-use or unassigned character, neither as written nor in its NFKC form
+ * (a fullwidth `＃` is `#` to a server that folds it). `[` and `]` appear only
+ * as a suffix (`ids[]`, `filter[state]`, `a[b][c]`).
+ *
  * Invariants: pure; fail closed (a name that might collide is refused — `-`
  * is folded like `_`, a little wider than any one server); used by the
  * catalog, the resolver of agent queries and the HTTP executor alike.
@@ -70,4 +81,33 @@ export const METHOD_OVERRIDE_PARAMS: readonly string[] = ['_method', 'x-http-met
 export function methodOverrideParam(name: string): string | undefined {
   const forms = queryNameForms(name);
   return METHOD_OVERRIDE_PARAMS.find((p) => forms.has(queryNameKey(p)));
+}
+
+/** RFC 3986 gen-delims and sub-delims, plus `%`. */
+const URL_DELIMITERS = new Set(":/?#[]@!$&'()*+,;=%");
+/** What a URL may never hold unescaped (RFC 3986 §2, RFC 1738's unsafe characters). */
+const URL_UNSAFE = new Set(' "<>\\^`{|}');
+const INVISIBLE_OR_UNSAFE = /[\p{Cc}\p{Cf}\p{Z}\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cs}\p{Co}\p{Cn}]/u;
+/** A name with bracket suffixes: a base, then `[...]` groups holding no bracket. */
+const WITH_SUFFIXES = /^([^[\]]+)((?:\[[^[\]]*\])*)$/;
+
+const codePoint = (ch: string): string => `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+/**
+ * Why `name` may not be a query parameter name (one phrase, to follow "the
+ * name …"), or undefined when it may. Names only characters from the closed
+ * sets above, never the name itself.
+ */
+export function queryNameProblem(name: string): string | undefined {
+  if (name === '') return 'is empty';
+  for (const form of new Set([name, name.normalize('NFKC')])) {
+    const parts = WITH_SUFFIXES.exec(form);
+    if (parts === null) return 'uses [ or ] other than in a suffix such as ids[] or filter[state]';
+    for (const ch of `${parts[1] ?? ''}${(parts[2] ?? '').replace(/[[\]]/g, '')}`) {
+      if (URL_DELIMITERS.has(ch)) return `contains ${ch}, a URL delimiter`;
+      if (URL_UNSAFE.has(ch)) return `contains ${ch === ' ' ? 'a space' : ch}, which a URL may not hold unescaped`;
+      if (INVISIBLE_OR_UNSAFE.test(ch)) return `contains ${codePoint(ch)}, a control, space, invisible or unassigned character`;
+    }
+  }
+  return undefined;
 }

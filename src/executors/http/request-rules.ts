@@ -14,6 +14,7 @@
 import { PosternError } from '../../rules/errors.js';
 import { headerNameProblem } from '../../rules/http-headers.js';
 import { describeSegmentProblem, pathSegmentProblem } from '../../rules/path-segments.js';
+import { queryNameProblem } from '../../rules/query-names.js';
 
 /** The reserved-header rule has one home, shared with the catalog. */
 export { RESERVED_HEADERS } from '../../rules/http-headers.js';
@@ -77,10 +78,11 @@ export function checkHeaders(headers: readonly (readonly [string, string])[], al
   });
 }
 
-/** Serializes query pairs with encodeURIComponent; refuses malformed Unicode. */
+/** Serializes query pairs with encodeURIComponent; refuses a name the query-name rule refuses (src/rules/query-names.ts) and malformed Unicode. */
 export function encodeQuery(pairs: readonly (readonly [string, string])[]): string[] {
   return pairs.map(([name, value], index) => {
-    if (name === '') throw invalid(`query parameter #${index + 1} has an empty name`, { query_index: index });
+    const problem = queryNameProblem(name);
+    if (problem !== undefined) throw invalid(`the name of query parameter #${index + 1} ${problem}`, { query_index: index });
     try {
       return `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
     } catch {

@@ -12,7 +12,7 @@ import { encodeComponent } from '../../../src/contracts/path-template.ts';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
 import type { HttpCredential } from '../../../src/executors/http/index.ts';
 import { isPosternError } from '../../../src/rules/errors.ts';
-import { methodOverrideParam, queryNameCollides } from '../../../src/rules/query-names.ts';
+import { methodOverrideParam, queryNameCollides, queryNameProblem } from '../../../src/rules/query-names.ts';
 import { catalog, catalogText, tool, toolOf, TARGETS } from '../contracts/helpers.ts';
 
 const broad = catalog({ q: tool([{ revision: 1, http_request: { target: 'qapi', methods: ['GET', 'POST'], paths: ['/x'] } }]) });
@@ -132,6 +132,78 @@ describe('properties', () => {
         if (r.kind === 'resolved' && r.action.kind === 'http') assert.equal(executorRefuses(v), false, JSON.stringify(v));
       }),
       { numRuns: 400 },
+    );
+  });
+});
+
+// A query name that holds a URL delimiter (`x#`: `#` ends the query where a
+// server or proxy decodes the name; `&`, `;`, `=` split it; `+` is a space),
+// a `%`, a character no URL may hold unescaped, or an invisible, control or
+// unassigned one — as written or once NFKC-folded — never reaches a target:
+// the resolver, the catalog (its own queries and a credential's parameter)
+// and the executor refuse it alike, and none of them ever sends it.
+describe('a query name with a URL delimiter or an unsafe character', () => {
+  const DELIMITERS = [...":/?#[]@!$&'()*+,;=%"];
+  const UNSAFE = [' ', '"', '<', '>', '\\', '^', '`', '{', '|', '}', '\u0000', '\u0007', '\t', '\n', '\r', '\u007f', '\u0085', '\u00a0', '\u2028', '\u200b', '\u200e', '\u202e', '\u2066', '\ufeff', '\u00ad', '\u034f', '\ue000', '\u{e0001}', '\u{10ffff}', '\ud800'];
+  /** Fullwidth and small forms that NFKC folds into delimiters. */
+  const FOLDED = ['＃', '？', '＆', '；', '＝', '＋', '％', '／', '﹟', '﹠', '︔', '＠', '：'];
+  const rows: [string, string][] = [];
+  for (const ch of [...DELIMITERS, ...UNSAFE, ...FOLDED]) {
+    for (const at of ['start', 'middle', 'end'] as const) {
+      const name = at === 'start' ? `${ch}x` : at === 'middle' ? `x${ch}y` : `x${ch}`;
+      // A well-formed bracket suffix (`x[]`) is the one allowed use of the brackets.
+      if (name === 'x[]') continue;
+      rows.push([`${JSON.stringify(ch)} at the ${at}`, name]);
+    }
+  }
+  rows.push(['an unclosed suffix', 'x[a'], ['a nested bracket', 'x[a[b]]'], ['a suffix alone', '[a]'], ['a stray ]', 'x]'], ['a delimiter inside a suffix', 'x[a#]'], ['empty', '']);
+  for (const [what, name] of rows) {
+    it(`${what}: refused by the rule, the resolver, the executor and the catalog`, () => {
+      assert.notEqual(queryNameProblem(name), undefined);
+      assert.equal(agentQuery(name), 'refused');
+      assert.ok(executorRefuses(name));
+      assert.ok(catalogRefuses(name));
+    });
+  }
+  it('x# refused by the resolver names the rule, not the value', () => {
+    const r = resolveAction(toolOf(broad, 'q').current, { method: 'GET', path: '/x', query: { 'x#': 'v' } });
+    assert.equal(r.kind, 'refused');
+    assert.match(JSON.stringify(r), /URL delimiter/);
+  });
+  it('is refused as the credential\'s own query parameter in a target', () => {
+    const text = catalogText({ t: tool([{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'qapi', method: 'GET', path: '/x' } }]) }, TARGETS).replace(/query: api_key/, 'query: "api#key"');
+    assert.notEqual(text.indexOf('api#key'), -1, 'the fixture names the credential parameter');
+    assert.throws(() => parseCatalog(text, 'catalog.yaml'), (e: unknown) => isPosternError(e, 'CATALOG_INVALID'));
+  });
+  it('ordinary names, bracket suffixes and letters beyond ASCII pass', () => {
+    for (const n of ['q', 'per_page', 'per-page', 'a.b', 'x~y', 'ids[]', 'filter[state]', 'a[b][c]', 'a[]', 'ｑ', 'café', '＿x']) {
+      assert.equal(queryNameProblem(n), undefined, n);
+      assert.equal(agentQuery(n), 'resolved', n);
+      assert.equal(executorRefuses(n), false, n);
+    }
+  });
+  const ordinary = fc.stringMatching(/^[A-Za-z0-9._~-]{1,8}$/);
+  const bad = fc.constantFrom(...DELIMITERS.filter((c) => c !== '[' && c !== ']'), ...UNSAFE, ...FOLDED);
+  it('property: an ordinary name with any such character put anywhere in it is refused everywhere', () => {
+    fc.assert(
+      fc.property(ordinary, bad, fc.nat(), (base, ch, at) => {
+        const i = at % (base.length + 1);
+        const name = base.slice(0, i) + ch + base.slice(i);
+        assert.notEqual(queryNameProblem(name), undefined, JSON.stringify(name));
+        assert.equal(agentQuery(name), 'refused', JSON.stringify(name));
+        assert.ok(executorRefuses(name), JSON.stringify(name));
+      }),
+      { numRuns: 500 },
+    );
+  });
+  it('property: what the rule lets through reaches the target percent-encoded, with no delimiter of its own', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 10, unit: 'binary' }), (name) => {
+        if (queryNameProblem(name) !== undefined) return;
+        const sent = encodeURIComponent(name);
+        assert.doesNotMatch(sent, /[#?&;=+/:@!$'()*,]/, JSON.stringify(name));
+      }),
+      { numRuns: 500 },
     );
   });
 });
