@@ -8,7 +8,8 @@
  * text, and every declared parameter is used — an input the action ignores
  * would be silently dropped, which is exactly what a contract must not do.
  */
-import { headerKey, isRequestMeaningHeader, reservedHeader, SIGV4_OWNED_HEADERS } from '../rules/http-headers.js';
+import { headerKey, isRequestMeaningHeader, reservedHeader } from '../rules/http-headers.js';
+import { SIGV4_OWNED_HEADERS, sigv4QueryParam } from '../rules/sigv4-names.js';
 import { methodOverrideParam, queryNameCollides, queryNameProblem } from '../rules/query-names.js';
 import { HEADER_NAME, HttpRequestShape, HttpShape, SshShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
@@ -155,6 +156,8 @@ function buildHttp(raw: unknown, at: DocPath, ctx: Ctx, targets: ReadonlyMap<str
     const problem = queryNameProblem(name);
     if (problem !== undefined) ctx.sink.add(p, `is not a valid query parameter name: it ${problem}`);
     if (target?.auth.kind === 'query' && queryNameCollides(name, target.auth.name)) ctx.sink.add(p, `query parameter ${name} can be read as ${target.auth.name}, which carries the target's credential`);
+    const signed = target?.auth.kind === 'aws_sigv4' ? sigv4QueryParam(name) : undefined;
+    if (signed !== undefined) ctx.sink.add(p, `query parameter ${name} can be read as ${signed}, which is part of the target's AWS signature`);
     const t = ctx.template(value, p, 'maybe');
     const override = methodOverrideParam(name);
     if (t !== undefined && override !== undefined && literalOf(t) === undefined) ctx.sink.add(p, `query parameter ${name} can be read as ${override}, which overrides the method, so it must be fixed text (no placeholders)`);

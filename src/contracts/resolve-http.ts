@@ -8,6 +8,7 @@
  */
 import { headerKey } from '../rules/http-headers.js';
 import { methodOverrideParam, queryNameCollides, queryNameProblem } from '../rules/query-names.js';
+import { sigv4QueryParam } from '../rules/sigv4-names.js';
 import { canonicalJson } from '../rules/canonical.js';
 import { composedSegmentProblem, encodeComponent, matchPath, segmentValueProblem } from './path-template.js';
 import { RefusedValue, scalarText, type ResolvedHttp } from './resolved.js';
@@ -102,6 +103,8 @@ function finish(
     const problem = queryNameProblem(k);
     if (problem !== undefined) throw new RefusedValue('query', `a query parameter name ${problem}`);
     if (target.auth.kind === 'query' && queryNameCollides(k, target.auth.name)) throw new RefusedValue('query', `a query parameter can be read as ${target.auth.name}, which is reserved for the credential`);
+    const signed = target.auth.kind === 'aws_sigv4' ? sigv4QueryParam(k) : undefined;
+    if (signed !== undefined) throw new RefusedValue('query', `a query parameter can be read as ${signed}, which is part of the target's AWS signature`);
     if (v.includes('\u0000')) throw new RefusedValue('query', 'NUL is not allowed in the query');
   }
   const bodyText = body === undefined ? undefined : canonicalJson(body);

@@ -44,9 +44,6 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
 
 const RESERVED_PREFIXES = ['proxy-'];
 
-/** Headers an AWS Signature Version 4 owns (with `authorization`): a target signed with it may not set them otherwise. */
-export const SIGV4_OWNED_HEADERS: readonly string[] = ['authorization', 'x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256'];
-
 /** Reserved names a custom credential header may still use (a non-Bearer Authorization scheme, a session cookie). */
 const CREDENTIAL_HEADERS_ALLOWED: ReadonlySet<string> = new Set(['authorization', 'cookie']);
 

@@ -9,7 +9,9 @@
  *   (a query credential shows as `[REDACTED:<name>]`).
  * - The spec cannot set a reserved header, the credential's header, the
  *   idempotency header, or (with a body) content-type; nor a query name a
- *   server could read as the credential's parameter (src/rules/query-names.ts).
+ *   server could read as the credential's parameter (src/rules/query-names.ts)
+ *   or, on a signed request, as a parameter of an AWS signature
+ *   (src/rules/sigv4-names.ts).
  */
 import { PosternError } from '../../rules/errors.js';
 import { redactionMarker } from '../../redaction/index.js';
@@ -17,6 +19,7 @@ import { VERSION } from '../../version.js';
 import { credentialInjection } from './credential-injection.js';
 import { headerKey, reservedHeader } from '../../rules/http-headers.js';
 import { queryNameCollides } from '../../rules/query-names.js';
+import { sigv4QueryParam } from '../../rules/sigv4-names.js';
 import { checkHeaders, checkMethod, checkPath, encodeQuery, isFieldValue, isToken } from './request-rules.js';
 import type { HttpExecOptions, HttpRequestSpec } from './types.js';
 
@@ -67,6 +70,12 @@ export function prepareRequest(
   const param = injection.queryParam;
   if (param !== null && spec.query.some(([name]) => queryNameCollides(name, param.name))) {
     throw invalid(`the query parameter ${param.name} carries the credential and may not be supplied`, { query: param.name });
+  }
+  if (injection.sign !== undefined) {
+    for (const [name] of spec.query) {
+      const signed = sigv4QueryParam(name);
+      if (signed !== undefined) throw invalid(`a query parameter can be read as ${signed}, which is part of the AWS signature`, { query: signed });
+    }
   }
   const query = encodeQuery(spec.query);
   const sentQuery = param === null ? query : [...query, param.encoded];

@@ -38,8 +38,8 @@ export interface SigV4Scope {
   readonly service: string;
 }
 
-/** The headers the signature owns: the request's own spec may not set them (one home: rules/http-headers.ts). */
-export { SIGV4_OWNED_HEADERS as SIGV4_HEADERS } from '../../rules/http-headers.js';
+/** The headers the signature owns: the request's own spec may not set them (one home: rules/sigv4-names.ts). */
+export { SIGV4_OWNED_HEADERS as SIGV4_HEADERS } from '../../rules/sigv4-names.js';
 
 const sha256Hex = (b: Uint8Array | string): string => createHash('sha256').update(b).digest('hex');
 const hmac = (key: Uint8Array | string, data: string): Buffer => createHmac('sha256', key).update(data, 'utf8').digest();

@@ -2,7 +2,11 @@
  * SigV4 against the published examples: the AWS Signature Version 4 test
  * suite (get-vanilla, get-vanilla-query-order-key-case), the IAM ListUsers
  * example of the signing guide and the S3 "GET Object" example of the S3
- * API reference. Each gives the inputs and the expected signature.
+ * API reference. Each gives the inputs and the expected signature. Then what
+ * the signature owns on a SigV4 target: its headers, and the query parameters
+ * of a presigned URL (`X-Amz-*`) or of SigV2 query authentication, in any
+ * case or percent-encoding, refused from the agent's query, the catalog and
+ * the executor alike.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,8 +14,10 @@ import { amzDate, signSigV4, uriEncode } from '../../../../src/executors/http/si
 import { prepareRequest } from '../../../../src/executors/http/prepare-request.js';
 import type { HttpRequestSpec } from '../../../../src/executors/http/index.js';
 import { isPosternError } from '../../../../src/rules/errors.js';
-import { parseCatalog } from '../../../../src/contracts/index.js';
-import { catalogText, tool } from '../../contracts/helpers.js';
+import fc from 'fast-check';
+import { parseCatalog, resolveAction } from '../../../../src/contracts/index.js';
+import { sigv4QueryParam } from '../../../../src/rules/sigv4-names.js';
+import { catalog, catalogText, tool, toolOf } from '../../contracts/helpers.js';
 
 const SUITE = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: Buffer.from('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY') };
 const AT_2015 = new Date('2015-08-30T12:36:00Z');
@@ -105,5 +111,75 @@ describe('SigV4 in the request and the catalog', () => {
     assert.throws(() => parseCatalog(bad, 'catalog.yaml'), /part of the target's AWS signature/);
     const badScope = catalogText({}, { aws: { http: { origin: 'https://example.amazonaws.com', credential: 'aws', auth: { aws_sigv4: { region: 'US East', service: 's3' } } } } });
     assert.throws(() => parseCatalog(badScope, 'catalog.yaml'), /AWS region/);
+  });
+});
+
+describe('the query parameters of a signature, on a SigV4 target', () => {
+  const targets = {
+    aws: { http: { origin: 'https://example.amazonaws.com', credential: 'aws', auth: { aws_sigv4: { region: 'us-east-1', service: 's3' } } } },
+    plain: { http: { origin: 'https://plain.example.com', credential: 'tok', auth: 'bearer' } },
+  };
+  const broad = catalog({ s3: tool([{ revision: 1, http_request: { target: 'aws', methods: ['GET'], paths: ['/bucket/{key}'] } }]), other: tool([{ revision: 1, http_request: { target: 'plain', methods: ['GET'], paths: ['/x'] } }]) }, targets);
+  const agentQuery = (toolName: 's3' | 'other', name: string): string => resolveAction(toolOf(broad, toolName).current, { method: 'GET', path: toolName === 's3' ? '/bucket/a.txt' : '/x', query: { [name]: 'v' } }).kind;
+  const cred = { meta: { name: 'aws', kind: 'aws_sigv4' as const, fields: { access_key_id: 'AKIDEXAMPLE' } }, secret: { secret_access_key: Buffer.from('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY') } };
+  const auth = { kind: 'aws_sigv4' as const, region: 'us-east-1', service: 's3' };
+  const executorRefuses = (name: string): boolean => {
+    try {
+      prepareRequest({ origin: 'https://example.amazonaws.com', method: 'GET', path: '/bucket/a.txt', query: [[name, 'v']], headers: [] }, { credential: cred, auth, now: () => AT_2015 }, 'https://example.amazonaws.com');
+      return false;
+    } catch (e) {
+      assert.ok(isPosternError(e, 'INPUT_INVALID'), String(e));
+      return true;
+    }
+  };
+  const catalogRefuses = (name: string): boolean => {
+    try {
+      parseCatalog(catalogText({ get: tool([{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'aws', method: 'GET', path: '/', query: { [name]: 'v' } } }]) }, targets), 'catalog.yaml');
+      return false;
+    } catch (e) {
+      assert.ok(isPosternError(e, 'CATALOG_INVALID'), String(e));
+      return true;
+    }
+  };
+
+  const PRESIGNED = ['X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'X-Amz-Algorithm', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Content-Sha256', 'X-Amz-User-Agent', 'X-Amz-Anything-Added-Later'];
+  const SPELLINGS = (n: string): string[] => [n, n.toLowerCase(), n.toUpperCase(), n.replaceAll('-', '_'), `${n}[]`, encodeURIComponent(n).replace('-', '%2D'), n.replace('X', '%58'), encodeURIComponent(encodeURIComponent(n).replace('-', '%2D'))];
+  const REFUSED = [...PRESIGNED.flatMap(SPELLINGS), 'AWSAccessKeyId', 'awsaccesskeyid', 'Signature', 'SIGNATURE', 'SignatureVersion', 'SignatureMethod'];
+  for (const name of REFUSED) {
+    it(`${JSON.stringify(name)} is refused by the resolver, the executor and the catalog`, () => {
+      assert.equal(agentQuery('s3', name), 'refused');
+      assert.ok(executorRefuses(name));
+      assert.ok(catalogRefuses(name));
+    });
+  }
+  it('the refusal names the rule, never the value', () => {
+    const r = resolveAction(toolOf(broad, 's3').current, { method: 'GET', path: '/bucket/a.txt', query: { 'x-amz-signature': 'agent-made-signature' } });
+    assert.equal(r.kind, 'refused');
+    assert.match(JSON.stringify(r), /AWS signature/);
+    assert.doesNotMatch(JSON.stringify(r), /agent-made-signature/);
+  });
+  it('ordinary S3 parameters pass, and a target not signed with SigV4 is not concerned', () => {
+    for (const name of ['prefix', 'list-type', 'max-keys', 'x-id', 'versionId', 'response-content-type', 'amz', 'x-amzsig']) {
+      assert.equal(sigv4QueryParam(name), undefined, name);
+      assert.equal(agentQuery('s3', name), 'resolved', name);
+      assert.equal(executorRefuses(name), false, name);
+    }
+    assert.equal(agentQuery('other', 'X-Amz-Signature'), 'resolved');
+  });
+  it('property: any letter case of any presigned-URL name, percent-encoded anywhere, is refused', () => {
+    const spelled = fc
+      .tuple(fc.constantFrom(...PRESIGNED), fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }))
+      .map(([n, upper, escape]) => [...n].map((c, i) => {
+        const cased = upper[i] === true ? c.toUpperCase() : c.toLowerCase();
+        return escape[i] === true ? `%${cased.charCodeAt(0).toString(16).toUpperCase()}` : cased;
+      }).join(''));
+    fc.assert(
+      fc.property(spelled, (name) => {
+        assert.notEqual(sigv4QueryParam(name), undefined, name);
+        assert.equal(agentQuery('s3', name), 'refused', name);
+        assert.ok(executorRefuses(name), name);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
