@@ -243,11 +243,17 @@ const BREAKS: Record<ChainBreak, string> = {
   hash_mismatch: 'the entry was edited',
   prev_hash_mismatch: 'an entry was replaced or inserted',
   missing_entry: 'an entry was deleted',
+  unreadable: 'the file is damaged: these entries cannot be read',
   claim_mismatch: 'the idempotency claims disagree with the history',
 };
 
 export function chainLine(name: string, r: ChainReport): string {
   if (!r.ok) {
+    if (r.reason === 'unreadable') {
+      const to = r.unreadable_to === undefined || r.unreadable_to === null ? 'the end' : `seq ${r.unreadable_to}`;
+      const after = r.unreadable_to === undefined || r.unreadable_to === null ? '' : ', the entries after it could be read';
+      return `${name} journal: DAMAGED from seq ${r.first_bad_seq} to ${to}: ${BREAKS[r.reason]} (${r.reason}); ${r.entries_checked} entries before it are intact${after}`;
+    }
     return `${name} journal: BROKEN at seq ${r.first_bad_seq}: ${BREAKS[r.reason]} (${r.reason}); ${r.entries_checked} entries before it are intact`;
   }
   if (r.head === null) return `${name} journal: ok, empty`;

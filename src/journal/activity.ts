@@ -20,6 +20,7 @@
  */
 import type Database from 'better-sqlite3';
 import { PosternError } from '../rules/errors.js';
+import { damageAware } from './chain.js';
 import { callRecordOf, toCallView } from './activity-schema.js';
 import type { CallRow, HeadBody, HeadKind, OutcomeBody } from './activity-schema.js';
 import { EXPOSURES_PAGE_SQL, GET_CALL_SQL, HEADS_PAGE_SQL, LIMIT_COUNTS_SQL, LIMIT_RECENT_SQL, listCallsQuery } from './activity-queries.js';
@@ -471,15 +472,19 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
 
     verify() {
       return read('verify the chain', () =>
-        db
-          .transaction((): ChainReport => {
-            const report = store.chain.verify();
-            if (!report.ok) return report;
-            const bad = firstClaimMismatch(db, store.chain.base());
-            if (bad === undefined) return report;
-            return { ok: false, entries_checked: report.entries, first_bad_seq: bad, reason: 'claim_mismatch' };
-          })
-          .deferred(),
+        damageAware(
+          () =>
+            db
+              .transaction((): ChainReport => {
+                const report = store.chain.verify();
+                if (!report.ok) return report;
+                const bad = firstClaimMismatch(db, store.chain.base());
+                if (bad === undefined) return report;
+                return { ok: false, entries_checked: report.entries, first_bad_seq: bad, reason: 'claim_mismatch' };
+              })
+              .deferred(),
+          store.chain,
+        ),
       );
     },
 

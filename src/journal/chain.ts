@@ -40,6 +40,29 @@ export const BASE_META_KEY = 'chain_base';
 export type Cell = string | number | null;
 export type EntryRow = Record<string, Cell> & { readonly seq: number; readonly prev_hash: string; readonly hash: string };
 
+/** Whether `e` is SQLite saying that the file's pages are damaged (not a lock, a full disk or a missing file). */
+export function isDamage(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB');
+}
+
+/**
+ * `inSnapshot`'s report (a verify in one read transaction); when the file turns out damaged, the
+ * chain's walk again outside any transaction, statement by statement — SQLite fails the commit of
+ * a transaction in which a read met a damaged page, so the report must come from reads of their
+ * own. When even that walk reads everything (the damage is in an index), the damage is thrown.
+ */
+export function damageAware(inSnapshot: () => ChainReport, chain: Chain): ChainReport {
+  try {
+    return inSnapshot();
+  } catch (e) {
+    if (!isDamage(e)) throw e;
+    const report = chain.verify();
+    if (report.ok) throw e;
+    return report;
+  }
+}
+
 export function entryHash(prevHash: string, content: Readonly<Record<string, Cell>>): string {
   return sha256Hex(prevHash + canonicalJson(content));
 }
@@ -49,6 +72,7 @@ export class Chain {
   private readonly insertStmt: Database.Statement<[Record<string, Cell>]>;
   private readonly pageStmt: Database.Statement<[number, number], EntryRow>;
   private readonly hashAtStmt: Database.Statement<[number], string>;
+  private readonly rowStmt: Database.Statement<[number], EntryRow>;
   /** One transaction function for every write and savepoint (better-sqlite3 nests it as a SAVEPOINT). */
   private readonly tx: Database.Transaction<(fn: () => unknown) => unknown>;
   /** The head appended by the current `write`; null while it has appended nothing. */
@@ -64,6 +88,7 @@ export class Chain {
     this.insertStmt = db.prepare(`INSERT INTO entries (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`);
     this.pageStmt = db.prepare('SELECT * FROM entries WHERE seq > ? ORDER BY seq LIMIT ?');
     this.hashAtStmt = db.prepare<[number], string>('SELECT hash FROM entries WHERE seq = ?').pluck();
+    this.rowStmt = db.prepare<[number], EntryRow>('SELECT * FROM entries WHERE seq = ?');
     this.tx = db.transaction((fn: () => unknown) => fn());
   }
 
@@ -158,7 +183,7 @@ export class Chain {
     let expected = base.seq + 1;
     let prev = base.hash;
     let bad: { seq: number; reason: 'hash_mismatch' | 'prev_hash_mismatch' | 'missing_entry' } | undefined;
-    this.forEach((row) => {
+    const step = (row: EntryRow): boolean => {
       if (row.seq !== expected) bad = { seq: expected, reason: 'missing_entry' };
       else if (row.prev_hash !== prev) bad = { seq: row.seq, reason: 'prev_hash_mismatch' };
       else if (entryHash(prev, this.content(row)) !== row.hash) bad = { seq: row.seq, reason: 'hash_mismatch' };
@@ -166,11 +191,74 @@ export class Chain {
       expected = row.seq + 1;
       prev = row.hash;
       return true;
-    });
+    };
+    try {
+      this.forEach(step);
+    } catch (e) {
+      if (!isDamage(e)) throw e;
+      // A page of entries could not be read: go on one entry at a time (a lookup by seq reads only
+      // the pages on its path) to the first one that cannot be read, then find where reading resumes.
+      for (;;) {
+        let row: EntryRow | undefined;
+        try {
+          row = this.rowStmt.get(expected);
+        } catch (e2) {
+          if (!isDamage(e2)) throw e2;
+          return { ok: false, entries_checked: expected - 1 - base.seq, first_bad_seq: expected, reason: 'unreadable', unreadable_to: this.#nextReadable(expected) };
+        }
+        if (row === undefined) {
+          if (this.#anyAfter(expected)) bad = { seq: expected, reason: 'missing_entry' };
+          break;
+        }
+        if (!step(row)) break;
+      }
+    }
     if (bad !== undefined) return { ok: false, entries_checked: expected - 1 - base.seq, first_bad_seq: bad.seq, reason: bad.reason };
     const entries = expected - 1 - base.seq;
     const head = expected === 1 ? null : { seq: expected - 1, hash: prev };
     return base.seq === 0 ? { ok: true, entries, head } : { ok: true, entries, head, base: { seq: base.seq, hash: base.hash } };
+  }
+
+  /**
+   * After a damaged read at `from`: the last seq of the unreadable range, found by probing single
+   * entries by seq (a lookup by rowid reads only the pages on its path), galloping then bisecting;
+   * null when no later entry can be read.
+   */
+  #nextReadable(from: number): number | null {
+    const readable = (seq: number): boolean => {
+      try {
+        return this.hashAtStmt.get(seq) !== undefined;
+      } catch {
+        return false;
+      }
+    };
+    const LIMIT = 2 ** 40;
+    let step = 1;
+    let hit: number | null = null;
+    for (let seq = from + 1; seq < LIMIT; seq = from + (step *= 2)) {
+      if (readable(seq)) {
+        hit = seq;
+        break;
+      }
+      if (step > 1 && !this.#anyAfter(seq)) return null;
+    }
+    if (hit === null) return null;
+    let lo = from;
+    while (hit - lo > 1) {
+      const mid = Math.floor((lo + hit) / 2);
+      if (readable(mid)) hit = mid;
+      else lo = mid;
+    }
+    return hit - 1;
+  }
+
+  /** Whether an entry after `seq` may exist (unknown, so true, when that cannot be read either). */
+  #anyAfter(seq: number): boolean {
+    try {
+      return this.db.prepare<[number], number>('SELECT seq FROM entries WHERE seq > ? ORDER BY seq LIMIT 1').pluck().get(seq) !== undefined;
+    } catch {
+      return seq < 2 ** 32;
+    }
   }
 
   private content(row: Readonly<Record<string, Cell>>): Record<string, Cell> {

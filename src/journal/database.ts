@@ -20,6 +20,7 @@
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { isDamage } from './chain.js';
 import { PosternError } from '../rules/errors.js';
 
 export type JournalName = 'sessions' | 'activity';
@@ -76,6 +77,13 @@ export function journalError(name: JournalName | 'journal', action: string, e: u
   if (e instanceof PosternError) return e;
   const { why, code } = reasonOf(e);
   const label = name === 'journal' ? name : `${name} journal`;
+  if (isDamage(e)) {
+    return new PosternError(
+      'JOURNAL_DAMAGED',
+      `${label}: cannot ${action}: ${why} (${code}); nothing more is run over it. Keep a copy of the journal directory, then \`postern audit verify\` names the unreadable entries (docs/audit.md, "A damaged journal")`,
+      { details: { journal: name, error: code }, cause: e },
+    );
+  }
   return new PosternError('JOURNAL_UNAVAILABLE', `${label}: cannot ${action}: ${why}${code === null ? '' : ` (${code})`}`, {
     details: { journal: name, error: code },
     cause: e,

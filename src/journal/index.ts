@@ -31,7 +31,7 @@ import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
 import { ACTIVITY_SCHEMA, HEAD } from './activity-schema.js';
 import { ActivityStore } from './activity-store.js';
-import { ensureJournalDir, guard, journalIdOf, openJournalDb, type JournalName } from './database.js';
+import { ensureJournalDir, guard, journalError, journalIdOf, openJournalDb, type JournalName } from './database.js';
 import { PosternError } from '../rules/errors.js';
 import { recoverOpenCalls } from './recovery.js';
 import { WalSync } from './wal-sync.js';
@@ -126,7 +126,8 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     opened.push(activityDb);
     const store = new ActivityStore(activityDb, now);
     const sessionsChain = new Chain(sessionsDb, SESSIONS_CONTENT_COLUMNS);
-    const facts = (): JournalFacts => ({ sessions: factsOf(sessionsDb, sessionsChain), activity: factsOf(activityDb, store.chain) });
+    const facts = (): JournalFacts =>
+      guard('journal', 'read where the journals end', () => ({ sessions: factsOf(sessionsDb, sessionsChain), activity: factsOf(activityDb, store.chain) }));
     opts.admit?.(facts());
     const recovered = readonly ? [] : recoverOpenCalls(store);
     const hooksFor = (name: JournalName, db: Database.Database, chain: Chain, file: string): CommitHooks => {
@@ -174,6 +175,6 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     };
   } catch (e) {
     for (const db of opened) db.close();
-    throw e;
+    throw journalError('journal', 'open the journals', e);
   }
 }

@@ -13,7 +13,7 @@
  */
 import type Database from 'better-sqlite3';
 import { PosternError } from '../rules/errors.js';
-import { Chain } from './chain.js';
+import { Chain, damageAware } from './chain.js';
 import type { Cell, EntryRow } from './chain.js';
 import { guard } from './database.js';
 import { NO_HOOKS, type CommitHooks } from './hooks.js';
@@ -173,7 +173,7 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
     },
 
     verify() {
-      return guard('sessions', 'verify the chain', () => db.transaction(() => chain.verify()).deferred());
+      return guard('sessions', 'verify the chain', () => damageAware(() => db.transaction(() => chain.verify()).deferred(), chain));
     },
 
     exportJsonl(writeLine) {

@@ -277,9 +277,13 @@ export type ChainReport =
       /** The first sequence number at which the journal is not what was written. */
       readonly first_bad_seq: number;
       readonly reason: ChainBreak;
+      /** For `unreadable`: the last sequence number of the unreadable range (null when nothing after it could be read). */
+      readonly unreadable_to?: number | null;
     };
 
 export type ChainBreak =
+  /** The file's pages holding these entries cannot be read (SQLite: the database disk image is malformed). */
+  | 'unreadable'
   /** The row's content does not hash to its stored hash: it was edited. */
   | 'hash_mismatch'
   /** The row does not link to the row before it: a row was replaced or inserted. */

@@ -73,6 +73,11 @@ export const ErrorCodes = {
   TASK_NOT_SUPPORTED: { exit: 1, action: 'call_without_task', summary: 'this tool does not run as a task' },
   APPROVAL_MISMATCH: { exit: 1, action: 'request_new_approval', summary: 'the call differs from what was approved' },
   JOURNAL_UNAVAILABLE: { exit: 1, action: 'check_journal', summary: 'the journal cannot be written, so nothing was run' },
+  JOURNAL_DAMAGED: {
+    exit: 1,
+    action: 'operator_must_restore_journal',
+    summary: 'a journal file has damaged pages that cannot be read, so nothing was run; the operator must restore or replace it',
+  },
   JOURNAL_ANCHOR_MISMATCH: {
     exit: 1,
     action: 'restore_journal_or_run_postern_anchor_new_journal',

@@ -25,7 +25,7 @@ import type { Command } from 'commander';
 import { sessionTimeline } from '../../journal/index.js';
 import type { Journals } from '../../journal/index.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
-import { PosternError } from '../../rules/errors.js';
+import { isPosternError, PosternError } from '../../rules/errors.js';
 import { inspectAnchor } from '../../journal/anchor/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { openAudit, noJournal, withJournals, parseLimit, parseTime, resolvePrefix, resolveSessionId, activityFilter, type ActivityOpts, type ListOpts } from '../audit-options.js';
@@ -109,6 +109,16 @@ function exportTo(j: Journals, file: string): { sessions: number; activity: numb
 
 // ---------------------------------------------------------------------------
 // Commands
+
+/** `fn`'s value, or `onDamaged`'s when a journal file is damaged (JOURNAL_DAMAGED); anything else is thrown. */
+function orDamaged<T, U>(fn: () => T, onDamaged: (message: string) => U): T | U {
+  try {
+    return fn();
+  } catch (e) {
+    if (isPosternError(e) && e.code === 'JOURNAL_DAMAGED') return onDamaged(e.message);
+    throw e;
+  }
+}
 
 export function registerAudit(program: Command): void {
   const audit = program
@@ -290,8 +300,16 @@ export function registerAudit(program: Command): void {
       const unlocked = o.unlock === true ? await vaultFacts(ctx) : undefined;
       try {
         const j = openAudit(ctx);
-        const inspection = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, unlocked?.key, unlocked?.generation);
-        const anchor = describeInspection(inspection);
+        // A damaged journal file still gets its chains walked (they name the unreadable range); the
+        // anchor and checkpoint lines say what stopped them.
+        const inspected = orDamaged(
+          () => {
+            const inspection = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, unlocked?.key, unlocked?.generation);
+            return { inspection: inspection, anchor: describeInspection(inspection) };
+          },
+          (line) => ({ inspection: { damaged: true }, anchor: { ok: false, line } }),
+        );
+        const { inspection, anchor } = inspected;
         if (j === null) {
           if (o.json === true) ctx.out(JSON.stringify({ sessions: null, activity: null, anchor: { ok: anchor.ok, ...inspection } }));
           else ctx.out(`${noJournal(ctx)}; nothing to verify${anchor.ok ? '' : `; anchor: ${clean(anchor.line, 2000)}`}`);
@@ -299,7 +317,10 @@ export function registerAudit(program: Command): void {
           return;
         }
         const reports = withJournals(j, (jj) => ({ sessions: jj.sessions.verify(), activity: jj.activity.verify() }));
-        const cp = checkpointFinding(ctx, { ...(o.key === undefined ? {} : { key: o.key }), ...(unlocked === undefined ? {} : { unlocked }) });
+        const cp = orDamaged(
+          () => checkpointFinding(ctx, { ...(o.key === undefined ? {} : { key: o.key }), ...(unlocked === undefined ? {} : { unlocked }) }),
+          (line) => ({ ok: false, line, json: { ok: false, line, kind: 'damaged' } }),
+        );
         if (o.json === true) ctx.out(JSON.stringify({ ...reports, anchor: { ok: anchor.ok, ...inspection }, checkpoint: cp.json }, null, 2));
         else {
           ctx.out(chainLine('sessions', reports.sessions));

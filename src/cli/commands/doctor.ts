@@ -13,7 +13,8 @@ import type { Command } from 'commander';
 import { checkPrivateDir, checkPrivateFile, type PathCheck } from '../../home/permissions.js';
 import { checkCoreDumps, checkPtraceScope, checkTiocsti, checkVaultKdf, type Finding } from '../../home/host-checks.js';
 import { PRODUCTION_KDF_PROFILE, vaultKdf, type KdfParams, type KdfProfile } from '../../vault/index.js';
-import { inspectAnchor } from '../../journal/anchor/index.js';
+import { inspectAnchor, journalPresence } from '../../journal/anchor/index.js';
+import { openJournals } from '../../journal/index.js';
 import { describeCheckpointInspection, inspectCheckpoints } from '../../journal/checkpoint/inspect.js';
 import { publicKeyOf } from '../../journal/checkpoint/signature.js';
 import { isPosternError } from '../../rules/errors.js';
@@ -35,6 +36,36 @@ function pathFinding(check: string, c: PathCheck, missingIsOk: boolean): Finding
     return { status: 'ok', check, detail: `${c.path} does not exist yet` };
   }
   return { status: 'warning', check, detail: `${c.path} ${c.problem}`, fix: c.fix };
+}
+
+/**
+ * Whether the journal files can be read at all: a damaged page (JOURNAL_DAMAGED) is named here,
+ * with what to do, rather than only as an anchor that "could not be inspected".
+ */
+function journalFilesThere(journalDir: string): boolean {
+  try {
+    return journalPresence(journalDir).kind === 'complete';
+  } catch {
+    return false; // the anchor finding names what cannot be inspected
+  }
+}
+
+function journalFilesFinding(journalDir: string): Finding {
+  const check = 'journal files';
+  try {
+    const j = openJournals(journalDir, { readonly: true });
+    try {
+      j.facts();
+    } finally {
+      j.close();
+    }
+    return { status: 'ok', check, detail: `${journalDir}: both journals open and their last entries can be read` };
+  } catch (e) {
+    if (isPosternError(e) && e.code === 'JOURNAL_DAMAGED') {
+      return { status: 'warning', check, detail: e.message, fix: 'keep a copy of the journal directory; `postern audit verify` names the unreadable entries; docs/audit.md ("A damaged journal")' };
+    }
+    return { status: 'warning', check, detail: isPosternError(e) ? e.message : 'the journals could not be opened', fix: 'see docs/audit.md' };
+  }
 }
 
 /** The anchor finding; `unlocked` carries the vault's key and generation when the passphrase was given. */
@@ -86,6 +117,7 @@ export async function runDoctor(
     findings.push(pathFinding('vault', vault, false));
     if (vault.ok) kdf = await headerKdf(paths.vault);
     findings.push(pathFinding('catalog', await checkPrivateFile(paths.catalog), true));
+    if (journalFilesThere(paths.journalDir)) findings.push(journalFilesFinding(paths.journalDir));
     findings.push(anchorFinding(paths, unlocked));
     findings.push(checkpointFinding(paths, unlocked?.checkpointSeed));
   }

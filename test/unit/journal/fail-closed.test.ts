@@ -20,7 +20,14 @@ import { callRecord, httpTarget, tempJournalDir } from './helpers.js';
 const CANARY = 'CANARY-sk_live_do_not_print';
 
 function unavailable(e: unknown): boolean {
-  assert.ok(isPosternError(e, 'JOURNAL_UNAVAILABLE'), `expected JOURNAL_UNAVAILABLE, got ${String(e)}`);
+  return failedWith('JOURNAL_UNAVAILABLE', e);
+}
+/** A file SQLite finds damaged (not a database, a malformed page) is named apart: JOURNAL_DAMAGED. */
+function damagedFile(e: unknown): boolean {
+  return failedWith('JOURNAL_DAMAGED', e);
+}
+function failedWith(code: 'JOURNAL_UNAVAILABLE' | 'JOURNAL_DAMAGED', e: unknown): boolean {
+  assert.ok(isPosternError(e, code), `expected ${code}, got ${String(e)}`);
   assert.ok(!e.message.includes('\n'), 'one line');
   assert.ok(!e.message.includes(CANARY) && !JSON.stringify(e.details).includes(CANARY), 'no stored value in the error');
   return true;
@@ -166,8 +173,8 @@ describe('fail closed: disk full (tiny tmpfs)', () => {
 });
 
 describe('fail closed: corrupt or foreign files', () => {
-  const cases: { name: string; damage: (dir: string) => void }[] = [
-    { name: 'garbage bytes', damage: (dir) => writeFileSync(join(dir, 'activity.db'), Buffer.alloc(8192, 0x5a)) },
+  const cases: { name: string; damage: (dir: string) => void; refusal?: (e: unknown) => boolean }[] = [
+    { name: 'garbage bytes', damage: (dir) => writeFileSync(join(dir, 'activity.db'), Buffer.alloc(8192, 0x5a)), refusal: damagedFile },
     {
       name: 'a database of another program',
       damage: (dir) => {
@@ -193,7 +200,7 @@ describe('fail closed: corrupt or foreign files', () => {
       const t = tempJournalDir();
       openJournals(t.dir).close();
       c.damage(t.dir);
-      assert.throws(() => openJournals(t.dir), unavailable);
+      assert.throws(() => openJournals(t.dir), c.refusal ?? unavailable);
       t.cleanup();
     });
   }
@@ -218,7 +225,7 @@ describe('fail closed: corrupt or foreign files', () => {
       } finally {
         k.close();
       }
-    }, unavailable);
+    }, damagedFile);
     t.cleanup();
   });
 });
