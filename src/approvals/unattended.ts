@@ -8,18 +8,21 @@
  *
  * Invariants: a call whose approval was raised because its revision widens
  * authority (a non-empty `widening`) is never pre-approved, whatever the rules
- * say; a rule covers a call only for its own tool and only when every
- * constraint holds; the first covering rule with budget left is charged, one
+ * say; a rule covers a call only for its own tool, only when every
+ * constraint holds, and only when the revision that runs stays within the
+ * authority the rule was accepted for (preapproval.ts, ruleOutgrown); the
+ * first covering rule with budget left is charged, one
  * unit, at the moment it approves (a call that then fails still used it); a
  * charge and its check happen together (no await between them), so concurrent
  * calls cannot overspend a budget.
  */
-import { ruleCovers, type Catalog, type JsonObject, type PreapprovalRule } from '../contracts/index.js';
+import { ruleCovers, ruleOutgrown, type Catalog, type JsonObject, type PreapprovalRule, type Revision } from '../contracts/index.js';
 
 /** Why an unattended call could not be approved. */
 export const UnavailableReasons = {
   widening: 'the revision that runs widens authority over the one the session planned against; widening revisions are never pre-approved',
   no_rule: 'no pre-approval rule in the accepted catalog covers this call',
+  outgrown: 'the revision that runs reaches beyond the authority every covering pre-approval rule was accepted for; the operator must accept the rule for this revision (revision: in the rule) before it pre-approves it',
   budget_used: "the budget of every pre-approval rule that covers this call is used up for this daemon run",
 } as const;
 export type UnavailableReason = keyof typeof UnavailableReasons;
@@ -38,6 +41,8 @@ export interface BudgetUse {
 
 export interface UnattendedRequest {
   readonly tool: string;
+  /** The revision that runs. */
+  readonly revision: Revision;
   readonly normalized: JsonObject;
   /** What widened, when that is why the call needs approval (approvals/policy.ts). */
   readonly widening: readonly string[];
@@ -55,13 +60,15 @@ export class RuleBudgets {
       if (rule.tool === req.tool && ruleCovers(rule, req.normalized).covered) covering.push(rule);
     }
     if (covering.length === 0) return this.#refuse('no_rule', []);
-    for (const rule of covering) {
+    const accepted = covering.filter((rule) => !ruleOutgrown(rule, catalog, req.revision).widens);
+    if (accepted.length === 0) return this.#refuse('outgrown', covering.map((r) => r.name));
+    for (const rule of accepted) {
       const used = this.#used.get(rule.name) ?? 0;
       if (used >= rule.budget) continue;
       this.#used.set(rule.name, used + 1);
       return { kind: 'preapproved', rule: rule.name, used: used + 1, budget: rule.budget };
     }
-    return this.#refuse('budget_used', covering.map((r) => r.name));
+    return this.#refuse('budget_used', accepted.map((r) => r.name));
   }
 
   #refuse(reason: UnavailableReason, rules: string[]): UnattendedDecision {
@@ -76,7 +83,7 @@ export class RuleBudgets {
 
   /** Calls refused as unavailable, by reason. */
   unavailableByReason(): Record<UnavailableReason, number> {
-    return { widening: this.#unavailable.get('widening') ?? 0, no_rule: this.#unavailable.get('no_rule') ?? 0, budget_used: this.#unavailable.get('budget_used') ?? 0 };
+    return { widening: this.#unavailable.get('widening') ?? 0, no_rule: this.#unavailable.get('no_rule') ?? 0, outgrown: this.#unavailable.get('outgrown') ?? 0, budget_used: this.#unavailable.get('budget_used') ?? 0 };
   }
 
   /** Every rule of `catalog` with its budget and what this run used of it. */

@@ -18,9 +18,9 @@ import { canonicalJson } from '../rules/canonical.js';
 import { authorityOf, widensAuthority, type Authority } from './authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';
-import { describeRule, ruleLoosening } from './preapproval.js';
+import { describeRule, ruleLoosening, ruleOutgrown, ruleRebinding } from './preapproval.js';
 import { limitChanges, limitsOf } from './limits.js';
-import { Effects, type Catalog, type HostKey, type Revision, type Target, type Tool } from './types.js';
+import { Effects, type Catalog, type HostKey, type PreapprovalRule, type Revision, type Target, type Tool } from './types.js';
 
 const CATALOG = '(catalog)';
 
@@ -161,19 +161,23 @@ function targetsAdded(candidate: Catalog): Change[] {
 
 /**
  * Pre-approval rules: a new rule, or one that covers calls its old version
- * did not (ruleLoosening, fail closed), widens what runs without a person —
+ * did not (ruleLoosening, fail closed) or is now accepted for a revision that
+ * reaches further (ruleRebinding), widens what runs without a person —
  * reported as a widening, one change per rule; a removed or narrowed rule is
- * metadata.
+ * metadata. A rule whose tool's current revision reaches beyond what the
+ * rule was accepted for is named too (`rule_not_extended`): unattended runs
+ * do not pre-approve that revision until the rule is accepted for it.
  */
 function ruleChanges(old: Catalog | undefined, candidate: Catalog): Change[] {
   const out: Change[] = [];
   for (const [name, r] of candidate.preapprovals) {
+    out.push(...ruleNotExtended(candidate, name, r));
     const o = old?.preapprovals.get(name);
     if (o === undefined) {
       out.push(change(r.tool, 'authority_widening', 'catalog', [{ code: 'rule_added', text: `new pre-approval rule ${name}: ${describeRule(r)}` }]));
       continue;
     }
-    const loosened = ruleLoosening(o, r);
+    const loosened = [...ruleLoosening(o, r), ...(old === undefined ? [] : ruleRebinding(old, o, candidate, r))];
     if (loosened.length > 0) out.push(change(r.tool, 'authority_widening', 'catalog', [{ code: 'rule_loosened', text: `pre-approval rule ${name} covers more: ${loosened.join('; ')}` }]));
     else if (describeRule(o) !== describeRule(r)) out.push(change(r.tool, 'metadata', 'catalog', [{ code: 'rule_narrowed', text: `pre-approval rule ${name} narrowed: ${describeRule(r)}` }]));
   }
@@ -181,6 +185,16 @@ function ruleChanges(old: Catalog | undefined, candidate: Catalog): Change[] {
     if (!candidate.preapprovals.has(name)) out.push(change(o.tool, 'metadata', 'catalog', [{ code: 'rule_removed', text: `pre-approval rule ${name} removed` }]));
   }
   return out;
+}
+
+/** The rule's tool's current revision reaches beyond what the rule was accepted for: say so, by the rule's name. */
+function ruleNotExtended(candidate: Catalog, name: string, r: PreapprovalRule): Change[] {
+  const tool = candidate.tools.get(r.tool);
+  if (tool === undefined || tool.current.revision === r.revision) return [];
+  const w = ruleOutgrown(r, candidate, tool.current);
+  if (!w.widens) return [];
+  const text = `pre-approval rule ${name} was accepted for ${r.tool} r${r.revision}; r${tool.current.revision} reaches beyond it (${w.reasons.join(', ')}): unattended runs do not pre-approve its calls until the rule is accepted for it (revision: ${tool.current.revision} in the rule)`;
+  return [change(r.tool, 'metadata', 'catalog', [{ code: 'rule_not_extended', text }], { from: r.revision, to: tool.current.revision })];
 }
 
 /**

@@ -42,7 +42,7 @@ export { authorityOf, authorityDigest, widensAuthority, type Authority, type Ssh
 export { ChangeClasses, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
 export { classifyRevisionChange } from './classify-revision.js';
 export { classifyCatalogChange } from './classify-catalog.js';
-export { buildPreapprovals, describeRule, ruleCovers, ruleLoosening, MAX_RULE_BUDGET, type ArgConstraint, type PreapprovalRule, type RuleVerdict } from './preapproval.js';
+export { buildPreapprovals, describeRule, ruleCovers, ruleLoosening, ruleOutgrown, MAX_RULE_BUDGET, type ArgConstraint, type PreapprovalRule, type RuleVerdict } from './preapproval.js';
 export { compileBoundedPattern, MAX_PATTERN_LENGTH, MAX_REPEAT, MAX_STATES, type BoundedPattern, type PatternCompile } from './bounded-pattern.js';
 export { releaseGate, gateRuleFor, GateRules, type GateFailure, type GateReport, type GateRule, type HistoryRecord, type HistoricalFailure } from './release-gate.js';
 export { renderGateReport, gateReportJson, renderCatalogSummary, catalogSummaryJson, summarizeCatalog, GATE_JSON_FORMAT, CATALOG_JSON_FORMAT, type ToolSummary } from './render.js';

@@ -15,9 +15,18 @@
  * is covered only when every constraint holds; an absent argument never
  * satisfies a constraint. `ruleWithin` fails closed: "within" only when every
  * call the new rule covers is provably covered by the old one.
+ *
+ * A rule is bound to the authority it was accepted for: that of its tool's
+ * revision `revision:` (the tool's first revision when the rule names none).
+ * A call of a revision whose authority reaches beyond it is not covered
+ * (`ruleOutgrown`, fail closed through widensAuthority), so accepting a
+ * revision that widens a tool never widens what runs unattended: the operator
+ * re-accepts the rule for that revision by naming it, a change the catalog
+ * diff reports as a widening of the rule.
  */
 import { z } from 'zod';
 import { canonicalJson } from '../rules/canonical.js';
+import { authorityOf, widensAuthority, type Widening } from './authority.js';
 import { compileBoundedPattern } from './bounded-pattern.js';
 import { NAME, TOOL_NAME } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
@@ -25,7 +34,7 @@ import type { JsonObject, JsonValue } from './json.js';
 import { findProperty } from './schema-node.js';
 import { zodOf } from './schema-zod.js';
 import { checkShape } from './shape-check.js';
-import type { ArgConstraint, PreapprovalRule, Tool } from './types.js';
+import type { ArgConstraint, Catalog, PreapprovalRule, Revision, Tool } from './types.js';
 
 export type { ArgConstraint, PreapprovalRule };
 
@@ -44,6 +53,7 @@ export const RuleShape = z.strictObject({
   tool: z.string().regex(TOOL_NAME, 'must be a tool name'),
   arguments: z.record(z.string().min(1).max(128), ConstraintShape).optional(),
   budget: z.int().min(1).max(MAX_RULE_BUDGET),
+  revision: z.int().min(1).optional(),
 });
 
 function toJson(v: unknown): JsonValue {
@@ -59,6 +69,11 @@ function buildRule(name: string, raw: unknown, sink: IssueSink, tools: ReadonlyM
   if (tool === undefined) {
     // A tool that is in the file but has problems of its own is reported there, not here.
     if (!declared.has(shape.tool)) sink.add([...at, 'tool'], `names tool "${shape.tool}", which is not in the catalog`);
+    return undefined;
+  }
+  const bound = shape.revision ?? (tool.revisions[0] ?? tool.current).revision;
+  if (!tool.revisions.some((r) => r.revision === bound)) {
+    sink.add([...at, 'revision'], `tool ${tool.name} has no revision ${bound} (revisions ${tool.revisions.map((r) => r.revision).join(', ')})`);
     return undefined;
   }
   const input = tool.current.input.node;
@@ -99,7 +114,7 @@ function buildRule(name: string, raw: unknown, sink: IssueSink, tools: ReadonlyM
     args.push([arg, list]);
   }
   if (!ok) return undefined;
-  return { name, tool: tool.name, arguments: args, budget: shape.budget };
+  return { name, tool: tool.name, revision: bound, arguments: args, budget: shape.budget };
 }
 
 /** Builds `preapprovals:`; rules that do not check out are filed as issues (the catalog is then invalid). */
@@ -187,4 +202,33 @@ export function ruleLoosening(old: PreapprovalRule, next: PreapprovalRule): stri
     for (const c of constraints) if (!constraintWithin(c, inner)) out.push(`argument ${arg}: ${c.kind} ${inner.length === 0 ? 'removed' : 'relaxed or changed'}`);
   }
   return out;
+}
+
+/** The revision the rule was accepted for, in `catalog` (undefined when the tool or the revision is gone). */
+function boundRevision(rule: PreapprovalRule, catalog: Catalog): { readonly tool: Tool; readonly revision: Revision } | undefined {
+  const tool = catalog.tools.get(rule.tool);
+  const revision = tool?.revisions.find((r) => r.revision === rule.revision);
+  return tool === undefined || revision === undefined ? undefined : { tool, revision };
+}
+
+/**
+ * Does revision `revision` of the rule's tool reach beyond the authority the
+ * rule was accepted for? Fails closed: a tool or bound revision that is not
+ * in `catalog` counts as beyond.
+ */
+export function ruleOutgrown(rule: PreapprovalRule, catalog: Catalog, revision: Revision): Widening {
+  const bound = boundRevision(rule, catalog);
+  if (bound === undefined) return { widens: true, reasons: [`${rule.tool} r${rule.revision} is not in the catalog`] };
+  if (bound.revision === revision) return { widens: false };
+  return widensAuthority(authorityOf(bound.tool, bound.revision), authorityOf(bound.tool, revision));
+}
+
+/** Why the rule, as accepted in `candidate`, reaches beyond the rule as accepted in `old` (its bound revision's authority); empty when it does not. */
+export function ruleRebinding(old: Catalog, oldRule: PreapprovalRule, candidate: Catalog, rule: PreapprovalRule): string[] {
+  const before = boundRevision(oldRule, old);
+  const after = boundRevision(rule, candidate);
+  if (after === undefined) return [];
+  if (before === undefined) return [`now accepted for ${rule.tool} r${rule.revision}`];
+  const w = widensAuthority(authorityOf(before.tool, before.revision), authorityOf(after.tool, after.revision));
+  return w.widens ? [`accepted for ${rule.tool} r${rule.revision} instead of r${oldRule.revision}: ${w.reasons.join(', ')}`] : [];
 }

@@ -220,6 +220,12 @@ export type ArgConstraint =
 export interface PreapprovalRule {
   readonly name: string;
   readonly tool: string;
+  /**
+   * The revision of `tool` whose authority the rule was accepted for
+   * (`revision:`, the tool's first revision when absent): a call of a revision
+   * that reaches beyond it is not pre-approved (preapproval.ts, ruleOutgrown).
+   */
+  readonly revision: number;
   /** argument name → every constraint on it (all must hold). */
   readonly arguments: readonly (readonly [string, readonly ArgConstraint[]])[];
   /** Calls this rule may approve per daemon run. */

@@ -46,7 +46,8 @@ function catalogFor(origin: string) {
     },
     preapprovals: {
       ci_notes: { tool: 'create_note', budget: 2, arguments: { title: { pattern: 'ci-[0-9]{1,6}' }, project: { one_of: ['web', 'api'] }, priority: { max: 3 } } },
-      things: { tool: 'post_thing', budget: 10, arguments: { title: { pattern: '[a-z-]+' } } },
+      // Accepted for revision 2 (PUT), the one that runs: a rule covers only the authority it was accepted for.
+      things: { tool: 'post_thing', budget: 10, revision: 2, arguments: { title: { pattern: '[a-z-]+' } } },
     },
   };
 }
@@ -172,7 +173,7 @@ describe('daemon --unattended: pre-approval rules decide, nobody waits', () => {
     assert.equal(r['final'], false);
     assert.deepEqual(r['calls'], { total: 10, succeeded: 4, failed: 0, rejected: 6, replayed: 0, outcome_unknown: 0, in_progress: 0 });
     assert.deepEqual(r['approved'], { without_approval: 1, by_rule: { ci_notes: 2, things: 1 }, by_operator: 0 });
-    assert.deepEqual(r['denied'], { unavailable: { widening: 1, no_rule: 4, budget_used: 1 }, by_code: { APPROVAL_UNAVAILABLE: 6 } });
+    assert.deepEqual(r['denied'], { unavailable: { widening: 1, no_rule: 4, outgrown: 0, budget_used: 1 }, by_code: { APPROVAL_UNAVAILABLE: 6 } });
     assert.deepEqual(r['budgets'], [
       { rule: 'ci_notes', tool: 'create_note', budget: 2, used: 2, left: 0 },
       { rule: 'things', tool: 'post_thing', budget: 10, used: 1, left: 9 },

@@ -177,7 +177,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
 
 /** Nobody is there to ask: a pre-approval rule approves at once, or the call ends APPROVAL_UNAVAILABLE. */
 function approveUnattended(svc: Services, rules: RuleBudgets, req: CallRequest, s: ApprovalSubject, need: Ask): JournalApproval {
-  const d = rules.decide(s.catalog, { tool: s.tool.name, normalized: s.normalized, widening: need.widening });
+  const d = rules.decide(s.catalog, { tool: s.tool.name, revision: s.revision, normalized: s.normalized, widening: need.widening });
   const at = svc.clock.now().toISOString();
   if (d.kind === 'preapproved') {
     req.status?.(`pre-approved by rule ${d.rule} (${d.used} of ${d.budget} this run); running`);

@@ -199,7 +199,7 @@ export const RunReportSchema = z.strictObject({
     by_operator: count,
   }),
   denied: z.strictObject({
-    /** APPROVAL_UNAVAILABLE by reason: widening, no_rule, budget_used. */
+    /** APPROVAL_UNAVAILABLE by reason: widening, no_rule, outgrown, budget_used. */
     unavailable: z.record(name, count),
     /** Every call that ended with an error, by error code. */
     by_code: z.record(name, count),

@@ -114,18 +114,19 @@ describe('pre-approval rules: the constraint matcher', () => {
 
   it('charges the first covering rule with budget left, then refuses with the reason', () => {
     const b = new RuleBudgets();
-    const req = { tool: 'delete_note', normalized: { id: 'n1' }, widening: [] };
+    const rev = (name: string) => c.tools.get(name)!.current;
+    const req = { tool: 'delete_note', revision: rev('delete_note'), normalized: { id: 'n1' }, widening: [] };
     assert.deepEqual(b.decide(c, req), { kind: 'preapproved', rule: 'any_delete', used: 1, budget: 2 });
     assert.deepEqual(b.decide(c, req), { kind: 'preapproved', rule: 'any_delete', used: 2, budget: 2 });
     assert.deepEqual(b.decide(c, req), { kind: 'unavailable', reason: 'budget_used', rules: ['any_delete'] });
-    assert.deepEqual(b.decide(c, { tool: 'create_note', normalized: { title: 'no' }, widening: [] }), { kind: 'unavailable', reason: 'no_rule', rules: [] });
-    assert.deepEqual(b.unavailableByReason(), { widening: 0, no_rule: 1, budget_used: 1 });
+    assert.deepEqual(b.decide(c, { tool: 'create_note', revision: rev('create_note'), normalized: { title: 'no' }, widening: [] }), { kind: 'unavailable', reason: 'no_rule', rules: [] });
+    assert.deepEqual(b.unavailableByReason(), { widening: 0, no_rule: 1, outgrown: 0, budget_used: 1 });
     assert.deepEqual(b.budgets(c).find((u) => u.rule === 'any_delete'), { rule: 'any_delete', tool: 'delete_note', budget: 2, used: 2, left: 0 });
   });
 
   it('never pre-approves a call whose revision widens authority, whatever the rules say', () => {
     const b = new RuleBudgets();
-    const d = b.decide(c, { tool: 'delete_note', normalized: { id: 'n1' }, widening: ['method DELETE added'] });
+    const d = b.decide(c, { tool: 'delete_note', revision: c.tools.get('delete_note')!.current, normalized: { id: 'n1' }, widening: ['method DELETE added'] });
     assert.deepEqual(d, { kind: 'unavailable', reason: 'widening', rules: [] });
     assert.deepEqual(b.approvedByRule(), {});
   });
@@ -210,5 +211,45 @@ describe('pre-approval rules: catalog changes', () => {
   it('an unchanged rule is no change; a removed one is metadata', () => {
     assert.deepEqual(codes(changeTo(base)), []);
     assert.deepEqual(codes(changeTo(undefined)), ['rule_removed']);
+  });
+});
+
+describe('pre-approval rules: bound to the authority they were accepted for', () => {
+  const r1 = { revision: 1, input: objectSchema({ id: str() }, ['id']), http: { target: 'api', method: 'POST', path: '/notes/{id}' } };
+  const r2 = { ...r1, revision: 2, http: { ...r1.http, method: 'DELETE' } };
+  const r2Narrow = { ...r1, revision: 2, input: objectSchema({ id: str(), note: str() }, ['id']), http: { ...r1.http, body: { note: '{note}' } } };
+  const notes = (revisions: Obj[]): Obj => ({ edit_note: tool(revisions, { approval: 'per-call' }) });
+  const rules = (extra: Obj = {}): Obj => ({ edits: { tool: 'edit_note', budget: 5, ...extra } });
+  const decide = (c: Catalog) => new RuleBudgets().decide(c, { tool: 'edit_note', revision: c.tools.get('edit_note')!.current, normalized: { id: 'n1' }, widening: [] });
+
+  it('a rule that names no revision is accepted for the first; a widening revision is not pre-approved through it', () => {
+    const c = withRules(rules(), notes([r1, r2]));
+    assert.equal(c.preapprovals.get('edits')?.revision, 1);
+    assert.deepEqual(decide(withRules(rules(), notes([r1]))), { kind: 'preapproved', rule: 'edits', used: 1, budget: 5 });
+    assert.deepEqual(decide(c), { kind: 'unavailable', reason: 'outgrown', rules: ['edits'] });
+  });
+
+  it('accepted for the widening revision (revision: 2), the rule pre-approves it; a revision within its authority needs nothing', () => {
+    assert.deepEqual(decide(withRules(rules({ revision: 2 }), notes([r1, r2]))), { kind: 'preapproved', rule: 'edits', used: 1, budget: 5 });
+    assert.deepEqual(decide(withRules(rules(), notes([r1, r2Narrow]))), { kind: 'preapproved', rule: 'edits', used: 1, budget: 5 });
+  });
+
+  it('a revision the tool does not have is a catalog problem at the rule', () => {
+    assert.throws(() => withRules(rules({ revision: 7 }), notes([r1, r2])), (e: unknown) => isPosternError(e, 'CATALOG_INVALID') && (e.details['issues'] as string[]).some((i) => /preapprovals\.edits\.revision: tool edit_note has no revision 7 \(revisions 1, 2\)/.test(i)));
+  });
+
+  it('the catalog diff names every rule a widening revision outgrows, and re-accepting the rule for it is a widening', () => {
+    const old = withRules(rules(), notes([r1]));
+    const widened = withRules(rules(), notes([r1, r2]));
+    const named = classifyCatalogChange(old, widened).filter((x) => codes([x]).includes('rule_not_extended'));
+    assert.equal(named.length, 1);
+    assert.equal(named[0]?.class, 'metadata');
+    assert.match(named[0].reasons[0]!.text, /^pre-approval rule edits was accepted for edit_note r1; r2 reaches beyond it \(new method DELETE\): unattended runs do not pre-approve its calls until the rule is accepted for it \(revision: 2 in the rule\)$/);
+    const reaccepted = classifyCatalogChange(widened, withRules(rules({ revision: 2 }), notes([r1, r2])));
+    const loosened = reaccepted.find((x) => codes([x]).includes('rule_loosened'));
+    assert.equal(loosened?.class, 'authority_widening');
+    assert.match(loosened.reasons[0]!.text, /pre-approval rule edits covers more: accepted for edit_note r2 instead of r1: new method DELETE/);
+    assert.ok(!reaccepted.some((x) => codes([x]).includes('rule_not_extended')), 'once accepted for r2, nothing is outgrown');
+    assert.ok(!classifyCatalogChange(old, withRules(rules(), notes([r1, r2Narrow]))).some((x) => codes([x]).includes('rule_not_extended')), 'a revision within the authority outgrows nothing');
   });
 });
