@@ -1,5 +1,6 @@
 // Known-answer vectors (vault/FORMAT.md §7): every Postern must open the
-// committed vaults (v1-basic: payload format 1; v2-accepted: payload format 2)
+// committed vaults (v1-basic: payload format 1; v2-accepted: payload format 2;
+// v3-remembered: payload format 3)
 // with the default (worker, MODERATE) settings and find exactly the recorded
 // credentials, secrets, timestamps, acceptance marks and derived keys.
 import assert from 'node:assert/strict';
@@ -104,6 +105,31 @@ test('v2-accepted (payload format 2) opens and matches its expected contents, ac
     for (const c of expected.credentials) {
       for (const [part, spec] of Object.entries(c.secret)) assert.deepEqual(Buffer.from(v.get(c.name)!.secret[part]!), Buffer.from(bytesOf(spec)));
     }
+    assert.equal(Buffer.from(v.deriveKey('catalog-mac')).toString('hex'), expected.derived_keys['catalog-mac']);
+    assert.equal(Buffer.from(v.deriveKey('operator-auth')).toString('hex'), expected.derived_keys['operator-auth']);
+  } finally {
+    v.lock();
+  }
+});
+
+test('v3-remembered (payload format 3) opens and matches: credentials, the retention and the remembered values at read_at', async (t) => {
+  type Entry = { secret: Record<string, SecretSpec> } & Record<string, unknown>;
+  const expected = JSON.parse(readFileSync(new URL('v3-remembered.json', vectors), 'utf8')) as Omit<Expected, 'created_at' | 'credentials'> & { read_at: string; retention_days: number; credentials: Entry[]; remembered: Entry[] };
+  const { vault } = tempHome(t);
+  copyFileSync(new URL(expected.file, vectors), vault);
+  chmodSync(vault, 0o600);
+  // The remembered values are read on the clock of the vector, so the test does not depend on today's date.
+  const v = await openVault(vault, utf8(expected.passphrase_utf8), { clock: { now: () => new Date(expected.read_at), monotonicMs: () => 0 } });
+  const plain = (e: { readonly secret: Readonly<Record<string, Uint8Array>> }): Record<string, string> => Object.fromEntries(Object.entries(e.secret).map(([k, b]) => [k, Buffer.from(b).toString('hex')]));
+  const want = (e: Entry): Record<string, string> => Object.fromEntries(Object.entries(e.secret).map(([k, s]) => [k, Buffer.from(bytesOf(s)).toString('hex')]));
+  try {
+    assert.equal(v.generation, expected.generation);
+    assert.equal(v.retentionDays, expected.retention_days);
+    assert.deepEqual(v.list(), expected.credentials.map(({ secret: _s, ...meta }) => meta));
+    for (const c of expected.credentials) assert.deepEqual(plain(v.get(c['name'] as string)!), want(c));
+    const remembered = v.remembered();
+    assert.deepEqual(remembered.map((r) => r.meta), expected.remembered.map(({ secret: _s, ...meta }) => meta));
+    assert.deepEqual(remembered.map(plain), expected.remembered.map(want));
     assert.equal(Buffer.from(v.deriveKey('catalog-mac')).toString('hex'), expected.derived_keys['catalog-mac']);
     assert.equal(Buffer.from(v.deriveKey('operator-auth')).toString('hex'), expected.derived_keys['operator-auth']);
   } finally {
