@@ -10,7 +10,13 @@
  * session always gets the same answer for the same tool, across listings and
  * across catalogs with the same percentage, and raising the percentage only
  * adds sessions; no clock, no randomness at call time; a tool without a
- * canary is shown its current revision to everyone.
+ * canary is shown its current revision to everyone. The agent never selects
+ * the revision it runs under: what it says it planned against (`_meta`, a
+ * declared listing, a toolset) is a plan, checked against the revision the
+ * session is shown (`sessionPlan`): a plan newer than that one — the canary
+ * revision, for a session outside the cohort — was never served to the
+ * session and is refused; an older one goes through the `previous` policies
+ * like any old plan, which end at the pin below the canary.
  */
 import { createHash } from 'node:crypto';
 import type { Revision, Tool } from './types.js';
@@ -34,4 +40,19 @@ export function controlRevision(tool: Tool): Revision | undefined {
 export function shownRevision(tool: Tool, sessionId: string): Revision {
   if (inCanary(tool, sessionId)) return tool.current;
   return controlRevision(tool) ?? tool.current;
+}
+
+/** What a session's call may be planned against: a revision (undefined: the current one), or none, when the plan names a revision the session is not served. */
+export type SessionPlan = { readonly kind: 'plan'; readonly revision: number | undefined } | { readonly kind: 'not_served'; readonly shown: number };
+
+/**
+ * The plan of a call of `sessionId` that says it was planned against
+ * `planned` (undefined: the tool list in use, which for this session shows
+ * `shownRevision`). A revision after the shown one is `not_served`.
+ */
+export function sessionPlan(tool: Tool, sessionId: string, planned: number | undefined): SessionPlan {
+  const shown = shownRevision(tool, sessionId);
+  if (planned === undefined) return { kind: 'plan', revision: shown === tool.current ? undefined : shown.revision };
+  if (tool.revisions.findIndex((r) => r.revision === planned) > tool.revisions.indexOf(shown)) return { kind: 'not_served', shown: shown.revision };
+  return { kind: 'plan', revision: planned };
 }

@@ -55,4 +55,4 @@ export {
 export { withHostKeyPin } from './host-key-pin.js';
 export { advertiseTool, advertiseCatalog, splitIdempotencyKey, needsIdempotencyKey, IDEMPOTENCY_KEY, type AdvertisedTool, type KeySplit } from './advertise.js';
 export { deprecationOf, deprecationsOf, type DeprecationNotice, type DeprecationReplacement } from './deprecation.js';
-export { canaryBucket, controlRevision, inCanary, shownRevision } from './canary.js';
+export { canaryBucket, controlRevision, inCanary, sessionPlan, shownRevision, type SessionPlan } from './canary.js';

@@ -6,7 +6,8 @@
  * 2. the revision this session was last shown (its `tools/list`, or the
  *    listing the `postern mcp` shim declared when it reconnected);
  * 3. the call declares the toolset in use (`dev.postern/toolset`): the
- *    current revision;
+ *    revision the session's list shows (the current one, or a canary's
+ *    control revision outside its cohort);
  * 4. otherwise the plan is unknown (a host may have cached the list across
  *    connections, or the call declares a toolset the daemon does not serve):
  *    it is never assumed current. It counts as planned against the oldest
@@ -15,7 +16,9 @@
  *    CONTRACT_STALE — exactly as for a client known to hold that revision.
  *    A tool with one served revision has nothing else to be planned against.
  *
- * Pure: reads only its arguments.
+ * What this returns is what the call says; plan.ts checks it against what
+ * the session is served (contracts/canary.ts `sessionPlan`) before anything
+ * is decided from it. Pure: reads only its arguments.
  */
 import type { Tool } from '../../contracts/index.js';
 import { META_REVISION, META_TOOLSET } from './context.js';

@@ -2,12 +2,14 @@
  * The plan of one call against one catalog snapshot: which revision it was
  * planned against, the contract decision, the validated and carried
  * arguments, the resolved action and the digests an approval binds to. A pure
- * function of (catalog, tool name, planned revision, arguments, key): the call
+ * function of (catalog, tool name, session, planned revision, arguments, key): the call
  * pipeline plans once at admission, and plans again against the catalog in
  * use after any wait (recheck.ts), so the two can be compared.
  *
  * Invariants: every refusal is a PosternError with its own code and nothing
- * has been sent; a returned plan is ready to run (its SSH host key is pinned).
+ * has been sent; a returned plan is ready to run (its SSH host key is pinned);
+ * the planned revision is one the session is served (contracts/canary.ts
+ * `sessionPlan`), never one the agent picked beyond it.
  */
 import {
   actionDigest,
@@ -17,6 +19,7 @@ import {
   prepareCall,
   resolveAction,
   resolveContract,
+  sessionPlan,
   type Authority,
   type Catalog,
   type ContractDecision,
@@ -31,6 +34,8 @@ import { PosternError } from '../../rules/errors.js';
 
 export interface CallPlan {
   readonly tool: Tool;
+  /** The session the call is planned for (what it is served decides what it may be planned against). */
+  readonly session: string;
   /** The revision the call was planned against; undefined when that is the current one. */
   readonly planned: number | undefined;
   readonly decision: Exclude<ContractDecision, Rejection>;
@@ -49,6 +54,9 @@ export interface CallPlan {
 
 export interface PlanInput {
   readonly tool: string;
+  /** The session's id: a tool in canary serves its sessions different revisions (contracts/canary.ts). */
+  readonly session: string;
+  /** The revision the call says it was planned against (plan-origin.ts); undefined: the tool list in use. */
   readonly planned: number | undefined;
   /** The admitted arguments without `idempotency_key`. */
   readonly args: unknown;
@@ -60,6 +68,13 @@ export function rejectionError(decision: Rejection, planned: number | undefined)
   const code = decision.reason === 'revision_retired' || decision.reason === 'tool_retired' ? 'REVISION_RETIRED' : 'CONTRACT_STALE';
   return new PosternError(code, decision.message, {
     details: { seen_revision: planned ?? null, reason: decision.reason, ...(decision.replacement === undefined ? {} : { replacement: decision.replacement }) },
+  });
+}
+
+/** A plan against a revision this session is not served (the canary revision, outside its cohort), told as a stale contract. */
+export function notServedError(tool: Tool, planned: number, shown: number): PosternError {
+  return new PosternError('CONTRACT_STALE', `${tool.name}: revision ${planned} is not served to this session, which is shown revision ${shown}; nothing was run. List the tools again and plan the call anew`, {
+    details: { seen_revision: planned, reason: 'not_served', shown_revision: shown },
   });
 }
 
@@ -76,8 +91,11 @@ export function planCall(catalog: Catalog, input: PlanInput, hooks: PlanHooks = 
   const step = (s: string): void => hooks.step(s);
   const tool = catalog.tools.get(input.tool);
   if (tool === undefined) throw new PosternError('TOOL_NOT_FOUND', `there is no tool "${clipLabel(input.tool, 64)}"; list the tools again`);
-  const decision = resolveContract(tool, input.planned);
-  if (decision.kind === 'reject') throw rejectionError(decision, input.planned);
+  const served = sessionPlan(tool, input.session, input.planned);
+  if (served.kind === 'not_served') throw notServedError(tool, input.planned ?? tool.current.revision, served.shown);
+  const planned = served.revision;
+  const decision = resolveContract(tool, planned);
+  if (decision.kind === 'reject') throw rejectionError(decision, planned);
   step(`resolve:${decision.kind}`);
 
   step('validate');
@@ -104,7 +122,8 @@ export function planCall(catalog: Catalog, input: PlanInput, hooks: PlanHooks = 
   const plannedRev = decision.kind === 'current' ? undefined : decision.seen;
   return {
     tool,
-    planned: input.planned,
+    session: input.session,
+    planned,
     decision,
     revision,
     normalized: prepared.normalized,

@@ -53,7 +53,7 @@ function stale(old: CallPlan, catalog: Catalog, reason: string, extra: Record<st
 export function recheckPlan(old: CallPlan, catalog: Catalog, args: unknown, key: string | undefined): Recheck {
   let next: CallPlan;
   try {
-    next = planCall(catalog, { tool: old.tool.name, planned: old.planned ?? old.revision.revision, args, key });
+    next = planCall(catalog, { tool: old.tool.name, session: old.session, planned: old.planned ?? old.revision.revision, args, key });
   } catch (e) {
     if (!isPosternError(e)) throw e;
     const { replacement, reason } = e.details;

@@ -20,7 +20,7 @@ const r2 = (extra: Obj = {}): Obj => ({
 });
 const wipe = (revisions: Obj[], targets: Obj = TARGETS): Catalog => catalog({ wipe: tool(revisions, { approval: 'per-call' }) }, targets);
 const args = { title: 'all' };
-const admitted = (c: Catalog, planned?: number): CallPlan => planCall(c, { tool: 'wipe', planned, args, key: 'k-1' });
+const admitted = (c: Catalog, planned?: number): CallPlan => planCall(c, { tool: 'wipe', session: 's-1', planned, args, key: 'k-1' });
 
 function staleOf(r: ReturnType<typeof recheckPlan>) {
   assert.equal(r.kind, 'stale', JSON.stringify(r));
@@ -181,6 +181,6 @@ describe('calls whose plan is unknown are never assumed current', () => {
   it('the policies then decide: previous: reject refuses an unknown plan before any effect', () => {
     const rej = wipe([r1, r2({ previous: 'reject' })]);
     const o = planOrigin(toolOf(rej, 'wipe'), {}, none, 'ts');
-    assert.throws(() => planCall(rej, { tool: 'wipe', planned: o.revision, args: { title: 'x', region: 'us' }, key: 'k' }), (e: Error & { code?: string }) => e.code === 'CONTRACT_STALE');
+    assert.throws(() => planCall(rej, { tool: 'wipe', session: 's-1', planned: o.revision, args: { title: 'x', region: 'us' }, key: 'k' }), (e: Error & { code?: string }) => e.code === 'CONTRACT_STALE');
   });
 });

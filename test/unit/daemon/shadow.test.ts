@@ -15,7 +15,7 @@ const rev = (n: number, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 const live = catalog({ crear: tool([rev(1)]) });
-const input = { tool: 'crear', planned: 1, args: { pedido_id: 'P-1' }, key: 'key-0123456789' };
+const input = { tool: 'crear', session: 's-1', planned: 1, args: { pedido_id: 'P-1' }, key: 'key-0123456789' };
 const verdict = (cand: ReturnType<typeof catalog>) => shadowVerdict({ digest: 'd'.repeat(64), catalog: cand }, input, planCall(live, input));
 
 describe('shadow verdicts', () => {
