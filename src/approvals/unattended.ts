@@ -1,7 +1,7 @@
 /**
  * Approvals when nobody is there (`postern daemon --unattended`): a call that
  * needs approval is decided at once by the accepted catalog's pre-approval
- * rules (src/contracts/preapproval.ts), and everything else is unavailable —
+ * rules (src/contracts/authority/preapproval.ts), and everything else is unavailable —
  * never left waiting. This file owns the rules' budgets: how many calls each
  * rule has approved in this daemon run (in memory; a new run starts at zero).
  * Budgets here are the rules' own; general call limits are not this file's.

@@ -6,14 +6,14 @@
  * bounded, revisions strictly increasing, targets and replacements resolved).
  */
 import type { z } from 'zod';
-import type { SchemaNode } from './schema-node.js';
-import type { StringTemplate } from './string-template.js';
-import type { PathTemplate, PathPattern } from './path-template.js';
+import type { SchemaNode } from './schema/schema-node.js';
+import type { StringTemplate } from './templates/string-template.js';
+import type { PathTemplate, PathPattern } from './templates/path-template.js';
 
-import type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
-import type { BoundedPattern } from './bounded-pattern.js';
+import type { JsonObject, JsonPrimitive, JsonValue } from './schema/json.js';
+import type { BoundedPattern } from './schema/bounded-pattern.js';
 
-export type { JsonObject, JsonPrimitive, JsonValue } from './json.js';
+export type { JsonObject, JsonPrimitive, JsonValue } from './schema/json.js';
 
 /** What a tool does to the world; ordered from least to most dangerous. */
 export const Effects = ['read', 'write', 'destructive'] as const;
@@ -191,7 +191,7 @@ export interface Revision {
   /**
    * Canary (only on the current revision, with `previous: pin`): this share of
    * sessions is shown this revision; the others are shown the previous one
-   * and stay pinned to it (contracts/canary.ts).
+   * and stay pinned to it (contracts/calls/canary.ts).
    */
   readonly canary: { readonly sessionsPercent: number } | undefined;
 }
@@ -205,7 +205,7 @@ export interface Tool {
   readonly revisions: readonly Revision[];
   /** The last revision. */
   readonly current: Revision;
-  /** The tool's own limits; absent fields fall back to its target's (contracts/limits.ts). */
+  /** The tool's own limits; absent fields fall back to its target's (contracts/catalog/limits.ts). */
   readonly limits?: Limits;
 }
 

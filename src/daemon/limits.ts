@@ -1,5 +1,5 @@
 /**
- * Counting calls against the catalog's limits (contracts/limits.ts gives a
+ * Counting calls against the catalog's limits (contracts/catalog/limits.ts gives a
  * call's effective limits): per minute and in flight per tool across all
  * sessions, per session per (tool, session), per run per (tool, run id).
  *

@@ -14,7 +14,7 @@
  *   scheme or client address than the request line says
  *   (`X-HTTP-Method-Override`, `X-Original-URL`, `X-Forwarded-*`,
  *   `Forwarded`, …). They are not refused, but they are part of a revision's
- *   authority and must be fixed text (src/contracts/authority.ts).
+ *   authority and must be fixed text (src/contracts/authority/authority.ts).
  */
 
 /** The comparison key of a header name. */

@@ -17,7 +17,7 @@ import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { waitFor } from '../helpers/wait.js';
-import { catalogDigest } from '../../src/contracts/acceptance.js';
+import { catalogDigest } from '../../src/contracts/catalog/acceptance.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;

@@ -1,7 +1,7 @@
 /**
  * The tool list an MCP session is shown: the catalog's current revisions —
  * or, for a tool under a canary the session is not part of, the revision
- * before it (contracts/canary.ts) — (inputs with `idempotency_key` added for tools with effects, the output
+ * before it (contracts/calls/canary.ts) — (inputs with `idempotency_key` added for tools with effects, the output
  * envelope, annotations from the effect class, and `_meta` under our own
  * prefix carrying the revision, the toolset version and the deprecated
  * revisions still served — a pure function of the snapshot, so the cache
@@ -38,7 +38,7 @@ interface BuiltList extends ToolList {
  * Built once per catalog snapshot (and task offer), then shared by every session's
  * `tools/list`: a snapshot never changes, and the list is deeply frozen so that no
  * session can change what another is shown. A session outside a tool's canary
- * (contracts/canary.ts) gets the same frozen entries with that tool's control
+ * (contracts/calls/canary.ts) gets the same frozen entries with that tool's control
  * entry in its place.
  */
 const built = new WeakMap<CatalogSnapshot, { plain?: BuiltList; tasks?: BuiltList }>();

@@ -126,7 +126,7 @@ export const META_RUN_ID = `${META_PREFIX}/run_id`;
 export const META_AGENT_RELEASE = `${META_PREFIX}/agent_release`;
 /** On a result given in an older revision's shape: `{ from_revision, to_revision, steps }`. */
 export const META_OUTPUT_ADAPTED = `${META_PREFIX}/output_adapted`;
-/** In `tools/list`: the deprecated revisions of the tool still served (contracts/deprecation.ts). */
+/** In `tools/list`: the deprecated revisions of the tool still served (contracts/changes/deprecation.ts). */
 export const META_DEPRECATED_REVISIONS = `${META_PREFIX}/deprecated_revisions`;
 /** In a result: the deprecation of the revision the call was planned against. */
 export const META_DEPRECATION = `${META_PREFIX}/deprecation`;

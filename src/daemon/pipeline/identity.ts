@@ -9,7 +9,7 @@
  *   (else the toolset of the session's last listing).
  * Every result carries, in `_meta`, the toolset in use and the revision that
  * ran (null when none did); a result for a call planned against a deprecated
- * revision still served also carries its notice (contracts/deprecation.ts).
+ * revision still served also carries its notice (contracts/changes/deprecation.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { clipLabel } from '../../rules/clip.js';

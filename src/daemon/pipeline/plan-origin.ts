@@ -17,7 +17,7 @@
  *    A tool with one served revision has nothing else to be planned against.
  *
  * What this returns is what the call says; plan.ts checks it against what
- * the session is served (contracts/canary.ts `sessionPlan`) before anything
+ * the session is served (contracts/calls/canary.ts `sessionPlan`) before anything
  * is decided from it. Pure: reads only its arguments.
  */
 import type { Tool } from '../../contracts/index.js';

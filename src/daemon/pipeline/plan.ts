@@ -8,7 +8,7 @@
  *
  * Invariants: every refusal is a PosternError with its own code and nothing
  * has been sent; a returned plan is ready to run (its SSH host key is pinned);
- * the planned revision is one the session is served (contracts/canary.ts
+ * the planned revision is one the session is served (contracts/calls/canary.ts
  * `sessionPlan`), never one the agent picked beyond it.
  */
 import {
@@ -54,7 +54,7 @@ export interface CallPlan {
 
 export interface PlanInput {
   readonly tool: string;
-  /** The session's id: a tool in canary serves its sessions different revisions (contracts/canary.ts). */
+  /** The session's id: a tool in canary serves its sessions different revisions (contracts/calls/canary.ts). */
   readonly session: string;
   /** The revision the call says it was planned against (plan-origin.ts); undefined: the tool list in use. */
   readonly planned: number | undefined;

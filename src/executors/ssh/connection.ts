@@ -24,7 +24,7 @@
 import { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { ClientChannel, ConnectConfig } from 'ssh2';
-import type { ResolvedSsh } from '../../contracts/resolved.js';
+import type { ResolvedSsh } from '../../contracts/calls/resolved.js';
 import { PosternError } from '../../rules/errors.js';
 import type { SshAuth } from './auth.js';
 import type { Where } from './call.js';

@@ -15,7 +15,7 @@
  * - One connection per call (SshPool shares them); it is always ended on the
  *   way out.
  */
-import type { ResolvedSsh } from '../../contracts/resolved.js';
+import type { ResolvedSsh } from '../../contracts/calls/resolved.js';
 import { sshAuth } from './auth.js';
 import { CallStop, checkedCommand, checkedLimits, timeoutError } from './call.js';
 import { runCommand } from './channel.js';

@@ -37,7 +37,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { credentialDigest } from '../credential-digest.js';
-import type { ResolvedSsh } from '../../contracts/resolved.js';
+import type { ResolvedSsh } from '../../contracts/calls/resolved.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 import type { SshAuth } from './auth.js';
 import { sshAuth } from './auth.js';

@@ -5,10 +5,10 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { SchemaLimits, validateArguments } from '../../../src/contracts/index.ts';
-import { IssueSink } from '../../../src/contracts/issues.ts';
-import { parseSchema } from '../../../src/contracts/schema-parse.ts';
-import { checkDefaults, compileSchema } from '../../../src/contracts/schema-zod.ts';
-import { within } from '../../../src/contracts/schema-within.ts';
+import { IssueSink } from '../../../src/contracts/catalog/issues.js';
+import { parseSchema } from '../../../src/contracts/schema/schema-parse.js';
+import { checkDefaults, compileSchema } from '../../../src/contracts/schema/schema-zod.js';
+import { within } from '../../../src/contracts/schema/schema-within.js';
 
 function compile(raw: unknown, mode: 'input' | 'output' = 'input') {
   const sink = new IssueSink();

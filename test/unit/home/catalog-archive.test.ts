@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { acceptanceMac, acceptanceRecord, catalogDigest } from '../../../src/contracts/acceptance.js';
+import { acceptanceMac, acceptanceRecord, catalogDigest } from '../../../src/contracts/catalog/acceptance.js';
 import { readAcceptedText, stageAcceptance } from '../../../src/home/catalog-store.js';
 import { HomeChange } from '../../../src/home/change-record.js';
 import type { HomePaths } from '../../../src/home/paths.js';

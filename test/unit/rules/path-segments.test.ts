@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { resolveAction, type JsonObject, type ResolveResult } from '../../../src/contracts/index.ts';
-import { encodeComponent } from '../../../src/contracts/path-template.ts';
+import { encodeComponent } from '../../../src/contracts/templates/path-template.js';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
 import { isPosternError } from '../../../src/rules/errors.ts';
 import { pathSegmentProblem, resolvedSegmentText } from '../../../src/rules/path-segments.ts';

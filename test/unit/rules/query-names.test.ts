@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseCatalog, resolveAction } from '../../../src/contracts/index.ts';
-import { encodeComponent } from '../../../src/contracts/path-template.ts';
+import { encodeComponent } from '../../../src/contracts/templates/path-template.js';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
 import type { HttpCredential } from '../../../src/executors/http/index.ts';
 import { isPosternError } from '../../../src/rules/errors.ts';

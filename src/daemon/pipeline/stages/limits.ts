@@ -11,7 +11,7 @@ import type { CallPlan } from '../plan.js';
 import { holding, need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
 
-/** The call as the limits see it, or null when the tool has none (contracts/limits.ts). */
+/** The call as the limits see it, or null when the tool has none (contracts/catalog/limits.ts). */
 function limitSubject(call: CallState, plan: CallPlan): LimitSubject | null {
   const limits = limitsOf(plan.tool, plan.revision);
   return unlimited(limits) ? null : { tool: plan.tool.name, limits, sessionId: call.session.id, runId: call.trail.runId };

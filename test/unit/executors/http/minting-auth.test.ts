@@ -57,7 +57,7 @@ describe('auth: oauth_client_credentials and github_app in the catalog', () => {
 
 describe('authority: the token endpoint is part of what a tool reaches', () => {
   it('a tool on an OAuth target reaches its origin and its token endpoint; moving the endpoint widens', async () => {
-    const { authorityOf, widensAuthority } = await import('../../../../src/contracts/authority.js');
+    const { authorityOf, widensAuthority } = await import('../../../../src/contracts/authority/authority.js');
     const at = (tokenUrl: string) => {
       const c = parseCatalog(withAuth({ oauth_client_credentials: { token_url: tokenUrl } }), 'catalog.yaml');
       const t = c.tools.get('get')!;

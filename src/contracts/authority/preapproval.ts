@@ -1,0 +1,234 @@
+/**
+ * Pre-approval rules (`preapprovals:` in catalog.yaml): what an unattended
+ * daemon may approve without a person. A rule names one tool, constraints on
+ * the call's normalized top-level arguments, and a budget (calls per daemon
+ * run). Pure: building the rules from the parsed document (every problem filed
+ * at its document path), deciding whether a rule covers a call, and whether a
+ * changed rule stays within the old one (the catalog diff reports a new or
+ * loosened rule as a widening). Counting the budget is the daemon's
+ * (src/approvals/unattended.ts), not this file's.
+ *
+ * Invariants: a rule is checked against its tool's current input schema — the
+ * tool exists, each constrained argument is declared, `equal` / `one_of`
+ * values are valid for it, `max` only on numbers — and its patterns compile in
+ * the bounded engine (bounded-pattern.ts: whole-value, linear time). A call
+ * is covered only when every constraint holds; an absent argument never
+ * satisfies a constraint. `ruleWithin` fails closed: "within" only when every
+ * call the new rule covers is provably covered by the old one.
+ *
+ * A rule is bound to the authority it was accepted for: that of its tool's
+ * revision `revision:` (the tool's first revision when the rule names none).
+ * A call of a revision whose authority reaches beyond it is not covered
+ * (`ruleOutgrown`, fail closed through widensAuthority), so accepting a
+ * revision that widens a tool never widens what runs unattended: the operator
+ * re-accepts the rule for that revision by naming it, a change the catalog
+ * diff reports as a widening of the rule.
+ */
+import { z } from 'zod';
+import { canonicalJson } from '../../rules/canonical.js';
+import { authorityOf, widensAuthority, type Widening } from './authority.js';
+import { compileBoundedPattern } from '../schema/bounded-pattern.js';
+import { NAME, TOOL_NAME } from '../catalog/catalog-shape.js';
+import type { DocPath, IssueSink } from '../catalog/issues.js';
+import type { JsonObject, JsonValue } from '../schema/json.js';
+import { findProperty } from '../schema/schema-node.js';
+import { zodOf } from '../schema/schema-zod.js';
+import { checkShape } from '../catalog/shape-check.js';
+import type { ArgConstraint, Catalog, PreapprovalRule, Revision, Tool } from '../types.js';
+
+export type { ArgConstraint, PreapprovalRule };
+
+export const MAX_RULE_BUDGET = 1_000_000;
+
+const ConstraintShape = z
+  .strictObject({
+    equal: z.unknown().optional(),
+    one_of: z.array(z.unknown()).min(1).max(1000).optional(),
+    pattern: z.string().max(512).optional(),
+    max: z.number().optional(),
+  })
+  .refine((c) => Object.keys(c).length > 0, { error: 'needs at least one of equal, one_of, pattern, max' });
+
+export const RuleShape = z.strictObject({
+  tool: z.string().regex(TOOL_NAME, 'must be a tool name'),
+  arguments: z.record(z.string().min(1).max(128), ConstraintShape).optional(),
+  budget: z.int().min(1).max(MAX_RULE_BUDGET),
+  revision: z.int().min(1).optional(),
+});
+
+function toJson(v: unknown): JsonValue {
+  return JSON.parse(JSON.stringify(v)) as JsonValue;
+}
+
+function buildRule(name: string, raw: unknown, sink: IssueSink, tools: ReadonlyMap<string, Tool>, declared: ReadonlySet<string>): PreapprovalRule | undefined {
+  const at: DocPath = ['preapprovals', name];
+  if (!NAME.test(name)) sink.add(at, 'rule names are lowercase letters, digits, ".", "_" or "-", at most 64');
+  const shape = checkShape(RuleShape, raw, at, sink);
+  if (shape === undefined) return undefined;
+  const tool = tools.get(shape.tool);
+  if (tool === undefined) {
+    // A tool that is in the file but has problems of its own is reported there, not here.
+    if (!declared.has(shape.tool)) sink.add([...at, 'tool'], `names tool "${shape.tool}", which is not in the catalog`);
+    return undefined;
+  }
+  const bound = shape.revision ?? (tool.revisions[0] ?? tool.current).revision;
+  if (!tool.revisions.some((r) => r.revision === bound)) {
+    sink.add([...at, 'revision'], `tool ${tool.name} has no revision ${bound} (revisions ${tool.revisions.map((r) => r.revision).join(', ')})`);
+    return undefined;
+  }
+  const input = tool.current.input.node;
+  const args: [string, ArgConstraint[]][] = [];
+  let ok = true;
+  for (const [arg, c] of Object.entries(shape.arguments ?? {})) {
+    const p = [...at, 'arguments', arg];
+    const prop = input.kind === 'object' ? findProperty(input, arg) : undefined;
+    if (prop === undefined) {
+      sink.add(p, `tool ${tool.name} (revision ${tool.current.revision}) has no argument "${arg}"`);
+      ok = false;
+      continue;
+    }
+    const valid = (v: unknown): boolean => zodOf(prop.node).safeParse(v).success;
+    const list: ArgConstraint[] = [];
+    if ('equal' in c) {
+      if (!valid(c.equal)) sink.add([...p, 'equal'], `${JSON.stringify(c.equal)} is not a valid value for "${arg}"`);
+      else list.push({ kind: 'equal', value: toJson(c.equal) });
+    }
+    if (c.one_of !== undefined) {
+      c.one_of.forEach((v, i) => {
+        if (!valid(v)) sink.add([...p, 'one_of', i], `${JSON.stringify(v)} is not a valid value for "${arg}"`);
+      });
+      list.push({ kind: 'one_of', values: c.one_of.map(toJson) });
+    }
+    if (c.pattern !== undefined) {
+      const kind = prop.node.kind;
+      const compiled = compileBoundedPattern(c.pattern);
+      if (kind !== 'string' && kind !== 'enum') sink.add([...p, 'pattern'], `"${arg}" is not a string (its schema is ${kind})`);
+      else if (!compiled.ok) sink.add([...p, 'pattern'], `the pattern is refused: ${compiled.problem}`);
+      else list.push({ kind: 'pattern', pattern: compiled.pattern });
+    }
+    if (c.max !== undefined) {
+      const kind = prop.node.kind;
+      if (kind !== 'number' && kind !== 'integer') sink.add([...p, 'max'], `max applies to numbers; "${arg}" is ${kind}`);
+      else list.push({ kind: 'max', value: c.max });
+    }
+    args.push([arg, list]);
+  }
+  if (!ok) return undefined;
+  return { name, tool: tool.name, revision: bound, arguments: args, budget: shape.budget };
+}
+
+/** Builds `preapprovals:`; rules that do not check out are filed as issues (the catalog is then invalid). */
+export function buildPreapprovals(raw: Record<string, unknown> | undefined, sink: IssueSink, tools: ReadonlyMap<string, Tool>, declared: ReadonlySet<string> = new Set(tools.keys())): Map<string, PreapprovalRule> {
+  const rules = new Map<string, PreapprovalRule>();
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    const r = buildRule(name, value, sink, tools, declared);
+    if (r !== undefined) rules.set(name, r);
+  }
+  return rules;
+}
+
+const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
+
+function holds(c: ArgConstraint, v: JsonValue): boolean {
+  switch (c.kind) {
+    case 'equal':
+      return same(c.value, v);
+    case 'one_of':
+      return c.values.some((x) => same(x, v));
+    case 'pattern':
+      return typeof v === 'string' && c.pattern.matches(v);
+    case 'max':
+      return typeof v === 'number' && v <= c.value;
+  }
+}
+
+export type RuleVerdict = { readonly covered: true } | { readonly covered: false; readonly reason: string };
+
+/** Does `rule` cover a call of its tool with these normalized arguments (budget aside)? */
+export function ruleCovers(rule: PreapprovalRule, normalized: JsonObject): RuleVerdict {
+  for (const [arg, constraints] of rule.arguments) {
+    if (!Object.hasOwn(normalized, arg)) return { covered: false, reason: `argument ${arg} is absent` };
+    const v = normalized[arg] as JsonValue;
+    for (const c of constraints) if (!holds(c, v)) return { covered: false, reason: `argument ${arg} does not satisfy ${c.kind}` };
+  }
+  return { covered: true };
+}
+
+/** Every value `inner` admits is admitted by `outer` (fail closed: unsure → false). */
+function constraintWithin(outer: ArgConstraint, inner: readonly ArgConstraint[]): boolean {
+  // A finite set of admitted values (equal / one_of) is within when each value passes outer.
+  for (const c of inner) {
+    if (c.kind === 'equal' && holds(outer, c.value)) return true;
+    if (c.kind === 'one_of' && c.values.every((v) => holds(outer, v))) return true;
+  }
+  switch (outer.kind) {
+    case 'pattern':
+      return inner.some((c) => c.kind === 'pattern' && c.pattern.source === outer.pattern.source);
+    case 'max':
+      return inner.some((c) => c.kind === 'max' && c.value <= outer.value);
+    case 'equal':
+    case 'one_of':
+      return false;
+  }
+}
+
+function describeConstraint(c: ArgConstraint): string {
+  switch (c.kind) {
+    case 'equal':
+      return `equal ${canonicalJson(c.value)}`;
+    case 'one_of':
+      return `one_of ${canonicalJson(c.values)}`;
+    case 'pattern':
+      return `pattern ${JSON.stringify(c.pattern.source)}`;
+    case 'max':
+      return `max ${c.value}`;
+  }
+}
+
+/** One line: `tool create_note, budget 5, title pattern "ci-[0-9]+"`; equal rules describe equally. */
+export function describeRule(r: PreapprovalRule): string {
+  const args = [...r.arguments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([arg, cs]) => cs.map((c) => `${arg} ${describeConstraint(c)}`));
+  return [`tool ${r.tool}`, `budget ${r.budget}`, ...(args.length === 0 ? ['any arguments'] : args)].join(', ');
+}
+
+/** Why the new rule covers more than the old one; empty when it provably does not. */
+export function ruleLoosening(old: PreapprovalRule, next: PreapprovalRule): string[] {
+  const out: string[] = [];
+  if (old.tool !== next.tool) out.push(`tool ${old.tool} → ${next.tool}`);
+  if (next.budget > old.budget) out.push(`budget ${old.budget} → ${next.budget}`);
+  const nextArgs = new Map(next.arguments);
+  for (const [arg, constraints] of old.arguments) {
+    const inner = nextArgs.get(arg) ?? [];
+    for (const c of constraints) if (!constraintWithin(c, inner)) out.push(`argument ${arg}: ${c.kind} ${inner.length === 0 ? 'removed' : 'relaxed or changed'}`);
+  }
+  return out;
+}
+
+/** The revision the rule was accepted for, in `catalog` (undefined when the tool or the revision is gone). */
+function boundRevision(rule: PreapprovalRule, catalog: Catalog): { readonly tool: Tool; readonly revision: Revision } | undefined {
+  const tool = catalog.tools.get(rule.tool);
+  const revision = tool?.revisions.find((r) => r.revision === rule.revision);
+  return tool === undefined || revision === undefined ? undefined : { tool, revision };
+}
+
+/**
+ * Does revision `revision` of the rule's tool reach beyond the authority the
+ * rule was accepted for? Fails closed: a tool or bound revision that is not
+ * in `catalog` counts as beyond.
+ */
+export function ruleOutgrown(rule: PreapprovalRule, catalog: Catalog, revision: Revision): Widening {
+  const bound = boundRevision(rule, catalog);
+  if (bound === undefined) return { widens: true, reasons: [`${rule.tool} r${rule.revision} is not in the catalog`] };
+  if (bound.revision === revision) return { widens: false };
+  return widensAuthority(authorityOf(bound.tool, bound.revision), authorityOf(bound.tool, revision));
+}
+
+/** Why the rule, as accepted in `candidate`, reaches beyond the rule as accepted in `old` (its bound revision's authority); empty when it does not. */
+export function ruleRebinding(old: Catalog, oldRule: PreapprovalRule, candidate: Catalog, rule: PreapprovalRule): string[] {
+  const before = boundRevision(oldRule, old);
+  const after = boundRevision(rule, candidate);
+  if (after === undefined) return [];
+  if (before === undefined) return [`now accepted for ${rule.tool} r${rule.revision}`];
+  const w = widensAuthority(authorityOf(before.tool, before.revision), authorityOf(after.tool, after.revision));
+  return w.widens ? [`accepted for ${rule.tool} r${rule.revision} instead of r${oldRule.revision}: ${w.reasons.join(', ')}`] : [];
+}
