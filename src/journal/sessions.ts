@@ -71,15 +71,29 @@ interface StartedRow {
   body: string;
   ended_at: string | null;
   end_body: string | null;
+  identity_body: string | null;
+}
+
+/** The start's run id and agent release, else the ones its first `session_identified` entry declared. */
+function withIdentity(start: SessionStart, identityBody: string | null): SessionStart {
+  if (identityBody === null || (start.run_id !== null && start.agent_release !== null)) return start;
+  const id = JSON.parse(identityBody) as { run_id?: unknown; agent_release?: unknown };
+  return {
+    ...start,
+    run_id: start.run_id ?? (typeof id.run_id === 'string' ? id.run_id : null),
+    agent_release: start.agent_release ?? (typeof id.agent_release === 'string' ? id.agent_release : null),
+  };
 }
 
 export function createSessionsJournal(db: Database.Database, now: () => Date, chain: Chain = new Chain(db, SESSIONS_CONTENT_COLUMNS), hooks: CommitHooks = NO_HOOKS): SessionsJournal {
   const startedStmt = db.prepare<[string], { seq: number }>(`SELECT seq FROM entries WHERE type = 'session_started' AND session_id = ?`);
   const listStmt = db.prepare<[string, number], StartedRow>(`
-    SELECT s.seq, s.at, s.body, c.at AS ended_at, c.body AS end_body
+    SELECT s.seq, s.at, s.body, c.at AS ended_at, c.body AS end_body, i.body AS identity_body
     FROM entries s
     LEFT JOIN entries c ON c.seq = (
       SELECT min(seq) FROM entries WHERE type = 'session_closed' AND session_id = s.session_id)
+    LEFT JOIN entries i ON i.seq = (
+      SELECT min(seq) FROM entries WHERE type = 'session_identified' AND session_id = s.session_id)
     WHERE s.type = 'session_started' AND s.at >= ?
     ORDER BY s.at DESC, s.seq DESC LIMIT ?`);
   const eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
@@ -145,7 +159,7 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
         listStmt.all(since, limit).map((r) => {
           const end = r.end_body === null ? null : (JSON.parse(r.end_body) as { reason?: unknown });
           return {
-            ...(JSON.parse(r.body) as SessionStart),
+            ...withIdentity(JSON.parse(r.body) as SessionStart, r.identity_body),
             seq: r.seq,
             started_at: r.at,
             ended_at: r.ended_at,

@@ -218,6 +218,8 @@ export const SESSION_EVENT_TYPES = [
   'task_started',
   /** An MCP task ended: completed, failed or cancelled (by tasks/cancel, or with its session). */
   'task_ended',
+  /** A started session declared its run id or agent release (a `_meta` after its first request); the session row reads it. */
+  'session_identified',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

@@ -214,6 +214,28 @@ describe('daemon: drift across a reconnect with a daemon restart', () => {
     }
   });
 
+  it('the Sessions row of an ordinary client (initialize → tools/list → tools/call with _meta) has the run id and agent release it declared', async () => {
+    const g = await agent('ordinary-flow');
+    await g.c.listTools();
+    const k = key();
+    const r = await call(g.c, { title: 'ordinary', region: 'eu', label: 'o', idempotency_key: k }, { 'dev.postern/run_id': 'run_ord_1', 'dev.postern/agent_release': 'ordinary-agent-2026.2' });
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    // A later call declaring another run does not rewrite what the session declared first.
+    await call(g.c, { title: 'ordinary 2', region: 'eu', label: 'o', idempotency_key: key() }, { 'dev.postern/run_id': 'run_ord_2' });
+    const sessionId = journaled(k).find((c) => c.status === 'success')?.call.session_id;
+    assert.equal(typeof sessionId, 'string');
+    const j = openJournals(join(inst.sb.home, 'journal'), { readonly: true });
+    try {
+      const session = j.sessions.listSessions({ limit: 1000 }).find((s) => s.session_id === sessionId);
+      assert.deepEqual([session?.run_id, session?.agent_release], ['run_ord_1', 'ordinary-agent-2026.2']);
+    } finally {
+      j.close();
+    }
+    const audit = await inst.sb.run(['audit', 'sessions', '--json', '--limit', '500']);
+    const shown = (JSON.parse(audit.stdout) as { session_id: string; run_id: unknown; agent_release: unknown }[]).find((x) => x.session_id === sessionId);
+    assert.deepEqual([shown?.run_id, shown?.agent_release], ['run_ord_1', 'ordinary-agent-2026.2']);
+  });
+
   it('variant on 2026-07-28 (no initialize to replay): the listing says it may not be cached; across a restart the shim still declares it, and a reject refuses the old plan', async () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: childEnv(inst.sb.home), stderr: 'pipe' });
     const m = new Client({ name: 'modern-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });

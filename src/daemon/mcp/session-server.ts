@@ -150,7 +150,16 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
   const declaredToolset = session.listedToolset;
   const restored = declared.size > 0 || declaredToolset !== null;
   const begin = (ctx: ServerContext): void => {
+    const before = { run_id: session.runId, agent_release: session.agentRelease };
     learnClient(server, session, ctx);
+    if (started && (session.runId !== before.run_id || session.agentRelease !== before.agent_release)) {
+      // Declared after the session row was written (the ordinary flow lists before it calls): the row reads this entry.
+      try {
+        svc.journals.sessions.event(session.id, 'session_identified', { run_id: session.runId, agent_release: session.agentRelease });
+      } catch {
+        // every call journals the identity it declared itself; the session row is the summary
+      }
+    }
     if (!started) {
       started = true;
       hooks.started(session);
