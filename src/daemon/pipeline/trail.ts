@@ -25,6 +25,8 @@ export class Trail {
   revisionSeen: number | null = null;
   rawArguments: unknown = null;
   #normalized: unknown = null;
+  /** The revision the call was validated against: the one that runs if it runs. */
+  #revisionPlanned: number | null = null;
   #revisionExecuted: number | null = null;
   #adapter: string | null = null;
   #key: string | null = null;
@@ -77,9 +79,22 @@ export class Trail {
   shadow(s: ShadowRecord): void {
     this.#shadow = s;
   }
-  /** The revision that runs (or ran), once the call was validated against it. */
+  /**
+   * The revision that runs (or ran): null until the call is committed to run
+   * (`executes`, as its intent is journaled) and again if it is stopped before
+   * the executor (`notExecuted`), so a call refused before anything ran never
+   * says it executed a revision.
+   */
   get revisionExecuted(): number | null {
     return this.#revisionExecuted;
+  }
+  /** The call runs under the revision it was validated against (its intent is being journaled, or it replays one that ran). */
+  executes(): void {
+    this.#revisionExecuted = this.#revisionPlanned;
+  }
+  /** The call was stopped after its intent and before the executor: nothing ran. */
+  notExecuted(): void {
+    this.#revisionExecuted = null;
   }
   raw(v: unknown): void {
     this.rawArguments = v;
@@ -93,7 +108,7 @@ export class Trail {
   }
   normalized(v: unknown, revision: number, adapted: readonly string[]): void {
     this.#normalized = this.redactor('arguments').redactValue(v);
-    this.#revisionExecuted = revision;
+    this.#revisionPlanned = revision;
     this.#adapter = adapted.length === 0 ? null : adapted.join('; ');
   }
   digest(d: string): void {

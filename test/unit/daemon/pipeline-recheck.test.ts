@@ -4,6 +4,8 @@
  * pipeline's own queue): catalog swaps while a card waits withdraw the card
  * and refuse the call, or ask again — and nothing ever runs on a card that
  * was withdrawn, even when the catalog changes back before the call resumes.
+ * A call refused before anything ran names no executed revision (answer
+ * `_meta` and journal row alike); one that ran names the revision it ran.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,6 +67,12 @@ describe('pipeline: a call waiting for approval across catalog swaps', () => {
   const call = (t: string): Promise<Result> =>
     handleCall(svc, session, { name: 'wipe', arguments: { title: t, idempotency_key: `key-${t}-000000` }, meta: {}, signal: new AbortController().signal, progress: () => undefined }) as Promise<Result>;
   const reached = (t: string): number => http.requests.filter((r) => r.body.toString('utf8').includes(t)).length;
+  /** What the call's answer and its journal row say ran: both null when nothing did. */
+  const executed = (t: string, r: Result): [unknown, unknown] => {
+    const rows = journals.activity.listCalls({ idempotency_key: `key-${t}-000000`, limit: 10 });
+    assert.equal(rows.length, 1, JSON.stringify(rows));
+    return [r._meta?.['dev.postern/revision'], rows[0]?.call.revision_executed];
+  };
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'postern-recheck-'));
@@ -102,6 +110,7 @@ describe('pipeline: a call waiting for approval across catalog swaps', () => {
     assert.equal(r.structuredContent?.['current_revision'], 2);
     assert.equal(reached('swap-reject'), 0);
     assert.equal(svc.queue.list().length, 0);
+    assert.deepEqual(executed('swap-reject', r), [null, null], 'nothing executed: no revision in the answer or the journal');
   });
 
   it('a swap away and straight back: the withdrawn card approved nothing — the call asks again with a new card', async () => {
@@ -139,7 +148,17 @@ describe('pipeline: a call waiting for approval across catalog swaps', () => {
     const r = await result;
     assert.equal(r.structuredContent?.['error_code'], 'CONTRACT_STALE', JSON.stringify(r));
     assert.equal(reached('swap-after'), 0);
+    assert.deepEqual(executed('swap-after', r), [null, null]);
     swap([w1]);
+  });
+
+  it('denied by the operator: nothing executed, no revision in the answer or the journal', async () => {
+    const result = call('denied');
+    const card = await added();
+    svc.queue.decide(card.id, { verdict: 'deny', reason: null }, 'op');
+    const r = await result;
+    assert.equal(r.structuredContent?.['error_code'], 'APPROVAL_DENIED', JSON.stringify(r));
+    assert.deepEqual(executed('denied', r), [null, null]);
   });
 
   it('migrate: a new card for the migrated arguments; the old approval is gone; approved, the migrated request runs', async () => {
@@ -155,6 +174,7 @@ describe('pipeline: a call waiting for approval across catalog swaps', () => {
     const r = await result;
     assert.equal(r.isError, undefined, JSON.stringify(r));
     assert.equal(r._meta?.['dev.postern/revision'], 2);
+    assert.deepEqual(executed('swap-migrate', r), [2, 2], 'what ran is named in both');
     const sent = http.requests.find((x) => x.body.toString('utf8').includes('swap-migrate'));
     assert.deepEqual(JSON.parse(sent?.body.toString('utf8') ?? 'null'), { title: 'swap-migrate', scope: 'one' });
   });

@@ -11,8 +11,12 @@ import { next, refuse, type Step } from './step.js';
 export async function intent(call: CallState): Promise<Step> {
   const { trail } = call;
   trail.step('journal:intent');
+  trail.executes();
   const written = await recordIntent(call.svc, trail, need(call, 'plan').action);
   if (written.kind === 'recorded') return next(call);
-  if (!trail.intentRecorded) call.charge?.refund();
+  if (!trail.intentRecorded) {
+    call.charge?.refund();
+    trail.notExecuted();
+  }
   return refuse(written.error);
 }

@@ -32,6 +32,8 @@ export function stillSame(call: CallState): Step {
   if (!r.changed) return next(call);
   if (r.result.kind === 'same') return next({ ...call, planCatalog: r.catalog });
   call.trail.step('recheck:stale');
+  // Refused before the executor (after the intent too): nothing ran under any revision.
+  call.trail.notExecuted();
   const tool = need(call, 'plan').tool.name;
   return refuse(r.result.kind === 'stale' ? r.result.error : new PosternError('CONTRACT_STALE', `${tool}: the accepted catalog changed just before the call ran; nothing was run. List the tools again and plan the call anew`));
 }
