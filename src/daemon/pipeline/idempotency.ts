@@ -9,7 +9,8 @@
  *   in flight                       → CALL_IN_PROGRESS
  *   holder, other arguments         → IDEMPOTENCY_KEY_CONFLICT
  *   holder in progress              → CALL_IN_PROGRESS
- *   holder outcome unknown          → OUTCOME_UNKNOWN (never re-run)
+ *   holder outcome unknown          → OUTCOME_UNKNOWN (never re-run), saying
+ *                                      why it is unknown (`whyOutcomeUnknown`)
  *   holder completed, same args,
  *     within the retention window   → replay the stored result
  *   holder completed, same args,
@@ -28,6 +29,31 @@ export type IdempotencyDecision =
   | { readonly kind: 'in_progress'; readonly holder: IdempotencyRecord | undefined }
   | { readonly kind: 'outcome_unknown'; readonly holder: IdempotencyRecord }
   | { readonly kind: 'expired'; readonly holder: IdempotencyRecord };
+
+/** How the earlier call's outcome was recorded: its error code, and whether crash recovery wrote it. */
+export interface UnknownOutcome {
+  readonly errorCode: string | null;
+  readonly recovered: boolean;
+}
+
+interface UnknownBecause {
+  readonly because: string;
+  readonly phrase: string;
+}
+
+/** The failures after sending that leave an effect unknown (stages/execution.ts), by the error code they were journaled with. */
+const UNKNOWN_BECAUSE: Readonly<Record<string, UnknownBecause>> = {
+  TARGET_TIMEOUT: { because: 'target_timeout', phrase: 'the target did not answer in time after the request was sent' },
+  CALL_CANCELLED: { because: 'cancelled', phrase: 'it was cancelled after the request was sent' },
+  TARGET_ERROR: { because: 'target_failed', phrase: 'the connection to the target failed after the request was sent' },
+};
+
+/** Why an earlier call's effect is unknown, as a retry with its key is told (a stable `unknown_because` and a phrase). */
+export function whyOutcomeUnknown(o: UnknownOutcome | undefined): UnknownBecause {
+  if (o?.recovered === true) return { because: 'daemon_stopped', phrase: 'the daemon stopped while it was in progress' };
+  const known = o?.errorCode === null || o?.errorCode === undefined ? undefined : UNKNOWN_BECAUSE[o.errorCode];
+  return known ?? { because: 'unrecorded', phrase: 'its outcome was not recorded' };
+}
 
 /** How long a completed key's stored result is served, measured on the wall clock. */
 export interface Retention {

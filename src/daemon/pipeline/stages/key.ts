@@ -6,13 +6,33 @@
  * (the journal's intent claims it durably, intent.ts). A keyless call passes.
  */
 import { PosternError } from '../../../rules/errors.js';
-import { decideIdempotency } from '../idempotency.js';
+import { decideIdempotency, whyOutcomeUnknown, type UnknownOutcome } from '../idempotency.js';
 import { recordReplay } from '../journal-port.js';
 import { replayedResult } from '../respond.js';
 import { holding, need, type CallState } from './call-state.js';
 import { answer, next, refuse, type Step } from './step.js';
 
 const inProgress = (): PosternError => new PosternError('CALL_IN_PROGRESS', 'a call with this idempotency_key is still running; check it later with postern_call_status');
+
+/** OUTCOME_UNKNOWN for a retry of `earlier`, saying why its effect is unknown (from its outcome, in memory or journaled). */
+function outcomeUnknown(call: CallState, earlier: string): PosternError {
+  const { svc } = call;
+  let recorded: UnknownOutcome | undefined;
+  const pending = svc.pendingOutcomes.pendingStatus(earlier)?.outcome;
+  if (pending !== undefined) recorded = { errorCode: pending.error_code ?? null, recovered: false };
+  else {
+    try {
+      const o = svc.journals.activity.getCall(earlier)?.outcome;
+      if (o !== undefined && o !== null) recorded = { errorCode: o.error_code, recovered: o.recovered };
+    } catch {
+      // the reason is a courtesy: the key is refused either way
+    }
+  }
+  const why = whyOutcomeUnknown(recorded);
+  return new PosternError('OUTCOME_UNKNOWN', `an earlier call with this idempotency_key may or may not have taken effect: ${why.phrase}; it will not be run again — check it with postern_call_status, or ask the operator to check the target`, {
+    details: { unknown_because: why.because, earlier_call_id: earlier },
+  });
+}
 
 export function idempotencyKey(call: CallState): Step {
   const { svc, trail } = call;
@@ -27,6 +47,8 @@ export function idempotencyKey(call: CallState): Step {
   const idem = decideIdempotency(pending ?? journaled, svc.reservations.held(tool.name, key), plan.argsDigest, retention);
   switch (idem.kind) {
     case 'replay':
+      // The stored result is answered as the revision this call was validated against, as before.
+      trail.executes();
       recordReplay(svc, trail, idem.holder);
       return answer(replayedResult(idem.holder, pending === undefined));
     case 'expired':
@@ -37,7 +59,7 @@ export function idempotencyKey(call: CallState): Step {
     case 'in_progress':
       return refuse(inProgress());
     case 'outcome_unknown':
-      return refuse(new PosternError('OUTCOME_UNKNOWN', 'an earlier call with this idempotency_key may or may not have run (the daemon stopped mid-call); it will not be run again — ask the operator to check the target'));
+      return refuse(outcomeUnknown(call, idem.holder.call_id));
     case 'proceed':
       if (!svc.reservations.reserve(tool.name, key, trail.callId, plan.argsDigest)) return refuse(inProgress());
       return next(holding(call, () => svc.reservations.release(tool.name, key, trail.callId)));
