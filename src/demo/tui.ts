@@ -33,7 +33,7 @@ export async function operateInTui(world: DemoWorld, clock: Clock, signal: Abort
   const client = await connectOperator(world.paths.operatorSocket, world.operatorKey, { role: 'operator' });
   try {
     const { runTui } = await import('../tui/index.js');
-    await runTui(client, { observe: false, now: () => clock.now().getTime() });
+    await runTui(client, { observe: false, now: () => clock.now().getTime(), monotonicMs: () => clock.monotonicMs() });
   } finally {
     client.close();
   }

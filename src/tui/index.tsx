@@ -11,7 +11,7 @@
  * written only to a TTY.
  *
  * @example
- *   await runTui(client, { observe: false, now: () => clock.now().getTime() });
+ *   await runTui(client, { observe: false, now: () => clock.now().getTime(), monotonicMs: () => clock.monotonicMs() });
  */
 import './interactive.js';
 import { render } from 'ink';
@@ -25,6 +25,8 @@ export interface TuiOptions {
   readonly observe: boolean;
   /** Wall-clock milliseconds; the countdowns read it. */
   readonly now: () => number;
+  /** Monotonic milliseconds; the decision pause (deciding keys wait after the card on screen changes) reads it. */
+  readonly monotonicMs: () => number;
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -55,6 +57,7 @@ export async function runTui(client: OperatorClient, opts: TuiOptions): Promise<
       client={client}
       observe={opts.observe || client.role === 'observer'}
       now={opts.now}
+      monotonicMs={opts.monotonicMs}
       noColor={noColor}
       onAttention={attentionWriter(stdout)}
       onQuit={() => {

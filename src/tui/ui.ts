@@ -1,8 +1,10 @@
 /**
  * What the operator is doing in the UI, apart from what the daemon says: the
- * view, the card on screen, filters, modes and decisions in flight. Views
- * read this with the daemon's state to produce rows.
+ * view, the card on screen, filters, modes and decisions in flight, and what
+ * a key asks the App to do. Views read this with the daemon's state to
+ * produce rows; the reducer (reducer.ts) is the only thing that changes it.
  */
+import type { OperatorVerdict } from './contract.js';
 import type { OperatorState } from './state.js';
 
 export const VIEWS = ['approvals', 'activity', 'sessions', 'grants', 'catalog'] as const;
@@ -31,8 +33,16 @@ export type ConfirmAction =
 export interface UiState {
   readonly view: ViewId;
   readonly mode: Mode;
-  /** The card on screen; it changes only when the operator moves or decides it. */
+  /** The card on screen; it changes only when the operator moves or decides it (focus.ts). */
   readonly focusId: string | null;
+  /** Where the card on screen stood in the queue, so the next one takes its place. */
+  readonly focusIndex: number;
+  /** Monotonic ms when the card on screen last changed or came into view; deciding keys wait from here. */
+  readonly pauseFrom: number | null;
+  /** Cards the operator decided here, until the focus moves off them. */
+  readonly decided: Readonly<Record<string, true>>;
+  /** The approvals queue goes session by session (each session's oldest first) instead of oldest first. */
+  readonly bySession: boolean;
   readonly expanded: boolean;
   readonly scroll: number;
   readonly cursor: Readonly<Record<ViewId, number>>;
@@ -48,6 +58,10 @@ export const initialUi: UiState = {
   view: 'approvals',
   mode: { kind: 'normal' },
   focusId: null,
+  focusIndex: 0,
+  pauseFrom: null,
+  decided: {},
+  bySession: false,
   expanded: false,
   scroll: 0,
   cursor: { approvals: 0, activity: -1, sessions: 0, grants: 0, catalog: 0 },
@@ -57,16 +71,49 @@ export const initialUi: UiState = {
   message: null,
 };
 
+/** What the App must send on the operator connection; `label`/`done` is what the UI says meanwhile / after. */
+export type UiRequest =
+  | { readonly op: 'approvals.decide'; readonly params: { readonly approval_id: string; readonly verdict: OperatorVerdict }; readonly label: string }
+  | { readonly op: 'grants.revoke'; readonly params: { readonly id: string }; readonly done: string }
+  | { readonly op: 'catalog.accept' | 'catalog.reject'; readonly params: { readonly digest: string }; readonly done: string };
+
+/** The reducer's answer to a key: the next UI state, and what the App must do. */
+export interface Step {
+  readonly ui: UiState;
+  readonly request?: UiRequest;
+  /** The operator quit: the App ends the TUI (what that means is the caller's: `up` locks, `attach` disconnects). */
+  readonly quit?: true;
+}
+
 export interface KeyHint {
   readonly key: string;
   readonly label: string;
+}
+
+/** What the reducer is told besides the two states: who is at the keys, the screen, and the injected clocks. */
+export interface Env {
+  readonly observe: boolean;
+  readonly width: number;
+  /** Rows of the frame (one short of the terminal). */
+  readonly rows: number;
+  /** Wall-clock ms (countdowns, expiry). */
+  readonly wallMs: number;
+  /** Monotonic ms (the decision pause). */
+  readonly monoMs: number;
 }
 
 export interface ViewCtx {
   readonly state: OperatorState;
   readonly ui: UiState;
   readonly width: number;
+  /** Rows for the view's body. */
   readonly height: number;
   readonly nowMs: number;
+  readonly monoMs: number;
   readonly observe: boolean;
+}
+
+export function omit<V>(r: Readonly<Record<string, V>>, key: string): Record<string, V> {
+  const { [key]: _drop, ...rest } = r;
+  return rest;
 }

@@ -90,14 +90,15 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
   it('approves with a key, denies with a key, and decides two pending calls out of order', async () => {
     const first = call('first-title');
     await events.next('approval.added');
-    await until(/first-title/, 'the first card');
+    // Deciding keys act once the decision pause after a card appears has passed: the key bar shows them then.
+    await until(/first-title[^]*a approve once/, 'the first card, its keys live');
     key('a');
     assert.equal((await first).isError, undefined);
     assert.deepEqual(posted(), ['first-title']);
 
     const second = call('second-title');
     await events.next('approval.added');
-    await until(/second-title/, 'the second card');
+    await until(/second-title[^]*d deny/, 'the second card, its keys live');
     key('d');
     const denied = await second;
     assert.equal(denied.isError, true);
@@ -112,10 +113,10 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
     await until(/1 of 2/, 'two cards in the queue');
     assert.match(screen(), /third-title/, 'the card on screen stays when another arrives');
     key('n');
-    await until(/2 of 2[^]*fourth-title/, 'the fourth card');
+    await until(/2 of 2[^]*fourth-title[^]*a approve once/, 'the fourth card, its keys live');
     key('a');
     assert.equal((await fourth).isError, undefined);
-    await until(/third-title/, 'the third card again');
+    await until(/third-title[^]*d deny/, 'the third card again, its keys live');
     key('d');
     assert.equal((await third).isError, true);
     assert.deepEqual(posted(), ['first-title', 'fourth-title']);

@@ -27,6 +27,6 @@ export function registerAttach(program: Command, deps: ApprovalsDeps = {}): void
       if (process.stdin.isTTY !== true || typeof process.stdin.setRawMode !== 'function') throw new PosternError('TUI_NO_TTY', NO_TTY_MESSAGE);
       const observe = o.observe === true;
       const { runTui } = await import('../../tui/index.js');
-      await withOperator(ctx, deps, (client) => runTui(client, { observe, now: () => ctx.clock.now().getTime() }), observe ? 'observer' : 'operator');
+      await withOperator(ctx, deps, (client) => runTui(client, { observe, now: () => ctx.clock.now().getTime(), monotonicMs: () => ctx.clock.monotonicMs() }), observe ? 'observer' : 'operator');
     });
 }

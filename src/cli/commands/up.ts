@@ -64,7 +64,7 @@ export function registerUp(program: Command): void {
         const client = createOperatorClient(await connectPortTransport(daemon.attach(), { role: 'operator' }));
         try {
           const { runTui } = await import('../../tui/index.js');
-          await runTui(client, { observe: false, now: () => ctx.clock.now().getTime() });
+          await runTui(client, { observe: false, now: () => ctx.clock.now().getTime(), monotonicMs: () => ctx.clock.monotonicMs() });
         } finally {
           client.close();
         }

@@ -5,7 +5,7 @@
  */
 import type { ActivityView } from '../contract.js';
 import { line, type Line } from '../lines.js';
-import type { KeyHint, ViewCtx } from '../ui.js';
+import type { ViewCtx } from '../ui.js';
 import { NO_CURSOR, col, filterLine, matches, parseFilter, timeOf, windowRows } from './list.js';
 
 export function activityRecord(a: ActivityView): Record<string, string> {
@@ -26,7 +26,7 @@ export function visibleActivity(ctx: Pick<ViewCtx, 'state' | 'ui'>): ActivityVie
   return ctx.state.activity.filter((a) => (!errorsOnly || a.error_code !== null) && matches(rest, activityRecord(a)));
 }
 
-export function activityView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } {
+export function activityView(ctx: ViewCtx): { lines: Line[] } {
   const items = visibleActivity(ctx);
   const w = ctx.width;
   const lines: Line[] = [filterLine(ctx.ui.filter.activity, items.length, ctx.state.activity.length, w)];
@@ -41,12 +41,5 @@ export function activityView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } 
   if (rows.length === 0) lines.push(line(ctx.state.activity.length === 0 ? 'No calls yet.' : 'Nothing matches the filter.', 'dim'));
   const cursor = ctx.ui.cursor.activity < 0 ? rows.length - 1 : ctx.ui.cursor.activity;
   lines.push(...windowRows(rows, cursor, ctx.height - lines.length, w));
-  return {
-    lines,
-    hints: [
-      { key: 'j/k', label: 'move' },
-      { key: 'G', label: 'follow tail' },
-      { key: '/', label: 'filter (session: tool: status: decision: error)' },
-    ],
-  };
+  return { lines };
 }

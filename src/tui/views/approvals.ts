@@ -1,26 +1,23 @@
 /**
- * The pending-approvals view: the queue ("N of M", oldest first, with a count
- * per session) and the card on screen. Which deciding keys are offered, and
- * why one is not, is decided here in one place (`offers`), so the key bar,
- * the help and the key handler cannot disagree.
+ * The pending-approvals view: the queue ("N of M", oldest first or by
+ * session, with a count per session) and the card on screen. Which deciding
+ * keys are offered, and why one is not, is decided here in one place
+ * (`offers`), so the key bar, the help and the reducer cannot disagree.
  *
- * Invariants: the card shown is the one the operator is on (ui.focusId); a
- * new arrival never replaces it; a card resolved elsewhere stays named on
- * screen with what happened to it until the operator moves; an observer is
- * offered no deciding key at all.
+ * Invariants: the card shown is the one the operator is on (ui.focusId, kept
+ * by focus.ts); a card resolved elsewhere stays named on screen with what
+ * happened to it until the operator moves; an observer is offered no
+ * deciding key at all; nothing is offered while the decision pause runs.
  */
 import type { ApprovalCard, ApprovalDecision, CardView } from '../contract.js';
 import { cardRows, countdown } from '../card.js';
+import { focusedCard, paused, queue } from '../focus.js';
 import { line, type Line } from '../lines.js';
 import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { clipCells, foldCells } from '../text.js';
-import type { KeyHint, ViewCtx } from '../ui.js';
+import type { ViewCtx } from '../ui.js';
 
-export interface Offer {
-  readonly ok: boolean;
-  /** Why the key is not offered (shown beside the key bar). */
-  readonly reason: string | null;
-}
+export type Offer = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly pause?: true };
 
 export interface Offers {
   readonly approveOnce: Offer;
@@ -28,27 +25,20 @@ export interface Offers {
   readonly deny: Offer;
 }
 
-const yes: Offer = { ok: true, reason: null };
+const yes: Offer = { ok: true };
 const no = (reason: string): Offer => ({ ok: false, reason });
-
-export function focusedCard(ctx: Pick<ViewCtx, 'state' | 'ui'>): ApprovalCard | null {
-  const id = ctx.ui.focusId;
-  return id === null ? null : (ctx.state.pending.find((c) => c.id === id) ?? null);
-}
-
-export function focusIndex(ctx: Pick<ViewCtx, 'state' | 'ui'>): number {
-  return ctx.state.pending.findIndex((c) => c.id === ctx.ui.focusId);
-}
+export const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
 
 /** What may be done with the card on screen, and why not. */
 export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: { fullyShown: boolean; view: CardView } | null): Offers {
-  const blocked = (r: string): Offers => ({ approveOnce: no(r), approveSession: no(r), deny: no(r) });
-  if (ctx.observe) return blocked('observer (read-only): deciding is disabled');
-  if (card === null) return blocked('no card on screen');
-  if (ctx.state.connection !== 'open') return blocked('not connected to the daemon');
-  if (ctx.state.locked) return blocked('daemon locked: nothing can be decided until it is unlocked');
-  if (ctx.ui.inflight[card.id] !== undefined) return blocked('a decision for this card is being sent');
-  if (countdown(card, ctx.nowMs).expired) return blocked('this request has expired');
+  const blocked = (r: Offer): Offers => ({ approveOnce: r, approveSession: r, deny: r });
+  if (ctx.observe) return blocked(no('observer (read-only): deciding is disabled'));
+  if (card === null) return blocked(no('no card on screen'));
+  if (ctx.state.connection !== 'open') return blocked(no('not connected to the daemon'));
+  if (ctx.state.locked) return blocked(no('daemon locked: nothing can be decided until it is unlocked'));
+  if (ctx.ui.inflight[card.id] !== undefined) return blocked(no('a decision for this card is being sent'));
+  if (countdown(card, ctx.nowMs).expired) return blocked(no('this request has expired'));
+  if (paused(ctx.ui, ctx.monoMs)) return blocked({ ok: false, reason: PAUSE_REASON, pause: true });
   const stale = ctx.state.stale[card.id];
   if (stale !== undefined) {
     const r = no('approval is not offered: the contract changed while the call waited (stale)');
@@ -89,38 +79,40 @@ function perSession(pending: readonly ApprovalCard[]): string {
 
 export interface ApprovalsView {
   readonly lines: Line[];
-  readonly hints: KeyHint[];
+  /** Why a deciding key is not offered (the first is shown above the key bar). */
   readonly disabled: string[];
+  readonly card: ApprovalCard | null;
   readonly offers: Offers;
   readonly fullyShown: boolean;
   /** The furthest the details can scroll (0 in the compact card). */
   readonly maxScroll: number;
 }
 
+function queueHead(ctx: ViewCtx, q: readonly ApprovalCard[], idx: number): string {
+  const { state, ui } = ctx;
+  const order = ui.bySession ? 'by session' : 'oldest first';
+  const filter = ui.filter.approvals === '' ? '' : ` · filter ${sanitizeForTerminal(ui.filter.approvals, 60)} (${state.pending.length} waiting)`;
+  return `Approval ${idx + 1} of ${q.length} · ${order} · ${perSession(q)}${filter}`;
+}
+
 export function approvalsView(ctx: ViewCtx): ApprovalsView {
   const { state, ui, width, height } = ctx;
   const lines: Line[] = [];
-  const card = focusedCard(ctx);
-  const idx = focusIndex(ctx);
-  const total = state.pending.length;
-  const nav: KeyHint[] = [
-    { key: 'n/j/↓', label: 'next' },
-    { key: 'p/k/↑', label: 'previous' },
-    { key: 'x', label: ui.expanded ? 'compact' : 'details' },
-  ];
+  const q = queue(state, ui);
+  const card = focusedCard(state, ui);
   if (card === null) {
     const gone = ui.focusId === null ? undefined : state.resolved[ui.focusId];
     if (gone !== undefined) {
       lines.push(line(clipCells(`The request on screen was ${describeDecision(gone)}.`, width), 'warn'));
-      lines.push(line(clipCells(total > 0 ? `${total} still waiting: press n for the next.` : 'Nothing else is waiting.', width), 'dim'));
+      lines.push(line(clipCells(q.length > 0 ? `${q.length} still waiting: press n for the next.` : 'Nothing else is waiting.', width), 'dim'));
+    } else if (state.pending.length > 0) {
+      lines.push(line(clipCells(`No waiting call matches the filter ${sanitizeForTerminal(ui.filter.approvals, 60)} (${state.pending.length} waiting; Esc clears it).`, width), 'dim'));
     } else {
-      lines.push(line(clipCells(total === 0 ? 'No calls are waiting for approval.' : `${total} waiting: press n to show the next.`, width), 'dim'));
+      lines.push(line('No calls are waiting for approval.', 'dim'));
     }
-    const o = offers(ctx, null, null);
-    return { lines, hints: nav, disabled: [], offers: o, fullyShown: false, maxScroll: 0 };
+    return { lines, disabled: [], card, offers: offers(ctx, null, null), fullyShown: false, maxScroll: 0 };
   }
-  const head = `Approval ${idx + 1} of ${total} · oldest first · ${perSession(state.pending)}`;
-  lines.push(line(clipCells(head, width), 'title'));
+  lines.push(line(clipCells(queueHead(ctx, q, q.indexOf(card)), width), 'title'));
   const cd = countdown(card, ctx.nowMs);
   const status: Line = [
     { text: cd.text, tone: cd.expired ? 'danger' : 'plain' },
@@ -151,13 +143,6 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
   }
   lines.push(...body);
   const o = offers(ctx, card, { fullyShown, view: rows.view });
-  const hints: KeyHint[] = [];
-  if (!ctx.observe) {
-    if (o.approveOnce.ok) hints.push({ key: 'a', label: 'approve once' });
-    if (o.approveSession.ok) hints.push({ key: 's', label: 'approve for session' });
-    if (o.deny.ok) hints.push({ key: 'd', label: 'deny' }, { key: 'r', label: 'deny with reason' });
-  }
-  hints.push(...nav);
-  const disabled = [...new Set([o.approveOnce, o.approveSession, o.deny].filter((x) => !x.ok && x.reason !== null).map((x) => x.reason ?? ''))];
-  return { lines, hints, disabled: ctx.observe ? [] : disabled, offers: o, fullyShown, maxScroll };
+  const disabled = [...new Set([o.approveOnce, o.approveSession, o.deny].flatMap((x) => (x.ok ? [] : [x.reason])))];
+  return { lines, disabled: ctx.observe ? [] : disabled, card, offers: o, fullyShown, maxScroll };
 }

@@ -9,7 +9,7 @@ import type { CatalogChangeView, CatalogPendingView } from '../contract.js';
 import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { line, type Line, type Tone } from '../lines.js';
 import { clipCells, fieldRows } from '../text.js';
-import type { KeyHint, ViewCtx } from '../ui.js';
+import type { ViewCtx } from '../ui.js';
 import { NO_CURSOR, windowRows } from './list.js';
 
 const CLASS_LABEL: Readonly<Record<CatalogChangeView['class'], string>> = {
@@ -36,10 +36,10 @@ function rev(n: number | null): string {
   return n === null ? '-' : `r${n}`;
 }
 
-export function catalogView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[]; disabled: string[] } {
+export function catalogView(ctx: ViewCtx): { lines: Line[]; disabled: string[] } {
   const w = ctx.width;
   const p = ctx.state.catalog;
-  if (p === null) return { lines: [line('No catalog change is waiting.', 'dim')], hints: [], disabled: [] };
+  if (p === null) return { lines: [line('No catalog change is waiting.', 'dim')], disabled: [] };
   const lines: Line[] = [
     line(clipCells(`Pending catalog ${p.digest.slice(0, 16)} · ${p.tools} tool(s) · ${p.changes.length} change(s)`, w), 'title'),
   ];
@@ -59,13 +59,6 @@ export function catalogView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[]; di
   }
   if (rows.length === 0) lines.push(line('No tool changes.', 'dim'));
   lines.push(...windowRows(rows, ctx.ui.cursor.catalog, ctx.height - lines.length, w));
-  const hints: KeyHint[] = [{ key: 'j/k', label: 'move' }];
   const blocked = acceptBlocked(p);
-  const disabled: string[] = [];
-  if (!ctx.observe && !ctx.state.locked) {
-    if (blocked === null) hints.push({ key: 'A', label: 'accept' });
-    else disabled.push(blocked);
-    hints.push({ key: 'R', label: 'reject' });
-  }
-  return { lines, hints, disabled };
+  return { lines, disabled: !ctx.observe && !ctx.state.locked && blocked !== null ? [blocked] : [] };
 }

@@ -1,10 +1,10 @@
 /**
- * The grants view: every session grant in force, revoked with one key (an
- * observer sees the list without the key).
+ * The grants view: every session grant in force (revoked with one key, for
+ * an operator: keys/tables.ts).
  */
 import type { GrantView } from '../contract.js';
 import { line, type Line } from '../lines.js';
-import type { KeyHint, ViewCtx } from '../ui.js';
+import type { ViewCtx } from '../ui.js';
 import { NO_CURSOR, col, filterLine, matches, parseFilter, timeOf, windowRows } from './list.js';
 
 export function visibleGrants(ctx: Pick<ViewCtx, 'state' | 'ui'>): GrantView[] {
@@ -12,7 +12,7 @@ export function visibleGrants(ctx: Pick<ViewCtx, 'state' | 'ui'>): GrantView[] {
   return ctx.state.grants.filter((g) => matches(f, { session: g.session_id, tool: g.tool, id: g.id }));
 }
 
-export function grantsView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } {
+export function grantsView(ctx: ViewCtx): { lines: Line[] } {
   const items = visibleGrants(ctx);
   const w = ctx.width;
   const lines: Line[] = [filterLine(ctx.ui.filter.grants, items.length, ctx.state.grants.length, w)];
@@ -22,8 +22,5 @@ export function grantsView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } {
   ]);
   if (rows.length === 0) lines.push(line('No session grants.', 'dim'));
   lines.push(...windowRows(rows, ctx.ui.cursor.grants, ctx.height - lines.length, w));
-  const hints: KeyHint[] = [{ key: 'j/k', label: 'move' }];
-  if (!ctx.observe && items.length > 0 && !ctx.state.locked) hints.push({ key: 'r', label: 'revoke' });
-  hints.push({ key: '/', label: 'filter' });
-  return { lines, hints };
+  return { lines };
 }

@@ -1,15 +1,28 @@
-/** The `?` screen: every key, by view; an observer's list has no deciding key. */
-import { KEY_SECTIONS } from '../keys.js';
+/**
+ * The `?` screen: every key, by view, read from the key tables (one row a
+ * key, the view named on its first row so the whole list fits a 24-row
+ * terminal); an observer's list has no deciding key. The key that closes it
+ * then does its own job (Esc and `?` only close it).
+ */
+import { KEY_SECTIONS } from '../keys/tables.js';
 import { line, type Line } from '../lines.js';
 import { clipCells } from '../text.js';
 
+const TITLE_COL = 11;
+const KEY_COL = 8;
+
 export function helpLines(width: number, observe: boolean): Line[] {
-  const out: Line[] = [line('Keys (any key closes this help)', 'title')];
+  const out: Line[] = [line(clipCells('Keys (any key closes this help, then does its job; Esc and ? only close it)', width), 'title')];
   for (const s of KEY_SECTIONS) {
     const keys = s.keys.filter((k) => !observe || k.decides !== true);
-    if (keys.length === 0) continue;
-    out.push(line(s.title, 'warn'));
-    for (const k of keys) out.push([{ text: `  ${k.keys.padEnd(20)}`, tone: 'key' }, { text: clipCells(k.what, Math.max(1, width - 22)) }]);
+    keys.forEach((k, i) => {
+      const what = k.help ?? (typeof k.description === 'string' ? k.description : k.key);
+      out.push([
+        { text: (i === 0 ? s.title : '').padEnd(TITLE_COL), tone: 'warn' },
+        { text: k.key.padEnd(KEY_COL), tone: 'key' },
+        { text: clipCells(what, Math.max(1, width - TITLE_COL - KEY_COL)) },
+      ]);
+    });
   }
   if (observe) out.push(line('observer (read-only): no key decides anything', 'dim'));
   return out;

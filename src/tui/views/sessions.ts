@@ -5,7 +5,7 @@
  */
 import type { SessionView } from '../contract.js';
 import { line, type Line } from '../lines.js';
-import type { KeyHint, ViewCtx } from '../ui.js';
+import type { ViewCtx } from '../ui.js';
 import { NO_CURSOR, col, filterLine, matches, parseFilter, timeOf, windowRows } from './list.js';
 
 export function visibleSessions(ctx: Pick<ViewCtx, 'state' | 'ui'>): SessionView[] {
@@ -17,7 +17,7 @@ export function visibleSessions(ctx: Pick<ViewCtx, 'state' | 'ui'>): SessionView
   );
 }
 
-export function sessionsView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } {
+export function sessionsView(ctx: ViewCtx): { lines: Line[] } {
   const items = visibleSessions(ctx);
   const w = ctx.width;
   const lines: Line[] = [filterLine(ctx.ui.filter.sessions, items.length, ctx.state.sessions.length, w)];
@@ -33,5 +33,5 @@ export function sessionsView(ctx: ViewCtx): { lines: Line[]; hints: KeyHint[] } 
   }
   if (rows.length === 0) lines.push(line('No sessions.', 'dim'));
   lines.push(...windowRows(rows, ctx.ui.cursor.sessions, ctx.height - lines.length, w));
-  return { lines, hints: [{ key: 'j/k', label: 'move' }, { key: '/', label: 'filter' }] };
+  return { lines };
 }

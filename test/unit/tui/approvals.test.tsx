@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeOperator, card, emptySnapshot } from './fake-client.js';
-import { T0, mount } from './harness.js';
+import { T0, manualClock, mount } from './harness.js';
 
 const A = card({ id: 'aaaa1111-card', tool: 'first_tool', requested_at: '2026-01-01T00:00:00.000Z' });
 const B = card({ id: 'bbbb2222-card', tool: 'second_tool', requested_at: '2026-01-01T00:00:05.000Z' });
@@ -228,6 +228,46 @@ describe('approvals view', () => {
     m.press('y');
     await m.quitted;
     assert.equal(c.requests.length, 0);
+    m.unmount();
+  });
+
+  it('attaching with cards waiting shows the oldest card at once: no frame asks for n', async () => {
+    const C = card({ id: 'cccc3333-card', tool: 'third_tool', requested_at: '2026-01-01T00:00:09.000Z' });
+    const c = new FakeOperator('operator', emptySnapshot({ pending: [C, B, A] }));
+    const m = mount(c);
+    const f = await m.waitFor((f) => f.includes('Approval 1 of 3'), 'the oldest card');
+    assert.match(f, /first_tool/);
+    assert.deepEqual(m.frames().filter((f) => /waiting: press n/.test(f)), []);
+    m.unmount();
+  });
+
+  it('a double-pressed a decides only the card on screen: the next card waits for a fresh key, and says why', async () => {
+    const clock = manualClock(0);
+    const c = new FakeOperator('operator', emptySnapshot({ pending: [A, B] }), true);
+    const m = mount(c, { monotonicMs: clock });
+    await m.waitFor((f) => f.includes('first_tool') && f.includes('deciding waits a moment: the card on screen just changed'), 'card A, just shown');
+    clock.advance(600);
+    m.press('a');
+    m.press('a');
+    const f = await m.waitFor((f) => f.includes('second_tool') && f.includes('a ignored: the card on screen just changed'), 'card B, the second a ignored');
+    assert.doesNotMatch(f, /a approve once/);
+    assert.deepEqual(c.requests.map((r) => r.params.approval_id), [A.id]);
+    clock.advance(600);
+    m.press('a');
+    await m.waitFor((f) => f.includes('No calls are waiting'), 'B approved by a fresh key');
+    assert.deepEqual(c.requests.map((r) => r.params.approval_id), [A.id, B.id]);
+    m.unmount();
+  });
+
+  it('Esc never quits, not even from the top with nothing waiting; q does', async () => {
+    const c = new FakeOperator('operator', emptySnapshot());
+    const m = mount(c);
+    await m.waitFor((f) => f.includes('No calls are waiting'), 'the empty queue');
+    m.press('\x1b');
+    await m.waitFor((f) => f.includes('Esc goes back; q quits'), 'the hint');
+    assert.equal(m.quits, 0);
+    m.press('q');
+    await m.quitted;
     m.unmount();
   });
 });

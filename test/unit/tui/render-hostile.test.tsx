@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { runTui } from '../../../src/tui/index.js';
 import { FakeOperator, card, emptySnapshot } from './fake-client.js';
 import { FakeTtyIn, Screen } from './terminal.js';
-import { T0 } from './harness.js';
+import { T0, patientClock } from './harness.js';
 
 const H = {
   erase: 'ok\x1b[2K\x1b[1Gtarget      GET https://safe.example/ok',
@@ -51,6 +51,7 @@ const OWN_ROW = [
   /^rows \d+–\d+ of \d+/,
   /^(a approve once|n\/j\/↓ next|x (details|compact)|session approval is not offered|approval is not offered)/,
   /^(p\/k\/↑ previous|1-5 views|\? help)/,
+  /^(n\/p next\/previous|j\/k scroll)/,
 ];
 
 /** Why a screen row does not begin with Postern's own text, or null. */
@@ -104,6 +105,7 @@ function start(pending: ReturnType<typeof card>[], cols = 80, rows = 24) {
   const done = runTui(client, {
     observe: false,
     now: () => T0,
+    monotonicMs: patientClock(),
     stdin: stdin as unknown as NodeJS.ReadStream,
     stdout: screen.out as unknown as NodeJS.WriteStream,
     env: { NO_COLOR: '1' },

@@ -245,4 +245,27 @@ describe('views', () => {
     assert.equal(c.requests.length, 0);
     m.unmount();
   });
+
+  it('the key that closes the help does its job: 2 opens activity, x the details; Esc only closes it', async () => {
+    const c = new FakeOperator('operator', emptySnapshot({ pending: [card({ tool: 'first_tool' })] }));
+    const m = mount(c);
+    await m.waitFor((f) => f.includes('first_tool'), 'the card');
+    m.press('?');
+    await m.waitFor((f) => f.includes('Keys (any key closes'), 'help');
+    m.press('2');
+    await m.waitFor((f) => f.includes('No calls yet.'), 'help closed on the activity view');
+    m.press('1');
+    await m.waitFor((f) => f.includes('first_tool'), 'the card');
+    m.press('?');
+    await m.waitFor((f) => f.includes('Keys (any key closes'), 'help');
+    m.press('x');
+    await m.waitFor((f) => f.includes('x compact'), 'help closed on the details');
+    m.press('?');
+    await m.waitFor((f) => f.includes('Keys (any key closes'), 'help');
+    m.press('\x1b');
+    const f = await m.waitFor((f) => !f.includes('Keys (any key closes'), 'help closed');
+    assert.match(f, /x compact/);
+    assert.equal(m.quits, 0);
+    m.unmount();
+  });
 });

@@ -1,0 +1,158 @@
+/**
+ * Every key of the TUI, as data: one list per view (the approvals view has
+ * two, the compact card and the details) and one for everywhere. The key
+ * bar shows the entries whose `shown` holds, the `?` screen lists them all
+ * (an observer's leaves out the deciding ones), and the reducer runs the
+ * first entry, view before everywhere, that answers to a key.
+ */
+import { acceptBlocked } from '../views/catalog.js';
+import { visibleGrants } from '../views/grants.js';
+import { VIEWS, type Step, type UiState, type ViewId } from '../ui.js';
+import { always, never, type KeyEntry } from './keymap.js';
+import {
+  askQuit,
+  backFrom,
+  confirmCatalog,
+  cycleView,
+  decision,
+  escape,
+  followTail,
+  gate,
+  moveCard,
+  moveCursor,
+  openFilter,
+  openHelp,
+  quitOrBack,
+  revokeGrant,
+  say,
+  scroll,
+  showView,
+  startReason,
+  toggleDetails,
+  toggleOrder,
+  type KeyCtx,
+} from './actions.js';
+
+export type Entry = KeyEntry<KeyCtx, Step>;
+
+const offered = (what: 'approveOnce' | 'approveSession' | 'deny') => (c: KeyCtx): boolean => !c.observe && c.approvals?.offers[what].ok === true;
+
+const FILTER_HINT: Readonly<Partial<Record<ViewId, string>>> = { activity: 'filter (session: tool: status: decision: error)' };
+
+export const GLOBAL_KEYS: readonly Entry[] = [
+  {
+    keys: ['/'], key: '/', description: (c) => FILTER_HINT[c.ui.view] ?? 'filter', help: 'filter: words or field:value, shown above the list (Enter applies, Esc cancels, empty clears)',
+    shown: (c) => c.ui.view !== 'catalog', handler: (c) => (c.ui.view === 'catalog' ? say(c.ui, 'the catalog view has no filter') : openFilter(c)),
+  },
+  {
+    keys: ['1', '2', '3', '4', '5', 'tab', 'shift-tab'], key: '1-5', description: 'views', help: 'switch view (approvals, activity, sessions, grants, catalog); Tab/Shift-Tab: next/previous', shown: always,
+    handler: (c, k) => (k.name === 'tab' || k.name === 'shift-tab' ? cycleView(c, k.name === 'tab' ? 1 : -1) : showView(c, VIEWS[Number(k.name) - 1])),
+  },
+  { keys: ['?'], key: '?', description: 'help', help: 'this help', shown: always, handler: openHelp },
+  { keys: ['q'], key: 'q', description: (c) => (backFrom(c) === null ? 'quit' : 'back'), help: 'back; quit from the top (asks when calls are waiting)', shown: always, handler: quitOrBack },
+  { keys: ['esc'], key: 'Esc', description: 'back', help: 'back (details, a filter, a view); never quits', shown: never, handler: escape },
+  { keys: ['ctrl-c'], key: 'Ctrl-C', description: 'quit', help: 'quit (asks when calls are waiting)', shown: never, handler: askQuit },
+];
+
+const DECIDE_KEYS: readonly Entry[] = [
+  {
+    keys: ['a'], key: 'a', description: 'approve once', help: 'approve this call once', decides: true, shown: offered('approveOnce'),
+    handler: (c) => gate(c, 'approveOnce', 'a', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'once', call_digest: card.call_digest }, 'approve once')),
+  },
+  {
+    keys: ['s'], key: 's', description: 'approve for session', help: 'approve for this session (not for widening calls, cards not fully shown)', decides: true, shown: offered('approveSession'),
+    handler: (c) => gate(c, 'approveSession', 's', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'session', call_digest: card.call_digest }, 'approve for session')),
+  },
+  {
+    keys: ['d'], key: 'd', description: 'deny', help: 'deny', decides: true, shown: offered('deny'),
+    handler: (c) => gate(c, 'deny', 'd', (card) => decision(c.ui, card, { verdict: 'deny', reason: null }, 'deny')),
+  },
+  {
+    keys: ['r'], key: 'r', description: 'deny with reason', help: 'deny with a reason (type it, Enter sends, Esc cancels)', decides: true, shown: offered('deny'),
+    handler: (c) => gate(c, 'deny', 'r', (card) => startReason(c, card)),
+  },
+];
+
+const DETAILS_TOGGLE: Entry = {
+  keys: ['x', 'enter'], key: 'x', description: (c) => (c.ui.expanded ? 'compact' : 'details'), help: 'details: the whole card; again: the compact card (Enter too)', shown: always, handler: toggleDetails,
+};
+
+export const CARD_KEYS: readonly Entry[] = [
+  ...DECIDE_KEYS,
+  { keys: ['n', 'j', 'down', 'right'], key: 'n/j/↓', description: 'next', help: 'next waiting call (→ too)', shown: always, handler: (c) => moveCard(c, 1) },
+  { keys: ['p', 'k', 'up', 'left'], key: 'p/k/↑', description: 'previous', help: 'previous waiting call (← too)', shown: always, handler: (c) => moveCard(c, -1) },
+  DETAILS_TOGGLE,
+  { keys: ['o'], key: 'o', description: (c) => (c.ui.bySession ? 'oldest first' : 'by session'), help: 'order the queue session by session, or oldest first', shown: never, handler: toggleOrder },
+];
+
+const SCROLL: Readonly<Record<string, (at: number, max: number, page: number) => number>> = {
+  j: (at) => at + 1,
+  down: (at) => at + 1,
+  k: (at) => at - 1,
+  up: (at) => at - 1,
+  space: (at, _max, page) => at + page,
+  pgdn: (at, _max, page) => at + page,
+  pgup: (at, _max, page) => at - page,
+  g: () => 0,
+  G: (_at, max) => max,
+};
+
+export const DETAILS_KEYS: readonly Entry[] = [
+  ...DECIDE_KEYS,
+  { keys: ['n', 'right', 'p', 'left'], key: 'n/p', description: 'next/previous', help: 'next / previous waiting call (→/← too)', shown: always, handler: (c, k) => moveCard(c, k.name === 'n' || k.name === 'right' ? 1 : -1) },
+  { keys: Object.keys(SCROLL), key: 'j/k', description: 'scroll', help: 'scroll: j/k a row, Space/PgDn/PgUp a page, g/G top/bottom', shown: always, handler: (c, k) => scroll(c, SCROLL[k.name] ?? ((at) => at)) },
+  DETAILS_TOGGLE,
+];
+
+/** Moves the cursor of every list (the catalog's only when a catalog is waiting). */
+const MOVE: Entry = {
+  keys: ['j', 'down', 'k', 'up'], key: 'j/k', description: 'move', help: 'move down/up in a list (↓/↑ too)', shown: (c) => c.ui.view !== 'catalog' || c.state.catalog !== null,
+  handler: (c, k) => moveCursor(c, k.name === 'j' || k.name === 'down' ? 1 : -1),
+};
+
+export const ACTIVITY_KEYS: readonly Entry[] = [MOVE, { keys: ['G'], key: 'G', description: 'follow tail', help: 'follow the tail', shown: always, handler: followTail }];
+
+export const SESSIONS_KEYS: readonly Entry[] = [MOVE];
+
+export const GRANTS_KEYS: readonly Entry[] = [
+  MOVE,
+  { keys: ['r'], key: 'r', description: 'revoke', help: 'revoke the selected grant', decides: true, shown: (c) => !c.observe && !c.state.locked && visibleGrants(c).length > 0, handler: revokeGrant },
+];
+
+const catalogOpen = (c: KeyCtx): boolean => !c.observe && !c.state.locked && c.state.catalog !== null;
+export const CATALOG_KEYS: readonly Entry[] = [
+  MOVE,
+  { keys: ['A'], key: 'A', description: 'accept', help: 'accept the pending catalog (asks first)', decides: true, shown: (c) => catalogOpen(c) && c.state.catalog !== null && acceptBlocked(c.state.catalog) === null, handler: (c) => confirmCatalog(c, true) },
+  { keys: ['R'], key: 'R', description: 'reject', help: 'reject the pending catalog (asks first)', decides: true, shown: catalogOpen, handler: (c) => confirmCatalog(c, false) },
+];
+
+/** The current view's keys (the approvals view: the compact card's or the details'). */
+export function viewKeys(ui: UiState): readonly Entry[] {
+  switch (ui.view) {
+    case 'approvals':
+      return ui.expanded ? DETAILS_KEYS : CARD_KEYS;
+    case 'activity':
+      return ACTIVITY_KEYS;
+    case 'sessions':
+      return SESSIONS_KEYS;
+    case 'grants':
+      return GRANTS_KEYS;
+    case 'catalog':
+      return CATALOG_KEYS;
+  }
+}
+
+/** The `?` screen's sections: every list, each entry under the first view that has it. */
+export const KEY_SECTIONS: ReadonlyArray<{ readonly title: string; readonly keys: readonly Entry[] }> = (() => {
+  const seen = new Set<Entry>();
+  const once = (list: readonly Entry[]): Entry[] => list.filter((e) => !seen.has(e) && seen.add(e) !== undefined);
+  return [
+    { title: 'Everywhere', keys: once(GLOBAL_KEYS) },
+    { title: 'Approvals', keys: once(CARD_KEYS) },
+    { title: 'Details', keys: once(DETAILS_KEYS) },
+    { title: 'Activity', keys: once(ACTIVITY_KEYS) },
+    { title: 'Sessions', keys: once(SESSIONS_KEYS) },
+    { title: 'Grants', keys: once(GRANTS_KEYS) },
+    { title: 'Catalog', keys: once(CATALOG_KEYS) },
+  ];
+})();

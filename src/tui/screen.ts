@@ -1,0 +1,126 @@
+/**
+ * The frame as rows: the header (views and badges), the current view's body,
+ * and the footer (why a key is not offered, the key bar, a message, or the
+ * prompt of the mode). A pure function of the daemon's state, the UI state
+ * and the screen; the key bar is read from the same key tables the reducer
+ * runs, so it shows exactly the keys that act.
+ *
+ * Invariants: the frame has exactly `env.rows` rows and none is wider than
+ * `env.width`; every string from the daemon or an agent is sanitized.
+ */
+import { hintsOf } from './keys/keymap.js';
+import { keyCtx } from './keys/actions.js';
+import { GLOBAL_KEYS, viewKeys } from './keys/tables.js';
+import { viewCtx } from './layout.js';
+import { line, type Line, type Seg } from './lines.js';
+import { REASON_MAX } from './reducer.js';
+import type { OperatorState } from './state.js';
+import { cells, clipCells } from './text.js';
+import { sanitizeForTerminal } from '../rules/terminal-text.js';
+import { VIEWS, VIEW_TITLES, type Env, type KeyHint, type UiState, type ViewCtx } from './ui.js';
+import { activityView } from './views/activity.js';
+import { catalogView } from './views/catalog.js';
+import { grantsView } from './views/grants.js';
+import { helpLines } from './views/help.js';
+import { sessionsView } from './views/sessions.js';
+
+/** Lays key hints out in rows no wider than `width`. */
+export function hintRows(hints: readonly KeyHint[], width: number): Line[] {
+  const rows: Line[] = [];
+  let row: Seg[] = [];
+  let used = 0;
+  for (const h of hints) {
+    const w = cells(h.key) + 1 + cells(h.label) + 2;
+    if (used + w > width && row.length > 0) {
+      rows.push(row);
+      row = [];
+      used = 0;
+    }
+    row.push({ text: h.key, tone: 'key' }, { text: ` ${clipCells(h.label, Math.max(1, width - cells(h.key) - 3))}  ` });
+    used += w;
+  }
+  if (row.length > 0) rows.push(row);
+  return rows;
+}
+
+function headerRows(state: OperatorState, ui: UiState, env: Env): Line[] {
+  const header: Seg[] = [{ text: 'Postern ', tone: 'title' }];
+  VIEWS.forEach((v, i) => {
+    const label = `${i + 1} ${VIEW_TITLES[v]}${v === 'approvals' ? ` (${state.pending.length})` : v === 'catalog' && state.catalog !== null ? ' (!)' : ''}`;
+    header.push({ text: ` ${label} `, tone: v === ui.view ? 'selected' : 'dim' });
+  });
+  const badges: Seg[] = [];
+  if (env.observe) badges.push({ text: ' observer (read-only) ', tone: 'badge' });
+  if (state.locked) badges.push({ text: ' daemon locked ', tone: 'danger' });
+  if (state.vaultBelowFloor) badges.push({ text: ' TEST VAULT: key derivation below the production floor ', tone: 'danger' });
+  if (state.connection === 'closed') badges.push({ text: ' disconnected ', tone: 'danger' });
+  if (state.connection === 'connecting') badges.push({ text: ' connecting… ', tone: 'warn' });
+  if (badges.length === 0) return [header];
+  const width = (segs: Seg[]): number => segs.reduce((n, s) => n + cells(s.text), 0);
+  return width(header) + 1 + width(badges) <= env.width ? [[...header, { text: ' ' }, ...badges]] : [header, badges];
+}
+
+/** The view's rows and why a key is not offered. */
+function body(c: ReturnType<typeof keyCtx>): { lines: Line[]; disabled: string[] } {
+  switch (c.ui.view) {
+    case 'approvals':
+      return c.approvals ?? { lines: [], disabled: [] };
+    case 'activity':
+      return { ...activityView(c), disabled: [] };
+    case 'sessions':
+      return { ...sessionsView(c), disabled: [] };
+    case 'grants':
+      return { ...grantsView(c), disabled: [] };
+    case 'catalog':
+      return catalogView(c);
+  }
+}
+
+function footerRows(v: ViewCtx, disabled: readonly string[], hints: readonly KeyHint[]): Line[] {
+  const { state, ui, width } = v;
+  const mode = ui.mode;
+  switch (mode.kind) {
+    case 'help':
+      return [];
+    case 'normal': {
+      const out: Line[] = [];
+      if (state.connection === 'closed') out.push(line(clipCells(`disconnected: ${sanitizeForTerminal(state.closedReason ?? '', 120)} (q quits)`, width), 'danger'));
+      else for (const d of disabled.slice(0, 1)) out.push(line(clipCells(d, width), 'warn'));
+      out.push(...hintRows(hints, width).slice(0, 2));
+      if (ui.message !== null) out.push(line(clipCells(ui.message, width), 'warn'));
+      return out;
+    }
+    case 'filter':
+      return [
+        [{ text: 'filter: ', tone: 'key' }, { text: clipCells(sanitizeForTerminal(mode.draft, 400), Math.max(1, width - 10)) }, { text: '▏' }],
+        line('Enter applies · Esc cancels · empty clears', 'dim'),
+      ];
+    case 'reason':
+      return [
+        [{ text: 'deny reason: ', tone: 'key' }, { text: clipCells(sanitizeForTerminal(mode.draft, REASON_MAX), Math.max(1, width - 16)) }, { text: '▏' }],
+        line('Enter denies with this reason · Esc cancels', 'dim'),
+      ];
+    case 'confirm':
+      return [line(clipCells(`${mode.question} y/N`, width), 'warn')];
+  }
+}
+
+/** Every row of the frame, top to bottom. */
+export function screenLines(env: Env, state: OperatorState, ui: UiState): Line[] {
+  const head = headerRows(state, ui, env);
+  let lines: Line[];
+  let foot: Line[];
+  if (ui.mode.kind === 'help') {
+    lines = helpLines(env.width, env.observe);
+    foot = [];
+  } else {
+    const c = keyCtx(viewCtx(env, state, ui));
+    const b = body(c);
+    lines = b.lines;
+    foot = footerRows(c, b.disabled, hintsOf([viewKeys(ui), GLOBAL_KEYS], c));
+  }
+  const room = Math.max(1, env.rows - head.length - foot.length);
+  const shown = lines.slice(0, room);
+  while (shown.length < room) shown.push([]);
+  return [...head, ...shown, ...foot];
+}
