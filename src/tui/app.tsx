@@ -101,13 +101,13 @@ export function App(props: AppProps) {
     return () => clearInterval(t);
   }, [tickMs]);
   const { state, ui } = model.current;
-  const frameEnv = env();
-  const pauseEnds = pauseLeft(ui, frameEnv.monoMs);
+  // The bar gets its deciding keys back when the decision pause ends.
   useEffect(() => {
-    if (pauseEnds <= 0) return;
-    const t = setTimeout(redraw, pauseEnds + 1);
+    const left = pauseLeft(ui, props.monotonicMs());
+    if (left <= 0) return;
+    const t = setTimeout(redraw, left + 1);
     return () => clearTimeout(t);
-  }, [pauseEnds, ui.pauseFrom]);
+  }, [ui.pauseFrom]);
 
   // Attention: the bell when a new call arrives, the title with the count.
   const count = state.pending.length;
@@ -119,7 +119,7 @@ export function App(props: AppProps) {
 
   return (
     <Box flexDirection="column" width={size.columns}>
-      <Rows lines={screenLines(frameEnv, state, ui)} width={size.columns} noColor={props.noColor} />
+      <Rows lines={screenLines(env(), state, ui)} width={size.columns} noColor={props.noColor} />
     </Box>
   );
 }

@@ -9,7 +9,7 @@
  * `env.width`; every string from the daemon or an agent is sanitized.
  */
 import { hintsOf } from './keys/keymap.js';
-import { keyCtx } from './keys/actions.js';
+import { keyCtx, type KeyCtx } from './keys/actions.js';
 import { GLOBAL_KEYS, viewKeys } from './keys/tables.js';
 import { viewCtx } from './layout.js';
 import { line, type Line, type Seg } from './lines.js';
@@ -25,7 +25,7 @@ import { helpLines } from './views/help.js';
 import { sessionsView } from './views/sessions.js';
 
 /** Lays key hints out in rows no wider than `width`. */
-export function hintRows(hints: readonly KeyHint[], width: number): Line[] {
+function hintRows(hints: readonly KeyHint[], width: number): Line[] {
   const rows: Line[] = [];
   let row: Seg[] = [];
   let used = 0;
@@ -61,7 +61,7 @@ function headerRows(state: OperatorState, ui: UiState, env: Env): Line[] {
 }
 
 /** The view's rows and why a key is not offered. */
-function body(c: ReturnType<typeof keyCtx>): { lines: Line[]; disabled: string[] } {
+function body(c: KeyCtx): { lines: Line[]; disabled: string[] } {
   switch (c.ui.view) {
     case 'approvals':
       return c.approvals ?? { lines: [], disabled: [] };

@@ -74,7 +74,7 @@ export interface KeyEntry<C, O> {
 export const always = (): boolean => true;
 export const never = (): boolean => false;
 
-export function describe<C>(e: KeyEntry<C, unknown>, c: C): string {
+export function wordsOf<C>(e: KeyEntry<C, unknown>, c: C): string {
   return typeof e.description === 'string' ? e.description : e.description(c);
 }
 
@@ -87,6 +87,6 @@ export function match<C, O>(lists: ReadonlyArray<readonly KeyEntry<C, O>[]>, k: 
 /** The key bar: the entries shown now, in order. */
 export function hintsOf<C>(lists: ReadonlyArray<readonly KeyEntry<C, unknown>[]>, c: C): KeyHint[] {
   const out: KeyHint[] = [];
-  for (const list of lists) for (const e of list) if (e.shown(c)) out.push({ key: e.key, label: describe(e, c) });
+  for (const list of lists) for (const e of list) if (e.shown(c)) out.push({ key: e.key, label: wordsOf(e, c) });
   return out;
 }

@@ -41,11 +41,11 @@ const FILTER_HINT: Readonly<Partial<Record<ViewId, string>>> = { activity: 'filt
 
 export const GLOBAL_KEYS: readonly Entry[] = [
   {
-    keys: ['/'], key: '/', description: (c) => FILTER_HINT[c.ui.view] ?? 'filter', help: 'filter: words or field:value, shown above the list (Enter applies, Esc cancels, empty clears)',
+    keys: ['/'], key: '/', description: (c) => FILTER_HINT[c.ui.view] ?? 'filter', help: 'filter: words or field:value (Enter applies, Esc cancels)',
     shown: (c) => c.ui.view !== 'catalog', handler: (c) => (c.ui.view === 'catalog' ? say(c.ui, 'the catalog view has no filter') : openFilter(c)),
   },
   {
-    keys: ['1', '2', '3', '4', '5', 'tab', 'shift-tab'], key: '1-5', description: 'views', help: 'switch view (approvals, activity, sessions, grants, catalog); Tab/Shift-Tab: next/previous', shown: always,
+    keys: ['1', '2', '3', '4', '5', 'tab', 'shift-tab'], key: '1-5', description: 'views', help: 'switch view; Tab / Shift-Tab: the next / previous one', shown: always,
     handler: (c, k) => (k.name === 'tab' || k.name === 'shift-tab' ? cycleView(c, k.name === 'tab' ? 1 : -1) : showView(c, VIEWS[Number(k.name) - 1])),
   },
   { keys: ['?'], key: '?', description: 'help', help: 'this help', shown: always, handler: openHelp },
@@ -60,7 +60,7 @@ const DECIDE_KEYS: readonly Entry[] = [
     handler: (c) => gate(c, 'approveOnce', 'a', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'once', call_digest: card.call_digest }, 'approve once')),
   },
   {
-    keys: ['s'], key: 's', description: 'approve for session', help: 'approve for this session (not for widening calls, cards not fully shown)', decides: true, shown: offered('approveSession'),
+    keys: ['s'], key: 's', description: 'approve for session', help: 'approve for the session (not widening or part-shown cards)', decides: true, shown: offered('approveSession'),
     handler: (c) => gate(c, 'approveSession', 's', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'session', call_digest: card.call_digest }, 'approve for session')),
   },
   {

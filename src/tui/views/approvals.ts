@@ -27,7 +27,7 @@ export interface Offers {
 
 const yes: Offer = { ok: true };
 const no = (reason: string): Offer => ({ ok: false, reason });
-export const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
+const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
 
 /** What may be done with the card on screen, and why not. */
 export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: { fullyShown: boolean; view: CardView } | null): Offers {
