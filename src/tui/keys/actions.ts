@@ -14,7 +14,7 @@ import type { ApprovalCard, OperatorVerdict } from '../contract.js';
 import { cardInView, moveFocus } from '../focus.js';
 import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { VIEWS, omit, type Step, type UiState, type ViewCtx, type ViewId } from '../ui.js';
-import { approvalsView, type ApprovalsView, type Offers } from '../views/approvals.js';
+import { LOCKED_REASON, approvalsView, type ApprovalsView, type Offers } from '../views/approvals.js';
 import { visibleActivity } from '../views/activity.js';
 import { acceptBlocked } from '../views/catalog.js';
 import { visibleGrants } from '../views/grants.js';
@@ -28,8 +28,6 @@ export interface KeyCtx extends ViewCtx {
 export function keyCtx(v: ViewCtx): KeyCtx {
   return { ...v, approvals: v.ui.view === 'approvals' && v.ui.mode.kind !== 'help' ? approvalsView(v) : null };
 }
-
-const LOCKED = 'daemon locked: nothing can be decided until it is unlocked';
 
 export function say(ui: UiState, message: string | null): Step {
   return { ui: { ...ui, message } };
@@ -155,7 +153,7 @@ export function startReason(c: KeyCtx, card: ApprovalCard): Step {
 
 export function revokeGrant(c: KeyCtx): Step {
   if (c.observe) return say(c.ui, 'observer (read-only): revoking is disabled');
-  if (c.state.locked) return say(c.ui, LOCKED);
+  if (c.state.locked) return say(c.ui, LOCKED_REASON);
   const list = visibleGrants(c);
   const g = list[Math.min(Math.max(0, c.ui.cursor.grants), list.length - 1)];
   if (g === undefined) return { ui: c.ui };
@@ -169,7 +167,7 @@ export function confirmCatalog(c: KeyCtx, accept: boolean): Step {
   if (p === null) return { ui: c.ui };
   const blocked = accept ? acceptBlocked(p) : null;
   if (blocked !== null) return say(c.ui, blocked);
-  if (c.state.locked) return say(c.ui, LOCKED);
+  if (c.state.locked) return say(c.ui, LOCKED_REASON);
   const question = `${accept ? 'Accept' : 'Reject'} catalog ${sanitizeForTerminal(p.digest, 24)}?`;
   return { ui: { ...c.ui, mode: { kind: 'confirm', question, action: { kind: accept ? 'catalog.accept' : 'catalog.reject', digest: p.digest } } } };
 }

@@ -27,6 +27,8 @@ export interface Offers {
 
 const yes: Offer = { ok: true };
 const no = (reason: string): Offer => ({ ok: false, reason });
+/** Why nothing is decided while the daemon is locked (the grants and catalog keys say it too). */
+export const LOCKED_REASON = 'daemon locked: nothing can be decided until it is unlocked';
 const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
 
 /** What may be done with the card on screen, and why not. */
@@ -35,7 +37,7 @@ export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: { fullySh
   if (ctx.observe) return blocked(no('observer (read-only): deciding is disabled'));
   if (card === null) return blocked(no('no card on screen'));
   if (ctx.state.connection !== 'open') return blocked(no('not connected to the daemon'));
-  if (ctx.state.locked) return blocked(no('daemon locked: nothing can be decided until it is unlocked'));
+  if (ctx.state.locked) return blocked(no(LOCKED_REASON));
   if (ctx.ui.inflight[card.id] !== undefined) return blocked(no('a decision for this card is being sent'));
   if (countdown(card, ctx.nowMs).expired) return blocked(no('this request has expired'));
   if (paused(ctx.ui, ctx.monoMs)) return blocked({ ok: false, reason: PAUSE_REASON, pause: true });
