@@ -14,7 +14,7 @@
  * escapes them (raw agent text is journaled exactly as received). For any value
  * without those, both give the same bytes.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { PosternError } from './errors.js';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -113,7 +113,8 @@ export function canonicalJson(value: unknown, rules: CanonicalRules = STRICT): s
 
 /** Lowercase hex SHA-256 of a string (UTF-8) or bytes. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  // One-shot (no Hash object per call): the same bytes as createHash('sha256').update(data).digest('hex').
+  return hash('sha256', data, 'hex');
 }
 
 /** Lowercase hex SHA-256 of the canonical JSON of `value`. */
