@@ -18,8 +18,9 @@
  * `host`, fingerprints, the target's status and body…) always validate.
  *
  * Invariants: the envelope keys cannot be overridden by an error's details;
- * `side_effect_started` is always a boolean; this file is data and pure
- * functions only (the shim imports it).
+ * `side_effect_started` is true, false, or null when the effect is unknown
+ * (never false for "unknown": an agent would read it as "it did not
+ * happen"); this file is data and pure functions only (the shim imports it).
  */
 import { ErrorCodes, type ErrorCode } from '../rules/errors.js';
 
@@ -45,18 +46,28 @@ export interface ToolResultData {
 }
 
 /**
- * The tool error result for `code`. `sideEffect` is a fact: `'unknown'` (an
- * effect may have started) is written `side_effect_started: true` with
- * `outcome: 'unknown'`, so an agent that reads only the boolean never assumes
- * nothing happened.
+ * What the envelope says of the effect. The one rule: unknown is `null`
+ * (with `outcome: 'unknown'`), never `false`, and a code whose effect is
+ * unknown by definition (`effect: 'unknown'` in the error table:
+ * OUTCOME_UNKNOWN) is unknown whatever its caller passed.
  */
-export function toolErrorResult(code: ErrorCode, message: string, sideEffect: boolean | 'unknown', facts: ToolErrorFacts = {}): ToolResultData {
-  const sideEffectStarted = sideEffect !== false;
+function effectOf(code: ErrorCode, sideEffect: boolean | 'unknown'): boolean | 'unknown' {
+  const entry = ErrorCodes[code];
+  return 'effect' in entry && entry.effect === 'unknown' ? 'unknown' : sideEffect;
+}
+
+/**
+ * The tool error result for `code`. `sideEffect` is a fact: true, false, or
+ * `'unknown'` (an effect may have started), written `side_effect_started:
+ * null` with `outcome: 'unknown'`, as `postern_call_status` reports it.
+ */
+export function toolErrorResult(code: ErrorCode, message: string, sideEffectGiven: boolean | 'unknown', facts: ToolErrorFacts = {}): ToolResultData {
+  const sideEffect = effectOf(code, sideEffectGiven);
   const envelope: Json = {
     error_code: code,
     message,
     tool: facts.tool ?? null,
-    side_effect_started: sideEffectStarted,
+    side_effect_started: sideEffect === 'unknown' ? null : sideEffect,
     required_action: ErrorCodes[code].action,
     current_revision: facts.current_revision ?? null,
     call_id: facts.call_id ?? null,
@@ -81,7 +92,7 @@ const ERROR_PROPERTIES: Json = {
   error_code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,63}$', description: 'Present only when the call failed (isError): the stable Postern error code (e.g. APPROVAL_DENIED, CONTRACT_STALE).' },
   message: { type: 'string' },
   tool: { type: ['string', 'null'] },
-  side_effect_started: { type: 'boolean', description: 'Whether an effect started (or may have started) at the target.' },
+  side_effect_started: { type: ['boolean', 'null'], description: 'Whether an effect started at the target; null when it is unknown (it may have happened).' },
   required_action: { type: 'string' },
   current_revision: { type: ['integer', 'null'] },
   call_id: { type: ['string', 'null'] },

@@ -60,7 +60,8 @@ export const ErrorCodes = {
   IDEMPOTENCY_KEY_EXPIRED: { exit: 1, action: 'use_new_idempotency_key', summary: 'the idempotency key is past its retention window' },
   RATE_LIMITED: { exit: 1, action: 'wait_retry_after_or_ask_operator', summary: 'a limit of the tool (per minute, session, run or in flight) is reached; nothing was run' },
   CALL_IN_PROGRESS: { exit: 1, action: 'wait_and_check_status', summary: 'a call with this idempotency key is in progress' },
-  OUTCOME_UNKNOWN: { exit: 1, action: 'ask_operator', summary: 'an earlier call with this key may or may not have run' },
+  // `effect: 'unknown'`: whatever the caller passes, the envelope says `side_effect_started: null` (protocol/tool-result.ts).
+  OUTCOME_UNKNOWN: { exit: 1, action: 'ask_operator', summary: 'an earlier call with this key may or may not have run', effect: 'unknown' },
   CALL_NOT_FOUND: { exit: 1, action: 'none', summary: 'no call with that idempotency key' },
   APPROVAL_DENIED: { exit: 1, action: 'ask_operator', summary: 'the operator denied the call' },
   APPROVAL_TIMEOUT: { exit: 1, action: 'retry_when_operator_present', summary: 'nobody approved the call in time' },

@@ -201,7 +201,7 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
     for (const r of await Promise.all([crashed, stalled])) {
       assert.equal(r.isError, true);
       assert.equal(r.structuredContent?.['error_code'], 'DAEMON_UNAVAILABLE');
-      assert.equal(r.structuredContent?.['side_effect_started'], true, 'a call lost mid-flight may have started');
+      assert.equal(r.structuredContent?.['side_effect_started'], null, 'a call lost mid-flight may have started: unknown');
     }
 
     await restart();
@@ -212,7 +212,7 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
       const title = tool === 'hanging_write' ? 'in flight' : 'not sent';
       const r = await call(tool, { title, idempotency_key: k });
       assert.equal(r.structuredContent?.['error_code'], 'OUTCOME_UNKNOWN', JSON.stringify(r.structuredContent));
-      assert.equal(r.structuredContent?.['side_effect_started'], false, 'this retry started nothing');
+      assert.equal(r.structuredContent?.['side_effect_started'], null, 'the effect is unknown, as postern_call_status says, never "not started"');
       const status = await call('postern_call_status', { idempotency_key: k });
       assert.equal(status.isError, undefined, JSON.stringify(status));
       assert.equal(status.structuredContent?.['status'], 'outcome_unknown');

@@ -251,7 +251,7 @@ describe('every MCP client receives every agent error code, valid against the ad
   });
 
   /** The facts every agent error carries, with the required action of its own code. */
-  function assertError(r: Result, code: ErrorCode, who: string, sideEffect: boolean): void {
+  function assertError(r: Result, code: ErrorCode, who: string, sideEffect: boolean | null): void {
     const sc = r.structuredContent ?? {};
     assert.equal(r.isError, true, `${who}: ${JSON.stringify(r)}`);
     assert.equal(sc['error_code'], code, `${who}: ${JSON.stringify(sc)}`);
@@ -410,7 +410,7 @@ describe('every MCP client receives every agent error code, valid against the ad
     assert.equal(http.requests.length, before);
   });
 
-  it('kill -9 mid-call: DAEMON_UNAVAILABLE (lost in flight, may have run), DAEMON_UNAVAILABLE while down, then OUTCOME_UNKNOWN; VAULT_LOCKED', async () => {
+  it('kill -9 mid-call: DAEMON_UNAVAILABLE (lost in flight, effect null), DAEMON_UNAVAILABLE while down, then OUTCOME_UNKNOWN with side_effect_started null like postern_call_status; VAULT_LOCKED', async () => {
     const keys = new Map<string, string>();
     const inFlight = agents.map((a) => {
       const k = key();
@@ -423,14 +423,20 @@ describe('every MCP client receives every agent error code, valid against the ad
     assert.equal(await inst.stopDaemon('SIGKILL'), null);
     for (const f of inFlight) {
       const r = await f.result;
-      assertError(r, 'DAEMON_UNAVAILABLE', f.a.name, true);
+      assertError(r, 'DAEMON_UNAVAILABLE', f.a.name, null);
       assert.equal(r.structuredContent?.['outcome'], 'unknown', f.a.name);
     }
     await eachAgent(async (a) => assertError(await a.call('note_write', { title: 'while down', idempotency_key: key() }), 'DAEMON_UNAVAILABLE', a.name, false));
 
     await inst.startDaemon();
     await eachAgent(async (a) => {
-      assertError(await a.call('hang_write', { title: 'in flight', idempotency_key: keys.get(a.name) ?? '' }), 'OUTCOME_UNKNOWN', a.name, false);
+      // Unknown is null, as postern_call_status says, never false ("it did not happen").
+      const retry = await a.call('hang_write', { title: 'in flight', idempotency_key: keys.get(a.name) ?? '' });
+      assertError(retry, 'OUTCOME_UNKNOWN', a.name, null);
+      assert.equal(retry.structuredContent?.['outcome'], 'unknown', a.name);
+      assert.match(retry.content?.[0]?.text ?? '', /\(side effect started: unknown\)$/, a.name);
+      const status = await a.call('postern_call_status', { idempotency_key: keys.get(a.name) ?? '' });
+      assert.equal(status.structuredContent?.['side_effect_started'], null, a.name);
     });
 
     op = await inst.operator();

@@ -143,7 +143,7 @@ describe('seed 001 M6: a retry after a timeout consults the journal before any o
     const sc = retry.structuredContent ?? {};
     assert.equal(sc['error_code'], 'OUTCOME_UNKNOWN', JSON.stringify(retry));
     assert.equal(sc['required_action'], 'ask_operator');
-    assert.equal(sc['side_effect_started'], false, 'the retry itself started nothing');
+    assert.equal(sc['side_effect_started'], null, 'the effect is unknown, never "not started"');
     assert.equal(sc['unknown_because'], 'target_timeout');
     assert.match(String(sc['message']), /the target did not answer in time/);
     assert.doesNotMatch(String(sc['message']), /daemon stopped/);

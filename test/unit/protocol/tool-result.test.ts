@@ -68,7 +68,10 @@ describe('tool results against the advertised output schema', () => {
               const r = toolErrorResult(code, 'm', side, { tool: 't', current_revision: 1, call_id: 'c', details });
               assert.ok(valid(schema, r.structuredContent), `${code} ${JSON.stringify(r.structuredContent)}`);
               assert.equal(r.structuredContent['error_code'], code);
-              assert.equal(r.structuredContent['side_effect_started'], side !== false);
+              // Unknown is null, never false; OUTCOME_UNKNOWN is unknown whatever its caller passed.
+              const expected = side === 'unknown' || code === 'OUTCOME_UNKNOWN' ? null : side;
+              assert.equal(r.structuredContent['side_effect_started'], expected, code);
+              assert.equal(r.structuredContent['outcome'], expected === null ? 'unknown' : undefined, code);
               assert.equal(r.structuredContent['required_action'], ErrorCodes[code].action);
             }
           }
