@@ -6,10 +6,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { install, type Installation } from '../helpers/daemon.js';
+import { damagePage } from '../helpers/journal-damage.js';
 
 describe('a damaged journal file', () => {
   let inst: Installation;
@@ -21,14 +20,7 @@ describe('a damaged journal file', () => {
       await inst.stopDaemon();
     }
     // The sessions journal's entries table root: every entry is behind it.
-    const path = join(inst.sb.home, 'journal', 'sessions.db');
-    const probe = new Database(path, { readonly: true });
-    const root = probe.prepare(`SELECT rootpage FROM sqlite_schema WHERE name = 'entries'`).pluck().get() as number;
-    const pageSize = probe.pragma('page_size', { simple: true }) as number;
-    probe.close();
-    const fd = openSync(path, 'r+');
-    writeSync(fd, Buffer.alloc(pageSize, 0xff), 0, pageSize, (root - 1) * pageSize);
-    closeSync(fd);
+    damagePage(join(inst.sb.home, 'journal', 'sessions.db'), 'entries-root');
   });
   after(() => inst.cleanup());
 

@@ -7,9 +7,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { damagePage, type PageChoice } from '../../helpers/journal-damage.js';
 import { openJournals } from '../../../src/journal/index.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 import { callRecord, httpTarget, tempJournalDir } from './helpers.js';
@@ -25,33 +24,19 @@ function damaged(e: unknown): boolean {
   return true;
 }
 
-/** Fills the journal, then overwrites one page of it (chosen by `pageOf`) with 0xff bytes. */
-function populatedThenDamaged(entries: number, pageOf: (db: Database.Database, pageSize: number) => number): { dir: string; cleanup: () => void } {
+/** Fills the journal, then damages one page of its file. */
+function populatedThenDamaged(entries: number, choice: PageChoice): { dir: string; cleanup: () => void } {
   const t = tempJournalDir();
   const j = openJournals(t.dir);
   for (let i = 0; i < entries; i += 1) j.activity.recordRejected(rejected());
   j.close();
-  const path = join(t.dir, 'activity.db');
-  const probe = new Database(path, { readonly: true });
-  const pageSize = probe.pragma('page_size', { simple: true }) as number;
-  const page = pageOf(probe, pageSize);
-  probe.close();
-  const fd = openSync(path, 'r+');
-  writeSync(fd, Buffer.alloc(pageSize, 0xff), 0, pageSize, (page - 1) * pageSize);
-  closeSync(fd);
+  damagePage(join(t.dir, 'activity.db'), choice);
   return t;
-}
-
-/** The middle leaf page of the entries table (SQLite's own dbstat view). */
-function middleLeaf(db: Database.Database): number {
-  const leaves = db.prepare(`SELECT pageno FROM dbstat WHERE name = 'entries' AND pagetype = 'leaf' ORDER BY pageno`).pluck().all() as number[];
-  assert.ok(leaves.length > 10, 'a journal of many leaves');
-  return leaves[Math.floor(leaves.length / 2)]!;
 }
 
 describe('a damaged journal', () => {
   it('a damaged leaf in the middle: verify names the unreadable range and that later entries read; a write refuses JOURNAL_DAMAGED', () => {
-    const t = populatedThenDamaged(400, middleLeaf);
+    const t = populatedThenDamaged(400, 'entries-middle-leaf');
     const j = openJournals(t.dir, { readonly: true });
     const report = j.activity.verify();
     j.close();
@@ -84,7 +69,7 @@ describe('a damaged journal', () => {
   });
 
   it('the table root damaged: where the journals end (what the anchor reads) is JOURNAL_DAMAGED, not INTERNAL; verify: unreadable from seq 1, nothing after', () => {
-    const t = populatedThenDamaged(400, (db) => db.prepare(`SELECT rootpage FROM sqlite_schema WHERE name = 'entries'`).pluck().get() as number);
+    const t = populatedThenDamaged(400, 'entries-root');
     const j = openJournals(t.dir, { readonly: true });
     assert.throws(() => j.facts(), damaged);
     assert.deepEqual(j.activity.verify(), { ok: false, entries_checked: 0, first_bad_seq: 1, reason: 'unreadable', unreadable_to: null });

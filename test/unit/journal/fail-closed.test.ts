@@ -9,13 +9,14 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openJournals } from '../../../src/journal/index.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 import { callRecord, httpTarget, tempJournalDir } from './helpers.js';
+import { damagePage } from '../../helpers/journal-damage.js';
 
 const CANARY = 'CANARY-sk_live_do_not_print';
 
@@ -210,14 +211,7 @@ describe('fail closed: corrupt or foreign files', () => {
     const j = openJournals(t.dir);
     for (let i = 0; i < 200; i += 1) j.activity.recordRejected({ ...intent(), error_code: 'VALIDATION_FAILED', message: 'x'.repeat(200) });
     j.close();
-    const path = join(t.dir, 'activity.db');
-    const probe = new Database(path, { readonly: true });
-    const root = probe.prepare(`SELECT rootpage FROM sqlite_schema WHERE name = 'entries'`).pluck().get() as number;
-    const pageSize = probe.pragma('page_size', { simple: true }) as number;
-    probe.close();
-    const fd = openSync(path, 'r+');
-    writeSync(fd, Buffer.alloc(pageSize, 0xff), 0, pageSize, (root - 1) * pageSize);
-    closeSync(fd);
+    damagePage(join(t.dir, 'activity.db'), 'entries-root');
     assert.throws(() => {
       const k = openJournals(t.dir);
       try {
