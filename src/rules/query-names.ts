@@ -21,7 +21,8 @@
  * (space, double quote, backtick, `< > \ ^ { | }`), no control, separator, format, invisible,
  * private-use or unassigned character, neither as written nor in its NFKC form
  * (a fullwidth `＃` is `#` to a server that folds it). `[` and `]` appear only
- * as a suffix (`ids[]`, `filter[state]`, `a[b][c]`).
+ * as a suffix (`ids[]`, `filter[state]`, `a[b][c]`); `$` only once, first, before
+ * a letter (OData's `$filter`, `$select`).
  *
  * Invariants: pure; fail closed (a name that might collide is refused — `-`
  * is folded like `_`, a little wider than any one server); used by the
@@ -83,6 +84,8 @@ export function methodOverrideParam(name: string): string | undefined {
   return METHOD_OVERRIDE_PARAMS.find((p) => forms.has(queryNameKey(p)));
 }
 
+/** A leading `$` before an ASCII letter (OData: `$filter`), the one `$` a name may hold. */
+const ODATA_PREFIX = /^\$(?=[A-Za-z])/;
 /** RFC 3986 gen-delims and sub-delims, plus `%`. */
 const URL_DELIMITERS = new Set(":/?#[]@!$&'()*+,;=%");
 /** What a URL may never hold unescaped (RFC 3986 §2, RFC 1738's unsafe characters). */
@@ -103,7 +106,10 @@ export function queryNameProblem(name: string): string | undefined {
   for (const form of new Set([name, name.normalize('NFKC')])) {
     const parts = WITH_SUFFIXES.exec(form);
     if (parts === null) return 'uses [ or ] other than in a suffix such as ids[] or filter[state]';
-    for (const ch of `${parts[1] ?? ''}${(parts[2] ?? '').replace(/[[\]]/g, '')}`) {
+    // OData's system query options (`$filter`, `$select`, `$top`): one leading `$` before a letter
+    // splits nothing and ends nothing in any query parser, so it is the one place `$` may stand.
+    const base = (parts[1] ?? '').replace(ODATA_PREFIX, '');
+    for (const ch of `${base}${(parts[2] ?? '').replace(/[[\]]/g, '')}`) {
       if (URL_DELIMITERS.has(ch)) return `contains ${ch}, a URL delimiter`;
       if (URL_UNSAFE.has(ch)) return `contains ${ch === ' ' ? 'a space' : ch}, which a URL may not hold unescaped`;
       if (INVISIBLE_OR_UNSAFE.test(ch)) return `contains ${codePoint(ch)}, a control, space, invisible or unassigned character`;
