@@ -1,5 +1,6 @@
 /**
- * `postern catalog check|show|accept`: the release gate and staged adoption.
+ * `postern catalog new|check|show|accept`: a starter file, the release gate
+ * and staged adoption.
  * `check` needs no passphrase (it can run in a catalog's own CI); `accept`
  * does, because it authenticates the accepted digest with a key derived from
  * the vault — so an agent that edits catalog.yaml cannot widen its own reach.
@@ -31,10 +32,11 @@ import { retiredInUse, type RetiredInUse } from '../revision-drain.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { withOperator } from './approvals.js';
 import { renderShadowReport, shadowReport, type ShadowReport } from '../shadow-report.js';
+import { STARTER_SECRET, writeStarterCatalog } from '../starter-catalog.js';
 
 async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
   const f = await readCatalogFile(path);
-  if (f === undefined) throw new PosternError('CATALOG_NOT_FOUND', `no catalog at ${path}`);
+  if (f === undefined) throw new PosternError('CATALOG_NOT_FOUND', `no catalog at ${path}: \`postern catalog new\` writes a starter`);
   return { catalog: parseCatalog(f.text, path, creds), text: f.text, digest: f.digest };
 }
 
@@ -140,7 +142,18 @@ interface CheckOpts {
 }
 
 export function registerCatalog(program: Command): void {
-  const catalog = program.command('catalog').description('check, show and accept the tool catalog');
+  const catalog = program.command('catalog').description('start, check, show and accept the tool catalog');
+
+  catalog
+    .command('new [file]')
+    .description(`write a commented starter catalog to catalog.yaml (or FILE), never over an existing one; it uses the secret \`${STARTER_SECRET}\``)
+    .addHelpText('after', examples([`postern secret add ${STARTER_SECRET} --kind http_bearer && postern catalog new && postern catalog check`]))
+    .action((file: string | undefined, _o: unknown, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const path = file ?? ctx.paths.catalog;
+      writeStarterCatalog(path);
+      ctx.out(`wrote a starter catalog to ${clean(path, 200)}: edit it (docs/catalog.md), then \`postern catalog check\` and \`postern catalog accept\``);
+    });
 
   catalog
     .command('check [file]')
@@ -197,8 +210,8 @@ export function registerCatalog(program: Command): void {
     .description('stop the shadow')
     .action(async (_o: unknown, cmd: Command) => {
       const ctx = contextFor(cmd);
-      await withOperator(ctx, {}, (c) => c.request('catalog.shadow', { digest: null }));
-      ctx.out('no catalog runs in shadow');
+      const r = await withOperator(ctx, {}, (c) => c.request('catalog.shadow', { digest: null }));
+      ctx.out(r.stopped === null ? 'no catalog was running in shadow: nothing to stop' : `stopped the shadow of catalog ${r.stopped.slice(0, 16)}…`);
     });
 
   catalog

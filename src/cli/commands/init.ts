@@ -21,5 +21,6 @@ export function registerInit(program: Command): void {
       }
       ctx.out(`created vault ${ctx.paths.vault}`);
       ctx.out('next: postern secret add NAME --kind KIND   (kinds: postern secret add --help)');
+      ctx.out('then: postern catalog new                    (a commented starter catalog.yaml to edit)');
     });
 }
