@@ -22,7 +22,7 @@ import { rejectPendingCatalog } from '../home/catalog-reject.js';
 import { loadAcceptedCatalog, loadCopy, readAcceptance, readCatalogFile, readHistory, signedOnly } from '../home/catalog-store.js';
 import type { HomePaths } from '../home/paths.js';
 import { isPosternError, PosternError } from '../rules/errors.js';
-import type { CatalogInUse, CatalogPendingView } from '../protocol/operator/index.js';
+import type { CatalogInUse, CatalogPendingView, ShadowChange } from '../protocol/operator/index.js';
 import type { UnlockedVault, VaultOptions } from '../vault/index.js';
 import { pendingCatalog } from './catalog-pending.js';
 import type { EventBus } from './events.js';
@@ -181,8 +181,8 @@ export class CatalogControl {
     await this.refreshPending();
   }
 
-  /** Runs catalog.yaml (the digest named) in shadow, or stops (null). */
-  async shadow(digest: string | null): Promise<string | null> {
+  /** Runs catalog.yaml (the digest named) in shadow, or stops (null); says which shadow that ended, if any. */
+  async shadow(digest: string | null): Promise<ShadowChange> {
     const { state, paths, journalEvent, log } = this.#p;
     this.#unlocked();
     if (digest === null) {
@@ -192,16 +192,17 @@ export class CatalogControl {
         journalEvent(null, 'catalog_shadow', { digest: null, stopped: was.digest, by: 'operator' });
         log(`catalog ${was.digest.slice(0, 16)}… no longer runs in shadow`);
       }
-      return null;
+      return { shadow: null, stopped: was?.digest ?? null };
     }
     const file = await readCatalogFile(paths.catalog);
     if (file === undefined || file.digest !== digest) throw new PosternError('CATALOG_PENDING', 'catalog.yaml is not the catalog you named; nothing runs in shadow');
     if (digest === state.snapshot().digest) throw new PosternError('CATALOG_PENDING', 'that catalog is the one in use: there is nothing to shadow');
     const catalog = parseCatalog(file.text, paths.catalog, new Set(state.vault().list().map((m) => m.name)));
+    const was = this.#shadow;
     this.#shadow = { digest, catalog };
     journalEvent(null, 'catalog_shadow', { digest, by: 'operator' });
     log(`catalog ${digest.slice(0, 16)}… runs in shadow: every call is also planned against it, with no effect`);
-    return digest;
+    return { shadow: digest, stopped: was !== null && was.digest !== digest ? was.digest : null };
   }
 
   #unlocked(): void {

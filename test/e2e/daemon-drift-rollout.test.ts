@@ -221,6 +221,11 @@ describe('daemon: the rollout lifecycle (seed 004: shadow → canary → depreca
     assert.match(table.stderr, /shadow diverged on more than 1% of calls for buscar_pedido/);
     const stop = await inst.sb.run(['catalog', 'shadow', 'stop', ...g]);
     assert.equal(stop.code, 0, stop.stderr);
+    // It says what it stopped; only a stop with no shadow running says there was none.
+    assert.match(stop.stdout, /^stopped the shadow of catalog [0-9a-f]{16}…$/m, stop.stdout);
+    const again = await inst.sb.run(['catalog', 'shadow', 'stop', ...g]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /no catalog was running in shadow: nothing to stop/);
     await call(cohorts.get(false)!.client, { pedido_id: 'P-10', canal: 'web' });
     const after = JSON.parse((await inst.sb.run(['catalog', 'check', '--shadow', '--json'])).stdout) as { shadow: { shadowed: number } };
     assert.equal(after.shadow.shadowed, 2, 'no call is shadowed once it stopped');

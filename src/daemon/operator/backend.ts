@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../rules/errors.js';
-import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type GrantView, type RunReport, type SessionView, type StatusView } from '../../protocol/operator/index.js';
+import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type GrantView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
@@ -35,7 +35,7 @@ export interface BackendParts {
   readonly catalogPending: () => CatalogPendingView | null;
   readonly acceptCatalog?: (digest: string) => Promise<CatalogInUse>;
   readonly rejectCatalog?: (digest: string) => Promise<void>;
-  readonly shadowCatalog?: (digest: string | null) => Promise<string | null>;
+  readonly shadowCatalog?: (digest: string | null) => Promise<ShadowChange>;
   readonly lock: () => void;
   /** This run's report (run-report.ts); absent in a backend without one. */
   readonly runReport?: () => RunReport;

@@ -29,6 +29,7 @@ import {
   type OperatorSnapshot,
   type RunReport,
   type SessionView,
+  type ShadowChange,
   type StatusView,
   type WireError,
 } from '../../protocol/operator/index.js';
@@ -47,7 +48,7 @@ export interface OperatorBackend {
   acceptCatalog(digest: string): Promise<CatalogInUse>;
   rejectCatalog(digest: string): Promise<void>;
   /** Starts (digest) or stops (null) the shadow of a pending catalog; returns the digest in shadow. */
-  shadowCatalog(digest: string | null): Promise<string | null>;
+  shadowCatalog(digest: string | null): Promise<ShadowChange>;
   lock(): void;
   /** The run report so far. */
   runReport(): RunReport;
@@ -114,7 +115,7 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
       return { rejected: p.digest };
     }
     case 'catalog.shadow':
-      return { shadow: await b.shadowCatalog(paramsOf(op, params).digest) };
+      return await b.shadowCatalog(paramsOf(op, params).digest);
     case 'status':
       paramsOf(op, params);
       return b.status(d.role);

@@ -48,6 +48,10 @@ const id = z.string().min(1).max(200);
 const iso = z.string().max(64);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex');
 
+/** What `catalog.shadow` did: the catalog now in shadow (null: none) and the one it stopped (null: none ran, or the same one goes on). */
+const ShadowChangeSchema = z.strictObject({ shadow: sha256.nullable(), stopped: sha256.nullable() });
+export type ShadowChange = z.infer<typeof ShadowChangeSchema>;
+
 // ---- events ----------------------------------------------------------------
 
 export const OperatorEventSchema = z.discriminatedUnion('type', [
@@ -123,8 +127,8 @@ export const OperatorOps = {
   'catalog.pending': { params: empty, result: CatalogPendingViewSchema.nullable() },
   'catalog.accept': { params: z.strictObject({ digest: sha256 }), result: z.strictObject({ accepted: CatalogInUseSchema }) },
   'catalog.reject': { params: z.strictObject({ digest: sha256 }), result: z.strictObject({ rejected: sha256 }) },
-  /** Runs the pending catalog with this digest in shadow (null: stops the shadow). */
-  'catalog.shadow': { params: z.strictObject({ digest: sha256.nullable() }), result: z.strictObject({ shadow: sha256.nullable() }) },
+  /** Runs the pending catalog with this digest in shadow (null: stops the shadow); `stopped` names the shadow this ended, if any. */
+  'catalog.shadow': { params: z.strictObject({ digest: sha256.nullable() }), result: ShadowChangeSchema },
   status: { params: empty, result: StatusViewSchema },
   /** Each minted-token credential the daemon has used since the unlock (secret list). */
   'credentials.state': { params: empty, result: z.array(CredentialStateViewSchema) },
