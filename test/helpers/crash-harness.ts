@@ -1,43 +1,52 @@
 /**
- * Commands that change several home files survive a kill -9 at every file
- * event (src/home/change-record.ts; THREATS 13, 15). Each command is run once
- * per event N with POSTERN_TEST_KILL_AT_FILE_EVENT=N (src/home/file-events.ts:
- * the process SIGKILLs itself right after its Nth write, fsync, rename or
- * unlink), on a fresh copy of one prepared home, until a run completes
- * without reaching N. After each kill: `doctor --unlock` (which finishes the
- * interrupted change) succeeds with exactly one of the two passphrases, the
- * other opens nothing, the daemon starts, and an idempotency key completed
- * before the command replays its stored result without a new request.
+ * The harness of the kill-at-every-file-event tests (src/home/change-record.ts;
+ * THREATS 13, 15): one prepared home (a completed idempotency key against a
+ * fake target), restored from a pristine copy before each run; a command run
+ * once per file event N with POSTERN_TEST_KILL_AT_FILE_EVENT=N (the process
+ * SIGKILLs itself right after its Nth write, fsync, rename or unlink) until a
+ * run completes without reaching N; after each kill the home is proved whole:
+ * `doctor --unlock` (which finishes the interrupted change) succeeds with
+ * exactly one of the candidate passphrases, the other opens nothing, no change
+ * record is left, the daemon starts, and the completed key replays its stored
+ * result without a new request. One test file per command, so they run side
+ * by side.
  */
-import { after, before, describe, it } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { cp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import { startFakeHttp, type FakeHttpServer } from './fake-http.js';
 import { KILL_AT_FILE_EVENT } from '../../src/home/file-events.js';
-import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
-import { TEST_VAULT_OPTIONS } from '../helpers/cli.js';
+import { install, PASSPHRASE, type Installation } from './daemon.js';
+import { TEST_VAULT_OPTIONS } from './cli.js';
 import { openVault } from '../../src/vault/index.js';
 import { isPosternError } from '../../src/rules/errors.js';
 
 const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
-const NEW_PASSPHRASE = 'crash-new-passphrase-0123';
+export const NEW_PASSPHRASE = 'crash-new-passphrase-0123';
 const KEY = `key-${randomBytes(8).toString('hex')}`;
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 
 const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 const writeTool = (path: string) => ({ description: 'A write that needs no approval.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
-const catalogFor = (origin: string, extra: boolean) => ({
+export const catalogFor = (origin: string, extra: boolean) => ({
   targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
   tools: { quick_write: writeTool('/echo'), ...(extra ? { second_write: writeTool('/second') } : {}) },
 });
 
-describe('a kill -9 at every file event of a multi-file command', () => {
-  let inst: Installation;
-  let http: FakeHttpServer;
+export interface CrashHarness {
+  readonly inst: Installation;
+  readonly http: FakeHttpServer;
+  /** Runs `args` killed at event 1, 2, … until it completes; returns how many events it has. */
+  killAtEveryEvent(name: string, prepare: () => Promise<void>, args: () => string[], candidates: readonly string[], afterKill: (at: number, working: string) => void, input?: string): Promise<number>;
+}
+
+/** Sets up (in `before`) and tears down (in `after`) the prepared home of the enclosing `describe`. */
+export function crashHarness(): CrashHarness {
+  let inst!: Installation;
+  let http!: FakeHttpServer;
   let pristine: string;
   let stored: Record<string, unknown>;
 
@@ -128,29 +137,13 @@ describe('a kill -9 at every file event of a multi-file command', () => {
     throw new Error(`${name} never completed`);
   }
 
-  it('postern passwd: the home is keyed by the old passphrase or the new one, never a mix', async () => {
-    const newFile = await inst.sb.file('new-pass', `${NEW_PASSPHRASE}\n`);
-    const seen = new Set<string>();
-    const events = await killAtEveryEvent('passwd', () => Promise.resolve(), () => ['passwd', '--passphrase-file', inst.passFile, '--new-passphrase-file', newFile], [NEW_PASSPHRASE, PASSPHRASE], (_at, working) => seen.add(working));
-    assert.ok(events >= 8, `passwd made ${events} file events`);
-    assert.deepEqual([...seen].sort(), [NEW_PASSPHRASE, PASSPHRASE].sort(), 'some kills land before the change record, some after');
-  });
-
-  it('postern catalog accept: the vault mark, copy, record, history and archive move together', async () => {
-    const text = stringify(catalogFor(http.origin, true));
-    const digest = createHash('sha256').update(text).digest('hex');
-    const events = await killAtEveryEvent(
-      'catalog accept',
-      () => writeFile(join(inst.sb.home, 'catalog.yaml'), text, { mode: 0o600 }),
-      () => ['catalog', 'accept', '--digest', digest, '--passphrase-file', inst.passFile],
-      [PASSPHRASE],
-      () => undefined,
-    );
-    assert.ok(events >= 8, `catalog accept made ${events} file events`);
-  });
-
-  it('postern secret rotate: the vault and the anchor move together', async () => {
-    const events = await killAtEveryEvent('secret rotate', () => Promise.resolve(), () => ['secret', 'rotate', 'api-token', '--stdin', '--passphrase-file', inst.passFile], [PASSPHRASE], () => undefined, `ROTATED-${randomBytes(8).toString('hex')}`);
-    assert.ok(events >= 4, `secret rotate made ${events} file events`);
-  });
-});
+  return {
+    get inst() {
+      return inst;
+    },
+    get http() {
+      return http;
+    },
+    killAtEveryEvent,
+  };
+}
