@@ -36,7 +36,7 @@ describe('postern setup', () => {
   after(() => sb.cleanup());
 
   it('prints configs with absolute paths for every host, never npx', async () => {
-    for (const host of ['claude-code', 'codex', 'cursor', 'json']) {
+    for (const host of ['claude-code', 'codex', 'cursor', 'gemini', 'vscode', 'json']) {
       const r = await sb.run(['setup', host], { env: env() });
       assert.equal(r.code, 0, r.stderr);
       assert.ok(!/\bnpx\b/.test(r.stdout), `${host}: ${r.stdout}`);
@@ -100,6 +100,46 @@ describe('postern setup', () => {
     const json = await sb.run(['setup', 'json', '--write'], { env: env() });
     assert.equal(json.code, 2);
     assert.match(json.stderr, /^postern: USAGE: /);
+  });
+
+  it('--write merges into Gemini CLI settings and VS Code mcp.json (user and project), keeps other entries, is idempotent, and says what the host still needs', async () => {
+    const project = join(sb.dir, 'project');
+    await mkdir(join(project, '.vscode'), { recursive: true });
+    const gemini = join(userHome, '.gemini', 'settings.json');
+    await mkdir(join(userHome, '.gemini'));
+    await writeFile(gemini, JSON.stringify({ theme: 'Default', mcpServers: { github: { command: 'gh' } } }, null, 2));
+    const vscodeProject = join(project, '.vscode', 'mcp.json');
+    await writeFile(vscodeProject, JSON.stringify({ servers: { github: { type: 'http', url: 'https://api.githubcopilot.com/mcp/' } } }, null, '\t'));
+    const vscodeUser = join(userHome, '.config', 'Code', 'User', 'mcp.json');
+    const runIn = (args: string[]) => sb.run(['setup', ...args], { env: { ...env(), XDG_CONFIG_HOME: join(userHome, '.config') }, cwd: project });
+    for (const [args, file, key, note] of [
+      [['gemini', '--write'], gemini, 'mcpServers', /note: Gemini CLI shows the server "Disabled" in a folder it does not trust: trust the folder/],
+      [['gemini', '--write', '--scope', 'project'], join(project, '.gemini', 'settings.json'), 'mcpServers', /Disabled/],
+      [['vscode', '--write', '--scope', 'project'], vscodeProject, 'servers', /note: VS Code asks to trust the server/],
+      [['vscode', '--write'], vscodeUser, 'servers', /MCP: List Servers/],
+    ] as const) {
+      const w = await runIn([...args]);
+      assert.equal(w.code, 0, w.stderr);
+      assert.match(w.stdout, new RegExp(`added postern to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      assert.match(w.stdout, note);
+      const doc = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, Entry & { type?: string }>>;
+      const entry = doc[key]!['postern']!;
+      assert.ok(isAbsolute(entry.command) && entry.args[0] === realpathSync(CLI), `${args.join(' ')}: ${JSON.stringify(entry)}`);
+      assert.deepEqual(entry.env, { POSTERN_HOME: sb.home });
+      assert.equal(entry.type, key === 'servers' ? 'stdio' : undefined);
+      const again = await runIn([...args]);
+      assert.match(again.stdout, /already has this postern entry; nothing changed/);
+      const moved = await runIn([...args, '--home', join(sb.dir, 'other-home')]);
+      assert.equal(moved.code, 1);
+      assert.match(moved.stderr, /HOST_CONFIG_CONFLICT/);
+    }
+    const g = JSON.parse(await readFile(gemini, 'utf8')) as { theme: string; mcpServers: Record<string, unknown> };
+    assert.equal(g.theme, 'Default');
+    assert.deepEqual(Object.keys(g.mcpServers), ['github', 'postern']);
+    const v = JSON.parse(await readFile(vscodeProject, 'utf8')) as Record<string, Record<string, unknown>>;
+    assert.deepEqual(Object.keys(v), ['servers'], 'VS Code reads "servers": no mcpServers key appears');
+    assert.deepEqual(Object.keys(v['servers']!), ['github', 'postern']);
+    assert.ok((await readFile(vscodeProject, 'utf8')).startsWith('{\n\t"servers"'), 'the file keeps its indentation');
   });
 });
 

@@ -51,7 +51,7 @@ export interface CliSandbox {
   readonly home: string;
   /** Everything every run printed, for canary searches. */
   readonly transcript: string[];
-  run(args: readonly string[], opts?: { input?: string | Buffer; env?: Record<string, string> }): Promise<CliResult>;
+  run(args: readonly string[], opts?: { input?: string | Buffer; env?: Record<string, string>; cwd?: string }): Promise<CliResult>;
   file(name: string, content: string | Buffer, mode?: number): Promise<string>;
   /** Fails when the transcript holds `secret` in any of its encodings. */
   assertNeverPrinted(secret: string | Buffer, what: string): void;
@@ -72,6 +72,7 @@ export async function cliSandbox(opts: { kdf?: KdfChoice } = {}): Promise<CliSan
         const child = spawn(process.execPath, [CLI, ...args], {
           env: childEnv(home, { kdf: sandboxKdf, ...(o.env === undefined ? {} : { extra: o.env }) }),
           stdio: ['pipe', 'pipe', 'pipe'],
+          ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
           detached: true, // no controlling terminal: prompts must not be attempted
         });
         let stdout = '';

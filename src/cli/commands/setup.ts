@@ -1,5 +1,5 @@
 /**
- * `postern setup claude-code|codex|cursor|json`: the MCP configuration an
+ * `postern setup claude-code|codex|cursor|gemini|vscode|json`: the MCP configuration an
  * agent host needs to launch `postern mcp` by absolute path (src/cli/setup),
  * printed; with `--write`, merged into the host's config file. A write keeps
  * every other entry, goes through a temp file and a rename (the file is
@@ -16,7 +16,7 @@ import { atomicWriteFile } from '../../home/atomic-write.js';
 import { homePaths, resolveHome } from '../../home/paths.js';
 import { readListenerInfo } from '../../home/http-listener-info.js';
 import { PosternError } from '../../rules/errors.js';
-import { configFile, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
+import { configFile, hostNote, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
 import { launchSpec, type LaunchSpec } from '../setup/launch.js';
 import { examples } from '../help.js';
 
@@ -88,13 +88,15 @@ export function registerSetup(program: Command): void {
     .description("print (or with --write, merge into the host's config) the MCP entry that launches `postern mcp` by absolute path")
     .option('--write', "merge the entry into the host's config file (keeps other entries, leaves a .postern-backup)")
     .option('--force', 'with --write: replace an existing, different postern entry')
-    .addOption(new Option('--scope <scope>', 'claude-code, cursor: user (all projects) or project (the current directory)').choices(Scopes).default('user'))
+    .addOption(new Option('--scope <scope>', 'claude-code, cursor, gemini, vscode: user (all projects) or project (the current directory)').choices(Scopes).default('user'))
     .option('--home <dir>', 'the Postern home the agent is connected to (default: POSTERN_HOME or ~/.postern)')
     .option('--http', 'json only: an entry for the running HTTP listener (URL and bearer token) instead of `postern mcp`')
     .addHelpText('after', examples([
       'postern setup claude-code            # prints `claude mcp add …` and the .mcp.json form',
       'postern setup codex --write          # merges [mcp_servers.postern] into ~/.codex/config.toml',
       'postern setup cursor --write --scope project',
+      'postern setup gemini --write         # merges mcpServers.postern into ~/.gemini/settings.json',
+      'postern setup vscode --write --scope project   # merges servers.postern into ./.vscode/mcp.json',
       'postern setup json > postern-mcp.json',
       'postern setup json --http            # the running HTTP listener: URL and bearer token',
     ]))
@@ -102,7 +104,7 @@ export function registerSetup(program: Command): void {
       if (!isHost(host)) throw new PosternError('USAGE', `unknown host "${host.slice(0, 40)}" (expected one of ${Hosts.join(', ')})`);
       const home = o.home !== undefined ? resolve(o.home) : resolveHome();
       const spec = launchSpec(home);
-      const places: Places = { userHome: homedir(), cwd: process.cwd(), env: process.env };
+      const places: Places = { userHome: homedir(), cwd: process.cwd(), env: process.env, platform: process.platform };
       const out = (l: string): void => void process.stdout.write(`${l}\n`);
       if (o.write !== true && o.force === true) throw new PosternError('USAGE', '--force only applies with --write');
       if (o.write === true && host === 'json') throw new PosternError('USAGE', 'json has no config file to write: redirect the output instead');
@@ -120,5 +122,7 @@ export function registerSetup(program: Command): void {
       const file = configFile(host, o.scope, places);
       if (file === null) throw new PosternError('INTERNAL', 'no config file for this host');
       await writeConfig(host, file, spec, o.force === true, out);
+      const note = hostNote(host);
+      if (note !== undefined) out(`note: ${note}`);
     });
 }

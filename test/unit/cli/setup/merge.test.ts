@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { codexBlock, jsonEntry, mergeFor, mergeJson, claudeAddCommand, shellWord } from '../../../../src/cli/setup/hosts.js';
+import { codexBlock, configFile, jsonEntry, mergeFor, mergeJson, claudeAddCommand, shellWord, type Places } from '../../../../src/cli/setup/hosts.js';
 import { keyParts, mergeTable } from '../../../../src/cli/setup/toml-table.js';
 import { launchSpec } from '../../../../src/cli/setup/launch.js';
 
@@ -40,6 +40,44 @@ describe('JSON (Claude Code, Cursor)', () => {
     assert.equal(mergeJson('{ "mcpServers": [] }', jsonEntry('cursor', spec), false).kind, 'unsupported');
     assert.equal(mergeJson('{ not json', jsonEntry('cursor', spec), false).kind, 'unsupported');
     assert.equal(mergeJson('[1]', jsonEntry('cursor', spec), false).kind, 'unsupported');
+  });
+});
+
+describe('JSON (Gemini CLI, VS Code)', () => {
+  const places = (platform: NodeJS.Platform, env: NodeJS.ProcessEnv = {}): Places => ({ userHome: '/home/ann', cwd: '/work/app', env, platform });
+
+  it('Gemini: mcpServers.postern in ~/.gemini/settings.json or .gemini/settings.json, other settings kept, idempotent', () => {
+    assert.equal(configFile('gemini', 'user', places('linux')), '/home/ann/.gemini/settings.json');
+    assert.equal(configFile('gemini', 'project', places('linux')), '/work/app/.gemini/settings.json');
+    const existing = JSON.stringify({ security: { folderTrust: { enabled: true } }, mcpServers: { github: { httpUrl: 'https://x' } } }, null, 2);
+    const m = mergeFor('gemini', existing, spec, false);
+    assert.equal(m.kind, 'write');
+    if (m.kind !== 'write') return;
+    const doc = JSON.parse(m.text) as { security: unknown; mcpServers: Record<string, unknown> };
+    assert.deepEqual(doc.security, { folderTrust: { enabled: true } });
+    assert.deepEqual(doc.mcpServers['github'], { httpUrl: 'https://x' });
+    assert.deepEqual(doc.mcpServers['postern'], { command: '/usr/bin/node', args: ['/opt/postern/dist/cli/main.js', 'mcp'], env: { POSTERN_HOME: '/home/ann/.postern' } });
+    assert.equal(mergeFor('gemini', m.text, spec, false).kind, 'unchanged');
+    assert.equal(mergeFor('gemini', m.text, other, false).kind, 'conflict');
+  });
+
+  it('VS Code: servers.postern (not mcpServers) with type stdio, in .vscode/mcp.json or the profile\'s mcp.json', () => {
+    assert.equal(configFile('vscode', 'project', places('linux')), '/work/app/.vscode/mcp.json');
+    assert.equal(configFile('vscode', 'user', places('linux')), '/home/ann/.config/Code/User/mcp.json');
+    assert.equal(configFile('vscode', 'user', places('linux', { XDG_CONFIG_HOME: '/cfg' })), '/cfg/Code/User/mcp.json');
+    assert.equal(configFile('vscode', 'user', places('darwin')), '/home/ann/Library/Application Support/Code/User/mcp.json');
+    const existing = JSON.stringify({ inputs: [{ id: 'k', type: 'promptString' }], servers: { github: { type: 'http', url: 'https://x' } } });
+    const m = mergeFor('vscode', existing, spec, false);
+    assert.equal(m.kind, 'write');
+    if (m.kind !== 'write') return;
+    const doc = JSON.parse(m.text) as Record<string, unknown> & { servers: Record<string, unknown> };
+    assert.deepEqual(Object.keys(doc), ['inputs', 'servers'], 'no mcpServers key is added');
+    assert.deepEqual(Object.keys(doc.servers), ['github', 'postern']);
+    assert.deepEqual(doc.servers['postern'], { type: 'stdio', command: '/usr/bin/node', args: ['/opt/postern/dist/cli/main.js', 'mcp'], env: { POSTERN_HOME: '/home/ann/.postern' } });
+    assert.equal(mergeFor('vscode', m.text, spec, false).kind, 'unchanged');
+    const created = mergeFor('vscode', undefined, spec, false);
+    assert.ok(created.kind === 'write' && Object.keys(JSON.parse(created.text) as object).join() === 'servers');
+    assert.equal(mergeFor('vscode', '{ "servers": [] }', spec, false).kind, 'unsupported');
   });
 });
 
