@@ -128,7 +128,8 @@ function confirmed(ctx: AcceptContext, o: AcceptOpts, digest: string, reviewedDi
   if (o.yes === true) {
     throw new PosternError('USAGE', `nothing trusted precedes this catalog, so --yes cannot accept it unseen: confirm on a terminal, or pass --digest ${digest} after reviewing the report above`);
   }
-  throw new PosternError('USAGE', 'no terminal to confirm: pass --yes (or --digest SHA256 of the reviewed file)');
+  // --yes only vouches for a diff against a trusted catalog: without one, name the flag that works.
+  throw new PosternError('USAGE', reviewedDiff ? 'no terminal to confirm: pass --yes (or --digest SHA256 of the reviewed file)' : `no terminal to confirm, and nothing trusted precedes this catalog: pass --digest ${digest} after reviewing the report above`);
 }
 
 /**

@@ -53,7 +53,11 @@ describe('postern catalog', () => {
     assert.match(show.stdout, /status: unaccepted/);
     assert.doesNotMatch(check.stdout, /No changes/, 'a first catalog is never "No changes"');
     assert.match(check.stdout, /target_added|target api added/);
-    assert.equal((await sb.run(['catalog', 'accept', ...g])).code, 2, 'accept without a terminal needs a confirmation');
+    const unconfirmed = await sb.run(['catalog', 'accept', ...g]);
+    assert.equal(unconfirmed.code, 2, 'accept without a terminal needs a confirmation');
+    // A first catalog cannot take --yes, so the message names the flag that works.
+    assert.match(unconfirmed.stderr, /^postern: USAGE: no terminal to confirm, and nothing trusted precedes this catalog: pass --digest [0-9a-f]{64} after reviewing the report above$/m);
+    assert.doesNotMatch(unconfirmed.stderr, /--yes/);
     const blind = await sb.run(['catalog', 'accept', '--yes', ...g]);
     assert.equal(blind.code, 2, 'a first catalog cannot be accepted unseen with --yes');
     assert.match(blind.stdout, /First catalog of this home: every target and tool below is an addition that widens authority/);
