@@ -167,6 +167,8 @@ export function registerSecret(program: Command): void {
       let kdf: KdfParams;
       let remembered: RememberedMeta[];
       let retention: number;
+      let macKey: Uint8Array;
+      let mark: AcceptanceMark | null;
       try {
         const v = await openVault(ctx.paths.vault, pass, ctx.vault);
         metas = v.list();
@@ -174,9 +176,22 @@ export function registerSecret(program: Command): void {
         remembered = v.remembered().map((r) => r.meta);
         retention = v.retentionDays;
         if (metas.some((m) => mintsTokens(m.kind))) key = Uint8Array.from(v.deriveKey('operator-auth'));
+        macKey = Uint8Array.from(v.deriveKey('catalog-mac'));
+        mark = v.acceptedCatalog;
         v.lock();
       } finally {
         pass.fill(0);
+      }
+      try {
+        // LAST USED comes from the journal (the vault is not written per call): the later of the two.
+        const { readLastUsed } = await import('../credential-last-used.js');
+        const used = await readLastUsed(ctx.paths, macKey, mark);
+        metas = metas.map((m) => {
+          const at = used.get(m.name);
+          return at !== undefined && (m.last_used_at === null || at > m.last_used_at) ? { ...m, last_used_at: at } : m;
+        });
+      } finally {
+        macKey.fill(0);
       }
       // On stderr, so `--json` stays an array; a person at a terminal sees it either way.
       if (belowProductionFloor(kdf)) process.stderr.write(`postern: warning: ${belowFloorWarning(kdf)}\n`);
