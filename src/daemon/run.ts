@@ -169,7 +169,11 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     listeners.push(httpEndpoint);
   }
   const startedAt = clock.now().toISOString();
-  const backend = createBackend(operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason }));
+  const checkpointNow = (): { signed: boolean } => {
+    keeper.checkpointNow('operator');
+    return { signed: keeper.checkpointKey !== null };
+  };
+  const backend = createBackend(operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason, checkpointNow }));
   const operator = await startOperatorServer({ socketPath: paths.operatorSocket, key: () => (state.locked ? null : operatorKey), backend, bus });
   started.push(() => operator.close());
   if (opts.operatorPort !== undefined) void operator.attachPort(opts.operatorPort).catch((e: unknown) => log(`operator port: ${isPosternError(e) ? e.message : 'attach failed'}`));
@@ -252,6 +256,8 @@ interface BackendWiring {
   readonly startedAt: string;
   readonly vault: UnlockedVault;
   readonly lockReason: () => string | null;
+  /** `postern audit checkpoint`: a signed checkpoint now. */
+  readonly checkpointNow: () => { signed: boolean };
 }
 
 /** The operator channel's view of this daemon and what it may ask of it. */
@@ -282,6 +288,7 @@ function operatorBackend(w: BackendWiring): BackendParts {
     rejectCatalog: (digest) => catalogs.reject(digest),
     shadowCatalog: (digest) => catalogs.shadow(digest),
     lock: () => svc.state.lock('operator request'),
+    checkpointNow: w.checkpointNow,
     runReport: () => w.reporter.report(svc.state.snapshot(), false),
   };
 }

@@ -101,7 +101,7 @@ export async function exportBundle(ctx: CliContext, file: string, o: ActivityOpt
     return;
   }
   if (r.bundle.calls.length === 0) {
-    throw new PosternError('JOURNAL_UNAVAILABLE', `the ${r.uncovered.length} matching calls were journaled after the last signed checkpoint: nothing can be proven yet (a checkpoint is written periodically and when the daemon stops); no bundle written`);
+    throw new PosternError('JOURNAL_UNAVAILABLE', `the ${r.uncovered.length} matching calls were journaled after the last signed checkpoint: nothing can be proven yet: sign one now with \`postern audit checkpoint\` (one is also written periodically and when the daemon stops); no bundle written`);
   }
   writeNew(file, bundleBytes(r.bundle));
   const entries = r.bundle.segments.reduce((n, s) => n + s.rows.length, 0);

@@ -31,6 +31,7 @@ import { contextFor, type CliContext } from '../context.js';
 import { openAudit, noJournal, withJournals, parseLimit, parseTime, resolvePrefix, resolveSessionId, activityFilter, type ActivityOpts, type ListOpts } from '../audit-options.js';
 import { describeInspection, vaultFacts } from './anchor.js';
 import { checkpointFinding, exportBundle, registerAuditProof, verifyBundleFile } from './audit-proof.js';
+import { registerAuditCheckpoint } from './audit-checkpoint.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
 import { parseCatalog } from '../../contracts/index.js';
@@ -377,4 +378,5 @@ export function registerAudit(program: Command): void {
 
   registerFindSecret(audit, { openAudit, withJournals, parseTime });
   registerAuditProof(audit);
+  registerAuditCheckpoint(audit);
 }

@@ -37,6 +37,8 @@ export interface BackendParts {
   readonly rejectCatalog?: (digest: string) => Promise<void>;
   readonly shadowCatalog?: (digest: string | null) => Promise<ShadowChange>;
   readonly lock: () => void;
+  /** Signs a journal checkpoint now (the anchor keeper's); absent in a backend without journals. */
+  readonly checkpointNow?: () => { signed: boolean };
   /** This run's report (run-report.ts); absent in a backend without one. */
   readonly runReport?: () => RunReport;
   /** The minted-token cache's states (src/daemon/minted-tokens.ts); none when absent. */
@@ -129,6 +131,10 @@ export function createBackend(p: BackendParts): OperatorBackend {
       return p.shadowCatalog(digest);
     },
     lock: p.lock,
+    checkpointNow: () => {
+      if (p.checkpointNow === undefined) throw new PosternError('JOURNAL_UNAVAILABLE', 'this daemon keeps no anchored journal to checkpoint');
+      return p.checkpointNow();
+    },
     runReport: () => {
       if (p.runReport === undefined) throw new PosternError('DAEMON_UNAVAILABLE', 'this daemon keeps no run report');
       return p.runReport();

@@ -50,6 +50,8 @@ export interface OperatorBackend {
   /** Starts (digest) or stops (null) the shadow of a pending catalog; returns the digest in shadow. */
   shadowCatalog(digest: string | null): Promise<ShadowChange>;
   lock(): void;
+  /** Signs a journal checkpoint now; throws when the anchor cannot be written. */
+  checkpointNow(): { signed: boolean };
   /** The run report so far. */
   runReport(): RunReport;
   /** Minted-token credentials: valid until, last refresh, last error (never a value). */
@@ -116,6 +118,9 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
     }
     case 'catalog.shadow':
       return await b.shadowCatalog(paramsOf(op, params).digest);
+    case 'audit.checkpoint':
+      paramsOf(op, params);
+      return b.checkpointNow();
     case 'status':
       paramsOf(op, params);
       return b.status(d.role);

@@ -135,6 +135,8 @@ export const OperatorOps = {
   /** Where the daemon's calls spent their time since it started, phase by phase (read-only). */
   'calls.profile': { params: empty, result: CallsProfileViewSchema },
   lock: { params: empty, result: z.strictObject({ locked: z.literal(true) }) },
+  /** Signs a journal checkpoint now (`postern audit checkpoint`), so what was journaled so far can be proven; `signed` is false for a daemon without the signing key. */
+  'audit.checkpoint': { params: empty, result: z.strictObject({ signed: z.boolean() }) },
   subscribe: { params: z.strictObject({ since: z.number().int().min(0).optional() }), result: OperatorSnapshotSchema },
 } as const;
 export type OperatorOp = keyof typeof OperatorOps;
@@ -142,7 +144,7 @@ export type OperatorParams<O extends OperatorOp> = z.input<(typeof OperatorOps)[
 export type OperatorResult<O extends OperatorOp> = z.infer<(typeof OperatorOps)[O]['result']>;
 
 /** Ops that decide or change something: refused on an observer connection (OBSERVER_READ_ONLY). */
-export const MUTATING_OPS: ReadonlySet<OperatorOp> = new Set<OperatorOp>(['approvals.decide', 'grants.revoke', 'catalog.accept', 'catalog.reject', 'catalog.shadow', 'lock']);
+export const MUTATING_OPS: ReadonlySet<OperatorOp> = new Set<OperatorOp>(['approvals.decide', 'grants.revoke', 'catalog.accept', 'catalog.reject', 'catalog.shadow', 'lock', 'audit.checkpoint']);
 
 export function isOperatorOp(op: string): op is OperatorOp {
   return Object.prototype.hasOwnProperty.call(OperatorOps, op);
