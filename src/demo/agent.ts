@@ -3,7 +3,7 @@
  * 2.x) over real stdio to `postern mcp` of this very CLI — the process an
  * agent host would launch, started with the absolute path of the CLI and the
  * demo's `POSTERN_HOME`. It lists tools once and keeps planning against that
- * listing (the seeds' long-running agent): a `tools/list_changed`
+ * listing (a long-running agent): a `tools/list_changed`
  * notification is recorded, not acted on, until the story re-lists.
  *
  * Everything the agent received is kept (`received`), so the demo can check

@@ -1,5 +1,5 @@
 /**
- * The demo catalog, the seeds' story in two acceptances:
+ * The demo catalog, the story in two acceptances:
  *
  * #1: `list_tickets` (read), `create_ticket` (write, per-call approval) on the
  *     HTTP tracker; `deploy_preview` (write, session approval) over SSH,

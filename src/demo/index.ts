@@ -36,6 +36,8 @@ export interface DemoOptions {
   readonly clock: Clock;
   readonly signal: AbortSignal;
   readonly write: (text: string) => void;
+  /** The terminal's width, to wrap the narration to; absent without a terminal. */
+  readonly columns?: number;
 }
 
 /** Exit status for an interrupted run (128 + SIGINT). */
@@ -54,7 +56,7 @@ function interrupted(signal: AbortSignal): Promise<void> {
 
 export async function runDemo(o: DemoOptions): Promise<number> {
   const started = o.clock.monotonicMs();
-  const say = narrator(o.write);
+  const say = narrator(o.write, o.columns);
   say.line('postern demo: an agent, an operator and a tool contract that changes under a live session.');
   say.line('  setting up a throwaway home, vault and targets…');
   const world = await buildWorld(o.clock);

@@ -1,5 +1,5 @@
 /**
- * The story `postern demo --agent` tells, after the seeds: a read, a call
+ * The story `postern demo --agent` tells: a read, a call
  * that needs approval, an idempotent replay, a session grant, a catalog
  * change under the live session (`tools/list_changed`), a stale call adapted
  * from revision 1 to 2, a stale call rejected before any effect, and the
@@ -168,7 +168,7 @@ export async function runStory(parts: StoryParts): Promise<StoryStep[]> {
     check(links.get('deploy_preview r1→r2')?.policy === 'adapt' && links.get('create_ticket r1→r2')?.policy === 'reject', `catalog #2 was classified as ${text.join('; ')}`);
     return [
       ...text.map((l, i) => `${i === 0 ? 'Catalog #2 accepted under the live session. ' : ''}${t(l, 200)}`),
-      'The agent gets notifications/tools/list_changed and, like the seeds\' long-running agent, keeps its r1 plans.',
+      'The agent gets notifications/tools/list_changed and, like any long-running agent, keeps its r1 plans.',
     ];
   });
 

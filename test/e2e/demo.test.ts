@@ -78,6 +78,8 @@ describe('postern demo --headless --agent', () => {
     assert.match(run.stdout, /CONTRACT_STALE, side_effect_started: false, current_revision 2/);
     assert.match(run.stdout, /"command":"[^"]+","args":\["\/[^"]+\/dist\/cli\/main\.js","mcp"\],"env":\{"POSTERN_HOME":"\/[^"]+"\}/);
     assert.doesNotMatch(run.stdout, /npx postern/);
+    // The narration speaks of what happens, not of the material behind the design.
+    assert.doesNotMatch(run.stdout, /\bseeds?\b/i);
   });
 
   it('the request log proves the replay and the rejected call sent nothing', () => {

@@ -38,6 +38,7 @@ export function registerDemo(program: Command): void {
           clock: systemClock,
           signal: abort.signal,
           write: (text) => void process.stdout.write(text),
+          ...(process.stdout.isTTY === true && process.stdout.columns > 0 ? { columns: process.stdout.columns } : {}),
         });
       } finally {
         process.off('SIGINT', onSignal);
