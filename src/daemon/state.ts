@@ -71,6 +71,8 @@ export class DaemonState {
   #retired: NamedSecret[] = [];
   /** Forms of tokens minted since the unlock (minted-tokens.ts). */
   #minted: NamedSecret[] = [];
+  /** takeCredential's sources, by name, for the vault in use (which never changes a value in place: a change is a new generation, adoptVault). */
+  #sources = new Map<string, object>();
   /** Every copy of a form this state made, for any redactor since the unlock (zeroed at lock). */
   #owned: NamedSecret[] = [];
   #snapshot: CatalogSnapshot;
@@ -125,13 +127,17 @@ export class DaemonState {
   /**
    * A copy of the credential for one call: the call keeps using it to the end
    * even if the vault generation changes meanwhile. The caller zeroes it.
+   * Its `source` is the same object for every copy of this generation's value
+   * (the executors' pools digest a value once by it, credential-digest.ts).
    */
-  takeCredential(name: string): Credential | undefined {
+  takeCredential(name: string): (Credential & { readonly source: object }) | undefined {
     const c = this.vault().get(name);
     if (c === undefined) return undefined;
     const secret: Record<string, Uint8Array> = {};
     for (const [part, bytes] of Object.entries(c.secret)) secret[part] = Uint8Array.from(bytes);
-    return Object.freeze({ meta: c.meta, secret: Object.freeze(secret) });
+    let source = this.#sources.get(name);
+    if (source === undefined) this.#sources.set(name, (source = {}));
+    return Object.freeze({ meta: c.meta, secret: Object.freeze(secret), source });
   }
 
   /**
@@ -156,6 +162,7 @@ export class DaemonState {
     for (const meta of next.list()) if (old.get(meta.name) === undefined) added.push(meta.name);
     const change: VaultChange = { from: old.generation, to: next.generation, added, rotated, removed };
     this.#vault = next;
+    this.#sources = new Map();
     old.lock();
     // The previous redactor's copies are not zeroed here: calls in flight may still hold it.
     this.#rebuildRedactor();
@@ -183,6 +190,7 @@ export class DaemonState {
     if (this.#vault === null) return;
     this.#vault.lock();
     this.#vault = null;
+    this.#sources = new Map();
     this.#lockReason = reason;
     this.#redactor = null;
     for (const f of this.#owned) f.bytes.fill(0);

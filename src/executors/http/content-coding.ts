@@ -36,6 +36,7 @@ export type CodingPlan =
 const KNOWN: Readonly<Record<string, Coding>> = { gzip: 'gzip', 'x-gzip': 'gzip', deflate: 'deflate', br: 'br' };
 
 function listOf(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
   const joined = Array.isArray(v) ? v.join(',') : (v ?? '');
   return joined
     .split(',')

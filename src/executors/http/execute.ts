@@ -21,6 +21,7 @@
  * - Body bytes in a coding that could not be decoded never come back
  *   (`body.kind: 'withheld'`); status and headers do.
  */
+import { EventEmitter } from 'node:events';
 import { Client, type Dispatcher } from 'undici';
 import { PosternError } from '../../rules/errors.js';
 import { noticeOnWrite, pinnedConnector } from './connector.js';
@@ -75,7 +76,7 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
   // the target has answered; after the response headers the outcome is known,
   // so the body is read to the end (bounded by the body timeout and the cap)
   // and the real outcome is journaled, not outcome_unknown.
-  const untilAnswered = new AbortController();
+  const untilAnswered = new UntilAnswered();
   const forward = (): void => untilAnswered.abort(opts.signal?.reason);
   if (opts.signal?.aborted === true) forward();
   else opts.signal?.addEventListener('abort', forward, { once: true });
@@ -86,7 +87,7 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
       path: prepared.target,
       headers: [...prepared.headers],
       body: prepared.body,
-      signal: untilAnswered.signal,
+      signal: untilAnswered,
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
       reset: opts.pool === undefined,
@@ -124,6 +125,23 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
   } finally {
     opts.signal?.removeEventListener('abort', forward);
     await own?.destroy();
+  }
+}
+
+/**
+ * The request's own abort signal, raised by the caller's until the target has
+ * answered: undici takes an EventEmitter with `aborted` and `reason` as a
+ * request's signal, which costs a call less than an AbortController.
+ */
+class UntilAnswered extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
   }
 }
 

@@ -74,10 +74,16 @@ export function classifyAddress(address: string): AddressClass {
   return bytes === null ? { kind: 'special', reason: 'invalid' } : classifyIPv6(bytes);
 }
 
+/** IPV4_RANGES as [network, mask] numbers, worked out once. */
+const IPV4_MASKED: readonly (readonly [number, number, BlockReason])[] = IPV4_RANGES.map(([net, bits, reason]) => [
+  ipv4ToNumber(net),
+  bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0,
+  reason,
+]);
+
 function classifyIPv4(n: number): AddressClass {
-  for (const [net, bits, reason] of IPV4_RANGES) {
-    const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-    if (((n & mask) >>> 0) === ipv4ToNumber(net)) return { kind: 'special', reason };
+  for (const [net, mask, reason] of IPV4_MASKED) {
+    if (((n & mask) >>> 0) === net) return { kind: 'special', reason };
   }
   return { kind: 'public' };
 }

@@ -8,7 +8,7 @@
  *   and secret bytes). A call reuses a connection only to the very address its
  *   own resolution just checked, for the same credential bytes: a new DNS
  *   answer or a rotated secret gets new connections. The key never holds the
- *   secret itself (credential-digest.ts).
+ *   secret itself; a value with a source is digested once (credential-digest.ts).
  * - Every new connection goes through the pinned connector (connector.ts),
  *   so the connected-address check runs on every connection, new or not yet
  *   reused; TLS sessions are resumed only within one key.
@@ -20,9 +20,8 @@
  *   cut by them. destroy() (shutdown past its grace) cuts them. Later calls
  *   open new connections.
  */
-import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
-import { credentialDigest } from '../credential-digest.js';
+import { CredentialDigests } from '../credential-digest.js';
 import { pinnedConnector } from './connector.js';
 import type { CheckedConnection, HttpCredential, HttpDispatchers } from './types.js';
 
@@ -48,7 +47,7 @@ interface Entry {
 
 export class HttpPool implements HttpDispatchers {
   readonly #entries = new Map<string, Entry>();
-  readonly #keySecret = randomBytes(32);
+  readonly #digests = new CredentialDigests();
   readonly #keepAliveMs: number;
   readonly #connections: number;
   readonly #maxOrigins: number;
@@ -118,7 +117,7 @@ export class HttpPool implements HttpDispatchers {
 
   #key(t: PoolTarget): string {
     const c = t.connector;
-    const cred = t.credential === null ? null : [t.credential.meta.name, credentialDigest(t.credential, this.#keySecret)];
+    const cred = t.credential === null ? null : [t.credential.meta.name, this.#digests.of(t.credential)];
     return JSON.stringify([t.origin, c.protocol, c.host, c.address, c.port, c.allowPrivate, c.connectTimeoutMs, cred]);
   }
 }

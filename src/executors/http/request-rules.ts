@@ -48,7 +48,20 @@ export function checkMethod(method: string): void {
   }
 }
 
+/** Paths that passed checkPath, which is pure (a tool's path is often the same call after call). Bounded, short paths only. */
+const passedPaths = new Set<string>();
+const MAX_PASSED_PATHS = 256;
+const MAX_REMEMBERED_PATH_CHARS = 1024;
+
 export function checkPath(path: string): void {
+  if (passedPaths.has(path)) return;
+  checkPathOnce(path);
+  if (path.length > MAX_REMEMBERED_PATH_CHARS) return;
+  if (passedPaths.size >= MAX_PASSED_PATHS) passedPaths.clear();
+  passedPaths.add(path);
+}
+
+function checkPathOnce(path: string): void {
   if (!PATH.test(path)) throw invalid('the request path must start with / and be percent-encoded, without query or fragment');
   if (path.startsWith('//')) throw invalid('the request path may not start with //');
   const segments = path.split('/').slice(1);

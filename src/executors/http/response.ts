@@ -189,6 +189,8 @@ function utf8OrNull(bytes: Uint8Array, truncated: boolean): string | null {
 
 const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const MAX_EXACT_DIGITS = 15;
+/** A number with more significant digits than that has half as many in a row before or after its point: text without such a run has none to lose. */
+const LONG_DIGIT_RUN = new RegExp(`\\d{${Math.ceil((MAX_EXACT_DIGITS + 1) / 2)}}`);
 
 /**
  * True when a number literal has more significant digits than a double keeps
@@ -196,6 +198,7 @@ const MAX_EXACT_DIGITS = 15;
  * of a numeric secret unrecognizable to redaction — so such bodies stay text.
  */
 export function losesNumberPrecision(text: string): boolean {
+  if (!LONG_DIGIT_RUN.test(text)) return false;
   for (const [token] of text.matchAll(JSON_TOKEN)) {
     if (token.startsWith('"')) continue;
     const mantissa = token.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '');

@@ -26,6 +26,8 @@ export interface HttpRequestSpec {
 export interface HttpCredential {
   readonly meta: { readonly name: string; readonly kind: CredentialKind; readonly fields: Readonly<Record<string, string>> };
   readonly secret: Readonly<Record<string, Uint8Array>>;
+  /** Stands for exactly these bytes, so the pool digests them once (DigestibleCredential.source). */
+  readonly source?: object;
 }
 
 /** Enforced with undici's timers: above a second they fire within about a second of the limit. */

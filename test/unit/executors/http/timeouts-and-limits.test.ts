@@ -146,6 +146,8 @@ describe('response cap and body shapes', () => {
     ['problem+json', hex('{"title":"t"}'), 'application/problem+json', { kind: 'json', value: { title: 't' } }],
     ['invalid JSON as text', hex('{"a":'), 'application/json', { kind: 'text', value: '{"a":' }],
     ['JSON numbers a double cannot hold, as text', hex('{"id":12345678901234567890}'), 'application/json', { kind: 'text', value: '{"id":12345678901234567890}' }],
+    ['JSON numbers a double cannot hold, split by their point, as text', hex('{"x":12345678.12345678}'), 'application/json', { kind: 'text', value: '{"x":12345678.12345678}' }],
+    ['JSON numbers a double holds, as JSON', hex('{"x":1234567.1234567,"y":123456789012345}'), 'application/json', { kind: 'json', value: { x: 1234567.1234567, y: 123456789012345 } }],
     ['JSON content that is not labelled JSON, as text', hex('{"a":1}'), 'text/plain', { kind: 'text', value: '{"a":1}' }],
     ['binary as base64', 'ff00fe', 'application/octet-stream', { kind: 'base64', value: '/wD+' }],
     ['UTF-8 cut inside a character, as text', hex('ééé'), 'text/plain', { kind: 'text', value: 'éé' }, 5],
