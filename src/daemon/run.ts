@@ -13,7 +13,7 @@
  * is stopped again.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { ApprovalQueue } from '../approvals/queue.js';
 import { GrantStore } from '../approvals/grants.js';
@@ -22,10 +22,10 @@ import type { Clock } from '../clock/index.js';
 import { HttpPool } from '../executors/http/index.js';
 import { SshPool } from '../executors/ssh/index.js';
 import type { HomePaths } from '../home/paths.js';
-import { openAnchoredJournals, type AnchoredJournals } from '../journal/anchor/index.js';
+import { openAnchoredJournals, type AnchoredJournals, type RecordedJournal } from '../journal/anchor/index.js';
 import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
-import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault } from '../vault/index.js';
+import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault, type VaultOptions } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
 import { CallProfile } from './call-profile.js';
 import { CatalogControl, loadSnapshot } from './catalog-control.js';
@@ -43,7 +43,7 @@ import { createBackend, grantView, OPERATOR_REVOKED, type BackendParts } from '.
 import type { Services } from './pipeline/context.js';
 import { GroupCommit } from './pipeline/group-commit.js';
 import { KeyReservations } from './pipeline/idempotency.js';
-import { PendingOutcomes } from './pipeline/pending-outcomes.js';
+import { clearPendingOutcomes, PENDING_OUTCOMES_FILE, PendingOutcomes, readPendingOutcomes } from './pipeline/pending-outcomes.js';
 import { refreshTokenWriteBack } from './refresh-token-store.js';
 import { RunReporter } from './run-report.js';
 import { sessionHooks } from './session-hooks.js';
@@ -53,6 +53,7 @@ import { describeRecovery, finishPendingChange } from '../home/change-record.js'
 import { foldPendingIntoVault } from '../home/pending-secrets.js';
 import { DaemonState } from './state.js';
 import { onVaultChange, VaultFollower } from './vault-follow.js';
+import { anchoredHeads, recordJournalInVault } from './journal-mark.js';
 
 export interface DaemonHandle {
   readonly services: Services;
@@ -95,7 +96,9 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
 
 async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions, started: Undo[], releaseLock: () => Promise<void>): Promise<DaemonHandle> {
   const { clock, log } = opts;
-  const vaultOpts = vaultOptionsFor(opts.kdf, clock);
+  // Every save records the journal's anchored heads in the vault, once the journals are open (journal-mark.ts).
+  const journalHeads: { of?: () => RecordedJournal } = {};
+  const vaultOpts: VaultOptions = { ...vaultOptionsFor(opts.kdf, clock), journalMark: () => journalHeads.of?.() };
   const config = await loadConfig(paths.config);
   // A change a killed command left is finished before anything is read (src/home/change-record.ts).
   const recovered = describeRecovery(await finishPendingChange(paths));
@@ -105,9 +108,18 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const vault = await openVault(paths.vault, passphrase, vaultOpts);
   started.push(() => vault.lock());
   const { snapshot, inUse } = await loadSnapshot(paths, vault);
+  // Outcomes the last daemon could not journal (the journal was locked) are journaled before recovery.
+  const pendingFile = join(paths.journalDir, PENDING_OUTCOMES_FILE);
+  const settle = readPendingOutcomes(pendingFile);
   // Refuses a journal that is missing, emptied, replaced, rolled back or rewritten, and an older vault.
-  const anchored = openAnchoredJournals({ journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log, checkpoints: { path: paths.checkpoints, seed: vault.deriveKey('journal-checkpoint') } });
+  const anchored = openAnchoredJournals({ settle, journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log, checkpoints: { path: paths.checkpoints, seed: vault.deriveKey('journal-checkpoint') }, vaultJournal: vault.journal });
   started.push(() => anchored.close());
+  journalHeads.of = anchoredHeads(anchored.keeper);
+  await recordJournalInVault(paths.vault, vault, journalHeads.of, vaultOpts, log);
+  if (settle.length > 0) {
+    await clearPendingOutcomes(pendingFile);
+    log(`${settle.length} outcome(s) the last daemon could not journal were journaled`);
+  }
   const { journals, keeper } = anchored;
   logJournalStart(anchored, paths, log);
   const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
@@ -142,7 +154,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     vaultFile: follower,
     // Intents and outcomes of concurrent calls share one commit.
     commits: new GroupCommit(journals.activity, { busy: () => inflight.size > 1 }),
-    pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log),
+    pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log, undefined, pendingFile),
     shadow: () => catalogs.shadowCandidate(),
     // The journal's executed calls are the one truth for the limits: counted again at every start.
     limits: CallLimits.fromActivity(clock, journals.activity),

@@ -61,7 +61,8 @@ export async function shutdown(p: ShutdownParts, reason: string): Promise<void> 
   await p.ssh.close();
   await p.http?.destroy();
   const unwritten = p.pendingOutcomes.flushNow();
-  if (unwritten > 0) log(`${unwritten} outcomes could not be journaled: they will show as outcome_unknown`);
+  await p.pendingOutcomes.settled();
+  if (unwritten > 0) log(`${unwritten} outcomes could not be journaled: kept for the next start, which journals them first`);
   // The unattended run's report, once every call has ended (or been cut): the file, then the log line.
   if (p.report !== null) {
     try {

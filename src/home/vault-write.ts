@@ -13,11 +13,16 @@
  * and only forward (a generation at or below the anchored one changes
  * nothing). The key copy is zeroed on every path. A home without an anchor
  * yet (no daemon ever started) gets none: the first start creates it.
+ *
+ * Every save also records in the vault the journal the anchor names and the
+ * heads it vouches for (vault/FORMAT.md §4, `journal`; `anchoredJournal`), so
+ * a journal removed together with its anchor and checkpoints is refused, not
+ * taken for a new home.
  */
 import type { Clock } from '../clock/index.js';
 import { takeDaemonLock } from './daemon-lock.js';
 import type { HomePaths } from './paths.js';
-import { anchorFileText, anchorIsAuthentic, readAnchor, sealAnchor } from '../journal/anchor/index.js';
+import { anchorFileText, anchorIsAuthentic, readAnchor, sealAnchor, type RecordedJournal } from '../journal/anchor/index.js';
 import { HomeChange } from './change-record.js';
 import { isPosternError } from '../rules/errors.js';
 import { withVaultWriter, type VaultOptions, type VaultSave, type VaultUnlock } from '../vault/index.js';
@@ -30,6 +35,22 @@ export interface WriterContext {
   /** The options of every vault operation (clock and key-derivation profile). */
   readonly vault: VaultOptions;
   out(line: string): void;
+}
+
+/**
+ * The journal an authentic anchor names, with the heads it vouches for: what
+ * a save records in the vault. Undefined without an anchor, or when it does
+ * not authenticate or cannot be read (the vault keeps what it recorded).
+ */
+export function anchoredJournal(anchorPath: string, key: Uint8Array): RecordedJournal | undefined {
+  try {
+    const stored = readAnchor(anchorPath, key);
+    if (stored === undefined || !anchorIsAuthentic(key, stored)) return undefined;
+    const r = stored.record;
+    return { id: r.journal_id, activity: r.activity, sessions: r.sessions };
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the anchor did with a saved generation. */
@@ -119,7 +140,7 @@ export async function writeVault<T>(
         key = Uint8Array.from(v.deriveKey('journal-anchor'));
         return r;
       },
-      { ...ctx.vault, stage: change.vaultStage() },
+      { ...ctx.vault, stage: change.vaultStage(), journalMark: (v) => anchoredJournal(ctx.paths.anchor, v.deriveKey('journal-anchor')) },
       async (r, saved) => {
         await afterSave?.(r, saved, change);
         let staged: StagedFollow = { follow: 'not_saved', release: NO_LOCK };

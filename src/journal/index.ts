@@ -25,14 +25,14 @@ import { systemClock, type Clock } from '../clock/index.js';
 import { Chain, type EntryRow } from './chain.js';
 import { NO_HOOKS, type CommitHooks, type CommitListener, type DurableCommitListener } from './hooks.js';
 import { JournalWatch } from './integrity.js';
-import type { ChainBase, ChainHead } from './types.js';
+import type { ChainBase, ChainHead, OutcomeInput } from './types.js';
 import { planPrune, pruneChain, type ClaimForPrune, type PrunePlan } from './prune.js';
 import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
 import { ACTIVITY_SCHEMA, HEAD } from './activity-schema.js';
 import { ActivityStore } from './activity-store.js';
 import { ensureJournalDir, guard, journalError, journalIdOf, openJournalDb, type JournalName } from './database.js';
-import { PosternError } from '../rules/errors.js';
+import { isPosternError, PosternError } from '../rules/errors.js';
 import { recoverOpenCalls } from './recovery.js';
 import { WalSync } from './wal-sync.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
@@ -103,6 +103,17 @@ export interface OpenOptions {
   readonly onCommit?: CommitListener;
   /** Told of a durable commit made off the event loop (group commit); without it, `onCommit` is told synchronously. */
   readonly onDurableCommit?: DurableCommitListener;
+  /** Outcomes that happened but were not journaled by the daemon that had them: written before recovery (once each; one already there is kept). */
+  readonly settle?: readonly { readonly callId: string; readonly outcome: OutcomeInput }[];
+}
+
+/** Journals a kept outcome unless its call already has one (or no intent): the journal's own record wins. */
+function settleOutcome(activity: ActivityJournal, callId: string, outcome: OutcomeInput): void {
+  try {
+    activity.recordOutcome(callId, outcome);
+  } catch (e) {
+    if (!isPosternError(e, 'INTERNAL')) throw e;
+  }
 }
 
 function factsOf(db: Database.Database, chain: Chain): JournalFileFacts {
@@ -129,7 +140,6 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const facts = (): JournalFacts =>
       guard('journal', 'read where the journals end', () => ({ sessions: factsOf(sessionsDb, sessionsChain), activity: factsOf(activityDb, store.chain) }));
     opts.admit?.(facts());
-    const recovered = readonly ? [] : recoverOpenCalls(store);
     const hooksFor = (name: JournalName, db: Database.Database, chain: Chain, file: string): CommitHooks => {
       if (opts.exclusive !== true && opts.onCommit === undefined) return NO_HOOKS;
       const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
@@ -145,13 +155,17 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const activityHooks = hooksFor('activity', activityDb, store.chain, ACTIVITY_SCHEMA.file);
     const walSync = readonly ? null : new WalSync(join(dir, `${ACTIVITY_SCHEMA.file}-wal`));
     walSync?.open();
+    const activity = createActivityJournal(store, activityHooks, walSync);
+    // Outcomes a stopped daemon had but could not journal go in first: their calls are not interrupted ones.
+    if (!readonly) for (const o of opts.settle ?? []) settleOutcome(activity, o.callId, o.outcome);
+    const recovered = readonly ? [] : recoverOpenCalls(store);
     const parts = {
       sessions: { name: 'sessions', db: sessionsDb, chain: sessionsChain },
       activity: { name: 'activity', db: activityDb, chain: store.chain },
     } as const;
     return {
       sessions: createSessionsJournal(sessionsDb, now, sessionsChain, sessionsHooks),
-      activity: createActivityJournal(store, activityHooks, walSync),
+      activity,
       recovered: Object.freeze(recovered),
       facts,
       activityEntries: (afterSeq, fn) => guard('activity', 'read entries', () => activityDb.transaction(() => store.chain.forEach(fn, afterSeq)).deferred()),

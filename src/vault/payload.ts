@@ -1,10 +1,11 @@
 /**
- * The decrypted payload: UTF-8 JSON `{ format: 3, generation, created_at,
- * accepted_catalog, retention_days, remembered: [...], credentials: [...] }`
- * with secret parts as standard base64 (FORMAT.md §4). Formats 1 (no
- * `accepted_catalog`) and 2 (no `retention_days`, no `remembered`) are still
- * read, as a vault that never recorded a catalog acceptance and remembers no
- * earlier value; saves write format 3.
+ * The decrypted payload: UTF-8 JSON `{ format: 4, generation, created_at,
+ * accepted_catalog, journal, retention_days, remembered: [...], credentials:
+ * [...] }` with secret parts as standard base64 (FORMAT.md §4). Formats 1 (no
+ * `accepted_catalog`), 2 (no `retention_days`, no `remembered`) and 3 (no
+ * `journal`) are still read, as a vault that never recorded a catalog
+ * acceptance, remembers no earlier value and never recorded a journal; saves
+ * write format 4.
  *
  * Invariants: `decodePayload` validates everything (zod for shape, the
  * credential rules for meaning, unique names) before returning, maps every
@@ -17,11 +18,11 @@ import { z } from 'zod';
 import { corruptError } from './format.js';
 import { fieldsProblem, kindProblem, MAX_SECRET_PART_BYTES, nameProblem, rememberedPartsProblem, secretPartsProblem } from './credentials.js';
 import { sodium, zero } from './libsodium.js';
-import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type CredentialKind, type RememberedMeta } from './types.js';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type CredentialKind, type JournalMark, type RememberedMeta } from './types.js';
 
 /** The format every save writes; READABLE_PAYLOAD_FORMATS lists what is read. */
-export const PAYLOAD_FORMAT = 3;
-export const READABLE_PAYLOAD_FORMATS = [1, 2, 3] as const;
+export const PAYLOAD_FORMAT = 4;
+export const READABLE_PAYLOAD_FORMATS = [1, 2, 3, 4] as const;
 
 /** At most this many remembered values; the oldest go first beyond it. */
 export const MAX_REMEMBERED = 4096;
@@ -56,6 +57,8 @@ export interface VaultContents {
   readonly createdAt: string;
   /** The high-water mark of catalog acceptances; null until the first one (and in format 1). */
   acceptedCatalog: CatalogMark | null;
+  /** The journal this home keeps and its last anchored heads; null until one is recorded (and before format 4). */
+  journal: JournalMark | null;
   readonly credentials: Map<string, StoredCredential>;
   /** Days a retired value (source `retired`, no `until`) stays remembered. */
   retentionDays: number;
@@ -78,6 +81,17 @@ const CredentialRecord = z.strictObject({
 const Mark = z.strictObject({
   sequence: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   digest: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+const Head = z.strictObject({
+  seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+const JournalRecord = z.strictObject({
+  id: z.string().min(1).max(128),
+  activity: Head,
+  sessions: Head,
 });
 
 const RememberedRecord = z.strictObject({
@@ -115,6 +129,17 @@ const PayloadV3 = z.strictObject({
   credentials: z.array(CredentialRecord),
 });
 
+const PayloadV4 = z.strictObject({
+  format: z.literal(4),
+  generation: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  created_at: Timestamp,
+  accepted_catalog: Mark.nullable(),
+  journal: JournalRecord.nullable(),
+  retention_days: z.number().int().min(0).max(MAX_RETENTION_DAYS),
+  remembered: z.array(RememberedRecord).max(MAX_REMEMBERED),
+  credentials: z.array(CredentialRecord),
+});
+
 /** Zero every secret part held by `credentials` (or remembered values). */
 export function zeroCredentials(credentials: Iterable<{ readonly secret: Record<string, Uint8Array> }>): void {
   for (const c of credentials) zero(...Object.values(c.secret));
@@ -129,8 +154,8 @@ function encodeSecret(secret: Readonly<Record<string, Uint8Array>>): Record<stri
   return out;
 }
 
-/** Contents to write: a new vault has no remembered values and the default retention. */
-export type ContentsToSeal = Omit<VaultContents, 'retentionDays' | 'remembered'> & Partial<Pick<VaultContents, 'retentionDays' | 'remembered'>>;
+/** Contents to write: a new vault has no remembered values, the default retention and no journal. */
+export type ContentsToSeal = Omit<VaultContents, 'retentionDays' | 'remembered' | 'journal'> & Partial<Pick<VaultContents, 'retentionDays' | 'remembered' | 'journal'>>;
 
 /** Serialize; credentials and parts are sorted so equal contents give equal JSON. The caller zeroes the result. */
 export function encodePayload(contents: ContentsToSeal): Uint8Array {
@@ -146,11 +171,14 @@ export function encodePayload(contents: ContentsToSeal): Uint8Array {
     return { name, kind, source, since, until, fields: { ...fields }, secret: encodeSecret(r.secret) };
   });
   const mark = contents.acceptedCatalog === null ? null : { sequence: contents.acceptedCatalog.sequence, digest: contents.acceptedCatalog.digest };
+  const j = contents.journal ?? null;
+  const journal = j === null ? null : { id: j.id, activity: { seq: j.activity.seq, hash: j.activity.hash }, sessions: { seq: j.sessions.seq, hash: j.sessions.hash } };
   const json = JSON.stringify({
     format: PAYLOAD_FORMAT,
     generation: contents.generation,
     created_at: contents.createdAt,
     accepted_catalog: mark,
+    journal,
     retention_days: contents.retentionDays ?? DEFAULT_RETENTION_DAYS,
     remembered,
     credentials,
@@ -186,11 +214,11 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
   if (typeof format === 'number' && Number.isInteger(format) && format > PAYLOAD_FORMAT) {
     throw fail(`unsupported payload format ${format} (this Postern reads payload formats ${READABLE_PAYLOAD_FORMATS.join(', ')})`);
   }
-  const parsed = format === 1 ? PayloadV1.safeParse(raw) : format === 2 ? PayloadV2.safeParse(raw) : PayloadV3.safeParse(raw);
+  const parsed = format === 1 ? PayloadV1.safeParse(raw) : format === 2 ? PayloadV2.safeParse(raw) : format === 3 ? PayloadV3.safeParse(raw) : PayloadV4.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue === undefined ? '' : issue.path.map(String).join('.');
-    throw fail(`payload does not match format ${format === 1 || format === 2 ? format : PAYLOAD_FORMAT} at '${path}' (${issue?.code ?? 'invalid'})`);
+    throw fail(`payload does not match format ${format === 1 || format === 2 || format === 3 ? format : PAYLOAD_FORMAT} at '${path}' (${issue?.code ?? 'invalid'})`);
   }
   const credentials = new Map<string, StoredCredential>();
   const remembered: StoredRemembered[] = [];
@@ -213,7 +241,7 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
       };
       credentials.set(record.name, stored);
     });
-    if (parsed.data.format === 3) {
+    if (parsed.data.format === 3 || parsed.data.format === 4) {
       parsed.data.remembered.forEach((record, i) => {
         const problem = recordProblem(record, rememberedPartsProblem);
         if (problem !== null) throw fail(`remembered #${i}: ${problem}`);
@@ -227,8 +255,9 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
     throw e;
   }
   const acceptedCatalog = parsed.data.format === 1 ? null : parsed.data.accepted_catalog;
-  const retentionDays = parsed.data.format === 3 ? parsed.data.retention_days : DEFAULT_RETENTION_DAYS;
-  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, acceptedCatalog, credentials, retentionDays, remembered };
+  const retentionDays = parsed.data.format === 3 || parsed.data.format === 4 ? parsed.data.retention_days : DEFAULT_RETENTION_DAYS;
+  const journal = parsed.data.format === 4 ? parsed.data.journal : null;
+  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, acceptedCatalog, journal, credentials, retentionDays, remembered };
 }
 
 /** The credential rules for a decoded record (a credential's, or a remembered value's with its own part rule). */

@@ -110,6 +110,18 @@ export interface RememberedValue {
   readonly secret: Readonly<Record<string, Uint8Array>>;
 }
 
+/**
+ * The journal a home keeps, as the vault last recorded it (FORMAT.md §4,
+ * `journal`): its id and the heads its anchor vouched for at that save. A
+ * home whose vault names a journal has one: losing the journal, its anchor
+ * and its checkpoints together is refused, never taken for a new home.
+ */
+export interface JournalMark {
+  readonly id: string;
+  readonly activity: { readonly seq: number; readonly hash: string };
+  readonly sessions: { readonly seq: number; readonly hash: string };
+}
+
 /** Argon2id cost parameters as stored in the vault header. */
 export interface KdfParams {
   readonly opslimit: number;

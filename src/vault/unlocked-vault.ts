@@ -19,7 +19,7 @@ import type { KeyWrap } from './format.js';
 import { sodium, zero } from './libsodium.js';
 import type { CatalogMark, StoredCredential, StoredRemembered, VaultContents } from './payload.js';
 import { MAX_REMEMBERED, zeroCredentials } from './payload.js';
-import { MAX_RETENTION_DAYS, type Credential, type CredentialKind, type CredentialMeta, type DerivedKeyPurpose, type KdfParams, type RememberedSource, type RememberedValue } from './types.js';
+import { MAX_RETENTION_DAYS, type Credential, type CredentialKind, type CredentialMeta, type DerivedKeyPurpose, type JournalMark, type KdfParams, type RememberedSource, type RememberedValue } from './types.js';
 
 /** @internal The mutable state behind an UnlockedVault. */
 export interface VaultState {
@@ -290,6 +290,29 @@ export class UnlockedVault {
     pruneRemembered(s);
     s.contents.acceptedCatalog = { sequence: mark.sequence, digest: mark.digest };
     s.dirty = true;
+  }
+
+  /** The journal this vault last recorded (FORMAT.md §4, `journal`), or null. Readable while unlocked. */
+  get journal(): JournalMark | null {
+    const j = vaultState(this).contents.journal;
+    return j === null ? null : { id: j.id, activity: { ...j.activity }, sessions: { ...j.sessions } };
+  }
+
+  /**
+   * Records the journal the home keeps. Another journal (a new home's, or one
+   * the operator started) is a change to save; the same journal's later heads
+   * are not: they ride along with the next save, and never move back.
+   */
+  recordJournal(mark: JournalMark): void {
+    const s = vaultState(this);
+    const held = s.contents.journal;
+    const copy = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions } };
+    if (held === null || held.id !== mark.id) {
+      s.contents.journal = copy;
+      s.dirty = true;
+    } else if (mark.activity.seq >= held.activity.seq && mark.sessions.seq >= held.sessions.seq) {
+      s.contents.journal = copy;
+    }
   }
 
   /**

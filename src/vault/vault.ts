@@ -23,7 +23,7 @@ import { openVaultBytes, openVaultBytesWithKey, sealVaultContents } from './code
 import type { VaultContents } from './payload.js';
 import { zeroCredentials } from './payload.js';
 import { createKeyWrap } from './seal.js';
-import type { DerivedKeyPurpose, KdfParams } from './types.js';
+import type { DerivedKeyPurpose, JournalMark, KdfParams } from './types.js';
 import { deriveFromDataKey, UnlockedVault, vaultIsDirty, vaultState } from './unlocked-vault.js';
 import { acquireWriterLock } from './writer-lock.js';
 
@@ -38,6 +38,12 @@ export interface VaultOptions {
   clock?: Clock;
   /** The home change a save belongs to (src/home/change-record.ts); without it a save writes the file itself. */
   stage?: VaultStage;
+  /**
+   * The journal's anchored heads now (the home's writers and the daemon give
+   * it): every save records them in the vault (FORMAT.md §4, `journal`).
+   * Undefined when there is nothing to record.
+   */
+  journalMark?: (v: UnlockedVault) => JournalMark | undefined;
 }
 
 /**
@@ -57,6 +63,7 @@ interface Resolved {
   readonly deriveKek: DeriveKek;
   readonly now: () => Date;
   readonly stage: VaultStage | undefined;
+  readonly journalMark: ((v: UnlockedVault) => JournalMark | undefined) | undefined;
 }
 
 function invalid(message: string): PosternError {
@@ -75,6 +82,7 @@ function resolveOptions(opts: VaultOptions | undefined): Resolved {
     deriveKek: kekDeriver(o.kdfRunner ?? 'worker'),
     now: () => (o.clock ?? systemClock).now(),
     stage: o.stage,
+    journalMark: o.journalMark,
   };
 }
 
@@ -217,6 +225,8 @@ export async function withVaultWriter<T>(
     }
     let saved: VaultSave = null;
     if (vaultIsDirty(vault)) {
+      const mark = r.journalMark?.(vault);
+      if (mark !== undefined) vault.recordJournal(mark);
       await saveVault(vaultPath, vault, r.stage);
       saved = { generation: vault.generation };
     }

@@ -74,9 +74,11 @@ describe('daemon: the journal anchor', () => {
     rmSync(to, { recursive: true, force: true });
     cpSync(journalDir, join(to, 'journal'), { recursive: true });
     cpSync(join(home, 'journal.anchor'), join(to, 'journal.anchor'));
+    cpSync(join(home, 'journal.checkpoints.jsonl'), join(to, 'journal.checkpoints.jsonl'));
     cpSync(join(home, 'vault.pvlt'), join(to, 'vault.pvlt'));
   };
-  const restore = (name: string, what: ('journal' | 'journal.anchor' | 'vault.pvlt' | 'activity.db' | 'sessions.db')[]): void => {
+  // An older journal put back with its anchor is refused by the signed checkpoints: good state includes them.
+  const restore = (name: string, what: ('journal' | 'journal.anchor' | 'journal.checkpoints.jsonl' | 'vault.pvlt' | 'activity.db' | 'sessions.db')[]): void => {
     const from = join(inst.sb.dir, `snap-${name}`);
     for (const w of what) {
       if (w === 'activity.db' || w === 'sessions.db') {
@@ -234,7 +236,7 @@ describe('daemon: the journal anchor', () => {
     assert.equal(keyed.code, 1, keyed.stdout + keyed.stderr);
     assert.match(keyed.stdout, /anchor: MISMATCH: the anchor does not verify with this vault/);
     await refusedStart('JOURNAL_ANCHOR_MISMATCH', /anchor does not verify with this vault/);
-    restore('good', ['journal', 'journal.anchor']);
+    restore('good', ['journal', 'journal.anchor', 'journal.checkpoints.jsonl']);
   });
 
   it('at rest: the anchor deleted, or garbled → refused', async () => {
@@ -291,7 +293,7 @@ describe('daemon: the journal anchor', () => {
     assert.equal(http.requests.length, before);
     await inst.stopDaemon('SIGKILL');
     await refusedStart('JOURNAL_ANCHOR_MISMATCH', /journal/);
-    restore('good', ['journal', 'journal.anchor']);
+    restore('good', ['journal', 'journal.anchor', 'journal.checkpoints.jsonl']);
     await inst.startDaemon();
     await replayed();
   });

@@ -17,7 +17,8 @@
 import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
 import { takeDaemonLock } from '../../home/daemon-lock.js';
-import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection } from '../../journal/anchor/index.js';
+import { anchoredJournal, writeVault } from '../../home/vault-write.js';
+import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection, type RecordedJournal } from '../../journal/anchor/index.js';
 import { PosternError } from '../../rules/errors.js';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
@@ -31,13 +32,17 @@ export interface VaultFacts {
   readonly checkpointSeed: Uint8Array;
   readonly generation: number;
   readonly catalogDigest: string;
+  /** The journal the vault recorded (vault/FORMAT.md §4, `journal`), or null. */
+  readonly journal: RecordedJournal | null;
   wipe(): void;
 }
 
 /** The vault facts the anchor needs: its journal-anchor key (copy), the checkpoint seed (copy), generation, and the catalog digest in force. */
-export async function vaultFacts(ctx: CliContext): Promise<VaultFacts> {
-  const pass = await ctx.unlockPassphrase();
-  const vault = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
+export async function vaultFacts(ctx: CliContext, given?: Uint8Array): Promise<VaultFacts> {
+  const pass = given ?? (await ctx.unlockPassphrase());
+  const vault = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => {
+    if (given === undefined) pass.fill(0);
+  });
   try {
     const key = Uint8Array.from(vault.deriveKey('journal-anchor'));
     const checkpointSeed = Uint8Array.from(vault.deriveKey('journal-checkpoint'));
@@ -47,6 +52,7 @@ export async function vaultFacts(ctx: CliContext): Promise<VaultFacts> {
       checkpointSeed,
       generation: vault.generation,
       catalogDigest: vault.acceptedCatalog?.digest ?? sha256Hex(''),
+      journal: vault.journal,
       wipe() {
         key.fill(0);
         checkpointSeed.fill(0);
@@ -68,7 +74,21 @@ export function anchorContext(ctx: CliContext, f: VaultFacts): AnchorContext {
     clock: ctx.clock,
     log: (l) => process.stderr.write(`postern: ${l}\n`),
     checkpoints: { path: ctx.paths.checkpoints, seed: f.checkpointSeed },
+    vaultJournal: f.journal,
   };
+}
+
+/**
+ * After the operator started a journal or accepted a vault: the vault records
+ * the journal the anchor now names (vault/FORMAT.md §4, `journal`), so the
+ * daemon's start compares the two. The caller holds the daemon lock, so the
+ * anchor does not follow this save's generation; the daemon records it.
+ */
+async function recordAnchoredJournal(ctx: CliContext, pass: Uint8Array): Promise<void> {
+  await writeVault(ctx, pass, (v) => {
+    const named = anchoredJournal(ctx.paths.anchor, v.deriveKey('journal-anchor'));
+    if (named !== undefined) v.recordJournal(named);
+  });
 }
 
 /** One line per fact, for `anchor status` and `doctor`. */
@@ -133,16 +153,20 @@ export function registerAnchor(program: Command): void {
       // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
       const lock = await takeDaemonLock(ctx.paths);
       let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
+      let pass: Uint8Array | undefined;
       try {
         if (o.yes !== true && !confirm('Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.')) {
           ctx.out('nothing changed');
           return;
         }
-        f = await vaultFacts(ctx);
+        pass = await ctx.unlockPassphrase();
+        f = await vaultFacts(ctx, pass);
         const r = startNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
+        await recordAnchoredJournal(ctx, pass);
         ctx.out(`started journal ${r.journalId}${r.movedTo === null ? '' : `; the old journal was moved to ${clean(r.movedTo, 300)}`}`);
       } finally {
         f?.wipe();
+        pass?.fill(0);
         await lock.release();
       }
     });
@@ -156,8 +180,10 @@ export function registerAnchor(program: Command): void {
       // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
       const lock = await takeDaemonLock(ctx.paths);
       let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
+      let pass: Uint8Array | undefined;
       try {
-        f = await vaultFacts(ctx);
+        pass = await ctx.unlockPassphrase();
+        f = await vaultFacts(ctx, pass);
         const i = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, f.key, f.generation);
         if (i.anchor !== 'authentic' || i.verdict.kind !== 'vault_rolled_back') {
           const d = describeInspection(i);
@@ -174,9 +200,12 @@ export function registerAnchor(program: Command): void {
         }
         const opened = openAnchoredJournals(anchorContext(ctx, f), { acceptVault: true });
         opened.close();
+        // An older vault carries an older record of the journal: it now records the one accepted with it.
+        await recordAnchoredJournal(ctx, pass);
         ctx.out(`accepted vault generation ${i.verdict.found} (the anchor had ${i.verdict.anchored}); journaled`);
       } finally {
         f?.wipe();
+        pass?.fill(0);
         await lock.release();
       }
     });

@@ -61,7 +61,7 @@ export async function recordOutcome(svc: Services, trail: Trail, input: OutcomeI
   } catch (e) {
     // Committed but its fsync failed: it is in the journal (a retry would find it); only its durability is not known.
     if (isPosternError(e, 'JOURNAL_UNAVAILABLE') && e.details['outcome_committed'] !== true) {
-      svc.pendingOutcomes.add({
+      await svc.pendingOutcomes.add({
         callId: trail.callId,
         tool: trail.tool.slice(0, 128),
         key: trail.idempotencyKey,

@@ -85,6 +85,8 @@ export class AnchorKeeper {
   readonly #log: (line: string) => void;
   readonly #lagMs: number;
   #record: AnchorRecord;
+  /** The last record an anchor write made durable: what the vault may record (it must never lead the file). */
+  #written: AnchorRecord;
   #dirty = false;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -102,12 +104,18 @@ export class AnchorKeeper {
     this.#log = o.log;
     this.#lagMs = o.lagMs ?? ANCHOR_LAG_MS;
     this.#record = o.record;
+    this.#written = o.record;
     this.#counter = o.record.counter;
     this.#cp = o.checkpoints === undefined ? null : { o: o.checkpoints, signer: new CheckpointSigner(o.checkpoints.seed), pending: null, last: null };
   }
 
   get record(): AnchorRecord {
     return this.#record;
+  }
+
+  /** The last record written to the anchor file (heads noted since may still be on their way). */
+  get written(): AnchorRecord {
+    return this.#written;
   }
 
   /** The checkpoint public key (hex), or null when this keeper signs none. */
@@ -187,6 +195,7 @@ export class AnchorKeeper {
   /** After a write of `next`: heads noted meanwhile stay (they are newer), the counter and time are the write's. */
   #wrote(next: AnchorRecord): void {
     if (next.counter >= this.#record.counter) this.#record = { ...this.#record, counter: next.counter, at: next.at };
+    if (next.counter >= this.#written.counter) this.#written = next;
     // A write that ends after close (or a lock) is durable, but the signer is gone: close signed the last word.
     if (!this.#closed) this.#checkpoint(next);
   }

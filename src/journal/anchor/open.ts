@@ -3,8 +3,16 @@
  * operator commands' (`postern anchor …`):
  *
  *   no anchor, no journal files     → a new home: a new journal (new id) and its
- *                                     first anchor; `journal_started` journaled
+ *                                     first anchor; `journal_started` journaled —
+ *                                     unless the vault records a journal, or a
+ *                                     signed checkpoint exists (refused: all of it
+ *                                     was removed together)
  *   no anchor, journal files        → refused (anchor_missing)
+ *   anchor behind the vault's record→ refused (the vault names another journal,
+ *                                     or recorded later heads at a save)
+ *   journals behind a checkpoint    → refused, as `audit verify --unlock` reports
+ *                                     it (rolled back, replaced, a counter signed
+ *                                     twice)
  *   anchor malformed / MAC fails    → refused (anchor_malformed / anchor_forged)
  *   a journal file missing or empty → refused, and nothing is created
  *   journal id, seq or hash differ  → refused before recovery writes anything
@@ -19,18 +27,20 @@
  * it it can only compare the journals with what the anchor claims.
  */
 import { randomUUID } from 'node:crypto';
-import { lstatSync, mkdirSync, renameSync } from 'node:fs';
+import { mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../../clock/index.js';
 import { PosternError } from '../../rules/errors.js';
-import { ACTIVITY_SCHEMA } from '../activity-schema.js';
 import { GENESIS_HASH } from '../chain.js';
-import type { JournalName } from '../database.js';
-import { openJournals, type JournalFacts, type Journals } from '../index.js';
-import { SESSIONS_SCHEMA } from '../sessions.js';
+import { openJournals, type JournalFacts, type Journals, type OpenOptions } from '../index.js';
 import { anchorMismatch, readAnchor } from './file.js';
+import { journalPresence, sizeOf } from './presence.js';
 import { AnchorKeeper } from './keeper.js';
-import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAnchor, type AnchorRecord, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
+import { readCheckpoints } from '../checkpoint/file.js';
+import { checkpointRefusal, judgeCheckpointFile } from '../checkpoint/inspect.js';
+import { highestCounter } from '../checkpoint/record.js';
+import { publicKeyOf } from '../checkpoint/signature.js';
+import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
 
 export interface AnchorContext {
   readonly journalDir: string;
@@ -41,8 +51,12 @@ export interface AnchorContext {
   readonly catalogDigest: string;
   readonly clock: Clock;
   readonly log: (line: string) => void;
-  /** The checkpoint file and the vault's journal-checkpoint seed: signed checkpoints are written when given. */
+  /** The checkpoint file and the vault's journal-checkpoint seed: signed checkpoints are checked at start and written when given. */
   readonly checkpoints?: { readonly path: string; readonly seed: Uint8Array };
+  /** The journal the vault recorded (vault/FORMAT.md §4, `journal`); null or undefined when it records none. */
+  readonly vaultJournal?: RecordedJournal | null;
+  /** Outcomes the last daemon had but could not journal: written once the journals are admitted, before recovery. */
+  readonly settle?: OpenOptions['settle'];
 }
 
 export interface AnchoredJournals {
@@ -52,30 +66,6 @@ export interface AnchoredJournals {
   readonly found: { readonly kind: 'new' } | { readonly kind: 'anchored'; readonly tail: { readonly activity: number; readonly sessions: number }; readonly vaultAccepted: { from: number; to: number } | null };
   /** Closes the journals, then writes the final anchor. */
   close(): void;
-}
-
-const FILES: Readonly<Record<JournalName, string>> = { sessions: SESSIONS_SCHEMA.file, activity: ACTIVITY_SCHEMA.file };
-
-type Presence = { readonly kind: 'none' } | { readonly kind: 'complete' } | { readonly kind: 'problem'; readonly problem: JournalProblem };
-
-function sizeOf(path: string): number | undefined {
-  try {
-    return lstatSync(path).size;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new PosternError('JOURNAL_UNAVAILABLE', `journal: cannot inspect ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-}
-
-/** Which journal files are there, before anything opens (and could create) them. */
-export function journalPresence(dir: string): Presence {
-  const sizes = (['sessions', 'activity'] as const).map((j) => [j, sizeOf(join(dir, FILES[j]))] as const);
-  if (sizes.every(([, s]) => s === undefined)) return { kind: 'none' };
-  for (const [journal, size] of sizes) {
-    if (size === undefined) return { kind: 'problem', problem: { kind: 'missing', journal } };
-    if (size === 0) return { kind: 'problem', problem: { kind: 'empty', journal } };
-  }
-  return { kind: 'complete' };
 }
 
 function firstRecord(journalId: string, ctx: AnchorContext, counter: number): AnchorRecord {
@@ -91,13 +81,37 @@ function vaultRolledBack(anchored: number, found: number): PosternError {
   );
 }
 
+/**
+ * Refuses journals the signed checkpoints do not vouch for, under the vault's
+ * own key — what `audit verify --unlock` reports: behind the last checkpoint
+ * of their journal, another journal, a counter signed twice. `facts`
+ * undefined: there are no journal files.
+ */
+function refuseUnvouched(ctx: AnchorContext, facts: JournalFacts | undefined): void {
+  if (ctx.checkpoints === undefined) return;
+  const line = checkpointRefusal(judgeCheckpointFile(ctx.checkpoints.path, facts, { kind: 'missing', journal: 'activity' }, { vaultKey: publicKeyOf(ctx.checkpoints.seed) }));
+  if (line === null) return;
+  throw new PosternError(
+    'JOURNAL_ANCHOR_MISMATCH',
+    `the signed checkpoints do not vouch for this journal: ${line}; a completed idempotency key could run again on it, so the daemon will not start: restore the newest journal, or start a new one with \`postern anchor new-journal\``,
+    { details: { reason: 'checkpoint_mismatch' } },
+  );
+}
+
+/** A counter no checkpoint carries yet: an anchor put back never makes the keeper sign a counter twice. */
+function freshCounter(ctx: AnchorContext, counter: number): number {
+  return ctx.checkpoints === undefined ? counter : Math.max(counter, highestCounter(readCheckpoints(ctx.checkpoints.path)));
+}
+
 function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journalId?: string; admit?: (f: JournalFacts) => void }): { journals: Journals; keeper: AnchorKeeper } {
   let keeper: AnchorKeeper | undefined;
+  const counter = freshCounter(ctx, record.counter);
   const journals = openJournals(ctx.journalDir, {
     clock: ctx.clock,
     exclusive: true,
     ...(opts.journalId === undefined ? {} : { journalId: opts.journalId }),
     ...(opts.admit === undefined ? {} : { admit: opts.admit }),
+    ...(ctx.settle === undefined ? {} : { settle: ctx.settle }),
     onCommit: (j, h, d) => keeper?.onCommit(j, h, d),
     onDurableCommit: (j, h) => keeper?.onDurableCommit(j, h) ?? Promise.resolve(),
   });
@@ -117,7 +131,7 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
     keeper = new AnchorKeeper({
       path: ctx.anchorPath,
       key: ctx.key,
-      record: { ...record, activity: facts.activity.head, sessions: facts.sessions.head, vault_generation: Math.max(record.vault_generation, ctx.vaultGeneration), catalog_digest: ctx.catalogDigest },
+      record: { ...record, counter, activity: facts.activity.head, sessions: facts.sessions.head, vault_generation: Math.max(record.vault_generation, ctx.vaultGeneration), catalog_digest: ctx.catalogDigest },
       clock: ctx.clock,
       log: ctx.log,
       ...(ctx.checkpoints === undefined
@@ -163,6 +177,8 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
   const presence = journalPresence(ctx.journalDir);
   if (stored === undefined) {
     if (presence.kind !== 'none') throw anchorMismatch({ kind: 'anchor_missing' });
+    if (ctx.vaultJournal !== undefined && ctx.vaultJournal !== null) throw anchorMismatch({ kind: 'journal_lost', vault_id: ctx.vaultJournal.id });
+    refuseUnvouched(ctx, undefined);
     const id = randomUUID();
     const { journals, keeper } = openWithKeeper(ctx, firstRecord(id, ctx, 0), { journalId: id });
     journals.sessions.event(null, 'journal_started', { journal_id: id, reason: 'new home', previous: null });
@@ -177,6 +193,12 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
       verdict = judgeAnchor(anchor, facts, ctx.vaultGeneration);
       if (verdict.kind === 'journal_mismatch') throw anchorMismatch(verdict.problem);
       if (verdict.kind === 'vault_rolled_back' && opts.acceptVault !== true) throw vaultRolledBack(verdict.anchored, verdict.found);
+      // An older vault carries an older record of the journal: only a vault not behind the anchor is compared.
+      if (verdict.kind === 'ok') {
+        const behind = judgeAgainstVault(anchor, ctx.vaultJournal);
+        if (behind !== null) throw anchorMismatch(behind);
+      }
+      refuseUnvouched(ctx, facts);
     },
   });
   let vaultAccepted: { from: number; to: number } | null = null;

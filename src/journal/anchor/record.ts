@@ -64,6 +64,13 @@ export function anchorIsAuthentic(key: Uint8Array, stored: StoredAnchor): boolea
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** The journal as the vault recorded it at a save (vault/FORMAT.md §4, `journal`): its id and the anchored heads. */
+export interface RecordedJournal {
+  readonly id: string;
+  readonly activity: ChainHead;
+  readonly sessions: ChainHead;
+}
+
 /** Each journal file as found, for the judge. */
 export interface FoundJournal {
   readonly journal_id: string | null;
@@ -88,7 +95,13 @@ export type JournalProblem =
   /** The anchor file is not a well-formed anchor. */
   | { readonly kind: 'anchor_malformed' }
   /** The anchor's MAC does not verify with this vault. */
-  | { readonly kind: 'anchor_forged' };
+  | { readonly kind: 'anchor_forged' }
+  /** No journal and no anchor, but the vault records that this home keeps one: all of it was removed together. */
+  | { readonly kind: 'journal_lost'; readonly vault_id: string }
+  /** The anchor names another journal than the one the vault recorded: an older journal and anchor were put back. */
+  | { readonly kind: 'vault_names_other'; readonly vault_id: string; readonly anchored_id: string }
+  /** The anchor is behind the heads the vault recorded at a save: an older journal and its anchor were put back. */
+  | { readonly kind: 'behind_vault'; readonly journal: JournalName; readonly vault_seq: number; readonly anchored_seq: number };
 
 export type AnchorVerdict =
   | {
@@ -126,6 +139,21 @@ export function judgeAnchor(anchor: Pick<AnchorRecord, 'journal_id' | 'activity'
   return { kind: 'ok', tail };
 }
 
+/**
+ * Does the anchor agree with the journal the vault recorded at its last save
+ * (FORMAT.md §4, `journal`)? The vault's heads may lag the anchor (it is
+ * saved less often), never lead it. No mark (a vault older than format 4, or
+ * one never saved since the journal began) says nothing.
+ */
+export function judgeAgainstVault(anchor: Pick<AnchorRecord, 'journal_id' | 'activity' | 'sessions'>, mark: RecordedJournal | null | undefined): JournalProblem | null {
+  if (mark === null || mark === undefined) return null;
+  if (mark.id !== anchor.journal_id) return { kind: 'vault_names_other', vault_id: mark.id, anchored_id: anchor.journal_id };
+  for (const name of JOURNALS) {
+    if (anchor[name].seq < mark[name].seq) return { kind: 'behind_vault', journal: name, vault_seq: mark[name].seq, anchored_seq: anchor[name].seq };
+  }
+  return null;
+}
+
 /** One line for a person: what is wrong with the journal. */
 export function describeProblem(p: JournalProblem): string {
   switch (p.kind) {
@@ -145,5 +173,11 @@ export function describeProblem(p: JournalProblem): string {
       return 'the journal anchor file is malformed';
     case 'anchor_forged':
       return 'the journal anchor does not verify with this vault (forged, or from another vault)';
+    case 'journal_lost':
+      return `the journal, its anchor and its checkpoints are gone, but the vault records journal ${p.vault_id}: they were removed, this is not a new home`;
+    case 'vault_names_other':
+      return `the anchor names journal ${p.anchored_id} but the vault records journal ${p.vault_id}: an older journal and its anchor were put back`;
+    case 'behind_vault':
+      return `the ${p.journal} journal's anchor records seq ${p.anchored_seq} but the vault recorded seq ${p.vault_seq} at a save: an older copy of the journal and its anchor was put back`;
   }
 }

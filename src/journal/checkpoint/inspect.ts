@@ -4,13 +4,15 @@
  * needs no vault. `root` (a fingerprint or public key the person trusts)
  * pins the key; without it the first well-signed line's key is the root and
  * the result says it is not pinned. `vaultKey` (from `--unlock`) must be one
- * of the keys the walk reached.
+ * of the keys the walk reached. `judgeCheckpointFile` is the same judgement
+ * over journals already open: the daemon's start (anchor/open.ts) refuses
+ * what `verify --unlock` would report.
  */
-import { openJournals } from '../index.js';
-import { journalPresence } from '../anchor/open.js';
+import { openJournals, type JournalFacts } from '../index.js';
+import { journalPresence } from '../anchor/presence.js';
 import { readCheckpoints } from './file.js';
-import { describeCheckpoint, judgeCheckpoint, lastCheckpoint, walkTrust, type CheckpointVerdict, type StoredCheckpoint, type TrustWalk } from './record.js';
-import { describeProblem } from '../anchor/record.js';
+import { describeCheckpoint, duplicateCounters, judgeCheckpoint, lastCheckpoint, walkTrust, type CheckpointVerdict, type StoredCheckpoint, type TrustWalk } from './record.js';
+import { describeProblem, type JournalProblem } from '../anchor/record.js';
 import { keyFingerprint } from './signature.js';
 
 export type CheckpointInspection =
@@ -24,29 +26,42 @@ export type CheckpointInspection =
       readonly verdict: CheckpointVerdict;
       /** The key was named by the verifier (or checked against the vault), not just taken from the file. */
       readonly pinned: boolean;
+      /** Counters signed twice for other heads: a daemon ran again on an older journal and anchor put back. */
+      readonly duplicates: readonly number[];
     };
 
-export function inspectCheckpoints(journalDir: string, path: string, opts: { readonly root?: string; readonly vaultKey?: string } = {}): CheckpointInspection {
+type CheckpointOptions = { readonly root?: string; readonly vaultKey?: string };
+
+/** The judgement of `facts` (undefined: the journal files are not all there) against the checkpoint file. */
+export function judgeCheckpointFile(path: string, facts: JournalFacts | undefined, missing: JournalProblem, opts: CheckpointOptions = {}): CheckpointInspection {
   const walk = walkTrust(readCheckpoints(path), opts.root);
   if (walk.rootUnseen) return { kind: 'root_unseen', walk };
   if (opts.vaultKey !== undefined && walk.keys.length > 0 && !walk.keys.includes(opts.vaultKey)) return { kind: 'vault_key_unreached', walk, vault_key: opts.vaultKey };
+  const journalId = facts?.activity.journal_id ?? undefined;
+  // The last checkpoint of the journal found; of any journal when it has none (then: replaced).
+  const last = lastCheckpoint(walk.accepted, journalId) ?? lastCheckpoint(walk.accepted);
+  if (last === undefined) return { kind: 'none', walk };
+  const pinned = opts.root !== undefined || opts.vaultKey !== undefined;
+  const duplicates = duplicateCounters(walk.accepted);
+  if (facts === undefined) return { kind: 'judged', walk, checkpoint: last, verdict: { kind: 'mismatch', problem: missing }, pinned, duplicates };
+  return { kind: 'judged', walk, checkpoint: last, verdict: judgeCheckpoint(last.record, facts), pinned, duplicates };
+}
+
+export function inspectCheckpoints(journalDir: string, path: string, opts: CheckpointOptions = {}): CheckpointInspection {
   const presence = journalPresence(journalDir);
-  let journalId: string | undefined;
+  const missing: JournalProblem = presence.kind === 'problem' ? presence.problem : { kind: 'missing', journal: 'activity' };
   const j = presence.kind === 'complete' ? openJournals(journalDir, { readonly: true }) : undefined;
   try {
-    journalId = j?.facts().activity.journal_id ?? undefined;
-    // The last checkpoint of the journal found; of any journal when it has none (then: replaced).
-    const last = lastCheckpoint(walk.accepted, journalId) ?? lastCheckpoint(walk.accepted);
-    if (last === undefined) return { kind: 'none', walk };
-    const pinned = opts.root !== undefined || opts.vaultKey !== undefined;
-    if (j === undefined) {
-      const problem = presence.kind === 'problem' ? presence.problem : ({ kind: 'missing', journal: 'activity' } as const);
-      return { kind: 'judged', walk, checkpoint: last, verdict: { kind: 'mismatch', problem }, pinned };
-    }
-    return { kind: 'judged', walk, checkpoint: last, verdict: judgeCheckpoint(last.record, j.facts()), pinned };
+    return judgeCheckpointFile(path, j?.facts(), missing, opts);
   } finally {
     j?.close();
   }
+}
+
+/** The start's refusal when the checkpoints say the journals are not the ones they signed (null: they agree, or there is none yet). */
+export function checkpointRefusal(i: CheckpointInspection): string | null {
+  const d = describeCheckpointInspection(i, false);
+  return d.ok ? null : d.line;
 }
 
 function skipped(w: TrustWalk): string {
@@ -72,6 +87,10 @@ export function describeCheckpointInspection(i: CheckpointInspection, required: 
     case 'judged': {
       const which = describeCheckpoint(i.checkpoint.record);
       const pin = i.pinned ? '' : ' (key not pinned: compare its fingerprint with the one you noted, or pass --key)';
+      if (i.duplicates.length > 0) {
+        const n = i.duplicates.slice(0, 5).map((c) => `#${c}`).join(', ');
+        return { ok: false, line: `checkpoint counter ${n} was signed twice for other heads: an older journal and its anchor were put back and run on; against ${which}${pin}${skipped(i.walk)}` };
+      }
       if (i.verdict.kind === 'mismatch') {
         const p = i.verdict.problem;
         const what = p.kind === 'base_mismatch' ? `the ${p.journal} journal starts after seq ${p.found_seq} but the checkpoint says ${p.checkpoint_seq}: entries were removed without a signed prune` : describeProblem(p);

@@ -138,6 +138,30 @@ export function lastCheckpoint(accepted: readonly StoredCheckpoint[], journalId?
   return best;
 }
 
+/**
+ * Counters that two accepted lines carry for different journals or heads.
+ * Each anchor write takes a counter of its own, so a counter signed twice
+ * means a daemon went on from an older anchor put back (a `key_change` line
+ * repeats the last record's counter with the same heads, and is no finding).
+ */
+export function duplicateCounters(accepted: readonly StoredCheckpoint[]): number[] {
+  const seen = new Map<number, CheckpointRecord>();
+  const dups = new Set<number>();
+  for (const { record } of accepted) {
+    const first = seen.get(record.counter);
+    if (first === undefined) seen.set(record.counter, record);
+    else if (first.journal_id !== record.journal_id || first.activity.seq !== record.activity.seq || first.activity.hash !== record.activity.hash || first.sessions.seq !== record.sessions.seq || first.sessions.hash !== record.sessions.hash) dups.add(record.counter);
+  }
+  return [...dups].sort((a, b) => a - b);
+}
+
+/** The highest counter any well-formed line carries (0 when none): a new anchor write never takes one of these again. */
+export function highestCounter(lines: readonly (StoredCheckpoint | 'malformed')[]): number {
+  let max = 0;
+  for (const l of lines) if (l !== 'malformed' && l.record.counter > max) max = l.record.counter;
+  return max;
+}
+
 export type CheckpointProblem =
   | JournalProblem
   /** The chain starts somewhere the checkpoint does not say (entries removed without a signed prune). */

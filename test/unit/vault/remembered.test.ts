@@ -108,13 +108,13 @@ test('remember validates what it keeps, and copies it', async (t) => {
   }, opts);
 });
 
-test('payload format 2 (no remembered values) still reads, with the default retention; saves write format 3', () => {
+test('payload format 2 (no remembered values) still reads, with the default retention; saves write the current format', () => {
   const v2 = { format: 2, generation: 4, created_at: '2025-01-01T00:00:00.000Z', accepted_catalog: null, credentials: [] };
   const c = decodePayload(utf8(JSON.stringify(v2)));
   assert.equal(c.retentionDays, DEFAULT_RETENTION_DAYS);
   assert.deepEqual(c.remembered, []);
   const written = JSON.parse(Buffer.from(encodePayload(c)).toString()) as Record<string, unknown>;
-  assert.equal(written['format'], 3);
+  assert.equal(written['format'], 4);
   assert.deepEqual([written['retention_days'], written['remembered']], [30, []]);
   // A format-2 payload may not carry the new members; a format-3 one must.
   assert.throws(() => decodePayload(utf8(JSON.stringify({ ...v2, remembered: [] }))), /format 2/);

@@ -1,0 +1,36 @@
+/**
+ * The vault's record of the journal this home keeps (vault/FORMAT.md §4,
+ * `journal`), from the daemon: at start, a journal the vault does not name
+ * yet (a new home's first journal, or a vault written before the record
+ * existed) is saved into it at once; after that every save of the daemon's
+ * carries the heads the anchor file last made durable. With that record a
+ * journal removed together with its anchor and checkpoints is refused at the
+ * next start (JOURNAL_ANCHOR_MISMATCH), never taken for a new home.
+ *
+ * Invariants: the vault never records heads ahead of the anchor file (only
+ * what a write made durable), so a crash cannot leave the vault leading the
+ * anchor; a save that fails is logged and the daemon runs on (the anchor and
+ * the checkpoints still guard the journal; the next save records it).
+ */
+import type { AnchorKeeper, RecordedJournal } from '../journal/anchor/index.js';
+import { isPosternError } from '../rules/errors.js';
+import { withVaultWriter, type UnlockedVault, type VaultOptions } from '../vault/index.js';
+
+/** The journal and heads the anchor file vouches for now. */
+export function anchoredHeads(keeper: AnchorKeeper): () => RecordedJournal {
+  return () => {
+    const w = keeper.written;
+    return { id: w.journal_id, activity: w.activity, sessions: w.sessions };
+  };
+}
+
+/** Saves the journal into the vault when the vault does not name it yet. */
+export async function recordJournalInVault(vaultPath: string, held: UnlockedVault, heads: () => RecordedJournal, opts: VaultOptions, log: (line: string) => void): Promise<void> {
+  const now = heads();
+  if (held.journal?.id === now.id) return;
+  try {
+    await withVaultWriter(vaultPath, { held }, (v) => v.recordJournal(now), opts);
+  } catch (e) {
+    log(`the vault could not record journal ${now.id} (${isPosternError(e) ? e.code : 'error'}): the next save records it`);
+  }
+}
