@@ -220,6 +220,8 @@ export const SESSION_EVENT_TYPES = [
   'task_ended',
   /** A started session declared its run id or agent release (a `_meta` after its first request); the session row reads it. */
   'session_identified',
+  /** A call answered APPROVAL_PENDING whose card ended with no call taking its decision: approved, denied, timed out, voided or cancelled. */
+  'approval_ended',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

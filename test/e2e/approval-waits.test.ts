@@ -15,7 +15,8 @@
  * - A client with the default configuration (no progress token, its SDK's
  *   60 s timeout) is answered APPROVAL_PENDING well before that timeout, the
  *   card stays open, an approval runs nothing by itself, and the same call
- *   again runs once.
+ *   again runs once — also from a new session, after the first one ended; a
+ *   card no call takes back is journaled with how it ended (approval_ended).
  * Waits are on events (queue events from the operator channel, progress
  * notifications as they arrive), never on sleeps: elapsed time is proven by
  * counting progress notifications, which the daemon spaces by its interval.
@@ -30,7 +31,8 @@ import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/st
 import { ErrorCodes } from '../../src/rules/errors.js';
 import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approvals.js';
 import type { OperatorEvent } from '../../src/protocol/operator/index.js';
-import type { CallView } from '../../src/journal/index.js';
+import { openJournals, type CallView } from '../../src/journal/index.js';
+import { join } from 'node:path';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { childEnv, CLI } from '../helpers/cli.js';
 import { install, type Installation } from '../helpers/daemon.js';
@@ -270,17 +272,57 @@ describe('approval waits fit real MCP clients', () => {
     }
   });
 
-  it('a card left open for a session leaves the queue when the session ends', async () => {
+  /** Calls `args` until APPROVAL_PENDING, then ends the session and waits until the daemon has seen it end. */
+  async function leaveOpen(a: Agent, args: Record<string, string>): Promise<ApprovalCard> {
+    const appeared = nextCard();
+    const first = await a.call(args);
+    assert.equal(first.structuredContent?.['error_code'], 'APPROVAL_PENDING', a.name);
+    const card = await appeared;
+    const closed = nextEvent((e) => (e.type === 'session.closed' && e.id === card.session.id ? true : undefined));
+    await a.close();
+    await closed;
+    return card;
+  }
+
+  it('a card left open outlives its session; the same key and arguments from a new session take the decision and run once', async () => {
     for (const made of agents()) {
       const a = await made;
-      const appeared = nextCard();
-      const first = await a.call({ title: 'left open', idempotency_key: key() });
-      assert.equal(first.structuredContent?.['error_code'], 'APPROVAL_PENDING', a.name);
-      const card = await appeared;
-      const resolved = resolvedOf(card.id);
-      await a.close();
-      assert.equal((await resolved).kind, 'cancelled', a.name);
-      assert.ok(!(await pendingIds()).includes(card.id), a.name);
+      const before = http.requests.length;
+      const args = { title: `reconnected ${a.name}`, idempotency_key: key() };
+      const card = await leaveOpen(a, args);
+      assert.ok((await pendingIds()).includes(card.id), `${a.name}: the card stays until its time runs out`);
+      await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'once' } });
+      const b = await v2Agent();
+      const ran = await b.call(args);
+      assert.equal(ran.isError, undefined, `${a.name}: ${JSON.stringify(ran)}`);
+      assert.equal(http.requests.length, before + 1, `${a.name}: ran once, from the new session`);
+      const rows = await journalOf(args.idempotency_key);
+      assert.deepEqual(rows.map((r) => String(r.call.approval?.outcome ?? null)).sort(), ['approved', 'pending'], a.name);
+      await b.close();
     }
+  });
+
+  it('a card left open that no call takes back is journaled with how it ended', async () => {
+    const a = await v2Agent();
+    const args = { title: 'never taken back', idempotency_key: key() };
+    const card = await leaveOpen(a, args);
+    const [pending] = await journalOf(args.idempotency_key);
+    await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'deny', reason: 'not now' } });
+    const ended = (): { data: Record<string, unknown> } | undefined => {
+      const j = openJournals(join(inst.sb.home, 'journal'), { readonly: true });
+      try {
+        return j.sessions.latestEvent(card.session.id, 'approval_ended');
+      } finally {
+        j.close();
+      }
+    };
+    // The denial is held for a call to take it until the card's time; a lock ends the hold now.
+    assert.equal(ended(), undefined, 'not yet: a call may still take the decision');
+    await op.request('lock', {});
+    const line = ended();
+    assert.ok(line !== undefined, 'journaled approval_ended');
+    assert.equal(line.data?.['outcome'], 'denied');
+    assert.equal(line.data?.['call_id'], pending?.call.call_id);
+    assert.equal(line.data?.['idempotency_key'], args.idempotency_key);
   });
 });

@@ -10,8 +10,11 @@
  * clients"): a client that sent a progress token is kept waiting up to the
  * approval timeout; one that did not is answered APPROVAL_PENDING after
  * `approval_wait_without_progress_seconds`, before its own request timeout,
- * and the card stays open: the same call again (same session, tool, key and
- * call digest) waits on that card or takes its decision. A client that gives
+ * and the card stays open until its own time runs out, also when the session
+ * ends: the same call again (same tool, key and call digest, from any session;
+ * a keyless call from its own) waits on that card or takes its decision, and a
+ * card no call took back is journaled with how it ended (`approval_ended`).
+ * A session grant goes only to the session the card was opened for. A client that gives
  * up (its request's AbortSignal: notifications/cancelled or a closed
  * connection) cancels the card at once. A call that runs as an MCP task
  * waits like one with a progress token (its request was answered with the
@@ -34,7 +37,7 @@ import { advertiseTool, authorityDigest } from '../../contracts/index.js';
 import type { StaleCheck } from '../../approvals/queue.js';
 import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
 import type { ApprovalWait } from '../../approvals/parked.js';
-import type { TargetView } from '../../protocol/approvals.js';
+import type { ApprovalCard, ApprovalDecision, TargetView } from '../../protocol/approvals.js';
 import type { LimitUsage } from '../../protocol/limit-usage.js';
 import { PosternError } from '../../rules/errors.js';
 import { progressTokenOf, type CallRequest, type Services, type SessionInfo } from './context.js';
@@ -55,6 +58,8 @@ export interface ApprovalSubject {
   readonly adapted: readonly string[];
   readonly key: string | undefined;
   readonly callDigest: string;
+  /** The call asking, named in the journal if its card ends with nobody taking the decision. */
+  readonly callId?: string;
   /** Why the call no longer matches a given catalog (null while it does); checked at each catalog swap. */
   readonly guard?: StaleCheck;
   /** How much of the tool's limits was used when the card opened ("3 of 10 this session"). */
@@ -96,9 +101,11 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   if (svc.unattended !== null) return approveUnattended(svc, svc.unattended, req, s, need);
   const timeoutMs = svc.config.approval_timeout_seconds * 1000;
   const mode = need.scope === 'session' ? 'session' : 'per-call';
-  // The same call, back after APPROVAL_PENDING, waits on the card it left open (or takes its decision).
-  const parkKey = [session.id, s.tool.name, s.key ?? '', s.callDigest, authorityDigest(s.authority)].join('\n');
-  const wait = svc.queue.parked.take(parkKey) ?? openCard(svc, session, s, need, timeoutMs);
+  // The same call, back after APPROVAL_PENDING, waits on the card it left open (or takes its decision):
+  // by its key from any session (an agent that reconnected), a keyless call only from its own session.
+  const boundTo = s.key === undefined ? session.id : null;
+  const parkKey = [boundTo ?? '', s.tool.name, s.key ?? '', s.callDigest, authorityDigest(s.authority)].join('\n');
+  const wait = svc.queue.parked.take(parkKey, session.id) ?? openCard(svc, session, s, need, timeoutMs);
   const { card } = wait;
   // The client gave up (notifications/cancelled, or its connection closed): the card leaves the queue at once.
   const onAbort = (): void => wait.cancel();
@@ -139,7 +146,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   }
   if (d === 'wait_over') {
     // Answer before the client's own timeout: a clear "not yet", nothing run, the card still open.
-    svc.queue.parked.park(parkKey, session.id, wait, timeoutMs);
+    svc.queue.parked.park(parkKey, boundTo, wait, timeoutMs, (ended) => journalUnclaimed(svc, card, s, ended));
     throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: null, outcome: 'pending' },
       new PosternError(
         'APPROVAL_PENDING',
@@ -150,6 +157,8 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
   switch (d.kind) {
     case 'approved':
       req.status?.(`approved by ${d.by}; running`);
+      // Taken back from another session: the grant was offered to the card's session, so this call runs once.
+      if (d.scope === 'session' && card.session.id !== session.id) return { mode: 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved' };
       if (d.scope === 'session') {
         const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, revision: s.revision.revision, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
         try {
@@ -172,6 +181,23 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
     case 'cancelled':
       throw new ApprovalEnded({ mode, id: card.id, decided_by: null, decided_at: d.at, outcome: 'cancelled' },
         new PosternError('CALL_CANCELLED', 'the client gave up on the call (cancelled it or closed its connection) while it waited for approval; nothing was run'));
+  }
+}
+
+/** A card left open by APPROVAL_PENDING ended and no call took its decision: the journal says how (nothing ran). */
+function journalUnclaimed(svc: Services, card: ApprovalCard, s: ApprovalSubject, d: ApprovalDecision): void {
+  try {
+    svc.journals.sessions.event(card.session.id, 'approval_ended', {
+      approval_id: card.id,
+      call_id: s.callId ?? null,
+      tool: s.tool.name,
+      idempotency_key: s.key ?? null,
+      outcome: d.kind,
+      decided_by: 'by' in d ? d.by : null,
+      at: d.at,
+    });
+  } catch {
+    // the card is gone either way; a journal that cannot be written fails calls on its own
   }
 }
 

@@ -80,6 +80,7 @@ function subjectOf(call: CallState, plan: CallPlan): ApprovalSubject {
     adapted: plan.adapted,
     key,
     callDigest: plan.callDigest,
+    callId: call.trail.callId,
     limits: need(call, 'usage'),
     guard: (catalog) => {
       const r = recheckPlan(plan, catalog, callArgs, key);
