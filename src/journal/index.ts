@@ -140,6 +140,13 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const facts = (): JournalFacts =>
       guard('journal', 'read where the journals end', () => ({ sessions: factsOf(sessionsDb, sessionsChain), activity: factsOf(activityDb, store.chain) }));
     opts.admit?.(facts());
+    // Outcomes a stopped daemon had but could not journal go in first: their calls are not interrupted ones.
+    // Like recovery's, these writes come before the watch starts following the chain.
+    if (!readonly && opts.settle !== undefined) {
+      const settling = createActivityJournal(store, NO_HOOKS, null);
+      for (const o of opts.settle) settleOutcome(settling, o.callId, o.outcome);
+    }
+    const recovered = readonly ? [] : recoverOpenCalls(store);
     const hooksFor = (name: JournalName, db: Database.Database, chain: Chain, file: string): CommitHooks => {
       if (opts.exclusive !== true && opts.onCommit === undefined) return NO_HOOKS;
       const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
@@ -156,9 +163,6 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const walSync = readonly ? null : new WalSync(join(dir, `${ACTIVITY_SCHEMA.file}-wal`));
     walSync?.open();
     const activity = createActivityJournal(store, activityHooks, walSync);
-    // Outcomes a stopped daemon had but could not journal go in first: their calls are not interrupted ones.
-    if (!readonly) for (const o of opts.settle ?? []) settleOutcome(activity, o.callId, o.outcome);
-    const recovered = readonly ? [] : recoverOpenCalls(store);
     const parts = {
       sessions: { name: 'sessions', db: sessionsDb, chain: sessionsChain },
       activity: { name: 'activity', db: activityDb, chain: store.chain },
