@@ -190,14 +190,14 @@ describe('call pipeline', () => {
       assert.equal(first.structuredContent?.['approval_id'], card.id);
       assert.equal(svc.queue.get(card.id)?.id, card.id, 'the card is still open');
 
-      // Another session with the same arguments does not get this card: it opens its own.
-      const otherQueued = nextCard();
+      // Another session with the same key and arguments (an agent that reconnected) waits on this card; its end does not drop it.
       const other = await run(s, newSession('s-parked-other'), args);
-      const otherCard = await otherQueued;
-      assert.notEqual(otherCard.id, card.id);
-      assert.equal(other.structuredContent?.['approval_id'], otherCard.id);
-      assert.equal(svc.queue.parked.dropSession('s-parked-other'), 1);
-      assert.equal(svc.queue.get(otherCard.id), undefined, "the other session's card left with it");
+      assert.equal(other.structuredContent?.['error_code'], 'APPROVAL_PENDING', JSON.stringify(other));
+      assert.equal(other.structuredContent?.['approval_id'], card.id, 'the same card, not a second one');
+      assert.equal(svc.queue.list().length, 1);
+      assert.equal(svc.queue.parked.dropSession('s-parked-other'), 0);
+      assert.equal(svc.queue.parked.dropSession(who.id), 0);
+      assert.equal(svc.queue.get(card.id)?.id, card.id, 'the card outlives both sessions');
 
       svc.queue.decide(card.id, { verdict: 'deny', reason: 'not this one' }, 'op');
       const second = await run(s, who, args);
@@ -206,10 +206,10 @@ describe('call pipeline', () => {
       const third = await run(s, who, args);
       assert.equal(third.structuredContent?.['error_code'], 'APPROVAL_PENDING', 'the decision was consumed: a new card');
       assert.notEqual(third.structuredContent?.['approval_id'], card.id);
-      svc.queue.parked.dropSession(who.id);
+      svc.queue.parked.clear();
 
-      const outcomes = [first, second, third].map((r) => journals.activity.getCall(String(r.structuredContent?.['call_id']))?.call.approval?.outcome);
-      assert.deepEqual(outcomes, ['pending', 'denied', 'pending']);
+      const outcomes = [first, other, second, third].map((r) => journals.activity.getCall(String(r.structuredContent?.['call_id']))?.call.approval?.outcome);
+      assert.deepEqual(outcomes, ['pending', 'pending', 'denied', 'pending']);
       assert.equal(http.requests.length, before, 'nothing ran');
     });
 
