@@ -1,6 +1,6 @@
 // Known-answer vectors (vault/FORMAT.md §7): every Postern must open the
 // committed vaults (v1-basic: payload format 1; v2-accepted: payload format 2;
-// v3-remembered: payload format 3)
+// v3-remembered: payload format 3; v4-journal: payload format 4)
 // with the default (worker, MODERATE) settings and find exactly the recorded
 // credentials, secrets, timestamps, acceptance marks and derived keys.
 import assert from 'node:assert/strict';
@@ -132,6 +132,39 @@ test('v3-remembered (payload format 3) opens and matches: credentials, the reten
     assert.deepEqual(remembered.map(plain), expected.remembered.map(want));
     assert.equal(Buffer.from(v.deriveKey('catalog-mac')).toString('hex'), expected.derived_keys['catalog-mac']);
     assert.equal(Buffer.from(v.deriveKey('operator-auth')).toString('hex'), expected.derived_keys['operator-auth']);
+  } finally {
+    v.lock();
+  }
+});
+
+test('v4-journal (payload format 4) opens and matches: what v3 holds, and the journal the home keeps', async (t) => {
+  type Entry = { secret: Record<string, SecretSpec> } & Record<string, unknown>;
+  const expected = JSON.parse(readFileSync(new URL('v4-journal.json', vectors), 'utf8')) as Omit<Expected, 'created_at' | 'credentials'> & {
+    read_at: string;
+    retention_days: number;
+    credentials: Entry[];
+    remembered: Entry[];
+    journal: { id: string; activity: { seq: number; hash: string }; sessions: { seq: number; hash: string } };
+  };
+  const file = readFileSync(new URL(expected.file, vectors));
+  const { dataKey, plaintext } = await unsealVault(file, utf8(expected.passphrase_utf8), { bounds: DEFAULT_KDF_BOUNDS, deriveKek: kekDeriver('inline') });
+  dataKey.fill(0);
+  assert.equal((JSON.parse(Buffer.from(plaintext).toString('utf8')) as { format?: unknown }).format, 4, 'the payload is format 4');
+  plaintext.fill(0);
+  const { vault } = tempHome(t);
+  copyFileSync(new URL(expected.file, vectors), vault);
+  chmodSync(vault, 0o600);
+  const v = await openVault(vault, utf8(expected.passphrase_utf8), { clock: { now: () => new Date(expected.read_at), monotonicMs: () => 0 } });
+  const plain = (e: { readonly secret: Readonly<Record<string, Uint8Array>> }): Record<string, string> => Object.fromEntries(Object.entries(e.secret).map(([k, b]) => [k, Buffer.from(b).toString('hex')]));
+  const want = (e: Entry): Record<string, string> => Object.fromEntries(Object.entries(e.secret).map(([k, s]) => [k, Buffer.from(bytesOf(s)).toString('hex')]));
+  try {
+    assert.equal(v.generation, expected.generation);
+    assert.equal(v.retentionDays, expected.retention_days);
+    assert.deepEqual(v.list(), expected.credentials.map(({ secret: _s, ...meta }) => meta));
+    for (const c of expected.credentials) assert.deepEqual(plain(v.get(c['name'] as string)!), want(c));
+    assert.deepEqual(v.remembered().map(plain), expected.remembered.map(want));
+    assert.deepEqual(v.journal, expected.journal);
+    assert.equal(Buffer.from(v.deriveKey('catalog-mac')).toString('hex'), expected.derived_keys['catalog-mac']);
   } finally {
     v.lock();
   }
