@@ -10,12 +10,15 @@
  * then does its own job (Esc and `?` only close it); a confirmation runs on
  * `y` only; a prompt takes typed and pasted text whole; Ctrl-C quits from
  * anywhere (asking first while calls wait); the focus is settled after every
- * step (focus.ts), so what the next key acts on is what the next frame shows.
+ * step (focus.ts), so what the next key acts on is what the next frame shows;
+ * a card whose details are on screen to their last row is recorded as seen
+ * (ui.seen), which is what lets a card the compact view cuts be approved.
  */
 import { cardInView, refocus } from './focus.js';
 import { match, type KeyPress } from './keys/keymap.js';
 import { askQuit, decision, keyCtx, say, type KeyCtx } from './keys/actions.js';
 import { GLOBAL_KEYS, viewKeys } from './keys/tables.js';
+import { approvalsView } from './views/approvals.js';
 import { viewCtx } from './layout.js';
 import type { OperatorState } from './state.js';
 import { sanitizeForTerminal } from '../rules/terminal-text.js';
@@ -30,7 +33,15 @@ const NORMAL: Mode = { kind: 'normal' };
 
 export function step(ui: UiState, state: OperatorState, key: KeyPress, env: Env): Step {
   const out = stepMode(keyCtx(viewCtx(env, state, ui)), key);
-  return { ...out, ui: refocus(out.ui, state, env.monoMs) };
+  return { ...out, ui: noteSeen(refocus(out.ui, state, env.monoMs), state, env) };
+}
+
+/** Records that the operator has had the card on screen whole: the details are open at their end (what the next frame shows). */
+function noteSeen(ui: UiState, state: OperatorState, env: Env): UiState {
+  if (ui.view !== 'approvals' || !ui.expanded || ui.mode.kind === 'help') return ui;
+  const v = approvalsView(viewCtx(env, state, ui));
+  if (v.card === null || !v.atEnd || ui.seen[v.card.id] === true) return ui;
+  return { ...ui, seen: { ...ui.seen, [v.card.id]: true } };
 }
 
 function stepMode(c: KeyCtx, k: KeyPress): Step {

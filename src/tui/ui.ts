@@ -41,6 +41,8 @@ export interface UiState {
   readonly pauseFrom: number | null;
   /** Cards the operator decided here, until the focus moves off them. */
   readonly decided: Readonly<Record<string, true>>;
+  /** Cards whose details the operator has scrolled to the end: approving them is offered although the compact card cuts them. */
+  readonly seen: Readonly<Record<string, true>>;
   /** The approvals queue goes session by session (each session's oldest first) instead of oldest first. */
   readonly bySession: boolean;
   readonly expanded: boolean;
@@ -61,6 +63,7 @@ export const initialUi: UiState = {
   focusIndex: 0,
   pauseFrom: null,
   decided: {},
+  seen: {},
   bySession: false,
   expanded: false,
   scroll: 0,

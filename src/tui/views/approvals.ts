@@ -7,7 +7,10 @@
  * Invariants: the card shown is the one the operator is on (ui.focusId, kept
  * by focus.ts); a card resolved elsewhere stays named on screen with what
  * happened to it until the operator moves; an observer is offered no
- * deciding key at all; nothing is offered while the decision pause runs.
+ * deciding key at all; nothing is offered while the decision pause runs; no
+ * approval is offered for a card the operator has not seen whole — the
+ * compact card shows all of it, or the details were scrolled to their end
+ * (ui.seen, kept by the reducer).
  */
 import type { ApprovalCard, ApprovalDecision, CardView } from '../contract.js';
 import { cardRows, countdown } from '../card.js';
@@ -30,9 +33,18 @@ const no = (reason: string): Offer => ({ ok: false, reason });
 /** Why nothing is decided while the daemon is locked (the grants and catalog keys say it too). */
 export const LOCKED_REASON = 'daemon locked: nothing can be decided until it is unlocked';
 const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
+/** Why approving waits for the operator to read the rest of the card. */
+export const UNSEEN_REASON = 'approval is not offered until the whole card is seen: x opens the details, scroll to the end (G)';
+
+/** What the card on screen shows: its view, whether no value is cut, and whether the operator has seen all of it. */
+export interface Shown {
+  readonly fullyShown: boolean;
+  readonly seen: boolean;
+  readonly view: CardView;
+}
 
 /** What may be done with the card on screen, and why not. */
-export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: { fullyShown: boolean; view: CardView } | null): Offers {
+export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: Shown | null): Offers {
   const blocked = (r: Offer): Offers => ({ approveOnce: r, approveSession: r, deny: r });
   if (ctx.observe) return blocked(no('observer (read-only): deciding is disabled'));
   if (card === null) return blocked(no('no card on screen'));
@@ -46,12 +58,14 @@ export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: { fullySh
     const r = no('approval is not offered: the contract changed while the call waited (stale)');
     return { approveOnce: r, approveSession: r, deny: yes };
   }
+  const once: Offer = shown?.seen === true ? yes : no(UNSEEN_REASON);
   let session: Offer = yes;
   const sa = shown?.view.sessionApproval;
   if (sa === undefined) session = no('session approval is not offered: the card is not shown');
   else if (!sa.offered) session = no(sa.why);
   else if (shown?.fullyShown !== true) session = no('session approval is not offered: the card is not fully shown (x: details)');
-  return { approveOnce: yes, approveSession: session, deny: yes };
+  else if (!once.ok) session = once;
+  return { approveOnce: once, approveSession: session, deny: yes };
 }
 
 export function describeDecision(d: ApprovalDecision): string {
@@ -86,6 +100,8 @@ export interface ApprovalsView {
   readonly card: ApprovalCard | null;
   readonly offers: Offers;
   readonly fullyShown: boolean;
+  /** The details are open and their last row is on screen. */
+  readonly atEnd: boolean;
   /** The furthest the details can scroll (0 in the compact card). */
   readonly maxScroll: number;
 }
@@ -112,7 +128,7 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
     } else {
       lines.push(line('No calls are waiting for approval.', 'dim'));
     }
-    return { lines, disabled: [], card, offers: offers(ctx, null, null), fullyShown: false, maxScroll: 0 };
+    return { lines, disabled: [], card, offers: offers(ctx, null, null), fullyShown: false, atEnd: false, maxScroll: 0 };
   }
   lines.push(line(clipCells(queueHead(ctx, q, q.indexOf(card)), width), 'title'));
   const cd = countdown(card, ctx.nowMs);
@@ -130,9 +146,15 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
   let body = rows.lines;
   let fullyShown = rows.fullyShown;
   let maxScroll = 0;
+  let atEnd = false;
+  // The compact card is seen whole when nothing in it is cut and it fits; else the details must be read to the end.
+  const compact = ui.expanded ? cardRows(card, width, false) : rows;
+  let seen = (compact.fullyShown && compact.lines.length <= room) || ui.seen[card.id] === true;
   if (ui.expanded) {
     maxScroll = body.length <= room ? 0 : body.length - room + 1;
     const from = Math.min(ui.scroll, maxScroll);
+    atEnd = from >= maxScroll;
+    seen ||= atEnd;
     const end = Math.min(body.length, from + room);
     body = body.slice(from, end);
     if (end < rows.lines.length || from > 0) {
@@ -144,7 +166,7 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
     fullyShown = false;
   }
   lines.push(...body);
-  const o = offers(ctx, card, { fullyShown, view: rows.view });
+  const o = offers(ctx, card, { fullyShown, seen, view: rows.view });
   const disabled = [...new Set([o.approveOnce, o.approveSession, o.deny].flatMap((x) => (x.ok ? [] : [x.reason])))];
-  return { lines, disabled: ctx.observe ? [] : disabled, card, offers: o, fullyShown, maxScroll };
+  return { lines, disabled: ctx.observe ? [] : disabled, card, offers: o, fullyShown, atEnd, maxScroll };
 }

@@ -14,6 +14,7 @@ import { CARD_KEYS, DETAILS_KEYS, GLOBAL_KEYS, KEY_SECTIONS, viewKeys } from '..
 import { refocus, settle, step } from '../../../src/tui/reducer.js';
 import { initialState, reduce, type OperatorState } from '../../../src/tui/state.js';
 import { VIEWS, initialUi, type Env, type Step, type UiRequest, type UiState, type ViewId } from '../../../src/tui/ui.js';
+import { UNSEEN_REASON } from '../../../src/tui/views/approvals.js';
 import { card, emptySnapshot } from './fake-client.js';
 import { T0 } from './harness.js';
 
@@ -380,5 +381,51 @@ describe('the key tables', () => {
     const all = new Set([...GLOBAL_KEYS, ...CARD_KEYS, ...DETAILS_KEYS, ...VIEWS.flatMap((v) => viewKeys({ ...initialUi, view: v }))]);
     assert.equal(listed.length, new Set(listed).size);
     assert.deepEqual(new Set(listed), all);
+  });
+});
+
+describe('approving a card the compact view cuts needs the rest seen', () => {
+  const big = 'x'.repeat(1900);
+  const BIG = card({
+    id: 'big-body-card',
+    target: { kind: 'http', method: 'POST', origin: 'https://api.example.com', host: 'api.example.com', port: 443, path: '/v1/issues', query: [], headers: [], body: JSON.stringify({ body: big, title: 'ok' }) },
+    raw_arguments: { body: big, title: 'ok' },
+    normalized_arguments: { body: big, title: 'ok' },
+  });
+  const P = DECISION_PAUSE_MS;
+  const decided = (w: World): number => w.requests.filter((r) => r.op === 'approvals.decide').length;
+
+  const rows: [string, string[], boolean][] = [
+    // keys pressed (after the pause), then `a`: is a decision sent?
+    ['the compact card (the body cut)', [], false],
+    ['the details, at their top', ['x'], false],
+    ['the details, one page down', ['x', ' '], false],
+    ['the details, at their end', ['x', 'G'], true],
+    ['back in the compact card after reading the details to the end', ['x', 'G', 'q'], true],
+    ['the details opened again from the top, once read', ['x', 'G', 'q', 'x'], true],
+  ];
+  for (const [where, keys, sends] of rows) {
+    it(`${where}: a ${sends ? 'approves once' : 'is refused, saying why'}`, () => {
+      const w = new World({ pending: [BIG] });
+      w.keys(keys, P);
+      w.press('a', P);
+      assert.equal(decided(w), sends ? 1 : 0);
+      if (!sends) assert.equal(w.ui.message, UNSEEN_REASON);
+    });
+  }
+
+  it('the seen mark is the card\'s own: the next card is judged afresh', () => {
+    const BIG2 = card({ ...BIG, id: 'big-body-card-2', requested_at: '2026-01-01T00:00:09.000Z' });
+    const w = new World({ pending: [BIG, BIG2] });
+    w.keys(['x', 'G', 'q', 'n'], P);
+    w.press('a', 2 * P + 1);
+    assert.equal(decided(w), 0);
+    assert.equal(w.ui.message, UNSEEN_REASON);
+  });
+
+  it('a card the compact view shows whole is approved at once', () => {
+    const w = new World({ pending: [A] });
+    w.press('a', P);
+    assert.equal(decided(w), 1);
   });
 });
