@@ -15,18 +15,80 @@
  * `max` characters is cut and ends with a visible "… +N more" (N = input
  * characters not shown), so nothing hides past the edge of the screen.
  *
- * Rows: `foldToWidth` cuts a line into rows no wider than the terminal and
- * starts every row after the first with a visible continuation mark, so text
- * an agent controls can never begin a screen row of its own (a soft-wrapped
- * value could otherwise print a row that reads like one of Postern's fields).
+ * Widths no terminal agrees on are escaped too: enclosing marks (a keycap's
+ * U+20E3), Hangul vowel and final jamo (U+1160–U+11FF, U+D7B0–U+D7FF) and
+ * every code point Unicode assigned after 14.0 (a terminal with an older
+ * width table draws them 0–2 cells).
+ *
+ * Rows: `cellWidth` counts the widest a terminal may draw a string — each
+ * code point on its own (a terminal that does not join a cluster draws every
+ * part), wide, emoji, regional-indicator, skin-tone and East Asian ambiguous
+ * code points as 2, a combining mark as 1 — never less than string-width
+ * (what ink measures). `foldToWidth` cuts a line into rows of at most that
+ * many cells and starts every row after the first with a visible
+ * continuation mark; screens lay rows out `ROW_MARGIN` short of the
+ * terminal's width. So text an agent controls can never begin a screen row
+ * of its own, whatever the terminal's width table (a soft-wrapped value
+ * could otherwise print a row that reads like one of Postern's fields).
  */
 import stringWidth from 'string-width';
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 // Characters that render as nothing or as a plain space although they are not one.
 const INVISIBLE = new Set([0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x2800, 0x3164, 0xffa0]);
 const MAX_COMBINING_RUN = 4;
 const NEEDS_ESCAPE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Cn}\p{Zs}\p{Default_Ignorable_Code_Point}]/u;
 const IS_MARK = /\p{M}/u;
+/** Enclosing marks and Hangul medial/final jamo: drawn 0, 1 or 2 cells depending on the terminal. */
+const UNSETTLED_WIDTH = /[\p{Me}\u1160-\u11FF\uD7B0-\uD7FF]/u;
+
+/**
+ * Code points Unicode 15.0–17.0 assigned (ranges, hex). A terminal whose
+ * width table is Unicode 14 or older does not know them; one newer than the
+ * runtime's is \p{Cn} here and escaped as unassigned.
+ */
+const ASSIGNED_AFTER_14 = parseRanges(
+  '88f 897 c5c cdc cf3 ece 1acf-1add 1ae0-1aeb 1b4e-1b4f 1b7f 1c89-1c8a 20c1 2427-2429 2b96 2ffc-2fff ' +
+  '31e4-31e5 31ef a7cb-a7cf a7d2 a7d4 a7da-a7dc a7f1 fbc3-fbd2 fd90-fd91 fdc8-fdce 105c0-105f3 ' +
+  '10940-10959 10d40-10d65 10d69-10d85 10d8e-10d8f 10ec2-10ec7 10ed0-10ed8 10efa-10eff 1123f-11241 ' +
+  '11380-11389 1138b 1138e 11390-113b5 113b7-113c0 113c2 113c5 113c7-113ca 113cc-113d5 113d7-113d8 ' +
+  '113e1-113e2 116d0-116e3 11b00-11b09 11b60-11b67 11bc0-11be1 11bf0-11bf9 11db0-11ddb 11de0-11de9 ' +
+  '11f00-11f10 11f12-11f3a 11f3e-11f5a 1342f 13439-13455 13460-143fa 16100-16139 16d40-16d79 ' +
+  '16ea0-16eb8 16ebb-16ed3 16ff2-16ff6 187f8-187ff 18cff 18d09-18d1e 18d80-18df2 1b132 1b155 ' +
+  '1cc00-1ccfc 1cd00-1ceb3 1ceba-1ced0 1cee0-1cef0 1d2c0-1d2d3 1df25-1df2a 1e030-1e06d 1e08f ' +
+  '1e4d0-1e4f9 1e5d0-1e5fa 1e5ff 1e6c0-1e6de 1e6e0-1e6f5 1e6fe-1e6ff 1f6d8 1f6dc 1f774-1f77f 1f7d9 ' +
+  '1f8b2-1f8bb 1f8c0-1f8c1 1f8d0-1f8d8 1fa54-1fa57 1fa75-1fa77 1fa87-1fa8a 1fa8e-1fa8f 1faad-1faaf ' +
+  '1fabb-1fabf 1fac6 1fac8 1facd-1facf 1fada-1fadc 1fadf 1fae8-1faea 1faef 1faf7-1faf8 1fbcb-1fbef ' +
+  '1fbfa 2b739-2b73f 2cea2-2cead 2ebf0-2ee5d 31350-33479',
+);
+/** The newest Unicode version ASSIGNED_AFTER_14 covers. */
+export const WIDTH_TABLE_UNICODE = 17;
+
+function parseRanges(spec: string): readonly (readonly [number, number])[] {
+  return spec.split(' ').map((r) => {
+    const [a = '0', b = a] = r.split('-');
+    return [parseInt(a, 16), parseInt(b, 16)] as const;
+  });
+}
+
+function assignedAfter14(cp: number): boolean {
+  let lo = 0;
+  let hi = ASSIGNED_AFTER_14.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [a, b] = ASSIGNED_AFTER_14[mid] ?? [0, -1];
+    if (cp < a) hi = mid - 1;
+    else if (cp > b) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
+/** True when terminals disagree on how many cells the code point takes, so it is shown as an escape. */
+function widthUnsettled(ch: string, cp: number): boolean {
+  return cp >= 0x300 && (UNSETTLED_WIDTH.test(ch) || assignedAfter14(cp));
+}
 
 function hex(n: number, width: number): string {
   return n.toString(16).toUpperCase().padStart(width, '0');
@@ -46,7 +108,7 @@ function escapeOf(ch: string, cp: number): string | null {
     case ' ':
       return null;
   }
-  if (!NEEDS_ESCAPE.test(ch) && !INVISIBLE.has(cp)) return null;
+  if (!NEEDS_ESCAPE.test(ch) && !INVISIBLE.has(cp) && !widthUnsettled(ch, cp)) return null;
   if (cp < 0x100) return `\\x${hex(cp, 2).toLowerCase()}`;
   if (cp <= 0xffff) return `\\u${hex(cp, 4)}`;
   return `\\u{${hex(cp, 5)}}`;
@@ -95,27 +157,67 @@ export function escapeForTerminal(s: string): string {
   return sanitizeWithInfo(s, Number.POSITIVE_INFINITY).text;
 }
 
+const JSON_ESCAPE = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]/u;
+
 /**
  * JSON for a terminal: JSON.stringify already escapes C0 controls; this also
- * escapes DEL, C1, format, separator, surrogate, default-ignorable and unassigned characters as
- * \uXXXX, which keeps the text valid JSON with the same value.
+ * escapes DEL, C1, format, separator, surrogate, default-ignorable,
+ * unassigned and width-unsettled characters as \uXXXX, which keeps the text
+ * valid JSON with the same value.
  */
 export function jsonForTerminal(value: unknown, indent = 2): string {
   const text = JSON.stringify(value, null, indent) ?? 'null';
-  return text.replace(/[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]/gu, (m) =>
-    Array.from({ length: m.length }, (_, i) => `\\u${hex(m.charCodeAt(i), 4).toLowerCase()}`).join(''),
+  return text.replace(/[\u007f-\u{10FFFF}]/gu, (m) =>
+    JSON_ESCAPE.test(m) || widthUnsettled(m, m.codePointAt(0) ?? 0)
+      ? Array.from({ length: m.length }, (_, k) => `\\u${hex(m.charCodeAt(k), 4).toLowerCase()}`).join('')
+      : m,
   );
 }
 
-/** Terminal cells a printable string occupies (wide characters 2, combining marks 0). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+/** Drawn 2 cells by some terminal although a width table may say 1. */
+const MAY_BE_WIDE = /[\p{Extended_Pictographic}\p{Regional_Indicator}\p{Emoji_Modifier}]/u;
+const cpCells = new Map<string, number>();
+
+/** The widest a terminal may draw one code point: 2 when any table counts it wide (ambiguous too), else 1. */
+function codePointCells(ch: string): number {
+  let n = cpCells.get(ch);
+  if (n === undefined) {
+    n = MAY_BE_WIDE.test(ch) || stringWidth(ch, { ambiguousIsNarrow: false }) >= 2 ? 2 : 1;
+    if (cpCells.size < 4096) cpCells.set(ch, n);
+  }
+  return n;
+}
+
+/** The widest a terminal may draw one grapheme cluster: every code point on its own, and never less than string-width. */
+function clusterCells(g: string): number {
+  if (PRINTABLE_ASCII.test(g)) return g.length;
+  let n = 0;
+  for (const ch of g) n += codePointCells(ch);
+  return Math.max(n, stringWidth(g));
+}
+
+/**
+ * Terminal cells a printable string may occupy: the widest any terminal
+ * draws it (see the header), so a row counted to fit fits on every terminal.
+ */
 export function cellWidth(s: string): number {
-  return stringWidth(s);
+  if (PRINTABLE_ASCII.test(s)) return s.length;
+  let n = 0;
+  for (const { segment } of graphemes.segment(s)) n += clusterCells(segment);
+  return n;
+}
+
+/** Cells a screen leaves empty at the end of every row: a row never touches the terminal's last column. */
+export const ROW_MARGIN = 1;
+
+/** The width rows are laid out to on a terminal `columns` wide. */
+export function rowWidth(columns: number): number {
+  return Math.max(1, Math.floor(columns) - ROW_MARGIN);
 }
 
 /** Starts every folded row after the first: visible, and never produced by sanitized text at a row's start. */
 export const CONTINUATION = '\u2506 ';
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /**
  * Folds one line into rows of at most `width` cells. Rows after the first are
@@ -133,7 +235,7 @@ export function foldToWidth(line: string, width: number, indent = ''): string[] 
   let used = 0;
   for (const { segment } of graphemes.segment(line)) {
     const piece = escapeStray(segment);
-    const w = cellWidth(piece);
+    const w = piece === segment ? clusterCells(piece) : cellWidth(piece);
     if (used + w > width && row !== '' && row !== lead) {
       rows.push(row);
       row = lead;

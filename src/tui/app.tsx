@@ -21,6 +21,7 @@ import { screenLines } from './screen.js';
 import { initialState, reduce, type OperatorState, type StateAction } from './state.js';
 import { initialUi, type Env, type UiRequest, type UiState } from './ui.js';
 import { useOperatorFeed } from './use-operator.js';
+import { rowWidth } from '../rules/terminal-text.js';
 
 export interface AppProps {
   readonly client: OperatorClient;
@@ -58,8 +59,9 @@ export function App(props: AppProps) {
   const [, redraw] = useReducer((n: number) => n + 1, 0);
   const alive = useRef(new AbortController());
   const { exit } = useApp();
-  // One row short of the screen: ink redraws the whole screen when the frame fills it (flicker).
-  const env = (): Env => ({ observe, width: size.columns, rows: size.rows - 1, wallMs: props.now(), monoMs: props.monotonicMs() });
+  // One row short of the screen: ink redraws the whole screen when the frame fills it (flicker);
+  // rows stop ROW_MARGIN short of the last column.
+  const env = (): Env => ({ observe, width: rowWidth(size.columns), rows: size.rows - 1, wallMs: props.now(), monoMs: props.monotonicMs() });
 
   const commit = (state: OperatorState, ui: UiState): void => {
     model.current = { state, ui };
@@ -119,7 +121,7 @@ export function App(props: AppProps) {
 
   return (
     <Box flexDirection="column" width={size.columns}>
-      <Rows lines={screenLines(env(), state, ui)} width={size.columns} noColor={props.noColor} />
+      <Rows lines={screenLines(env(), state, ui)} width={rowWidth(size.columns)} noColor={props.noColor} />
     </Box>
   );
 }

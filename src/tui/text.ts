@@ -57,7 +57,8 @@ export function fieldRows(label: string, value: string, width: number, maxRows: 
 /** fieldRows for a value already sanitized (a card view row); `hidden` says it was cut. */
 export function foldField(label: string, text: string, hidden: number, width: number, maxRows: number): FieldRows {
   const labelCol = clipCells(label, LABEL_WIDTH - 1).padEnd(LABEL_WIDTH);
-  const indent = ' '.repeat(LABEL_WIDTH - cellWidth(CONTINUATION));
+  // The mark sits under the label's last cells; the fold counts it at its widest.
+  const indent = ' '.repeat(LABEL_WIDTH - Array.from(CONTINUATION).length);
   const rows = foldToWidth(`${labelCol}${text}`, width, indent);
   let complete = hidden === 0;
   if (rows.length > maxRows) {

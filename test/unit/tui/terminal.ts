@@ -2,11 +2,50 @@
  * A real terminal emulator for render tests: the TUI's bytes go into
  * @xterm/headless (80×24 unless told), and the test reads the screen as a
  * person would see it — rows of text, cell attributes, wrapped rows, the
- * title, and every OSC/DCS sequence the bytes carried.
+ * title, and every OSC/DCS sequence the bytes carried. The emulator's width
+ * table can be swapped for another terminal's (`WIDTH_TABLES`): terminals
+ * disagree on how many cells a grapheme takes, and the screen must hold on
+ * every one of them.
  */
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import xterm from '@xterm/headless';
+import stringWidth from 'string-width';
+
+type Cells = 0 | 1 | 2;
+const WIDE_EMOJI = /[\p{Extended_Pictographic}\p{Regional_Indicator}\p{Emoji_Modifier}]/u;
+const MARK = /[\p{Mn}\p{Me}\p{Cf}]/u;
+
+function wideAt(cp: number, ambiguousWide: boolean): boolean {
+  const ch = String.fromCodePoint(cp);
+  return WIDE_EMOJI.test(ch) || stringWidth(ch, { ambiguousIsNarrow: !ambiguousWide }) === 2;
+}
+
+/** A terminal's width table: cells per code point, and whether a zero-width code point joins the cell before it. */
+function table(version: string, wcwidth: (cp: number) => Cells, joins: boolean): xterm.IUnicodeVersionProvider {
+  return {
+    version,
+    wcwidth,
+    charProperties(cp: number, preceding: number): number {
+      const w = wcwidth(cp);
+      const join = joins && w === 0 && preceding !== 0;
+      return ((w & 3) << 1) | (join ? 1 : 0);
+    },
+  };
+}
+
+/**
+ * Width tables of terminals that disagree: xterm.js's own (Unicode 6), one
+ * that draws every code point in a cell of its own at its widest (no
+ * clustering, ambiguous characters wide, as in a CJK locale), and one that
+ * joins marks and draws emoji and skin tones 2 cells each (Unicode 11 style).
+ */
+export const WIDTH_TABLES = {
+  xterm: null,
+  widest: table('widest', (cp) => (cp < 0x20 ? 0 : wideAt(cp, true) ? 2 : 1), false),
+  joining: table('joining', (cp) => (cp < 0x20 ? 0 : MARK.test(String.fromCodePoint(cp)) ? 0 : wideAt(cp, false) ? 2 : 1), true),
+} as const;
+export type WidthTable = keyof typeof WIDTH_TABLES;
 
 export class FakeTtyIn extends EventEmitter {
   isTTY = true;
@@ -45,9 +84,14 @@ export class Screen {
   readonly out: Writable & { columns: number; rows: number; isTTY: boolean };
   #waiters: (() => void)[] = [];
 
-  constructor(cols = 80, rows = 24) {
+  constructor(cols = 80, rows = 24, widths: WidthTable = 'xterm') {
     // convertEol: the tty driver turns LF into CR LF (onlcr) before a real terminal sees it.
     this.term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 0, convertEol: true });
+    const provider = WIDTH_TABLES[widths];
+    if (provider !== null) {
+      this.term.unicode.register(provider);
+      this.term.unicode.activeVersion = provider.version;
+    }
     this.term.onTitleChange((t) => this.titles.push(t));
     this.term.onBell(() => (this.bells += 1));
     for (const id of [8, 52, 1, 2, 4, 7, 10, 11, 12, 104, 133, 1337]) {
