@@ -4,7 +4,7 @@
  * a context from their commander `Command`; they never read process state
  * themselves, so one place decides where a passphrase may come from.
  */
-import { foldLinesToWidth } from '../rules/terminal-text.js';
+import { foldLinesToWidth, rowWidth } from '../rules/terminal-text.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock, type Clock } from '../clock/index.js';
@@ -12,7 +12,7 @@ import { describeRecovery, finishPendingChange } from '../home/change-record.js'
 import { homePaths, resolveHome, type HomePaths } from '../home/paths.js';
 import { PosternError } from '../rules/errors.js';
 import { kdfProfileFromEnvironment, vaultOptionsFor, type KdfProfile, type VaultOptions } from '../vault/index.js';
-import { canPrompt, promptHidden, promptNote } from './tty.js';
+import { canPrompt, isJsonDocument, promptHidden, promptNote, textColumns } from './tty.js';
 
 export const MIN_PASSPHRASE_LENGTH = 12;
 
@@ -41,6 +41,8 @@ export interface CliContext {
 
 interface GlobalOpts {
   passphraseFile?: string;
+  /** A command's own --json: its output is for a program. */
+  json?: boolean;
 }
 
 /** Reads a one-line secret from a file, dropping one trailing newline. */
@@ -134,18 +136,20 @@ export function contextFor(cmd: Command): CliContext {
       return askNewPassphrase();
     },
     out(line: string) {
-      process.stdout.write(terminalLines(line, process.stdout.isTTY ? process.stdout.columns : undefined));
+      const raw = process.stdout.isTTY !== true && (opts.json === true || isJsonDocument(line));
+      process.stdout.write(terminalLines(line, raw ? undefined : textColumns(process.stdout, process.env)));
     },
   };
 }
 
 /**
- * What `out` writes for one line: on a terminal (`columns` known) every row
- * folded to its width with a visible continuation mark, so text an agent
- * controls can never start a screen row of its own after a soft wrap; to a
- * pipe or a file, the line as it is.
+ * What `out` writes for one line: text (to a terminal, a pipe or a file —
+ * a pager soft-wraps as a terminal does) has every row folded to `columns`
+ * less the row margin, behind a visible continuation mark, so text an agent
+ * controls can never start a row of its own; `columns` undefined (JSON to a
+ * pipe or a file) prints the line as it is.
  */
 export function terminalLines(line: string, columns: number | undefined): string {
   if (columns === undefined || !Number.isFinite(columns) || columns < 1) return `${line}\n`;
-  return `${foldLinesToWidth(line, columns).join('\n')}\n`;
+  return `${foldLinesToWidth(line, rowWidth(columns)).join('\n')}\n`;
 }

@@ -1,8 +1,10 @@
 /**
- * Reading secrets from a terminal without echo. Only a real TTY is used for
- * prompts; piped input never gets a prompt (it would hang an automated run).
- * The typed bytes are returned as a Uint8Array; the intermediate buffers are
- * zeroed before returning.
+ * The terminal side of the CLI: reading secrets without echo, and the width
+ * text output is folded to. Only a real TTY is used for prompts; piped input
+ * never gets a prompt (it would hang an automated run). The typed bytes are
+ * returned as a Uint8Array; the intermediate buffers are zeroed before
+ * returning. Text output is folded on a terminal and to a pipe alike (a
+ * pager soft-wraps long rows too); only JSON to a pipe is left as it is.
  */
 import { openSync, closeSync, readSync, writeSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -75,5 +77,27 @@ export function confirm(question: string): boolean {
     return answer === 'y' || answer === 'yes';
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The width text output is folded to when it does not go to a terminal and COLUMNS does not say. */
+export const PIPE_COLUMNS = 100;
+
+/** Columns to fold text output to: the terminal's; otherwise COLUMNS (20–1000), else PIPE_COLUMNS. */
+export function textColumns(stream: { readonly isTTY?: boolean; readonly columns?: number }, env: NodeJS.ProcessEnv): number {
+  if (stream.isTTY === true && typeof stream.columns === 'number' && stream.columns > 0) return stream.columns;
+  const given = Number(env['COLUMNS']);
+  return Number.isInteger(given) && given >= 20 && given <= 1000 ? given : PIPE_COLUMNS;
+}
+
+/** True when a line of output is one JSON object or array (a report a program reads). */
+export function isJsonDocument(line: string): boolean {
+  const t = line.trimStart();
+  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
   }
 }

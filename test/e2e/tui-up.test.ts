@@ -19,6 +19,7 @@ import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { waitFor } from '../helpers/wait.js';
+import { FORGED, UNSETTLED, foreignStart } from '../unit/tui/own-rows.js';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 if (!hasTmux && process.env['CI'] === 'true') throw new Error('tmux is required in CI (.ci/run installs it)');
@@ -120,6 +121,40 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
     key('d');
     assert.equal((await third).isError, true);
     assert.deepEqual(posted(), ['first-title', 'fourth-title']);
+  });
+
+  it('graphemes of unsettled width: no pane row begins with agent text, the header and countdown stay; approvals show folds them too', async () => {
+    const title = `${UNSETTLED.join('')}${FORGED}${UNSETTLED.join('')}`.slice(0, 190);
+    const pending = call(title);
+    const added = await events.next('approval.added');
+    const pane = await until(/arg sizes {3}title 1\d\d chars[^]*d deny/, 'the card of unsettled width, its keys live');
+    const rows = pane.split('\n');
+    assert.match(rows[0] ?? '', /^Postern {2}1 Approvals \(1\)/, pane);
+    // Under the header: the test vault's badge row, then the queue line and the countdown.
+    const queueRow = rows.findIndex((r) => /^Approval 1 of 1 · /.test(r));
+    assert.ok(queueRow === 1 || queueRow === 2, pane);
+    assert.match(rows[queueRow + 1] ?? '', /^expires in \d/, pane);
+    assert.deepEqual(rows.map(foreignStart).filter((r) => r !== null), [], pane);
+
+    // The CLI in a 60-column pane, and piped (folded at 100 columns less the margin, with the mark).
+    const id = added.card.id;
+    const show = `env -i PATH="$PATH" TERM=xterm-256color POSTERN_HOME='${inst.sb.home}' ${TEST_KDF_SWITCH}=${TEST_KDF_SWITCH_VALUE} '${process.execPath}' '${CLI}' --passphrase-file '${inst.passFile}' approvals show ${id}`;
+    const done = join(inst.sb.dir, 'show.done');
+    tmux('new-window', '-d', '-t', 'up', '-n', 'show', 'sh', '-c', `${show}; touch '${done}'; sleep 600`);
+    tmux('resize-window', '-t', 'up:show', '-x', '60', '-y', '40');
+    await waitFor(() => existsSync(done), () => 'approvals show to finish', { timeoutMs: 60_000, everyMs: 50 });
+    const shown = tmux('capture-pane', '-p', '-t', 'up:show').split('\n').filter((r) => r.trim() !== '');
+    assert.ok(shown.some((r) => r.startsWith('body ')), shown.join('\n'));
+    for (const r of shown) assert.match(r, /^([a-z][a-z0-9 [\]]{0,13} |\u2506 |\(\d+ characters not shown)/, `a stray row in approvals show:\n${shown.join('\n')}`);
+    tmux('kill-window', '-t', 'up:show');
+    const piped = await inst.sb.run(['--passphrase-file', inst.passFile, 'approvals', 'show', id]);
+    assert.equal(piped.code, 0, piped.stderr);
+    const lines = piped.stdout.trimEnd().split('\n');
+    assert.ok(lines.some((l) => l.startsWith('\u2506 ')), 'a long value is folded behind the mark');
+    for (const l of lines) assert.match(l, /^([a-z][a-z0-9 [\]]{0,13} |\u2506 |\(\d+ characters not shown)/, l);
+
+    key('d');
+    assert.equal((await pending).isError, true);
   });
 
   it('q quits: the vault is locked and the daemon stopped; the journal holds the decisions', async () => {

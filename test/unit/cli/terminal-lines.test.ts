@@ -1,11 +1,14 @@
 /**
- * The CLI's one output path (CliContext.out → terminalLines): on a terminal no
- * row is wider than it and agent text cannot begin a row; to a pipe the line
- * is unchanged.
+ * The CLI's one output path (CliContext.out → terminalLines): text is folded
+ * on a terminal and to a pipe alike (a pager soft-wraps too: COLUMNS, else
+ * 100), so no row is wider than the width and agent text cannot begin a
+ * row; JSON to a pipe is printed as it is.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { terminalLines } from '../../../src/cli/context.js';
+import { renderTable } from '../../../src/cli/table.js';
+import { PIPE_COLUMNS, isJsonDocument, textColumns } from '../../../src/cli/tty.js';
 import { CONTINUATION, cellWidth, sanitizeForTerminal } from '../../../src/rules/terminal-text.js';
 
 describe('terminalLines', () => {
@@ -25,8 +28,38 @@ describe('terminalLines', () => {
     for (const r of rows) assert.ok(cellWidth(r) <= 20);
   });
 
-  it('leaves output to a pipe as it is', () => {
+  it('prints JSON to a pipe as it is (columns undefined)', () => {
     assert.equal(terminalLines(forged, undefined), `${forged}\n`);
     assert.equal(terminalLines('{"a": 1}', undefined), '{"a": 1}\n');
+    assert.ok(isJsonDocument(JSON.stringify({ a: 'x'.repeat(500) }, null, 2)));
+    assert.ok(isJsonDocument('[1, 2]'));
+    assert.ok(!isJsonDocument(forged));
+    assert.ok(!isJsonDocument('{ not json'));
+  });
+
+  it('folds text to a pipe or a file: the terminal\'s width, else COLUMNS, else 100', () => {
+    assert.equal(textColumns({ isTTY: true, columns: 120 }, { COLUMNS: '60' }), 120);
+    assert.equal(textColumns({ isTTY: false }, { COLUMNS: '60' }), 60);
+    assert.equal(textColumns({ isTTY: false }, { COLUMNS: 'wide' }), PIPE_COLUMNS);
+    assert.equal(textColumns({}, {}), PIPE_COLUMNS);
+    const long = `body          ${sanitizeForTerminal(`${'y'.repeat(90)}effect        read`, 500)}`;
+    const rows = terminalLines(long, textColumns({ isTTY: false }, {})).split('\n').slice(0, -1);
+    assert.ok(rows.length >= 2);
+    for (const r of rows) assert.ok(cellWidth(r) < PIPE_COLUMNS, r);
+    for (const r of rows.slice(1)) assert.ok(r.startsWith(CONTINUATION), r);
+  });
+
+  it('folds graphemes a terminal draws wider than string-width counts behind the mark', () => {
+    const toned = `effect        ${sanitizeForTerminal('👍🏽'.repeat(40), 500)}`;
+    const rows = terminalLines(toned, 80).split('\n').slice(0, -1);
+    // Each toned thumb is drawn 4 cells by a terminal that does not join the skin tone.
+    const drawn = (r: string): number => Array.from(r).reduce((n, ch) => n + ((ch.codePointAt(0) ?? 0) > 0x2000 ? 2 : 1), 0);
+    for (const r of rows) assert.ok(drawn(r) <= 79, r);
+    for (const r of rows.slice(1)) assert.ok(r.startsWith(CONTINUATION), r);
+  });
+
+  it('pads table columns by the cells a value takes', () => {
+    const t = renderTable(['TOOL', 'REV'], [['中文', 'r1'], ['ab', 'r2']]).split('\n');
+    assert.deepEqual(t, ['TOOL  REV', '中文  r1', 'ab    r2']);
   });
 });
