@@ -43,6 +43,8 @@ interface GlobalOpts {
   passphraseFile?: string;
   /** A command's own --json: its output is for a program. */
   json?: boolean;
+  /** A command's own --format: json and github (workflow commands, one per line) are for a program too. */
+  format?: string;
 }
 
 /** Reads a one-line secret from a file, dropping one trailing newline. */
@@ -136,7 +138,7 @@ export function contextFor(cmd: Command): CliContext {
       return askNewPassphrase();
     },
     out(line: string) {
-      const raw = process.stdout.isTTY !== true && (opts.json === true || isJsonDocument(line));
+      const raw = process.stdout.isTTY !== true && (opts.json === true || opts.format === 'json' || opts.format === 'github' || isJsonDocument(line));
       process.stdout.write(terminalLines(line, raw ? undefined : textColumns(process.stdout, process.env)));
     },
   };

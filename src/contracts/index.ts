@@ -26,7 +26,7 @@ export { canonicalJson, canonicalDigest, sha256Hex } from '../rules/canonical.js
 export { parseCatalog } from './catalog/parse-catalog.js';
 export { checkCatalogCredentials, credentialMisfits, type CredentialMisfit } from './catalog/credential-check.js';
 export { toolsUsingCredential } from './catalog/credential-use.js';
-export { MAX_CATALOG_BYTES } from './catalog/parse-yaml.js';
+export { MAX_CATALOG_BYTES, catalogLineOf } from './catalog/parse-yaml.js';
 export { SchemaLimits } from './schema/schema-node.js';
 export { normalizeOrigin, normalizeSshHost, classifyHost, type NormalizedOrigin, type HostClass } from './catalog/origin.js';
 

@@ -147,7 +147,7 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
     assert.ok(shown.some((r) => r.startsWith('body ')), shown.join('\n'));
     for (const r of shown) assert.match(r, /^([a-z][a-z0-9 [\]]{0,13} |\u2506 |\(\d+ characters not shown)/, `a stray row in approvals show:\n${shown.join('\n')}`);
     tmux('kill-window', '-t', 'up:show');
-    const piped = await inst.sb.run(['--passphrase-file', inst.passFile, 'approvals', 'show', id]);
+    const piped = await inst.sb.run(['--passphrase-file', inst.passFile, 'approvals', 'show', id], { env: { COLUMNS: '100' } });
     assert.equal(piped.code, 0, piped.stderr);
     const lines = piped.stdout.trimEnd().split('\n');
     assert.ok(lines.some((l) => l.startsWith('\u2506 ')), 'a long value is folded behind the mark');

@@ -36,8 +36,15 @@ function fakedTime(): Record<string, string> {
 }
 
 /** The whole environment of a `postern` child in a test: PATH, the home, (unless production) the test switch, and a faked date if the test has one. */
+/**
+ * Piped text is folded to COLUMNS (else 100 columns): the tests read whole lines, so their
+ * children see a wide pager (`PIPED_COLUMNS`) unless a test sets COLUMNS itself — as the tests of
+ * the fold do (test/unit/cli/terminal-lines.test.ts, test/e2e/tui-up.test.ts).
+ */
+export const PIPED_COLUMNS = '1000';
+
 export function childEnv(home: string, opts: { kdf?: KdfChoice; extra?: Record<string, string> } = {}): Record<string, string> {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, ...fakedTime(), ...(opts.kdf === 'production' ? {} : TEST_KDF_ENV), ...opts.extra };
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, COLUMNS: PIPED_COLUMNS, ...fakedTime(), ...(opts.kdf === 'production' ? {} : TEST_KDF_ENV), ...opts.extra };
 }
 
 export interface CliResult {

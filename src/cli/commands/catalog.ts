@@ -33,6 +33,7 @@ import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { withOperator } from './approvals.js';
 import { renderShadowReport, shadowReport, type ShadowReport } from '../shadow-report.js';
 import { STARTER_SECRET, writeStarterCatalog } from '../starter-catalog.js';
+import { gateAnnotations, invalidCatalogAnnotations } from '../github-annotations.js';
 
 async function loadCatalogFile(path: string, creds?: ReadonlySet<string>): Promise<{ catalog: Catalog; text: string; digest: string }> {
   const f = await readCatalogFile(path);
@@ -139,6 +140,29 @@ interface CheckOpts {
   window?: string;
   shadow?: boolean;
   json?: boolean;
+  format?: string;
+}
+
+const FORMATS = ['text', 'json', 'github'] as const;
+type Format = (typeof FORMATS)[number];
+
+function formatOf(o: CheckOpts): Format {
+  if (o.format === undefined) return o.json === true ? 'json' : 'text';
+  const f = FORMATS.find((x) => x === o.format);
+  if (f === undefined) throw new PosternError('USAGE', `--format must be one of ${FORMATS.join(', ')}`);
+  if (o.json === true && f !== 'json') throw new PosternError('USAGE', '--json and --format disagree: give one of them');
+  return f;
+}
+
+/** `--format github`: a catalog that does not parse still gets its annotations, then fails as usual. */
+async function loadForFormat(path: string, format: Format, ctx: CliContext): Promise<{ catalog: Catalog; text: string; digest: string }> {
+  try {
+    return await loadCatalogFile(path);
+  } catch (e) {
+    const issues = e instanceof PosternError && e.code === 'CATALOG_INVALID' ? e.details['issues'] : undefined;
+    if (format === 'github' && Array.isArray(issues)) for (const line of invalidCatalogAnnotations(path, issues.map(String))) ctx.out(line);
+    throw e;
+  }
 }
 
 export function registerCatalog(program: Command): void {
@@ -162,15 +186,19 @@ export function registerCatalog(program: Command): void {
     .option('--against-journal [jsonl]', 'revalidate journaled raw arguments (from the Activity journal, or a JSONL file) against the candidate')
     .option('--window <age>', `warn when a revision this catalog retires was called within this age (default ${DEFAULT_WINDOW})`, DEFAULT_WINDOW)
     .option('--shadow', 'report how calls planned in shadow against this catalog diverged; fail above 1% for any tool')
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON (the same as --format json)')
+    .option('--format <format>', 'text (default), json, or github: GitHub Actions annotations on the lines of the changed tools and revisions')
     .addHelpText('after', examples([
       'postern catalog check                      # ~/.postern/catalog.yaml against the accepted one',
+      'postern catalog check catalog.yaml --against base.yaml --format github   # in a pull request\'s CI, no passphrase',
       'postern catalog check new.yaml --against old.yaml',
       'postern catalog check --against-journal    # would past calls still validate?',
     ]))
     .action(async (file: string | undefined, o: CheckOpts, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const cand = await loadCatalogFile(file ?? ctx.paths.catalog);
+      const format = formatOf(o);
+      const candPath = file ?? ctx.paths.catalog;
+      const cand = await loadForFormat(candPath, format, ctx);
       let old: Catalog | undefined;
       if (o.against !== undefined) {
         old = (await loadCatalogFile(o.against)).catalog;
@@ -185,7 +213,8 @@ export function registerCatalog(program: Command): void {
       const windowMs = parseWindow(window);
       const report = releaseGate(old, cand.catalog, history);
       const shadow = o.shadow === true ? readShadow(ctx, cand.digest) : undefined;
-      printReport(ctx, report, o.json === true, retirementsInUse(ctx, old, cand.catalog, windowMs), window, shadow);
+      if (format === 'github') for (const line of gateAnnotations(report, candPath, cand.text)) ctx.out(line);
+      else printReport(ctx, report, format === 'json', retirementsInUse(ctx, old, cand.catalog, windowMs), window, shadow);
       if (!report.ok) throw gateError(report);
       if (shadow !== undefined && !shadow.ok) {
         throw new PosternError('RELEASE_GATE_FAILED', shadow.shadowed === 0 ? 'no call was planned in shadow against this catalog: the shadow shows nothing yet' : `the shadow diverged on more than ${shadow.threshold * 100}% of calls for ${shadow.tools.filter((t) => !t.ok).map((t) => clean(t.tool, 64)).join(', ')}`);

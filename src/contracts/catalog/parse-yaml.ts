@@ -46,6 +46,30 @@ function checkPlain(value: unknown, path: DocPath, sink: IssueSink): void {
   sink.add(path, 'is not a plain YAML/JSON value (binary, sets and custom tags are not supported)');
 }
 
+/**
+ * The line of a tool in catalog text (its key), or of one of its revisions (the list item whose
+ * `revision` is `revision`); undefined when the text does not parse or holds no such entry.
+ * For pointing at a change (CI annotations), never for deciding anything.
+ */
+export function catalogLineOf(text: string, fileName: string): (tool: string, revision?: number) => number | undefined {
+  let doc: YamlDocument;
+  try {
+    doc = readYaml(text, fileName);
+  } catch {
+    return () => undefined;
+  }
+  const tools = (doc.value as { tools?: Record<string, { revisions?: { revision?: unknown }[] }> } | null)?.tools;
+  return (tool, revision) => {
+    const entry = tools !== undefined && Object.hasOwn(tools, tool) ? tools[tool] : undefined;
+    if (entry === undefined) return undefined;
+    if (revision !== undefined && Array.isArray(entry.revisions)) {
+      const i = entry.revisions.findIndex((r) => r?.revision === revision);
+      if (i >= 0) return doc.locate(['tools', tool, 'revisions', i]);
+    }
+    return doc.locate(['tools', tool]);
+  };
+}
+
 export function readYaml(text: string, fileName: string): YamlDocument {
   const lines = new LineCounter();
   const noLines: Locator = () => undefined;
