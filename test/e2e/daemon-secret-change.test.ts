@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { cliSandbox, encodingsOf } from '../helpers/cli.js';
+import { cliSandbox, encodingsOf, TEST_VAULT_OPTIONS } from '../helpers/cli.js';
+import { openVault } from '../../src/vault/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
 
@@ -115,6 +116,14 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
   /** waitFor, with the daemon's log in the failure message. */
   const untilLogged = (cond: () => boolean, what: string): Promise<void> => waitFor(cond, () => `${what}\n${inst.daemonLog}`);
   const adopted = (gen: number) => (): boolean => inst.daemonLog.includes(`vault generation ${gen} adopted`);
+  const fileGeneration = async (): Promise<number> => {
+    const v = await openVault(join(inst.sb.home, 'vault.pvlt'), Buffer.from(PASSPHRASE), TEST_VAULT_OPTIONS);
+    try {
+      return v.generation;
+    } finally {
+      v.lock();
+    }
+  };
 
   async function secret(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const r = await inst.sb.run(['secret', ...args, ...g()], input === undefined ? {} : { input });
@@ -216,7 +225,8 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     assert.equal(facts(r)['error_code'], 'CREDENTIAL_MISSING');
     const added = await secret(['add', 'api-token', '--kind', 'http_bearer', '--stdin'], TOKENS.readded);
     assert.equal(added.code, 0, added.stderr);
-    generation += 1;
+    // The generation the file now holds (a daemon's own saves — the journal mark, remembered values — move it too).
+    generation = await fileGeneration();
     r = await call('whoami');
     assert.equal(r.isError, undefined, JSON.stringify(r));
     assert.equal(lastAuth(), `Bearer ${TOKENS.readded}`);
