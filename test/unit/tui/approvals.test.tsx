@@ -142,13 +142,14 @@ describe('approvals view', () => {
     const m = mount(c);
     const f = await m.waitFor((f) => f.includes('long_tool'), 'the card');
     assert.match(f, /more characters \(x: details\)/);
-    assert.match(f, /session approval is not offered: the card is not fully shown/);
+    // Neither approval is offered until the whole card has been seen (the bar says how).
+    assert.match(f, /approval is not offered until the whole card is seen/);
     m.press('s');
     m.press('x');
-    const d = await m.waitFor((f) => f.includes('x compact') && f.includes('s approve for session'), 'details');
+    const d = await m.waitFor((f) => f.includes('x compact'), 'details');
     assert.doesNotMatch(d, /more characters/);
     m.press('G');
-    await m.waitFor((f) => f.includes('digest      digest-llll-card'), 'scrolled to the digest');
+    await m.waitFor((f) => f.includes('digest      digest-llll-card') && f.includes('s approve for session'), 'scrolled to the digest: now seen, session approval offered');
     m.press('q');
     await m.waitFor((f) => f.includes('more characters'), 'back to the compact card');
     assert.equal(c.requests.length, 0);
