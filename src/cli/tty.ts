@@ -98,6 +98,19 @@ export function isJsonDocument(line: string): boolean {
     JSON.parse(line);
     return true;
   } catch {
+    // JSON Lines written in one go (`audit export`): every line a document of its own.
+    const rows = line.split('\n').filter((r) => r.trim() !== '');
+    return rows.length > 1 && rows.every((r) => isOneDocument(r));
+  }
+}
+
+function isOneDocument(row: string): boolean {
+  const t = row.trimStart();
+  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  try {
+    JSON.parse(row);
+    return true;
+  } catch {
     return false;
   }
 }

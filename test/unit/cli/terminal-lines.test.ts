@@ -35,6 +35,9 @@ describe('terminalLines', () => {
     assert.ok(isJsonDocument('[1, 2]'));
     assert.ok(!isJsonDocument(forged));
     assert.ok(!isJsonDocument('{ not json'));
+    // JSON Lines written in one go (audit export): raw only when every line is a document.
+    assert.ok(isJsonDocument(`${JSON.stringify({ a: 1 })}\n${JSON.stringify({ b: 'x'.repeat(300) })}\n`));
+    assert.ok(!isJsonDocument(`${JSON.stringify({ a: 1 })}\n${forged}`));
   });
 
   it('folds text to a pipe or a file: the terminal\'s width, else COLUMNS, else 100', () => {
