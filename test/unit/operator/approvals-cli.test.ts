@@ -11,6 +11,7 @@ import { Command } from 'commander';
 import { registerApprovals, resolveCard, targetSummary } from '../../../src/cli/commands/approvals.js';
 import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { assertInert, draft, rejectsWith, startHarness, tempRun, type Harness } from './helpers.js';
+import { PIPED_COLUMNS } from '../../helpers/cli.js';
 
 interface Cli {
   run(args: string[]): Promise<string>;
@@ -36,7 +37,10 @@ async function cliFor(t: Parameters<typeof startHarness>[0], withDaemon = true):
       const out: string[] = [];
       const write = process.stdout.write.bind(process.stdout);
       const oldHome = process.env['POSTERN_HOME'];
+      const oldColumns = process.env['COLUMNS'];
       process.env['POSTERN_HOME'] = home;
+      // A wide pager, as the CLI's children get (test/helpers/cli.ts): the table is read whole.
+      process.env['COLUMNS'] = PIPED_COLUMNS;
       process.stdout.write = (s: string | Uint8Array) => (out.push(String(s)), true);
       try {
         await program.parseAsync(args, { from: 'user' });
@@ -44,6 +48,8 @@ async function cliFor(t: Parameters<typeof startHarness>[0], withDaemon = true):
         process.stdout.write = write;
         if (oldHome === undefined) delete process.env['POSTERN_HOME'];
         else process.env['POSTERN_HOME'] = oldHome;
+        if (oldColumns === undefined) delete process.env['COLUMNS'];
+        else process.env['COLUMNS'] = oldColumns;
       }
       return out.join('');
     },
