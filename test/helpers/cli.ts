@@ -91,6 +91,9 @@ export async function cliSandbox(opts: { kdf?: KdfChoice } = {}): Promise<CliSan
           transcript.push(stdout, stderr);
           resolveRun({ code, stdout, stderr });
         });
+        // A child that exits without reading its input closes the pipe first (EPIPE): its exit code
+        // and output say what happened, so the write's error is not the test's.
+        child.stdin.on('error', () => undefined);
         child.stdin.end(o.input ?? '');
       });
     },
