@@ -96,34 +96,8 @@ export async function startDaemon(paths: HomePaths, passphrase: Uint8Array, opts
 
 async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions, started: Undo[], releaseLock: () => Promise<void>): Promise<DaemonHandle> {
   const { clock, log } = opts;
-  // Every save records the journal's anchored heads in the vault, once the journals are open (journal-mark.ts).
-  const journalHeads: { of?: () => RecordedJournal } = {};
-  const vaultOpts: VaultOptions = { ...vaultOptionsFor(opts.kdf, clock), journalMark: () => journalHeads.of?.() };
-  const config = await loadConfig(paths.config);
-  // A change a killed command left is finished before anything is read (src/home/change-record.ts).
-  const recovered = describeRecovery(await finishPendingChange(paths));
-  if (recovered !== undefined) log(recovered);
-  const folded = await foldPendingIntoVault({ paths, clock, vault: vaultOpts, out: log }, passphrase);
-  if (folded !== 'none') log(folded === 'unreadable' ? `${paths.pendingSecrets} does not open with this vault: left as it is` : `${folded} received secret value(s) a stopped daemon had not saved were put into the vault`);
-  const vault = await openVault(paths.vault, passphrase, vaultOpts);
-  started.push(() => vault.lock());
-  const { snapshot, inUse } = await loadSnapshot(paths, vault);
-  // Outcomes the last daemon could not journal (the journal was locked) are journaled before recovery.
-  const pendingFile = join(paths.journalDir, PENDING_OUTCOMES_FILE);
-  const settle = readPendingOutcomes(pendingFile);
-  // Refuses a journal that is missing, emptied, replaced, rolled back or rewritten, and an older vault.
-  const anchored = openAnchoredJournals({ settle, journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log, checkpoints: { path: paths.checkpoints, seed: vault.deriveKey('journal-checkpoint') }, vaultJournal: vault.journal });
-  started.push(() => anchored.close());
-  journalHeads.of = anchoredHeads(anchored.keeper);
-  await recordJournalInVault(paths.vault, vault, journalHeads.of, vaultOpts, log);
-  if (settle.length > 0) {
-    await clearPendingOutcomes(pendingFile);
-    log(`${settle.length} outcome(s) the last daemon could not journal were journaled`);
-  }
+  const { config, vaultOpts, vault, snapshot, inUse, pendingFile, anchored, operatorKey } = await openHome(paths, passphrase, opts, started);
   const { journals, keeper } = anchored;
-  logJournalStart(anchored, paths, log);
-  const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
-  started.push(() => void operatorKey.fill(0));
 
   const state = new DaemonState(vault, snapshot);
   const journalEvent = journalEventWriter(journals, log);
@@ -228,6 +202,57 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
         reason,
       )),
   };
+}
+
+interface OpenedHome {
+  readonly config: DaemonConfig;
+  readonly vaultOpts: VaultOptions;
+  readonly vault: UnlockedVault;
+  readonly snapshot: Awaited<ReturnType<typeof loadSnapshot>>['snapshot'];
+  readonly inUse: Awaited<ReturnType<typeof loadSnapshot>>['inUse'];
+  /** Outcomes a call could not journal (the journal was locked), retried until journaled. */
+  readonly pendingFile: string;
+  readonly anchored: AnchoredJournals;
+  readonly operatorKey: Uint8Array;
+}
+
+/**
+ * The home as a daemon finds it, in order: a change a killed command left is
+ * finished, received secrets folded into the vault, the vault unlocked, the
+ * accepted catalog loaded, the anchored journals opened (and recorded in the
+ * vault). Each part opened is pushed on `started`, to be undone if start fails.
+ */
+async function openHome(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOptions, started: Undo[]): Promise<OpenedHome> {
+  const { clock, log } = opts;
+  // Every save records the journal's anchored heads in the vault, once the journals are open (journal-mark.ts).
+  const journalHeads: { of?: () => RecordedJournal } = {};
+  const vaultOpts: VaultOptions = { ...vaultOptionsFor(opts.kdf, clock), journalMark: () => journalHeads.of?.() };
+  const config = await loadConfig(paths.config);
+  // A change a killed command left is finished before anything is read (src/home/change-record.ts).
+  const recovered = describeRecovery(await finishPendingChange(paths));
+  if (recovered !== undefined) log(recovered);
+  const folded = await foldPendingIntoVault({ paths, clock, vault: vaultOpts, out: log }, passphrase);
+  if (folded !== 'none') log(folded === 'unreadable' ? `${paths.pendingSecrets} does not open with this vault: left as it is` : `${folded} received secret value(s) a stopped daemon had not saved were put into the vault`);
+  const vault = await openVault(paths.vault, passphrase, vaultOpts);
+  started.push(() => vault.lock());
+  const { snapshot, inUse } = await loadSnapshot(paths, vault);
+  // Outcomes the last daemon could not journal (the journal was locked) are journaled before recovery.
+  const pendingFile = join(paths.journalDir, PENDING_OUTCOMES_FILE);
+  const settle = readPendingOutcomes(pendingFile);
+  // Refuses a journal that is missing, emptied, replaced, rolled back or rewritten, and an older vault.
+  const anchored = openAnchoredJournals({ settle, journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log, checkpoints: { path: paths.checkpoints, seed: vault.deriveKey('journal-checkpoint') }, vaultJournal: vault.journal });
+  started.push(() => anchored.close());
+  journalHeads.of = anchoredHeads(anchored.keeper);
+  await recordJournalInVault(paths.vault, vault, journalHeads.of, vaultOpts, log);
+  if (settle.length > 0) {
+    await clearPendingOutcomes(pendingFile);
+    log(`${settle.length} outcome(s) the last daemon could not journal were journaled`);
+  }
+  logJournalStart(anchored, paths, log);
+  const operatorKey = Uint8Array.from(vault.deriveKey('operator-auth'));
+  started.push(() => void operatorKey.fill(0));
+
+  return { config, vaultOpts, vault, snapshot, inUse, pendingFile, anchored, operatorKey };
 }
 
 /** Session grants whose changes the operator sees; an operator's revocation is journaled here (session ends and locks journal their own). */
