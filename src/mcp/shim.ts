@@ -56,24 +56,13 @@ import { isUtf8 } from 'node:buffer';
 import { oversizedAnswer, SHIM_LINE_LIMIT } from '../protocol/agent-limits.js';
 import { idFromEdges, screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
 import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
-import { toolErrorResult } from '../protocol/tool-result.js';
 import { encodeHello, listingOf, type RelayedListing } from '../protocol/shim-hello.js';
-import { ErrorCodes } from '../rules/errors.js';
+import { asksForTask, ClientOutput, isModern, StandIn, STATUS_TOOL, type Json, type Owed } from './stand-in.js';
 
 /** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
 export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
 /** Daemon lines are relayed as they come; longer ones than this are not parsed (their id is read from the edges). */
 const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
-const FALLBACK_PROTOCOL = '2025-11-25';
-/** The modern era the daemon serves (its SDK's `serveStdio`). */
-const MODERN_PROTOCOL = '2026-07-28';
-/** The one tool listed while the daemon is away. */
-export const STATUS_TOOL = 'postern_status';
-/** A request carrying this `_meta` key speaks the 2026-07-28 era (no `initialize`; per-request envelope). */
-const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
-const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
-
-type Json = Record<string, unknown>;
 
 export interface ShimOptions {
   readonly socketPath: string;
@@ -90,49 +79,6 @@ function tryConnect(path: string): Promise<Socket | null> {
     s.once('connect', () => resolve(s));
     s.once('error', () => resolve(null));
   });
-}
-
-/** What the agent is told while the daemon is away: one sentence it can pass on to the operator. */
-export function daemonDownMessage(home: string | undefined): string {
-  const where = home === undefined ? '' : ` for the home ${home}`;
-  return `the Postern daemon is not running${where}: ask the operator to run \`postern daemon\` (Postern's tools appear once it is running)`;
-}
-
-export function unavailableResult(home?: string): Json {
-  return toolErrorResult('DAEMON_UNAVAILABLE', daemonDownMessage(home), false);
-}
-
-/** The stand-in listing: no outputSchema (so no client validates its error result), no arguments. */
-function statusTool(home: string | undefined): Json {
-  return {
-    name: STATUS_TOOL,
-    title: 'Postern status (daemon not running)',
-    description: `Postern is unavailable: ${daemonDownMessage(home)}. Call this tool to check again; it runs nothing.`,
-    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  };
-}
-
-/** A `tools/call` the daemon had accepted when the connection dropped: it may have run. */
-export function lostCallResult(): Json {
-  const message =
-    'the connection to the Postern daemon was lost while this call was in progress: it may or may not have taken effect. ' +
-    'A retry with the same idempotency_key never runs it twice, and postern_call_status reports its outcome once the daemon is back';
-  return toolErrorResult('DAEMON_UNAVAILABLE', message, 'unknown');
-}
-
-/** Whether a request's params carry the 2026-07-28 per-request envelope. */
-function isModern(params: unknown): boolean {
-  const meta = typeof params === 'object' && params !== null ? (params as Json)['_meta'] : undefined;
-  return typeof meta === 'object' && meta !== null && typeof (meta as Json)[PROTOCOL_VERSION_META_KEY] === 'string';
-}
-
-/** A `tools/call` that asks to run as an MCP task. */
-function asksForTask(m: Json | null): boolean {
-  const params = m?.['params'];
-  if (m?.['method'] !== 'tools/call' || typeof params !== 'object' || params === null) return false;
-  const task = (params as Json)['task'];
-  return typeof task === 'object' && task !== null && !Array.isArray(task);
 }
 
 const isRequest = (m: Json | null): m is Json => m !== null && 'id' in m && typeof m['method'] === 'string';
@@ -163,171 +109,155 @@ function parseObject(line: string | Buffer): Json | null {
   }
 }
 
-export async function runShim(opts: ShimOptions): Promise<void> {
-  // The daemon's bytes are relayed as they come, so the client's stream may stand in the middle of a
-  // line; the shim's own answers wait for the line to end (or, if the daemon went away, end it).
-  let midLine = false;
-  const deferred: string[] = [];
-  const flush = (): void => {
-    if (deferred.length > 0) opts.output.write(deferred.splice(0).join(''));
-  };
-  const emit = (chunk: Buffer): void => {
-    if (chunk.length === 0) return;
-    opts.output.write(chunk);
-    midLine = chunk[chunk.length - 1] !== 0x0a;
-    if (!midLine) flush();
-  };
-  const endBrokenLine = (): void => {
-    if (midLine) opts.output.write('\n'); // the client drops the cut-off line as unparseable
-    midLine = false;
-    flush();
-  };
-  const write = (msg: Json): void => {
-    const line = encodeLine(msg);
-    if (midLine) deferred.push(line);
-    else opts.output.write(line);
-  };
-  let socket: Socket | null = null;
+/** One client session of the shim: its daemon connection (when there is one) and what it owes the client. */
+class ShimSession {
+  readonly #opts: ShimOptions;
+  readonly #out: ClientOutput;
+  readonly #standIn: StandIn;
+  #socket: Socket | null = null;
   /** The client closed its side: nothing is answered any more, and the daemon sees the session end. */
-  let clientGone = false;
-  let initialize: Buffer | null = null;
-  let initialized = false;
-  /** The client was given the stand-in listing: it must re-list once the daemon is back. */
-  let standInListed = false;
-  const downInstructions = `Postern: ${daemonDownMessage(opts.home)}.`;
-  /** Client requests sent to the daemon and not answered yet: id → method, era, and whether it asked for a task. */
-  const pending = new Map<string, { id: unknown; method: string; modern: boolean; task: boolean }>();
+  #clientGone = false;
+  #initialize: Buffer | null = null;
+  #initialized = false;
+  /** Client requests sent to the daemon and not answered yet, by id. */
+  readonly #pending = new Map<string, Owed>();
   /** The daemon's last full tools/list relayed to the client: declared in the hello of every reconnect. */
-  let relayed: RelayedListing | null = null;
+  #relayed: RelayedListing | null = null;
+
+  constructor(opts: ShimOptions) {
+    this.#opts = opts;
+    this.#out = new ClientOutput(opts.output);
+    this.#standIn = new StandIn(this.#out, opts.home, opts.version);
+  }
+
+  async connect(): Promise<void> {
+    const first = await tryConnect(this.#opts.socketPath);
+    if (first !== null) this.#attach(first);
+  }
+
+  /** A client line, forwarded byte for byte (invalid UTF-8 included: the daemon refuses it with its id). */
+  async line(line: Buffer): Promise<void> {
+    // An envelope the daemon's SDK would drop is answered here, by the same rule as the daemon's screen.
+    const verdict = isUtf8(line) ? screenLine(line) : undefined;
+    if (verdict?.kind === 'answer') return this.#out.write(verdict.response);
+    if (verdict?.kind === 'drop') return;
+    const msg = parseObject(line);
+    this.#note(msg, line);
+    if (this.#socket === null && isRequest(msg)) {
+      if (msg['method'] === 'initialize') {
+        const s = await tryConnect(this.#opts.socketPath);
+        if (s !== null) this.#attach(s);
+      } else {
+        await this.#reconnect();
+      }
+    }
+    const s: Socket | null = this.#socket;
+    const up = s !== null && !s.destroyed;
+    if (up && isRequest(msg) && isStatusCall(msg)) return this.#standIn.statusWhileUp(msg['id'], msg['params']);
+    if (up) {
+      if (isRequest(msg)) this.#pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']), task: asksForTask(msg) });
+      s.write(Buffer.concat([line, Buffer.from('\n')]));
+    } else if (isRequest(msg)) {
+      this.#standIn.alone(msg['id'], String(msg['method']), msg['params']);
+    }
+  }
+
+  /** A client line too long to forward: answer it if we can tell which request it was. */
+  oversized(o: Oversized): void {
+    const answer = oversizedAnswer(o, MAX_CLIENT_LINE_BYTES);
+    if (answer !== null) this.#out.write(answer);
+  }
 
   /**
-   * A result the shim makes itself, in the request's era: 2026-07-28 results
-   * must say `resultType: 'complete'`, and a listing must say how long it may
-   * be cached (not at all: it is a stand-in while the daemon is away).
+   * The client gave up on whatever it still waited for: the daemon cancels
+   * those calls when the connection closes (their approval cards leave the
+   * queue); they are not reported as lost.
    */
-  const result = (id: unknown, method: string, modern: boolean, body: Json): void => {
-    if (!modern) return write({ jsonrpc: '2.0', id, result: body });
-    const cache = method === 'tools/list' ? { ttlMs: 0, cacheScope: 'private' } : {};
-    write({ jsonrpc: '2.0', id, result: { ...body, ...cache, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: { name: 'postern', version: opts.version } } } });
-  };
+  end(): void {
+    this.#clientGone = true;
+    this.#socket?.end();
+  }
 
-  /** A task request while the daemon is away (`lost`: it went away while the request was in flight); false if `method` is not one. */
-  const answerTask = (id: unknown, method: string, modern: boolean, lost: boolean): boolean => {
-    const facts = (code: 'DAEMON_UNAVAILABLE' | 'TASK_NOT_FOUND'): Json => ({ error_code: code, required_action: ErrorCodes[code].action });
-    switch (method) {
-      case 'tools/call': {
-        const message = lost
-          ? 'the connection to the Postern daemon was lost while the task was being created: it may or may not have started, and its task is gone with the connection; a retry with the same idempotency_key never runs it twice'
-          : `${daemonDownMessage(opts.home)}; no task was started`;
-        write({ jsonrpc: '2.0', id, error: { code: -32603, message, data: { ...facts('DAEMON_UNAVAILABLE'), side_effect_started: lost } } });
-        return true;
-      }
-      case 'tasks/list':
-        result(id, method, modern, { tasks: [] });
-        return true;
-      case 'tasks/get':
-      case 'tasks/result':
-      case 'tasks/cancel':
-        write({ jsonrpc: '2.0', id, error: { code: -32602, message: `Failed to retrieve task: tasks end with the connection to the Postern daemon, which ${lost ? 'was lost' : 'is not running'}`, data: facts('TASK_NOT_FOUND') } });
-        return true;
-      default:
-        return false;
+  /** What the session must remember of a client line: its initialize (replayed on reconnect) and cancellations. */
+  #note(msg: Json | null, line: Buffer): void {
+    if (msg?.['method'] === 'initialize') this.#initialize = line;
+    if (msg?.['method'] === 'notifications/initialized') this.#initialized = true;
+    if (msg?.['method'] === 'notifications/cancelled') {
+      const rid = (msg['params'] as Json | undefined)?.['requestId'];
+      if (rid !== undefined) this.#pending.delete(idKey(rid));
     }
-  };
-
-  /** Answers a client request while no daemon is reachable. */
-  const answerAlone = (id: unknown, method: string, params: unknown, modern = isModern(params)): void => {
-    if ((method !== 'tools/call' || asksForTask({ method, params })) && answerTask(id, method, modern, false)) return;
-    switch (method) {
-      case 'initialize': {
-        const asked = (params as Json | undefined)?.['protocolVersion'];
-        write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: opts.version }, instructions: downInstructions } });
-        return;
-      }
-      case 'server/discover':
-        // The 2026-07-28 era's opening (in place of initialize): the era the daemon speaks, nothing cacheable.
-        return result(id, 'server/discover', true, { supportedVersions: [MODERN_PROTOCOL], capabilities: { tools: { listChanged: true } }, instructions: downInstructions, ttlMs: 0, cacheScope: 'private' });
-      case 'ping':
-        return result(id, method, modern, {});
-      case 'tools/list':
-        standInListed = true;
-        return result(id, method, modern, { tools: [statusTool(opts.home)] });
-      case 'tools/call':
-        return result(id, method, modern, unavailableResult(opts.home));
-      default:
-        write({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } });
-    }
-  };
-
-  /** The daemon connection dropped: every request it still owed an answer gets one now (unless the client left first). */
-  const answerPending = (): void => {
-    const owed = [...pending.values()];
-    pending.clear();
-    if (clientGone) return;
-    for (const { id, method, modern, task } of owed) {
-      if ((task || method.startsWith('tasks/')) && answerTask(id, method, modern, true)) continue;
-      if (method === 'tools/call') result(id, method, modern, lostCallResult());
-      else if (method === 'initialize' || method === 'server/discover' || method === 'ping' || method === 'tools/list') answerAlone(id, method, undefined, modern);
-      else write({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the connection to the Postern daemon was lost' } });
-    }
-  };
+  }
 
   /** A relay for one daemon connection: bytes go to the client as they come; a splitter notes which requests they answer. */
-  const forwarder = (): ((chunk: Buffer) => void) => {
+  #forwarder(): (chunk: Buffer) => void {
     const track = lineSplitter(
       MAX_TRACKED_LINE_BYTES,
       (line) => {
-        if (pending.size === 0) return;
+        if (this.#pending.size === 0) return;
         const m = parseObject(line);
         if (!isResponse(m)) return;
-        const asked = pending.get(idKey(m['id']));
-        if (asked?.method === 'tools/list' && 'result' in m) relayed = listingOf(m['result']) ?? relayed;
-        pending.delete(idKey(m['id']));
+        const asked = this.#pending.get(idKey(m['id']));
+        if (asked?.method === 'tools/list' && 'result' in m) this.#relayed = listingOf(m['result']) ?? this.#relayed;
+        this.#pending.delete(idKey(m['id']));
       },
       (o) => {
         const id = idFromEdges(o);
-        if (id !== undefined) pending.delete(idKey(id));
+        if (id !== undefined) this.#pending.delete(idKey(id));
       },
     );
     // The bytes go to the client first: noting what they answer (a whole tools/list is parsed for
     // the reconnect hello) is the shim's bookkeeping, not on the client's path.
     return (chunk) => {
-      emit(chunk);
+      this.#out.relay(chunk);
       track(chunk);
     };
-  };
+  }
 
-  /** Makes `s` the daemon connection; when it closes, every request it still owed is answered here. */
-  const adopt = (s: Socket): void => {
-    socket = s;
+  /** Makes `s` the daemon connection; when it closes, every request it still owed is answered here (unless the client left first). */
+  #adopt(s: Socket): void {
+    this.#socket = s;
     s.on('close', () => {
-      if (socket !== s) return;
-      socket = null;
-      endBrokenLine();
-      answerPending();
+      if (this.#socket !== s) return;
+      this.#socket = null;
+      this.#out.endBrokenLine();
+      const owed = [...this.#pending.values()];
+      this.#pending.clear();
+      if (!this.#clientGone) this.#standIn.lost(owed);
     });
-  };
+  }
 
-  const hello = (): string => encodeHello(process.pid, relayed);
+  #hello(): string {
+    return encodeHello(process.pid, this.#relayed);
+  }
 
-  const attach = (s: Socket): void => {
-    s.on('data', forwarder());
+  #attach(s: Socket): void {
+    s.on('data', this.#forwarder());
     s.on('error', () => undefined);
-    adopt(s);
-    s.write(hello());
-  };
+    this.#adopt(s);
+    s.write(this.#hello());
+  }
 
   /** Reconnects and replays the session's initialize, swallowing the daemon's answer to it. */
-  const reconnect = async (): Promise<void> => {
-    const s = await tryConnect(opts.socketPath);
+  async #reconnect(): Promise<void> {
+    const s = await tryConnect(this.#opts.socketPath);
     if (s === null) return;
-    if (initialize === null) {
-      attach(s);
+    const init = this.#initialize;
+    if (init === null) return this.#attach(s);
+    if (!(await this.#replay(s, init)) || s.destroyed) {
+      s.destroy();
       return;
     }
-    const init = initialize;
-    const initId = idKey(parseObject(initialize)?.['id']);
-    const forward = forwarder();
+    this.#adopt(s);
+    if (this.#standIn.listed) {
+      this.#standIn.listed = false;
+      this.#out.write({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    }
+  }
+
+  /** Sends the hello and the replayed initialize on `s`; true once the daemon accepted it. Up to its answer, lines are the shim's own; the bytes after it are the client's. */
+  #replay(s: Socket, init: Buffer): Promise<boolean> {
+    const initId = idKey(parseObject(init)?.['id']);
+    const forward = this.#forwarder();
     let ready = false;
     let answered: (ok: boolean) => void = () => undefined;
     const replayed = new Promise<boolean>((resolve) => (answered = resolve));
@@ -338,7 +268,6 @@ export async function runShim(opts: ShimOptions): Promise<void> {
         answered(!('error' in m));
       }
     });
-    // Up to the answer to the replayed initialize, lines are the shim's own; the bytes after it are the client's.
     s.on('data', (d: Buffer) => {
       let start = 0;
       while (!ready && start < d.length) {
@@ -351,85 +280,25 @@ export async function runShim(opts: ShimOptions): Promise<void> {
     });
     s.on('error', () => undefined);
     s.once('close', () => answered(false));
-    const notice = initialized ? encodeLine({ jsonrpc: '2.0', method: 'notifications/initialized' }) : '';
-    s.write(Buffer.concat([Buffer.from(hello()), init, Buffer.from(`\n${notice}`)]));
-    if (!(await replayed) || s.destroyed) {
-      s.destroy();
-      return;
-    }
-    adopt(s);
-    if (standInListed) {
-      standInListed = false;
-      write({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-    }
-  };
+    const notice = this.#initialized ? encodeLine({ jsonrpc: '2.0', method: 'notifications/initialized' }) : '';
+    s.write(Buffer.concat([Buffer.from(this.#hello()), init, Buffer.from(`\n${notice}`)]));
+    return replayed;
+  }
+}
 
-  const first = await tryConnect(opts.socketPath);
-  if (first !== null) attach(first);
-
-  // Client lines are forwarded byte for byte (invalid UTF-8 included: the daemon refuses it with its id).
-  const handleLine = async (line: Buffer): Promise<void> => {
-    // An envelope the daemon's SDK would drop is answered here, by the same rule as the daemon's screen.
-    const verdict = isUtf8(line) ? screenLine(line) : undefined;
-    if (verdict?.kind === 'answer') return write(verdict.response);
-    if (verdict?.kind === 'drop') return;
-    const msg = parseObject(line);
-    if (msg?.['method'] === 'initialize') initialize = line;
-    if (msg?.['method'] === 'notifications/initialized') initialized = true;
-    if (msg?.['method'] === 'notifications/cancelled') {
-      const rid = (msg['params'] as Json | undefined)?.['requestId'];
-      if (rid !== undefined) pending.delete(idKey(rid));
-    }
-    if (socket === null && isRequest(msg)) {
-      if (msg['method'] === 'initialize') {
-        const s = await tryConnect(opts.socketPath);
-        if (s !== null) attach(s);
-      } else {
-        await reconnect();
-      }
-    }
-    const s: Socket | null = socket;
-    if (s !== null && !s.destroyed && isRequest(msg) && isStatusCall(msg)) {
-      // The stand-in tool, called from a listing taken while the daemon was away: the daemon has no such tool.
-      return result(msg['id'], 'tools/call', isModern(msg['params']), { content: [{ type: 'text', text: 'The Postern daemon is running: list the tools again to see them.' }] });
-    }
-    if (s !== null && !s.destroyed) {
-      if (isRequest(msg)) pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']), task: asksForTask(msg) });
-      s.write(Buffer.concat([line, Buffer.from('\n')]));
-    } else if (isRequest(msg)) {
-      answerAlone(msg['id'], String(msg['method']), msg['params']);
-    }
-  };
-
-  /** A client line too long to forward: answer it if we can tell which request it was. */
-  const refuseOversized = (o: Oversized): void => {
-    const answer = oversizedAnswer(o, MAX_CLIENT_LINE_BYTES);
-    if (answer !== null) write(answer);
-  };
-
+export async function runShim(opts: ShimOptions): Promise<void> {
+  const session = new ShimSession(opts);
+  await session.connect();
+  // Lines are handled one at a time, in order.
   let queue = Promise.resolve();
-  opts.input.on(
-    'data',
-    lineSplitter(
-      MAX_CLIENT_LINE_BYTES,
-      (line) => {
-        queue = queue.then(() => handleLine(line)).catch(() => undefined);
-      },
-      (o) => {
-        queue = queue.then(() => refuseOversized(o)).catch(() => undefined);
-      },
-    ),
-  );
+  const then = (step: () => unknown): void => {
+    queue = queue.then(step).then(() => undefined, () => undefined);
+  };
+  opts.input.on('data', lineSplitter(MAX_CLIENT_LINE_BYTES, (line) => then(() => session.line(line)), (o) => then(() => session.oversized(o))));
   await new Promise<void>((resolve) => {
-    opts.input.on('end', () => {
-      void queue.then(() => {
-        // The client gave up on whatever it still waited for: the daemon cancels those calls when the
-        // connection closes (their approval cards leave the queue); they are not reported as lost.
-        clientGone = true;
-        const s: Socket | null = socket;
-        s?.end();
-        resolve();
-      });
-    });
+    opts.input.on('end', () => then(() => {
+      session.end();
+      resolve();
+    }));
   });
 }
