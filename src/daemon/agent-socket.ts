@@ -18,7 +18,7 @@
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
-import type { Server } from '@modelcontextprotocol/server';
+import type { Server, Transport } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { agentLineLimit, oversizedAnswer } from '../protocol/agent-limits.js';
 import { encodeLine, lineSplitter } from '../protocol/ndjson.js';
@@ -115,6 +115,53 @@ function screen(socket: Socket, svc: Services, session: SessionInfo, pass: (line
   );
 }
 
+export interface AgentSessionHooks {
+  sessionStarted(s: SessionInfo): void;
+  sessionEnded(s: SessionInfo): void;
+}
+
+/** A new session's facts; a reconnecting shim's hello declares its pid and what it relayed. */
+export function newSessionInfo(hello: ShimHello | null): SessionInfo {
+  return {
+    id: randomUUID(), clientName: null, clientVersion: null, protocolVersion: null, pid: hello?.pid ?? null, runId: null, agentRelease: null,
+    seen: new Map(hello?.relayed?.revisions ?? []), listedToolset: hello?.relayed?.toolset ?? null,
+  };
+}
+
+/**
+ * One agent session served by the SDK over `transport` (the agent socket's
+ * connection, or an in-memory pair: in-memory-agent.ts). Its MCP tasks end
+ * with it (their running calls are cancelled); `close` ends it, and the
+ * session-ended hook runs once it had started.
+ */
+export function serveAgentSession(svc: Services, session: SessionInfo, hooks: AgentSessionHooks, transport: Transport, onServer: (server: Server) => void = () => undefined): { close(): void } {
+  let begun = false;
+  const tasks = new TaskStore(svc.clock, taskLimits(svc.config));
+  const handle = serveStdio(
+    () => {
+      const server = createSessionServer(svc, session, {
+        started: (s) => {
+          begun = true;
+          hooks.sessionStarted(s);
+        },
+      }, tasks);
+      onServer(server);
+      return server;
+    },
+    { transport, legacy: 'serve', onerror: () => undefined },
+  );
+  let closed = false;
+  return {
+    close() {
+      if (closed) return;
+      closed = true;
+      tasks.closeAll();
+      void handle.close();
+      if (begun) hooks.sessionEnded(session);
+    },
+  };
+}
+
 export interface AgentEndpoint {
   readonly sessions: ReadonlySet<Server>;
   /** Sends tools/list_changed to every live session. */
@@ -124,7 +171,7 @@ export interface AgentEndpoint {
   close(): Promise<void>;
 }
 
-export async function startAgentSocket(path: string, svc: Services, hooks: { sessionStarted(s: SessionInfo): void; sessionEnded(s: SessionInfo): void }): Promise<AgentEndpoint> {
+export async function startAgentSocket(path: string, svc: Services, hooks: AgentSessionHooks): Promise<AgentEndpoint> {
   const servers = new Set<Server>();
   const sockets = new Set<Socket>();
   const net: NetServer = createServer((socket) => {
@@ -133,10 +180,7 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
     socket.on('close', () => sockets.delete(socket));
     void readHello(socket).then(({ hello, rest }) => {
       // A reconnecting shim declares what it relayed: the new session knows what its client planned against.
-      const session: SessionInfo = {
-        id: randomUUID(), clientName: null, clientVersion: null, protocolVersion: null, pid: hello?.pid ?? null, runId: null, agentRelease: null,
-        seen: new Map(hello?.relayed?.revisions ?? []), listedToolset: hello?.relayed?.toolset ?? null,
-      };
+      const session = newSessionInfo(hello);
       const input = new PassThrough();
       const newline = Buffer.from('\n');
       const onChunk = screen(socket, svc, session, (line) => {
@@ -153,28 +197,11 @@ export async function startAgentSocket(path: string, svc: Services, hooks: { ses
       if (rest.length > 0) feed(rest);
       socket.on('data', feed);
       socket.on('end', () => input.end());
-      let begun = false;
-      // The session's MCP tasks: they end with it (their running calls are cancelled).
-      const tasks = new TaskStore(svc.clock, taskLimits(svc.config));
-      const handle = serveStdio(
-        () => {
-          const server = createSessionServer(svc, session, {
-            started: (s) => {
-              begun = true;
-              hooks.sessionStarted(s);
-            },
-          }, tasks);
-          servers.add(server);
-          server.onclose = () => servers.delete(server);
-          return server;
-        },
-        { transport: new SocketTransport(input, socket, agentLineLimit(svc.config.max_request_bytes)), legacy: 'serve', onerror: () => undefined },
-      );
-      socket.on('close', () => {
-        tasks.closeAll();
-        void handle.close();
-        if (begun) hooks.sessionEnded(session);
+      const served = serveAgentSession(svc, session, hooks, new SocketTransport(input, socket, agentLineLimit(svc.config.max_request_bytes)), (server) => {
+        servers.add(server);
+        server.onclose = () => servers.delete(server);
       });
+      socket.on('close', () => served.close());
     });
   });
   await prepareSocketPath(path);
