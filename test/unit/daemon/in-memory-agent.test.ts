@@ -16,7 +16,6 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport as TransportV1 } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
@@ -96,7 +95,7 @@ describe('the daemon in process, over an in-memory agent transport', () => {
   it('SDK 1.x: a keyed write retried with the same key is the stored result, one request; other arguments under that key are refused, none sent', async () => {
     const agent = open();
     const client = new ClientV1({ name: 'inmem-v1', version: '1.0.0' });
-    await client.connect(agent.client as unknown as TransportV1);
+    await client.connect(agent.client);
     const call = async (t: string): Promise<ToolResult> => (await client.callTool({ name: 'note', arguments: { t, idempotency_key: 'inmem-key-0001' } })) as ToolResult;
     const before = http.requests.length;
     const first = await call('hello');
