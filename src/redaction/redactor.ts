@@ -18,7 +18,8 @@
  *   Hence it is idempotent.
  * - Text and values that hold no secret come back unchanged (same string,
  *   equal structure).
- * - Pure: no I/O; the secret forms live only inside the returned closure.
+ * - Pure: no I/O; the secret forms live only inside the redactor's private
+ *   state (SecretText), reachable through the returned object alone.
  */
 import { MIN_SUBSTRING_BYTES, secretForms } from './encodings.js';
 import type { Interval, Pattern } from './matcher.js';
@@ -83,239 +84,262 @@ export function redactionMarker(name: string = DEFAULT_NAME): string {
   return `[REDACTED:${MARKER_NAME.test(name) ? name : DEFAULT_NAME}]`;
 }
 
-export function createRedactor(secrets: readonly SecretInput[]): Redactor {
-  const named = secrets.map((s): NamedSecret => (s instanceof Uint8Array ? { name: DEFAULT_NAME, bytes: s } : s));
-  const markers = [...new Set(named.map((s) => redactionMarker(s.name)))];
-  const markerSet = new Set(markers);
-  const patterns: Pattern[] = [];
-  const viewPatterns: Pattern[] = [];
-  const hexPatterns: Pattern[] = [];
-  // Labels: secret i is label i; marker j (recognized, never a hit) is label named.length + j.
-  const whole = new Map<string, number>();
-  const rawBytes: { bytes: Uint8Array; label: number }[] = [];
-  named.forEach((s, label) => {
-    const forms = secretForms(s.bytes);
-    for (const text of forms.substrings) patterns.push({ text, label });
-    for (const text of forms.viewForms) viewPatterns.push({ text, label });
-    for (const text of forms.hexForms) hexPatterns.push({ text, label });
-    for (const text of forms.wholeValues) if (!whole.has(text)) whole.set(text, label);
-    if (s.bytes.length > 0) rawBytes.push({ bytes: s.bytes, label });
-  });
-  // Markers are patterns too, so a marker in the input is recognized as one.
-  markers.forEach((text, j) => patterns.push({ text, label: named.length + j }));
-  const matcher = new LiteralMatcher(patterns);
-  const viewMatcher = new LiteralMatcher(viewPatterns);
-  const hexMatcher = new LiteralMatcher(hexPatterns);
-  const longestSpan = Math.max(matcher.longest, MAX_ESCAPE_CHARS * Math.max(viewMatcher.longest, hexMatcher.longest));
+/**
+ * The text side of a redactor: the automata over every form of every secret
+ * and what they find in one string or byte array. Hits go to `sink` while a
+ * tracked redactor runs (the walks are synchronous, so one slot suffices).
+ */
+class SecretText {
+  sink: ((hit: SecretHit) => void) | null = null;
+  /** How far past a cap a reader must read: see Redactor.readPastCapBytes. */
+  readonly readPastCapBytes: number;
+  readonly #named: readonly NamedSecret[];
+  readonly #markers: readonly string[];
+  readonly #markerSet: ReadonlySet<string>;
+  readonly #matcher: LiteralMatcher;
+  readonly #viewMatcher: LiteralMatcher;
+  readonly #hexMatcher: LiteralMatcher;
+  readonly #longestSpan: number;
+  /** A short secret's whole forms: a value equal to one (as it is or trimmed) is that secret. */
+  readonly #whole = new Map<string, number>();
+  readonly #rawBytes: { bytes: Uint8Array; label: number }[] = [];
 
-  /** Where hits go while a tracked redactor runs (the walks are synchronous, so one slot suffices). */
-  let sink: ((hit: SecretHit) => void) | null = null;
-  /** The marker for `label`, reporting the hit when it is a secret's. */
-  const markerOf = (label: number): string => {
-    const secret = named[label];
-    if (secret === undefined) return markers[label - named.length] ?? redactionMarker();
-    sink?.({ name: secret.name, fingerprint: secret.fingerprint ?? null });
-    return redactionMarker(secret.name);
-  };
-
-  /** The marker for a value that is a short secret's form, as it is or trimmed. */
-  const wholeMatch = (s: string): string | undefined => {
-    if (whole.size === 0) return undefined;
-    const label = whole.get(s) ?? whole.get(s.trim());
-    return label === undefined ? undefined : markerOf(label);
-  };
-
-  /** The interval holds no secret form except inside one existing marker. */
-  const isBareMarker = (s: string, iv: Interval): boolean => markerSet.has(s.slice(iv.start, iv.end));
-
-  /** Occurrences in `s` and in its views, as sorted, merged intervals of `s`. */
-  function intervalsOf(s: string): Interval[] {
-    const direct = matcher.cover(s);
-    if (viewMatcher.isEmpty && hexMatcher.isEmpty) return direct;
-    const decoded = decodedView(s);
-    const mapped: Interval[] = [];
-    const addFrom = (view: View | null, m: LiteralMatcher): void => {
-      if (view === null) return;
-      for (const iv of m.cover(view.text)) mapped.push({ start: view.start[iv.start] ?? 0, end: view.end[iv.end - 1] ?? s.length, label: iv.label });
-    };
-    addFrom(decoded, viewMatcher);
-    if (!hexMatcher.isEmpty) for (const v of hexViews(s, decoded)) addFrom(v, hexMatcher);
-    if (mapped.length === 0) return direct;
-    return mergeIntervals([...direct, ...mapped]);
+  constructor(secrets: readonly SecretInput[]) {
+    const named = secrets.map((s): NamedSecret => (s instanceof Uint8Array ? { name: DEFAULT_NAME, bytes: s } : s));
+    this.#named = named;
+    this.#markers = [...new Set(named.map((s) => redactionMarker(s.name)))];
+    this.#markerSet = new Set(this.#markers);
+    const patterns: Pattern[] = [];
+    const viewPatterns: Pattern[] = [];
+    const hexPatterns: Pattern[] = [];
+    // Labels: secret i is label i; marker j (recognized, never a hit) is label named.length + j.
+    named.forEach((s, label) => {
+      const forms = secretForms(s.bytes);
+      for (const text of forms.substrings) patterns.push({ text, label });
+      for (const text of forms.viewForms) viewPatterns.push({ text, label });
+      for (const text of forms.hexForms) hexPatterns.push({ text, label });
+      for (const text of forms.wholeValues) if (!this.#whole.has(text)) this.#whole.set(text, label);
+      if (s.bytes.length > 0) this.#rawBytes.push({ bytes: s.bytes, label });
+    });
+    // Markers are patterns too, so a marker in the input is recognized as one.
+    this.#markers.forEach((text, j) => patterns.push({ text, label: named.length + j }));
+    this.#matcher = new LiteralMatcher(patterns);
+    this.#viewMatcher = new LiteralMatcher(viewPatterns);
+    this.#hexMatcher = new LiteralMatcher(hexPatterns);
+    this.#longestSpan = Math.max(this.#matcher.longest, MAX_ESCAPE_CHARS * Math.max(this.#viewMatcher.longest, this.#hexMatcher.longest));
+    this.readPastCapBytes = MAX_BYTES_PER_UNIT * this.#longestSpan;
   }
 
-  function redactOnce(s: string): string {
-    const wholeMarker = wholeMatch(s);
-    if (wholeMarker !== undefined) return wholeMarker;
-    const intervals = intervalsOf(s);
-    if (intervals.every((iv) => isBareMarker(s, iv))) return s;
-    let out = '';
-    let at = 0;
-    for (const iv of intervals) {
-      out += s.slice(at, iv.start) + (isBareMarker(s, iv) ? s.slice(iv.start, iv.end) : markerOf(iv.label));
-      at = iv.end;
-    }
-    return out + s.slice(at);
-  }
-
-  function redactText(s: string): string {
+  redactText(s: string): string {
     let current = s;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const next = redactOnce(current);
+      const next = this.#redactOnce(current);
       if (next === current) return current;
       current = next;
     }
     return redactionMarker(); // fail closed: never reached by real inputs
   }
 
+  redactCut(s: string, keep: number): string {
+    if (keep >= s.length) return this.redactText(s);
+    let cut = Math.max(0, keep);
+    for (const iv of this.#intervalsOf(s)) if (iv.start < cut && iv.end > cut) cut = iv.start;
+    let head = s.slice(0, cut);
+    // Strip what may be the start of a form, again if what is left ends in one; bounded by the longest span.
+    for (let budget = this.#longestSpan; budget > 0 && head.length > 0; ) {
+      const open = this.#openTail(head);
+      if (open === 0) break;
+      head = head.slice(0, head.length - open);
+      budget -= open;
+    }
+    return this.redactText(head);
+  }
+
+  hasSecret(s: string): boolean {
+    if (this.#wholeMatch(s) !== undefined) return true;
+    const found = this.#intervalsOf(s).find((iv) => !this.#isBareMarker(s, iv));
+    if (found === undefined) return false;
+    this.#markerOf(found.label);
+    return true;
+  }
+
+  /** The marker for the first secret `b` holds (a short secret only as the whole value), or null. */
+  bytesMarker(b: Uint8Array): string | null {
+    const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    for (const { bytes, label } of this.#rawBytes) {
+      const found = bytes.length < MIN_SUBSTRING_BYTES ? buf.equals(bytes) : buf.indexOf(bytes) !== -1;
+      if (found) return this.#markerOf(label);
+    }
+    return null;
+  }
+
+  /** The marker for `label`, reporting the hit when it is a secret's. */
+  #markerOf(label: number): string {
+    const secret = this.#named[label];
+    if (secret === undefined) return this.#markers[label - this.#named.length] ?? redactionMarker();
+    this.sink?.({ name: secret.name, fingerprint: secret.fingerprint ?? null });
+    return redactionMarker(secret.name);
+  }
+
+  /** The marker for a value that is a short secret's form, as it is or trimmed. */
+  #wholeMatch(s: string): string | undefined {
+    if (this.#whole.size === 0) return undefined;
+    const label = this.#whole.get(s) ?? this.#whole.get(s.trim());
+    return label === undefined ? undefined : this.#markerOf(label);
+  }
+
+  /** The interval holds no secret form except inside one existing marker. */
+  #isBareMarker(s: string, iv: Interval): boolean {
+    return this.#markerSet.has(s.slice(iv.start, iv.end));
+  }
+
+  /** Occurrences in `s` and in its views, as sorted, merged intervals of `s`. */
+  #intervalsOf(s: string): Interval[] {
+    const direct = this.#matcher.cover(s);
+    if (this.#viewMatcher.isEmpty && this.#hexMatcher.isEmpty) return direct;
+    const decoded = decodedView(s);
+    const mapped: Interval[] = [];
+    const addFrom = (view: View | null, m: LiteralMatcher): void => {
+      if (view === null) return;
+      for (const iv of m.cover(view.text)) mapped.push({ start: view.start[iv.start] ?? 0, end: view.end[iv.end - 1] ?? s.length, label: iv.label });
+    };
+    addFrom(decoded, this.#viewMatcher);
+    if (!this.#hexMatcher.isEmpty) for (const v of hexViews(s, decoded)) addFrom(v, this.#hexMatcher);
+    if (mapped.length === 0) return direct;
+    return mergeIntervals([...direct, ...mapped]);
+  }
+
+  #redactOnce(s: string): string {
+    const wholeMarker = this.#wholeMatch(s);
+    if (wholeMarker !== undefined) return wholeMarker;
+    const intervals = this.#intervalsOf(s);
+    if (intervals.every((iv) => this.#isBareMarker(s, iv))) return s;
+    let out = '';
+    let at = 0;
+    for (const iv of intervals) {
+      out += s.slice(at, iv.start) + (this.#isBareMarker(s, iv) ? s.slice(iv.start, iv.end) : this.#markerOf(iv.label));
+      at = iv.end;
+    }
+    return out + s.slice(at);
+  }
+
   /** How many characters at the end of `s` may be the start of a form, in `s` or in one of its views. */
-  function openTail(s: string): number {
-    let open = matcher.openSuffix(s);
+  #openTail(s: string): number {
+    let open = this.#matcher.openSuffix(s);
     const decoded = decodedView(s);
     const fromView = (view: View | null, m: LiteralMatcher): void => {
       if (view === null) return;
       const n = m.openSuffix(view.text);
       if (n > 0) open = Math.max(open, s.length - (view.start[view.text.length - n] ?? 0));
     };
-    fromView(decoded, viewMatcher);
+    fromView(decoded, this.#viewMatcher);
     const last = hexViews(s, decoded).at(-1);
     // Only a run that reaches the end of the text can hold the start of a form there.
-    if (last !== undefined && last.end.at(-1) === (decoded === null ? s.length : decoded.end.at(-1))) fromView(last, hexMatcher);
+    if (last !== undefined && last.end.at(-1) === (decoded === null ? s.length : decoded.end.at(-1))) fromView(last, this.#hexMatcher);
     return open;
   }
+}
 
-  function redactCut(s: string, keep: number): string {
-    if (keep >= s.length) return redactText(s);
-    let cut = Math.max(0, keep);
-    for (const iv of intervalsOf(s)) if (iv.start < cut && iv.end > cut) cut = iv.start;
-    let head = s.slice(0, cut);
-    // Strip what may be the start of a form, again if what is left ends in one; bounded by the longest span.
-    for (let budget = longestSpan; budget > 0 && head.length > 0; ) {
-      const open = openTail(head);
-      if (open === 0) break;
-      head = head.slice(0, head.length - open);
-      budget -= open;
-    }
-    return redactText(head);
+/** A scalar redacted, or undefined for an object or array (walked by the caller). */
+function redactScalar(t: SecretText, v: unknown): { value: unknown } | undefined {
+  if (typeof v === 'string') return { value: t.redactText(v) };
+  if (typeof v === 'number' || typeof v === 'bigint') {
+    const text = String(v);
+    const redacted = t.redactText(text);
+    return { value: redacted === text ? v : redacted };
   }
+  if (typeof v !== 'object' || v === null) return { value: v };
+  if (v instanceof Uint8Array) return { value: t.bytesMarker(v) ?? v };
+  return undefined;
+}
 
-  function textHasSecret(s: string): boolean {
-    if (wholeMatch(s) !== undefined) return true;
-    const found = intervalsOf(s).find((iv) => !isBareMarker(s, iv));
-    if (found === undefined) return false;
-    markerOf(found.label);
-    return true;
-  }
-
-  function bytesHaveSecret(b: Uint8Array): string | null {
-    const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    for (const { bytes, label } of rawBytes) {
-      const found = bytes.length < MIN_SUBSTRING_BYTES ? buf.equals(bytes) : buf.indexOf(bytes) !== -1;
-      if (found) return markerOf(label);
-    }
-    return null;
-  }
-
-  /** A scalar redacted, or undefined for an object or array (walked by the caller). */
-  function redactScalar(v: unknown): { value: unknown } | undefined {
-    if (typeof v === 'string') return { value: redactText(v) };
-    if (typeof v === 'number' || typeof v === 'bigint') {
-      const text = String(v);
-      const redacted = redactText(text);
-      return { value: redacted === text ? v : redacted };
-    }
-    if (typeof v !== 'object' || v === null) return { value: v };
-    if (v instanceof Uint8Array) return { value: bytesHaveSecret(v) ?? v };
-    return undefined;
-  }
-
-  // Both walks use an explicit stack: a value nested thousands deep (a target's JSON) must not exhaust the call stack.
-  function redactValue(root: unknown): unknown {
-    const seen = new WeakMap<object, unknown>();
-    const pending: { src: object; out: unknown[] | Record<string, unknown> }[] = [];
-    const convert = (v: unknown): unknown => {
-      const scalar = redactScalar(v);
-      if (scalar !== undefined) return scalar.value;
-      const obj = v as object;
-      const done = seen.get(obj);
-      if (done !== undefined) return done;
-      const out = Array.isArray(obj) ? [] : {};
-      seen.set(obj, out);
-      pending.push({ src: obj, out });
-      return out;
-    };
-    const result = convert(root);
-    for (let task = pending.pop(); task !== undefined; task = pending.pop()) {
-      const { src, out } = task;
-      if (Array.isArray(out)) {
-        for (const item of src as unknown[]) out.push(convert(item));
-        continue;
-      }
-      for (const [key, value] of Object.entries(src)) {
-        // defineProperty: a key named "__proto__" stays a plain own property.
-        Object.defineProperty(out, redactText(key), { value: convert(value), enumerable: true, writable: true, configurable: true });
-      }
-    }
-    return result;
-  }
-
-  function findSecret(root: unknown): boolean {
-    const seen = new WeakSet<object>();
-    const pending: unknown[] = [root];
-    for (let i = 0; i < pending.length; i++) {
-      const v = pending[i];
-      pending[i] = undefined;
-      if (typeof v === 'string') {
-        if (textHasSecret(v)) return true;
-      } else if (typeof v === 'number' || typeof v === 'bigint') {
-        if (textHasSecret(String(v))) return true;
-      } else if (typeof v === 'object' && v !== null) {
-        if (v instanceof Uint8Array) {
-          if (bytesHaveSecret(v) !== null) return true;
-        } else if (!seen.has(v)) {
-          seen.add(v);
-          if (Array.isArray(v)) for (const item of v as unknown[]) pending.push(item);
-          else
-            for (const [key, value] of Object.entries(v)) {
-              if (textHasSecret(key)) return true;
-              pending.push(value);
-            }
-        }
-      }
-    }
-    return false;
-  }
-
-  const readPastCapBytes = MAX_BYTES_PER_UNIT * longestSpan;
-  const base: Redactor = {
-    redactText,
-    redactCut,
-    redactValue: (v) => redactValue(v),
-    findSecret: (v) => findSecret(v),
-    readPastCapBytes,
-    track: (onHit) => tracked(onHit),
+// Both walks use an explicit stack: a value nested thousands deep (a target's JSON) must not exhaust the call stack.
+function redactValue(t: SecretText, root: unknown): unknown {
+  const seen = new WeakMap<object, unknown>();
+  const pending: { src: object; out: unknown[] | Record<string, unknown> }[] = [];
+  const convert = (v: unknown): unknown => {
+    const scalar = redactScalar(t, v);
+    if (scalar !== undefined) return scalar.value;
+    const obj = v as object;
+    const done = seen.get(obj);
+    if (done !== undefined) return done;
+    const out = Array.isArray(obj) ? [] : {};
+    seen.set(obj, out);
+    pending.push({ src: obj, out });
+    return out;
   };
+  const result = convert(root);
+  for (let task = pending.pop(); task !== undefined; task = pending.pop()) {
+    const { src, out } = task;
+    if (Array.isArray(out)) {
+      for (const item of src as unknown[]) out.push(convert(item));
+      continue;
+    }
+    for (const [key, value] of Object.entries(src)) {
+      // defineProperty: a key named "__proto__" stays a plain own property.
+      Object.defineProperty(out, t.redactText(key), { value: convert(value), enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return result;
+}
 
+function findSecret(t: SecretText, root: unknown): boolean {
+  const seen = new WeakSet<object>();
+  const pending: unknown[] = [root];
+  for (let i = 0; i < pending.length; i++) {
+    const v = pending[i];
+    pending[i] = undefined;
+    if (typeof v === 'string') {
+      if (t.hasSecret(v)) return true;
+    } else if (typeof v === 'number' || typeof v === 'bigint') {
+      if (t.hasSecret(String(v))) return true;
+    } else if (typeof v === 'object' && v !== null) {
+      if (v instanceof Uint8Array) {
+        if (t.bytesMarker(v) !== null) return true;
+      } else if (!seen.has(v)) {
+        seen.add(v);
+        if (Array.isArray(v)) for (const item of v as unknown[]) pending.push(item);
+        else
+          for (const [key, value] of Object.entries(v)) {
+            if (t.hasSecret(key)) return true;
+            pending.push(value);
+          }
+      }
+    }
+  }
+  return false;
+}
+
+export function createRedactor(secrets: readonly SecretInput[]): Redactor {
+  const t = new SecretText(secrets);
+  const { readPastCapBytes } = t;
   function tracked(onHit: (hit: SecretHit) => void): Redactor {
     const run = <T>(fn: () => T): T => {
-      const outer = sink;
-      sink = outer === null ? onHit : (h) => (outer(h), onHit(h));
+      const outer = t.sink;
+      t.sink = outer === null ? onHit : (h) => (outer(h), onHit(h));
       try {
         return fn();
       } finally {
-        sink = outer;
+        t.sink = outer;
       }
     };
     return {
-      redactText: (s) => run(() => redactText(s)),
-      redactCut: (s, keep) => run(() => redactCut(s, keep)),
-      redactValue: (v) => run(() => redactValue(v)),
-      findSecret: (v) => run(() => findSecret(v)),
+      redactText: (s) => run(() => t.redactText(s)),
+      redactCut: (s, keep) => run(() => t.redactCut(s, keep)),
+      redactValue: (v) => run(() => redactValue(t, v)),
+      findSecret: (v) => run(() => findSecret(t, v)),
       readPastCapBytes,
       track: (next) => tracked((h) => (onHit(h), next(h))),
     };
   }
-  return base;
+  return {
+    redactText: (s) => t.redactText(s),
+    redactCut: (s, keep) => t.redactCut(s, keep),
+    redactValue: (v) => redactValue(t, v),
+    findSecret: (v) => findSecret(t, v),
+    readPastCapBytes,
+    track: (onHit) => tracked(onHit),
+  };
 }
 
 /** Sorted, merged intervals; the label of a merged run is that of its first interval. */
