@@ -5,7 +5,7 @@ import type { HttpCredential } from '../../../../src/executors/http/index.js';
 import { createRedactor, injectedForms } from '../../../../src/redaction/index.js';
 import type { FakeHttpServer } from '../../../helpers/fake-http.js';
 import { startFakeHttp } from '../../../helpers/fake-http.js';
-import { CANARY, credentials, errorText, refusal, spec } from './support.js';
+import { CANARY, credentials, errorText, NEVER_MS, refusal, spec } from './support.js';
 
 describe('credential injection', () => {
   let srv: FakeHttpServer;
@@ -59,7 +59,7 @@ describe('credential injection', () => {
       const cred = credentials[kind];
       const redactor = createRedactor(injectedForms(cred));
       const timeout = await refusal(
-        executeHttp(spec(srv.origin, { path: '/slow-headers', query: [['ms', '2000']] }), {
+        executeHttp(spec(srv.origin, { path: '/slow-headers', query: [['ms', NEVER_MS]] }), {
           credential: cred,
           allowPrivate: true,
           timeouts: { headersMs: 100 },

@@ -42,3 +42,10 @@ export async function refusal(p: Promise<unknown>, code?: ErrorCode): Promise<Po
 export function errorText(e: PosternError): string {
   return `${e.code} ${e.message} ${JSON.stringify(e.details)}`;
 }
+
+/**
+ * A pause of the fake target's slow routes that outlasts any test: the target
+ * answers only after the client gave up (its pause ends when the client goes
+ * away), so a timeout test never depends on which of two timers fires first.
+ */
+export const NEVER_MS = '600000';

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { executeHttp } from '../../../../src/executors/http/index.js';
 import type { FakeHttpServer } from '../../../helpers/fake-http.js';
 import { startFakeHttp } from '../../../helpers/fake-http.js';
-import { credentials, refusal, spec } from './support.js';
+import { credentials, NEVER_MS, refusal, spec } from './support.js';
 import { waitFor } from '../../../helpers/wait.js';
 
 describe('timeouts', () => {
@@ -45,7 +45,7 @@ describe('timeouts', () => {
     let sent = 0;
     const before = srv.requests.length;
     const e = await refusal(
-      executeHttp(spec(srv.origin, { path: '/slow-headers', query: [['ms', '3000']] }), {
+      executeHttp(spec(srv.origin, { path: '/slow-headers', query: [['ms', NEVER_MS]] }), {
         credential: credentials.bearer,
         allowPrivate: true,
         timeouts: { headersMs: 150 },
@@ -61,7 +61,7 @@ describe('timeouts', () => {
 
   it('response body: TARGET_TIMEOUT with side_effect_started', async () => {
     const e = await refusal(
-      executeHttp(spec(srv.origin, { path: '/slow-body', query: [['ms', '3000']] }), {
+      executeHttp(spec(srv.origin, { path: '/slow-body', query: [['ms', NEVER_MS]] }), {
         credential: credentials.bearer,
         allowPrivate: true,
         timeouts: { bodyMs: 150 },
@@ -82,7 +82,7 @@ describe('timeouts', () => {
 
   it('abort while waiting for the response: side_effect_started', async () => {
     const e = await refusal(
-      executeHttp(spec(srv.origin, { path: '/slow-headers', query: [['ms', '3000']] }), {
+      executeHttp(spec(srv.origin, { path: '/slow-headers', query: [['ms', NEVER_MS]] }), {
         credential: null,
         allowPrivate: true,
         signal: AbortSignal.timeout(150),
