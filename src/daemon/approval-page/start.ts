@@ -1,0 +1,90 @@
+/**
+ * Whether the daemon opens its approval page, and the files that go with it.
+ * Open only when `approval-page.authorized.json` verifies with the vault's
+ * key (src/home/approval-page-authorization.ts): the record names the port,
+ * the address and the certificate, so nothing an agent can edit opens or
+ * moves it. The paired devices (src/home/approval-devices.ts) are loaded
+ * whether or not the page opens, so they can be listed and revoked.
+ *
+ * Files: `run/approval-page.json` (the URL, for `postern approvals pair` and
+ * `page status`), written once the port is bound and removed at close.
+ */
+import { readFile, unlink } from 'node:fs/promises';
+import { z } from 'zod';
+import type { Clock } from '../../clock/index.js';
+import { loadApprovalDevices, saveApprovalDevices } from '../../home/approval-devices.js';
+import { judgeApprovalPage, readApprovalPageAuthorization, type ApprovalPageRecord } from '../../home/approval-page-authorization.js';
+import { atomicWriteFile } from '../../home/atomic-write.js';
+import type { HomePaths } from '../../home/paths.js';
+import { DeviceRegistry } from './devices.js';
+import { startApprovalPage, type ApprovalPageEndpoint, type ApprovalPageOptions } from './server.js';
+
+const InfoSchema = z.object({ url: z.string().max(300), pid: z.number().int().positive(), tls_sha256: z.string().max(64).nullable() }).strict();
+export type ApprovalPageInfo = z.infer<typeof InfoSchema>;
+
+/** The running page, or null (no file, a malformed one, or one left by a daemon that died). */
+export async function readApprovalPageInfo(paths: HomePaths): Promise<ApprovalPageInfo | null> {
+  try {
+    const r = InfoSchema.safeParse(JSON.parse(await readFile(paths.approvalPageInfo, 'utf8')));
+    if (!r.success) return null;
+    process.kill(r.data.pid, 0);
+    return r.data;
+  } catch {
+    return null;
+  }
+}
+
+export async function loadDeviceRegistry(paths: HomePaths, key: Uint8Array, clock: Clock, log: (line: string) => void): Promise<DeviceRegistry> {
+  const loaded = await loadApprovalDevices(paths, key);
+  if (loaded.kind === 'refused') log(`approval page: no device is trusted: ${loaded.reason}`);
+  return new DeviceRegistry({ devices: loaded.kind === 'ok' ? loaded.devices : [], clock, save: (devices) => saveApprovalDevices(paths, key, devices, clock.now()) });
+}
+
+export interface PageStartDeps extends Omit<ApprovalPageOptions, 'bind' | 'port' | 'tls'> {
+  readonly paths: HomePaths;
+  /** The vault's catalog-mac key (the authorization's MAC key). */
+  readonly key: Uint8Array;
+  /** The certificate and key for a TLS page, from the vault (null: none kept). */
+  readonly tls: (record: ApprovalPageRecord) => { key: string; cert: string } | null;
+  readonly log: (line: string) => void;
+  readonly journalPage: (data: Record<string, unknown>) => void;
+}
+
+export interface RunningPage extends ApprovalPageEndpoint {
+  readonly record: ApprovalPageRecord;
+}
+
+export async function startApprovalPageIfAuthorized(d: PageStartDeps): Promise<RunningPage | null> {
+  await unlink(d.paths.approvalPageInfo).catch(() => undefined);
+  const verdict = judgeApprovalPage(d.key, await readApprovalPageAuthorization(d.paths));
+  if (verdict.kind === 'off') return null;
+  if (verdict.kind === 'refused') {
+    d.log(`approval page NOT started: ${verdict.reason}; run \`postern approvals page enable\` to authorize it`);
+    d.journalPage({ state: 'refused', reason: verdict.reason });
+    return null;
+  }
+  const record = verdict.record;
+  const tls = record.tls_sha256 === null ? null : d.tls(record);
+  if (record.tls_sha256 !== null && tls === null) {
+    d.log('approval page NOT started: its TLS key is not in the vault; run `postern approvals page enable` again');
+    d.journalPage({ state: 'refused', reason: 'the TLS key is not in the vault' });
+    return null;
+  }
+  const page = await startApprovalPage({ ...d, bind: record.bind, port: record.port, tls });
+  try {
+    await atomicWriteFile(d.paths.approvalPageInfo, `${JSON.stringify({ url: page.url, pid: process.pid, tls_sha256: record.tls_sha256 })}\n`);
+  } catch (e) {
+    await page.close();
+    throw e;
+  }
+  d.log(`approval page on ${page.url}${record.tls_sha256 === null ? '' : ` (TLS, certificate SHA-256 ${record.tls_sha256})`}`);
+  d.journalPage({ state: 'started', url: page.url, tls_sha256: record.tls_sha256, webhook: record.webhook !== null });
+  return {
+    ...page,
+    record,
+    async close() {
+      await page.close();
+      await unlink(d.paths.approvalPageInfo).catch(() => undefined);
+    },
+  };
+}
