@@ -160,8 +160,13 @@
     })();
   });
 
-  const m = /^#pair=([A-Za-z0-9-]{1,32})$/.exec(location.hash);
-  if (m) $('pair-code').value = m[1];
+  // A pairing link carries its code in the fragment (never sent to the daemon in a URL).
+  function codeFromLink() {
+    const m = /^#pair=([A-Za-z0-9-]{1,32})$/.exec(location.hash);
+    if (m) $('pair-code').value = m[1];
+  }
+  window.addEventListener('hashchange', codeFromLink);
+  codeFromLink();
   setInterval(tick, 1000);
   void refresh();
 })();
