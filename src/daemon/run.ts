@@ -32,7 +32,7 @@ import { CatalogControl, loadSnapshot } from './catalog-control.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { EventBus } from './events.js';
 import { startHttpIfAuthorized } from './http/start.js';
-import { loadDeviceRegistry, startApprovalPageIfAuthorized, type RunningPage } from './approval-page/start.js';
+import { loadDeviceRegistry, startApprovalPageIfAuthorized, tlsFromVault, type RunningPage } from './approval-page/start.js';
 import { startNotifications } from './notify.js';
 import { IdleTracker } from './idle.js';
 import { journalEventWriter, type JournalEvent } from './journal-event.js';
@@ -208,7 +208,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   page.running = await startApprovalPageIfAuthorized({
     paths, clock, queue, bus, devices, log,
     key: vault.deriveKey('catalog-mac'),
-    tls: () => null,
+    tls: (record) => tlsFromVault(state.vault(), record),
     activity: () => backend.activity({ limit: 20 }),
     journal: (type, data) => journalEvent(null, type, data),
     journalPage: (data) => journalEvent(null, 'approval_page', data),

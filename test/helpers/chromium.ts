@@ -27,12 +27,14 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(): Promise<Browser> {
+/** `acceptCertificate`: the page's self-signed certificate (a test checks its fingerprint itself, as the operator would). */
+export async function launchChromium(opts: { acceptCertificate?: boolean } = {}): Promise<Browser> {
   const profile = await mkdtemp(join(tmpdir(), 'postern-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     viewport: { width: 1100, height: 900 },
+    ignoreHTTPSErrors: opts.acceptCertificate === true,
   });
   return {
     context,

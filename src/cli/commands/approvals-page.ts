@@ -2,11 +2,13 @@
  * `postern approvals page enable|disable|status`, `approvals pair` and
  * `approvals devices [revoke ID]`: the approval page (docs/approval-page.md).
  *
- * - `page enable [--port N] [--webhook URL] [--webhook-arguments]`
+ * - `page enable [--port N] [--bind ADDR] [--webhook URL] [--webhook-arguments]`
  *   (passphrase) writes the MAC'd authorization that is the page's whole
  *   configuration (src/home/approval-page-authorization.ts); the daemon
  *   opens the page at its next start. `disable` (no passphrase: it only
- *   narrows) removes it. `status` says what is authorized and running.
+ *   narrows) removes it. `--bind` (an address other than 127.0.0.1) makes a
+ *   self-signed certificate for it, keeps its key in the vault
+ *   (src/home/approval-page-tls.ts) and prints the fingerprint. `status` says what is authorized and running.
  * - `pair --name NAME` (passphrase, on the operator channel) opens a one-time
  *   code for a new device and prints it, the URL to open, and a QR code of
  *   that URL on a terminal.
@@ -18,6 +20,8 @@
  */
 import type { Command } from 'commander';
 import QRCode from 'qrcode';
+import { APPROVAL_PAGE_TLS_CREDENTIAL, makePageCertificate } from '../../home/approval-page-tls.js';
+import { writeVault } from '../../home/vault-write.js';
 import { APPROVAL_PAGE_DEFAULT_PORT, LOOPBACK, readApprovalPageAuthorization, removeApprovalPageAuthorization, writeApprovalPageAuthorization } from '../../home/approval-page-authorization.js';
 import { readApprovalPageInfo } from '../../daemon/approval-page/start.js';
 import { PosternError } from '../../rules/errors.js';
@@ -54,24 +58,46 @@ export function registerApprovalPage(approvals: Command, withOperator: WithOpera
 
   page
     .command('enable')
-    .description('authorize the approval page on 127.0.0.1 (passphrase); the daemon opens it at its next start')
-    .option('--port <n>', `TCP port on 127.0.0.1 (0: any free port; default ${APPROVAL_PAGE_DEFAULT_PORT})`)
+    .description('authorize the approval page on 127.0.0.1 (or, with --bind, a LAN address over TLS) (passphrase); the daemon opens it at its next start')
+    .option('--port <n>', `TCP port (0: any free port; default ${APPROVAL_PAGE_DEFAULT_PORT})`)
+    .option('--bind <address>', 'an IP address of this machine other than 127.0.0.1 (a LAN address): the page is then served over TLS, with a self-signed certificate made now (its key in the vault) whose fingerprint is printed')
     .option('--webhook <url>', 'also POST a notice to this URL (ntfy-style: the tool name and a link) when a call waits')
     .option('--webhook-arguments', "include the call's normalized arguments in the webhook's notice (off: never)")
     .addHelpText('after', examples(['postern approvals page enable', 'postern approvals page enable --webhook https://ntfy.sh/my-topic', 'ssh -L 7470:127.0.0.1:7470 this-host   # then open http://127.0.0.1:7470/']))
-    .action(async (o: { port?: string; webhook?: string; webhookArguments?: boolean }, cmd: Command) => {
+    .action(async (o: { port?: string; bind?: string; webhook?: string; webhookArguments?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const port = o.port === undefined ? APPROVAL_PAGE_DEFAULT_PORT : parsePort(o.port);
       if (o.webhookArguments === true && o.webhook === undefined) throw new PosternError('USAGE', '--webhook-arguments needs --webhook');
       const webhook = o.webhook === undefined ? null : { url: parseWebhook(o.webhook), arguments: o.webhookArguments === true };
+      const bind = o.bind ?? LOOPBACK;
+      const cert = bind === LOOPBACK ? null : await makePageCertificate(bind);
       const pass = await ctx.unlockPassphrase();
-      const vault = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
+      let key: Uint8Array | undefined;
       try {
-        await writeApprovalPageAuthorization(ctx.paths, vault.deriveKey('catalog-mac'), { port, bind: LOOPBACK, tls_sha256: null, webhook }, ctx.clock.now());
+        if (cert === null) {
+          const vault = await openVault(ctx.paths.vault, pass, ctx.vault);
+          key = Uint8Array.from(vault.deriveKey('catalog-mac'));
+          vault.lock();
+        } else {
+          // The key goes into the vault (a new one replaces the last, which stays remembered for redaction).
+          await writeVault(ctx, pass, (v) => {
+            const secret = { private_key: Uint8Array.from(cert.keyPem) };
+            const fields = { certificate: cert.certDer.toString('base64') };
+            if (v.get(APPROVAL_PAGE_TLS_CREDENTIAL) === undefined) v.add({ name: APPROVAL_PAGE_TLS_CREDENTIAL, kind: 'tls_key', fields, secret });
+            else v.rotate(APPROVAL_PAGE_TLS_CREDENTIAL, secret, fields);
+            key = Uint8Array.from(v.deriveKey('catalog-mac'));
+          });
+          cert.keyPem.fill(0);
+        }
+        if (key === undefined) throw new PosternError('INTERNAL', 'the vault gave no key');
+        await writeApprovalPageAuthorization(ctx.paths, key, { port, bind, tls_sha256: cert?.sha256 ?? null, webhook }, ctx.clock.now());
       } finally {
-        vault.lock();
+        pass.fill(0);
+        key?.fill(0);
       }
-      ctx.out(`approval page authorized on ${port === 0 ? 'a free port of 127.0.0.1' : `http://127.0.0.1:${port}/`}; (re)start the daemon to open it, then pair a browser with \`postern approvals pair --name NAME\`.`);
+      const where = cert === null ? `http://127.0.0.1:${port === 0 ? 'PORT' : port}/` : `https://${bind}:${port === 0 ? 'PORT' : port}/`;
+      ctx.out(`approval page authorized on ${where}${port === 0 ? ' (any free port: the daemon says which)' : ''}; (re)start the daemon to open it, then pair a browser with \`postern approvals pair --name NAME\`.`);
+      if (cert !== null) ctx.out(`TLS certificate SHA-256 (check it in the browser before pairing): ${cert.sha256}`);
       if (webhook !== null) ctx.out(`webhook: ${clean(webhook.url, 200)} (${webhook.arguments ? 'with the normalized arguments' : 'the tool name and a link, never the arguments'})`);
     });
 

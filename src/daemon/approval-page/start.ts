@@ -9,13 +9,16 @@
  * Files: `run/approval-page.json` (the URL, for `postern approvals pair` and
  * `page status`), written once the port is bound and removed at close.
  */
-import { readFile, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Clock } from '../../clock/index.js';
 import { loadApprovalDevices, saveApprovalDevices } from '../../home/approval-devices.js';
 import { judgeApprovalPage, readApprovalPageAuthorization, type ApprovalPageRecord } from '../../home/approval-page-authorization.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import type { HomePaths } from '../../home/paths.js';
+import { readRunInfo } from '../../home/run-info.js';
+import { APPROVAL_PAGE_TLS_CREDENTIAL, certificatePem, certificateSha256 } from '../../home/approval-page-tls.js';
+import type { Credential } from '../../vault/index.js';
 import { DeviceRegistry } from './devices.js';
 import { startApprovalPage, type ApprovalPageEndpoint, type ApprovalPageOptions } from './server.js';
 
@@ -23,21 +26,25 @@ const InfoSchema = z.object({ url: z.string().max(300), pid: z.number().int().po
 export type ApprovalPageInfo = z.infer<typeof InfoSchema>;
 
 /** The running page, or null (no file, a malformed one, or one left by a daemon that died). */
-export async function readApprovalPageInfo(paths: HomePaths): Promise<ApprovalPageInfo | null> {
-  try {
-    const r = InfoSchema.safeParse(JSON.parse(await readFile(paths.approvalPageInfo, 'utf8')));
-    if (!r.success) return null;
-    process.kill(r.data.pid, 0);
-    return r.data;
-  } catch {
-    return null;
-  }
+export function readApprovalPageInfo(paths: HomePaths): Promise<ApprovalPageInfo | null> {
+  return readRunInfo(paths.approvalPageInfo, InfoSchema);
 }
 
 export async function loadDeviceRegistry(paths: HomePaths, key: Uint8Array, clock: Clock, log: (line: string) => void): Promise<DeviceRegistry> {
   const loaded = await loadApprovalDevices(paths, key);
   if (loaded.kind === 'refused') log(`approval page: no device is trusted: ${loaded.reason}`);
   return new DeviceRegistry({ devices: loaded.kind === 'ok' ? loaded.devices : [], clock, save: (devices) => saveApprovalDevices(paths, key, devices, clock.now()) });
+}
+
+/** The page's TLS key and certificate from the vault, when its certificate is the one the record names; else null. */
+export function tlsFromVault(vault: { get(name: string): Credential | undefined }, record: ApprovalPageRecord): { key: string; cert: string } | null {
+  const c = vault.get(APPROVAL_PAGE_TLS_CREDENTIAL);
+  const key = c?.secret['private_key'];
+  const der = c?.meta.fields['certificate'];
+  if (c === undefined || c.meta.kind !== 'tls_key' || key === undefined || der === undefined) return null;
+  const bytes = Buffer.from(der, 'base64');
+  if (certificateSha256(bytes) !== record.tls_sha256) return null;
+  return { key: Buffer.from(key).toString('utf8'), cert: certificatePem(bytes) };
 }
 
 export interface PageStartDeps extends Omit<ApprovalPageOptions, 'bind' | 'port' | 'tls'> {
@@ -66,7 +73,7 @@ export async function startApprovalPageIfAuthorized(d: PageStartDeps): Promise<R
   const record = verdict.record;
   const tls = record.tls_sha256 === null ? null : d.tls(record);
   if (record.tls_sha256 !== null && tls === null) {
-    d.log('approval page NOT started: its TLS key is not in the vault; run `postern approvals page enable` again');
+    d.log('approval page NOT started: its TLS key is not in the vault, or its certificate is not the one authorized; run `postern approvals page enable --bind ADDR` again');
     d.journalPage({ state: 'refused', reason: 'the TLS key is not in the vault' });
     return null;
   }
