@@ -188,7 +188,8 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     return { signed: keeper.checkpointKey !== null };
   };
   // The approval page (off unless authorized) and its paired devices; pairing and revoking go through the operator channel.
-  const devices = await loadDeviceRegistry(paths, vault.deriveKey('catalog-mac'), clock, log);
+  const devicesJournaled = Math.max(0, ...(['device_paired', 'device_revoked'] as const).map((t) => Number(journals.sessions.latestEvent(null, t)?.data['sequence'] ?? 0) || 0));
+  const devices = await loadDeviceRegistry(paths, () => state.vault().deriveKey('catalog-mac'), clock, log, devicesJournaled);
   const page: { running: RunningPage | null } = { running: null };
   const deviceOps: NonNullable<BackendParts['devices']> = {
     pair: (name) => {
@@ -200,7 +201,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     revoke: async (id) => {
       const d = await devices.revoke(id);
       page.running?.dropDevice(d.id);
-      journalEvent(null, 'device_revoked', { device: d.id, name: d.name });
+      journalEvent(null, 'device_revoked', { device: d.id, name: d.name, sequence: devices.sequence });
       return { id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at };
     },
   };

@@ -19,7 +19,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
@@ -248,7 +248,8 @@ describe('the approval page in Chromium', { skip }, () => {
     inst.sb.assertNeverPrinted(TOKEN, 'the bearer token');
   });
 
-  it('a revoked device is refused at once: the page is back at the pairing form', async () => {
+  it('a revoked device is refused at once: the page is back at the pairing form; an older device file put back trusts it again never', async () => {
+    const beforeRevocation = await readFile(join(inst.sb.home, 'approval-devices.json'), 'utf8');
     const r = await inst.sb.run(['approvals', 'devices', 'revoke', deviceId.slice(0, 6), '--passphrase-file', inst.passFile]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /revoked device [0-9a-f]{16} \(phone\)/);
@@ -258,5 +259,14 @@ describe('the approval page in Chromium', { skip }, () => {
     assert.equal(status, 401);
     const list = await inst.sb.run(['approvals', 'devices', '--passphrase-file', inst.passFile]);
     assert.match(list.stdout, /phone\s+\S+\s+revoked /);
+    // The copy from before the revocation, put back while the daemon is stopped: the journal knows a later save.
+    await inst.stopDaemon();
+    await writeFile(join(inst.sb.home, 'approval-devices.json'), beforeRevocation);
+    await inst.startDaemon();
+    assert.match(inst.daemonLog, /ALARM: approval page: no device is trusted: approval-devices\.json is save 1, the journal recorded save 2/);
+    const again = (JSON.parse(await readFile(join(inst.sb.home, 'run', 'approval-page.json'), 'utf8')) as { url: string }).url;
+    await page.goto(again);
+    await page.waitForSelector('#pair:not([hidden])');
+    assert.equal(await page.getAttribute('#status', 'data-code'), 'DEVICE_UNPAIRED', 'the cookie it still holds is refused');
   });
 });

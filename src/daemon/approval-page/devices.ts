@@ -48,12 +48,15 @@ export interface OpenPairing {
 export interface DeviceRegistryParts {
   readonly devices: readonly PairedDevice[];
   readonly clock: Clock;
-  /** Saves the whole list (MAC'd); throws when it cannot. */
-  readonly save: (devices: readonly PairedDevice[]) => Promise<void>;
+  /** The sequence of the last save (0: never saved). */
+  readonly sequence: number;
+  /** Saves the whole list (MAC'd) as `sequence`; throws when it cannot. */
+  readonly save: (devices: readonly PairedDevice[], sequence: number) => Promise<void>;
 }
 
 export class DeviceRegistry {
   #devices: PairedDevice[];
+  #sequence: number;
   readonly #codes = new Map<string, { digest: Buffer; name: string; openedAt: number }>();
   #wrong = 0;
   readonly #clock: Clock;
@@ -61,12 +64,18 @@ export class DeviceRegistry {
 
   constructor(p: DeviceRegistryParts) {
     this.#devices = [...p.devices];
+    this.#sequence = p.sequence;
     this.#clock = p.clock;
     this.#save = p.save;
   }
 
   list(): readonly PairedDevice[] {
     return this.#devices;
+  }
+
+  /** The sequence of the last save, for the journal. */
+  get sequence(): number {
+    return this.#sequence;
   }
 
   /** Opens a one-time pairing code for a device to be called `name`. */
@@ -98,8 +107,9 @@ export class DeviceRegistry {
     const secret = randomBytes(32).toString('base64url');
     const device: PairedDevice = { id: randomBytes(8).toString('hex'), name: open.name, secret_sha256: sha256(secret).toString('hex'), paired_at: this.#clock.now().toISOString(), revoked_at: null };
     const next = [...this.#devices, device];
-    await this.#save(next);
+    await this.#save(next, this.#sequence + 1);
     this.#devices = next;
+    this.#sequence++;
     return { device, cookie: `${device.id}.${secret}` };
   }
 
@@ -120,8 +130,9 @@ export class DeviceRegistry {
     if (d.revoked_at !== null) return d;
     const revoked: PairedDevice = { ...d, revoked_at: this.#clock.now().toISOString() };
     const next = this.#devices.map((x) => (x.id === d.id ? revoked : x));
-    await this.#save(next);
+    await this.#save(next, this.#sequence + 1);
     this.#devices = next;
+    this.#sequence++;
     return revoked;
   }
 

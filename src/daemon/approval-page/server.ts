@@ -179,7 +179,7 @@ export async function startApprovalPage(o: ApprovalPageOptions): Promise<Approva
     const r = PairSchema.safeParse(await json(req));
     if (!r.success) throw new PosternError('USAGE', 'the pairing request is not {code}');
     const { device: d, cookie } = await o.devices.redeem(r.data.code);
-    o.journal('device_paired', { device: d.id, name: d.name });
+    o.journal('device_paired', { device: d.id, name: d.name, sequence: o.devices.sequence });
     const secure = scheme === 'https' ? '; Secure' : '';
     send(res, 200, { device: { id: d.id, name: d.name } }, { 'Set-Cookie': `${DEVICE_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure}` });
   };

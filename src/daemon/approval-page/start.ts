@@ -12,7 +12,7 @@
 import { unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Clock } from '../../clock/index.js';
-import { loadApprovalDevices, saveApprovalDevices } from '../../home/approval-devices.js';
+import { loadApprovalDevices, saveApprovalDevices, type PairedDevice } from '../../home/approval-devices.js';
 import { judgeApprovalPage, readApprovalPageAuthorization, type ApprovalPageRecord } from '../../home/approval-page-authorization.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import type { HomePaths } from '../../home/paths.js';
@@ -30,10 +30,20 @@ export function readApprovalPageInfo(paths: HomePaths): Promise<ApprovalPageInfo
   return readRunInfo(paths.approvalPageInfo, InfoSchema);
 }
 
-export async function loadDeviceRegistry(paths: HomePaths, key: Uint8Array, clock: Clock, log: (line: string) => void): Promise<DeviceRegistry> {
-  const loaded = await loadApprovalDevices(paths, key);
+/**
+ * The paired devices at start. `key` is read at every save: the vault the daemon holds now (a
+ * new generation replaces the one it started with; a locked vault saves nothing). `journaled` is the highest device-file sequence the (anchored)
+ * journal recorded: a file below it was put back from before a later pairing or revocation, and
+ * then no device is trusted (the ALARM says why); the next save continues above both.
+ */
+export async function loadDeviceRegistry(paths: HomePaths, key: () => Uint8Array, clock: Clock, log: (line: string) => void, journaled: number): Promise<DeviceRegistry> {
+  const loaded = await loadApprovalDevices(paths, key());
+  let devices: PairedDevice[] = [];
   if (loaded.kind === 'refused') log(`approval page: no device is trusted: ${loaded.reason}`);
-  return new DeviceRegistry({ devices: loaded.kind === 'ok' ? loaded.devices : [], clock, save: (devices) => saveApprovalDevices(paths, key, devices, clock.now()) });
+  else if (loaded.sequence < journaled) log(`ALARM: approval page: no device is trusted: approval-devices.json is save ${loaded.sequence}, the journal recorded save ${journaled} (an older copy was put back)`);
+  else devices = loaded.devices;
+  const sequence = Math.max(journaled, loaded.kind === 'ok' ? loaded.sequence : 0);
+  return new DeviceRegistry({ devices, sequence, clock, save: (list, seq) => saveApprovalDevices(paths, key(), list, seq, clock.now()) });
 }
 
 /** The page's TLS key and certificate from the vault, when its certificate is the one the record names; else null. */

@@ -16,6 +16,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeviceRegistry, PAIRING_TTL_MS } from '../../../src/daemon/approval-page/devices.js';
+import { loadDeviceRegistry } from '../../../src/daemon/approval-page/start.js';
 import { webhookMessage } from '../../../src/daemon/notify.js';
 import { loadApprovalDevices, saveApprovalDevices, type PairedDevice } from '../../../src/home/approval-devices.js';
 import { judgeApprovalPage, readApprovalPageAuthorization, writeApprovalPageAuthorization } from '../../../src/home/approval-page-authorization.js';
@@ -77,23 +78,42 @@ describe('the approval page authorization', () => {
     const newKey = randomBytes(32);
     const device: PairedDevice = { id: '0123456789abcdef', name: 'phone', secret_sha256: 'b'.repeat(64), paired_at: at.toISOString(), revoked_at: null };
     await writeApprovalPageAuthorization(paths, key, settings, at);
-    await saveApprovalDevices(paths, key, [device], at);
+    await saveApprovalDevices(paths, key, [device], 1, at);
     const olderDevices = await readFile(paths.approvalDevices, 'utf8');
     const change = new HomeChange(paths, 'passwd');
     const summaries = (await prepareReauthentication(paths, { old: () => key, new: () => newKey }))(change);
     await change.commit();
     assert.ok(summaries.includes('approval page authorization: re-authenticated') && summaries.includes('approval page devices: re-authenticated'), summaries.join('\n'));
     assert.equal(judgeApprovalPage(newKey, await readApprovalPageAuthorization(paths)).kind, 'authorized');
-    assert.deepEqual(await loadApprovalDevices(paths, newKey), { kind: 'ok', devices: [device] });
+    assert.deepEqual(await loadApprovalDevices(paths, newKey), { kind: 'ok', devices: [device], sequence: 1 });
     await writeFile(paths.approvalDevices, olderDevices);
     assert.equal((await loadApprovalDevices(paths, newKey)).kind, 'refused', 'a copy from before the change no longer verifies');
   });
 });
 
 describe('pairing codes and devices', () => {
+  it('a device file older than the journal says (put back from before a revocation) trusts no device', async () => {
+    const paths = await home();
+    const key = randomBytes(32);
+    const clock = new ManualClock('2026-03-01T12:00:00Z');
+    const logged: string[] = [];
+    const reg = await loadDeviceRegistry(paths, () => key, clock, (l) => logged.push(l), 0);
+    const { cookie } = await reg.redeem(reg.openPairing('phone').code);
+    const beforeRevocation = await readFile(paths.approvalDevices, 'utf8');
+    await reg.revoke(reg.list()[0]!.id);
+    assert.equal(reg.sequence, 2);
+    await writeFile(paths.approvalDevices, beforeRevocation);
+    const restarted = await loadDeviceRegistry(paths, () => key, clock, (l) => logged.push(l), reg.sequence);
+    assert.equal(restarted.authenticate(cookie), null);
+    assert.deepEqual(restarted.list(), []);
+    assert.match(logged.join('\n'), /ALARM: approval page: no device is trusted: approval-devices\.json is save 1, the journal recorded save 2/);
+    await restarted.redeem(restarted.openPairing('tablet').code);
+    assert.equal(restarted.sequence, 3, 'the next save continues above the journal');
+  });
+
   it('a code expires after PAIRING_TTL_MS on the monotonic clock; a revoked device stays listed', async () => {
     const clock = new ManualClock('2026-03-01T12:00:00Z');
-    const reg = new DeviceRegistry({ devices: [], clock, save: () => Promise.resolve() });
+    const reg = new DeviceRegistry({ devices: [], sequence: 0, clock, save: () => Promise.resolve() });
     const late = reg.openPairing('late');
     clock.advance(PAIRING_TTL_MS + 1);
     await assert.rejects(reg.redeem(late.code), (e) => isPosternError(e, 'PAIRING_REFUSED'));
@@ -108,7 +128,7 @@ describe('pairing codes and devices', () => {
   });
 
   it('ten wrong codes void every open one', async () => {
-    const reg = new DeviceRegistry({ devices: [], clock: new ManualClock('2026-03-01T12:00:00Z'), save: () => Promise.resolve() });
+    const reg = new DeviceRegistry({ devices: [], sequence: 0, clock: new ManualClock('2026-03-01T12:00:00Z'), save: () => Promise.resolve() });
     const open = reg.openPairing('x');
     for (let i = 0; i < 10; i++) await assert.rejects(reg.redeem(`WRONG${i}`));
     await assert.rejects(reg.redeem(open.code), (e) => isPosternError(e, 'PAIRING_REFUSED'));

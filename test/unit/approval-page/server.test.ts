@@ -38,7 +38,7 @@ describe('approval page listener', () => {
   const bus = new EventBus(clock);
   queue.subscribe((e) => bus.emit(e.type === 'added' ? { type: 'approval.added', card: e.card } : { type: 'approval.resolved', id: e.id, decision: e.decision }));
   let saved: readonly PairedDevice[] = [];
-  const devices = new DeviceRegistry({ devices: [], clock, save: (d) => Promise.resolve(void (saved = d)) });
+  const devices = new DeviceRegistry({ devices: [], sequence: 0, clock, save: (d) => Promise.resolve(void (saved = d)) });
   let page: ApprovalPageEndpoint;
   let host: string;
   let origin: string;
@@ -132,7 +132,7 @@ describe('approval page listener', () => {
     assert.equal(again.json.error.code, 'PAIRING_REFUSED');
     assert.equal(saved.filter((d) => d.name === 'laptop').length, 1);
     assert.ok(saved.every((d) => /^[0-9a-f]{64}$/.test(d.secret_sha256)), 'only a digest of the secret is kept');
-    assert.deepEqual(journal.at(-1), { device: saved.at(-1)!.id, name: 'laptop' });
+    assert.deepEqual(journal.at(-1), { device: saved.at(-1)!.id, name: 'laptop', sequence: devices.sequence });
   });
 
   it('approves through the queue, attributed to the device; the same decision replayed is DECISION_REPLAYED', async () => {
