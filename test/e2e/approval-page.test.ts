@@ -8,7 +8,7 @@
  * again is refused DECISION_REPLAYED; a card whose contract changes while it
  * is open is marked stale and cannot be approved (DECISION_STALE); the
  * hostile display corpus shows escaped, row for row the strings `postern
- * approvals show` prints (the one card view); a revoked device is back at
+ * approvals show` prints and the TUI draws (the one card view); a revoked device is back at
  * the pairing form at once. The webhook is told the tool and a link, never
  * the arguments (a canary in every call's arguments never reaches it).
  *
@@ -24,6 +24,7 @@ import { join, resolve } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
 import { cardView } from '../../src/protocol/operator/index.js';
+import { cardRows } from '../../src/tui/card.js';
 import { terminalLines } from '../../src/cli/context.js';
 import { PIPED_COLUMNS } from '../helpers/cli.js';
 import { chromiumSkip, launchChromium, type Browser } from '../helpers/chromium.js';
@@ -141,6 +142,7 @@ describe('the approval page in Chromium', { skip }, () => {
     const { card } = await events.next('approval.added');
     await page.waitForSelector(cardOnPage(card.id));
     assert.deepEqual(await rowsOnPage(card.id), cardView(card).rows.map((r) => [r.label, r.value]));
+    assert.match((await page.textContent(`${cardOnPage(card.id)} .countdown`)) ?? '', /^(\d+s|\dm\d\ds) left$/, 'a countdown to the expiry');
     const sent = page.waitForRequest('**/api/decide');
     await page.click(`${cardOnPage(card.id)} [data-action="approve-once"]`);
     const req = await sent;
@@ -203,6 +205,9 @@ describe('the approval page in Chromium', { skip }, () => {
     assert.equal(shown.code, 0, shown.stderr);
     // The CLI prints each row as `label value`, folded to its pipe's width behind its continuation mark.
     for (const [label, value] of rows) assert.ok(shown.stdout.includes(terminalLines(`${label.padEnd(14)}${value}`, Number(PIPED_COLUMNS))), `the page's ${label} row is what the CLI prints`);
+    // And what the TUI draws for the card (its compact rows, on a screen wide enough to fold nothing).
+    const tui = cardRows(card, 100_000, false).lines.map((l) => l.map((s) => s.text).join(''));
+    for (const [label, value] of rows) if (!['id', 'digest', 'expires', 'method', 'path'].includes(label)) assert.ok(tui.some((t) => t.includes(value)), `the page's ${label} row is what the TUI draws`);
     assert.equal(await page.isDisabled(`${cardOnPage(card.id)} [data-action="approve-session"]`), true);
     const png = await page.locator(cardOnPage(card.id)).screenshot();
     assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
