@@ -10,7 +10,9 @@
  * hostile display corpus shows escaped, row for row the strings `postern
  * approvals show` prints and the TUI draws (the one card view); a revoked device is back at
  * the pairing form at once. The webhook is told the tool and a link, never
- * the arguments (a canary in every call's arguments never reaches it).
+ * the arguments (a canary in every call's arguments never reaches it), and
+ * the desktop notice (a notify-send of the test's own on the daemon's PATH)
+ * names the tool only.
  *
  * Skips with a reason when /usr/bin/chromium is absent, unless
  * POSTERN_REQUIRE_CHROMIUM=1. POSTERN_WRITE_SCREENSHOT=1 also writes the
@@ -19,7 +21,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
@@ -52,6 +54,8 @@ describe('the approval page in Chromium', { skip }, () => {
   let page: Page;
   let url: string;
   let deviceId: string;
+  let notices: string;
+  const originalPath = process.env['PATH'] ?? '/usr/bin:/bin';
   let catalog: { targets: Record<string, unknown>; tools: Record<string, unknown> };
   const http = (path: string, body: Record<string, unknown>) => ({ target: 'local', method: 'POST', path, body });
   const str = (max: number) => ({ type: 'string', maxLength: max });
@@ -86,6 +90,11 @@ describe('the approval page in Chromium', { skip }, () => {
       res.end('ok');
     });
     inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { approval_timeout_seconds: 120, approval_wait_without_progress_seconds: 1 } });
+    // A notify-send of our own on the daemon's PATH, which writes down each notice it is given (one argument a line).
+    notices = join(inst.sb.dir, 'notices.log');
+    await mkdir(join(inst.sb.dir, 'bin'));
+    await inst.sb.file('bin/notify-send', `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done >> '${notices}'\n`, 0o755);
+    process.env['PATH'] = `${join(inst.sb.dir, 'bin')}:${originalPath}`;
     catalog = {
       targets: { local: { http: { origin: target.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
       tools: { create_issue: tool('per-call', 'title', 12_000), add_label: tool('session', 'label', 100), rename: tool('per-call', 'name', 100) },
@@ -103,6 +112,7 @@ describe('the approval page in Chromium', { skip }, () => {
     page = await browser.context.newPage();
   });
   after(async () => {
+    process.env['PATH'] = originalPath;
     await browser?.close();
     events?.close();
     await inst?.cleanup();
@@ -251,6 +261,12 @@ describe('the approval page in Chromium', { skip }, () => {
       assert.ok(!all.includes(CANARY) && !all.includes(TOKEN) && !all.includes('rm -rf'), `notice ${i} carries no argument or secret`);
     }
     inst.sb.assertNeverPrinted(TOKEN, 'the bearer token');
+  });
+
+  it('the desktop notification (notify-send) names the tool only', async () => {
+    const text = await readFile(notices, 'utf8');
+    assert.match(text, /^--app-name=postern\nPostern: approval needed\ncreate_issue waits for approval\n/);
+    assert.ok(!text.includes(CANARY) && !text.includes(TOKEN) && !text.includes('rm -rf'), text);
   });
 
   it('a revoked device is refused at once: the page is back at the pairing form; an older device file put back trusts it again never', async () => {
