@@ -35,6 +35,9 @@ import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { HOSTILE as H } from '../helpers/hostile-text.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 
+/** The page's storage, as the functions run in the page (page.evaluate) see it. */
+declare const localStorage: { getItem(key: string): string | null };
+
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const skip = chromiumSkip();
 const key = (): string => `k-${randomBytes(6).toString('hex')}`;
@@ -76,7 +79,7 @@ describe('the approval page in Chromium', { skip }, () => {
   const sendFromPage = (body: string, token: string): Promise<{ status: number; json: { error?: { code: string } } }> =>
     page.evaluate(
       async ([b, t]) => {
-        const r = await fetch('/api/decide', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Postern-Page': t }, body: b });
+        const r = await fetch('/api/decide', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Postern-Page': t, 'X-Postern-Device': localStorage.getItem('postern.device-key') ?? '' }, body: b });
         return { status: r.status, json: (await r.json()) as { error?: { code: string } } };
       },
       [body, token] as const,
@@ -240,7 +243,7 @@ describe('the approval page in Chromium', { skip }, () => {
     await page.waitForSelector(`${cardOnPage(card.id)}[data-stale="yes"]`);
     await seen;
     assert.equal(await page.isDisabled(`${cardOnPage(card.id)} [data-action="approve-once"]`), true);
-    const state = await page.evaluate(async () => (await (await fetch('/api/state')).json()) as { csrf: string; cards: { id: string; digest: string; nonce: string }[] });
+    const state = await page.evaluate(async () => (await (await fetch('/api/state', { headers: { 'X-Postern-Device': localStorage.getItem('postern.device-key') ?? '' } })).json()) as { csrf: string; cards: { id: string; digest: string; nonce: string }[] });
     const c = state.cards.find((x) => x.id === card.id)!;
     const forced = await sendFromPage(JSON.stringify({ card_id: c.id, digest: c.digest, nonce: c.nonce, verdict: 'approve', scope: 'once' }), state.csrf);
     assert.deepEqual([forced.status, forced.json.error?.code], [409, 'DECISION_STALE']);
@@ -276,7 +279,7 @@ describe('the approval page in Chromium', { skip }, () => {
     assert.match(r.stdout, /revoked device [0-9a-f]{16} \(phone\)/);
     await page.waitForSelector('#pair:not([hidden])');
     assert.equal(await page.getAttribute('#status', 'data-code'), 'DEVICE_UNPAIRED');
-    const status = await page.evaluate(async () => (await fetch('/api/state')).status);
+    const status = await page.evaluate(async () => (await fetch('/api/state', { headers: { 'X-Postern-Device': localStorage.getItem('postern.device-key') ?? '' } })).status);
     assert.equal(status, 401);
     const list = await inst.sb.run(['approvals', 'devices', '--passphrase-file', inst.passFile]);
     assert.match(list.stdout, /phone\s+\S+\s+revoked /);

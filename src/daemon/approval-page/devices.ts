@@ -1,10 +1,14 @@
 /**
  * Pairing and the paired devices, in the daemon. `postern approvals pair`
  * (an operator connection: proof of the passphrase) opens a one-time code;
- * the device that brings it back first gets its own id and a random 256-bit
- * secret, which it keeps in an HttpOnly cookie and the daemon keeps only as a
- * SHA-256 in the MAC'd device file (src/home/approval-devices.ts). A revoked
- * device is refused from its next request on.
+ * the device that brings it back first gets its own id and a key in two
+ * random 256-bit halves: one in an HttpOnly cookie, one in the page's own
+ * storage, sent as a header. The daemon keeps only a SHA-256 of both in the
+ * MAC'd device file (src/home/approval-devices.ts). Two halves because a
+ * browser sends a cookie for 127.0.0.1 to every port of 127.0.0.1 — to a
+ * server an agent runs there, too — while the page's storage belongs to its
+ * own origin (scheme, host and port) and the cookie stays out of reach of
+ * any script. A revoked device is refused from its next request on.
  *
  * Invariants: a code is single-use, expires after PAIRING_TTL_MS (monotonic),
  * and all open codes are voided after MAX_WRONG_CODES wrong attempts (a guess
@@ -20,8 +24,10 @@ import { PosternError } from '../../rules/errors.js';
 
 export const PAIRING_TTL_MS = 5 * 60_000;
 export const MAX_WRONG_CODES = 10;
-/** The cookie that carries `<device id>.<secret>`. */
+/** The cookie that carries `<device id>.<first half>`. */
 export const DEVICE_COOKIE = 'postern_device';
+/** The header that carries the second half (kept by the page in its origin's storage). */
+export const DEVICE_HEADER = 'x-postern-device';
 /** Unambiguous characters (no 0/O, 1/I/L): a code is read off a screen and typed. */
 const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 const CODE_LENGTH = 10;
@@ -88,8 +94,8 @@ export class DeviceRegistry {
     return { code, name, expires_at: new Date(this.#clock.now().getTime() + PAIRING_TTL_MS).toISOString() };
   }
 
-  /** Redeems a code once: a new device and its secret (for the cookie), or PAIRING_REFUSED. */
-  async redeem(given: string): Promise<{ device: PairedDevice; cookie: string }> {
+  /** Redeems a code once: a new device, the cookie's value and the header's, or PAIRING_REFUSED. */
+  async redeem(given: string): Promise<{ device: PairedDevice; cookie: string; header: string }> {
     this.#expire();
     const digest = sha256(given.trim().toUpperCase().replace(/[\s-]/g, ''));
     let found: string | undefined;
@@ -104,22 +110,23 @@ export class DeviceRegistry {
     }
     this.#codes.delete(found);
     if (this.#devices.length >= MAX_DEVICES) throw new PosternError('PAIRING_REFUSED', `${MAX_DEVICES} devices are recorded: remove revoked ones first`);
-    const secret = randomBytes(32).toString('base64url');
-    const device: PairedDevice = { id: randomBytes(8).toString('hex'), name: open.name, secret_sha256: sha256(secret).toString('hex'), paired_at: this.#clock.now().toISOString(), revoked_at: null };
+    const cookieHalf = randomBytes(32).toString('base64url');
+    const headerHalf = randomBytes(32).toString('base64url');
+    const device: PairedDevice = { id: randomBytes(8).toString('hex'), name: open.name, secret_sha256: sha256(`${cookieHalf}.${headerHalf}`).toString('hex'), paired_at: this.#clock.now().toISOString(), revoked_at: null };
     const next = [...this.#devices, device];
     await this.#save(next, this.#sequence + 1);
     this.#devices = next;
     this.#sequence++;
-    return { device, cookie: `${device.id}.${secret}` };
+    return { device, cookie: `${device.id}.${cookieHalf}`, header: headerHalf };
   }
 
-  /** The live device a cookie value proves, or null (none, malformed, unknown, wrong secret, revoked). */
-  authenticate(cookie: string | undefined): PairedDevice | null {
+  /** The live device a cookie and a header prove together, or null (either missing or malformed, unknown, wrong, revoked). */
+  authenticate(cookie: string | undefined, header: string | undefined): PairedDevice | null {
     const m = cookie === undefined ? null : /^([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/.exec(cookie);
-    if (m === null) return null;
+    if (m === null || header === undefined || !/^[A-Za-z0-9_-]{43}$/.test(header)) return null;
     const d = this.#devices.find((x) => x.id === m[1]);
     if (d === undefined || d.revoked_at !== null) return null;
-    return sameDigest(Buffer.from(d.secret_sha256, 'hex'), sha256(m[2] ?? '')) ? d : null;
+    return sameDigest(Buffer.from(d.secret_sha256, 'hex'), sha256(`${m[2] ?? ''}.${header}`)) ? d : null;
   }
 
   /** Revokes a device by id (or unique prefix); refused at once from then on. */

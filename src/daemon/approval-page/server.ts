@@ -3,15 +3,16 @@
  * files, pairing, the page's state, its event stream and decisions.
  *
  *   GET  /  /app.js  /app.css     the page (static; strict CSP, no inline script)
- *   POST /api/pair   {code}       a one-time code → a device cookie
+ *   POST /api/pair   {code}       a one-time code → a device cookie and key
  *   GET  /api/state               cards, activity, the page token   (device)
- *   GET  /api/events              "changed" pings (server-sent)     (device)
+ *   GET  /api/events              "changed" pings (an event stream)  (device)
  *   POST /api/decide {card_id, digest, nonce, verdict, scope?, reason?}  (device + page token)
  *
  * Invariants: every request passes the gate first (gate.ts: Host, Origin,
  * Sec-Fetch-Site, method, content type); every answer carries PAGE_HEADERS;
- * the device cookie is HttpOnly, SameSite=Strict and Secure under TLS; a
- * decision needs the device cookie, the page token header, a nonce issued
+ * a device is proven by its cookie (HttpOnly, SameSite=Strict, Secure under
+ * TLS) and its key header together (devices.ts says why both); a decision
+ * also needs the page token header, a nonce issued
  * for that card and device (consumed by its first use), the card's digest,
  * and a card that is not stale, and then goes through the approval queue's
  * own `decide` — the path a TUI or CLI decision takes — attributed to
@@ -31,7 +32,7 @@ import type { ActivityView } from '../../protocol/operator/index.js';
 import { isPosternError, PosternError, type ErrorCode } from '../../rules/errors.js';
 import type { EventBus } from '../events.js';
 import { readBody } from '../http/node-bridge.js';
-import { DEVICE_COOKIE, type DeviceRegistry } from './devices.js';
+import { DEVICE_COOKIE, DEVICE_HEADER, type DeviceRegistry } from './devices.js';
 import { judgePageRequest, PAGE_HEADERS, pageOrigins, type PageAddress } from './gate.js';
 import { DecisionNonces } from './nonces.js';
 import { RateLimit } from './rate.js';
@@ -130,7 +131,8 @@ export async function startApprovalPage(o: ApprovalPageOptions): Promise<Approva
     send(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message.slice(0, 500) } });
   };
   const device = (req: IncomingMessage): PairedDevice => {
-    const d = o.devices.authenticate(cookieOf(req, DEVICE_COOKIE));
+    const header = req.headers[DEVICE_HEADER];
+    const d = o.devices.authenticate(cookieOf(req, DEVICE_COOKIE), Array.isArray(header) ? undefined : header);
     if (d === null) throw new PosternError('DEVICE_UNPAIRED', 'this browser is not a paired device (or it was revoked): pair it with `postern approvals pair`');
     return d;
   };
@@ -178,10 +180,10 @@ export async function startApprovalPage(o: ApprovalPageOptions): Promise<Approva
     if (!pairing.take(req.socket.remoteAddress ?? '?')) throw new PosternError('PAGE_RATE_LIMITED', 'too many pairing attempts from this address in a minute');
     const r = PairSchema.safeParse(await json(req));
     if (!r.success) throw new PosternError('USAGE', 'the pairing request is not {code}');
-    const { device: d, cookie } = await o.devices.redeem(r.data.code);
+    const { device: d, cookie, header } = await o.devices.redeem(r.data.code);
     o.journal('device_paired', { device: d.id, name: d.name, sequence: o.devices.sequence });
     const secure = scheme === 'https' ? '; Secure' : '';
-    send(res, 200, { device: { id: d.id, name: d.name } }, { 'Set-Cookie': `${DEVICE_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure}` });
+    send(res, 200, { device: { id: d.id, name: d.name }, key: header }, { 'Set-Cookie': `${DEVICE_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure}` });
   };
 
   const events = (req: IncomingMessage, res: ServerResponse, d: PairedDevice): void => {

@@ -98,13 +98,13 @@ describe('pairing codes and devices', () => {
     const clock = new ManualClock('2026-03-01T12:00:00Z');
     const logged: string[] = [];
     const reg = await loadDeviceRegistry(paths, () => key, clock, (l) => logged.push(l), 0);
-    const { cookie } = await reg.redeem(reg.openPairing('phone').code);
+    const { cookie, header } = await reg.redeem(reg.openPairing('phone').code);
     const beforeRevocation = await readFile(paths.approvalDevices, 'utf8');
     await reg.revoke(reg.list()[0]!.id);
     assert.equal(reg.sequence, 2);
     await writeFile(paths.approvalDevices, beforeRevocation);
     const restarted = await loadDeviceRegistry(paths, () => key, clock, (l) => logged.push(l), reg.sequence);
-    assert.equal(restarted.authenticate(cookie), null);
+    assert.equal(restarted.authenticate(cookie, header), null);
     assert.deepEqual(restarted.list(), []);
     assert.match(logged.join('\n'), /ALARM: approval page: no device is trusted: approval-devices\.json is save 1, the journal recorded save 2/);
     await restarted.redeem(restarted.openPairing('tablet').code);
@@ -119,11 +119,13 @@ describe('pairing codes and devices', () => {
     await assert.rejects(reg.redeem(late.code), (e) => isPosternError(e, 'PAIRING_REFUSED'));
     const soon = reg.openPairing('soon');
     clock.advance(PAIRING_TTL_MS - 1);
-    const { device, cookie } = await reg.redeem(soon.code.toLowerCase());
-    assert.equal(reg.authenticate(cookie)?.id, device.id);
-    assert.equal(reg.authenticate(`${device.id}.${'A'.repeat(43)}`), null, 'another secret');
+    const { device, cookie, header } = await reg.redeem(soon.code.toLowerCase());
+    assert.equal(reg.authenticate(cookie, header)?.id, device.id);
+    assert.equal(reg.authenticate(`${device.id}.${'A'.repeat(43)}`, header), null, 'another cookie');
+    assert.equal(reg.authenticate(cookie, 'A'.repeat(43)), null, 'another key');
+    assert.equal(reg.authenticate(cookie, undefined), null, 'the cookie alone (sent to any port of the host) proves nothing');
     await reg.revoke(device.id.slice(0, 6));
-    assert.equal(reg.authenticate(cookie), null);
+    assert.equal(reg.authenticate(cookie, header), null);
     assert.ok(reg.list().some((d) => d.id === device.id && d.revoked_at !== null));
   });
 

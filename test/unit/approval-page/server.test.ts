@@ -45,10 +45,11 @@ describe('approval page listener', () => {
   const journal: Record<string, unknown>[] = [];
   const aborts = new AbortController();
 
-  const call = (method: string, path: string, o: { headers?: Record<string, string>; body?: unknown; cookie?: string } = {}): Promise<Answer> =>
+  /** `cookie` is a device's proof: its cookie and its key header. */
+  const call = (method: string, path: string, o: { headers?: Record<string, string>; body?: unknown; cookie?: { cookie: string; key: string } } = {}): Promise<Answer> =>
     new Promise((resolve, reject) => {
       const body = o.body === undefined ? undefined : JSON.stringify(o.body);
-      const headers: Record<string, string> = { host, ...(body === undefined ? {} : { 'content-type': 'application/json', origin }), ...(o.cookie === undefined ? {} : { cookie: o.cookie }), ...o.headers };
+      const headers: Record<string, string> = { host, ...(body === undefined ? {} : { 'content-type': 'application/json', origin }), ...(o.cookie === undefined ? {} : { cookie: o.cookie.cookie, 'x-postern-device': o.cookie.key }), ...o.headers };
       const req = request({ host: '127.0.0.1', port: page.port, method, path, headers }, (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString('utf8')));
@@ -58,13 +59,14 @@ describe('approval page listener', () => {
       req.end(body);
     });
 
-  const pairDevice = async (name: string): Promise<{ cookie: string; id: string; csrf: string }> => {
+  const pairDevice = async (name: string): Promise<{ cookie: { cookie: string; key: string }; id: string; csrf: string }> => {
     const { code } = devices.openPairing(name);
     const r = await call('POST', '/api/pair', { body: { code } });
     assert.equal(r.status, 200, JSON.stringify(r.json));
     const set = String(r.headers['set-cookie']);
     assert.match(set, /^postern_device=[0-9a-f]{16}\.[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\//);
-    const cookie = set.split(';')[0]!;
+    const cookie = { cookie: set.split(';')[0]!, key: r.json.key as string };
+    assert.match(cookie.key, /^[A-Za-z0-9_-]{43}$/);
     const s = await call('GET', '/api/state', { cookie });
     return { cookie, id: r.json.device.id, csrf: s.json.csrf };
   };
@@ -74,14 +76,14 @@ describe('approval page listener', () => {
     return { id: r.card.id, digest: r.card.call_digest, decision: r.decision };
   };
 
-  const stateOf = async (d: { cookie: string }, id: string): Promise<{ nonce: string; digest: string; approve: { once: boolean; session: boolean } }> => {
+  const stateOf = async (d: { cookie: { cookie: string; key: string } }, id: string): Promise<{ nonce: string; digest: string; approve: { once: boolean; session: boolean } }> => {
     const s = await call('GET', '/api/state', { cookie: d.cookie });
     const c = s.json.cards.find((x: { id: string }) => x.id === id);
     assert.ok(c !== undefined, `card ${id} on the page`);
     return c;
   };
 
-  const decide = (d: { cookie: string; csrf: string }, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Answer> =>
+  const decide = (d: { cookie: { cookie: string; key: string }; csrf: string }, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Answer> =>
     call('POST', '/api/decide', { cookie: d.cookie, body, headers: { 'x-postern-page': d.csrf, ...headers } });
 
   before(async () => {
@@ -201,6 +203,8 @@ describe('approval page listener', () => {
     const d = await pairDevice('lost-phone');
     const c = open();
     const s = await stateOf(d, c.id);
+    const cookieOnly = await call('GET', '/api/state', { headers: { cookie: d.cookie.cookie } });
+    assert.equal(cookieOnly.json.error.code, 'DEVICE_UNPAIRED', 'the cookie alone — a browser sends it to every port of 127.0.0.1 — proves nothing');
     await devices.revoke(d.id);
     assert.equal((await call('GET', '/api/state', { cookie: d.cookie })).json.error.code, 'DEVICE_UNPAIRED');
     const r = await decide(d, { card_id: c.id, digest: s.digest, nonce: s.nonce, verdict: 'approve', scope: 'once' });

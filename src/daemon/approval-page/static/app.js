@@ -1,12 +1,15 @@
 // The approval page's script (served by the daemon, same origin, no inline code).
 // Every string the daemon sends is already escaped by Postern's terminal-text rules;
-// this script only ever places it with textContent, never as markup.
+// this script only ever places it with textContent, never as markup. The device's key is
+// half a cookie (HttpOnly) and half this origin's storage, sent as a header: a cookie for
+// 127.0.0.1 also goes to every other port of 127.0.0.1, this storage does not.
 'use strict';
 (function () {
   const $ = (id) => document.getElementById(id);
+  const KEY = 'postern.device-key';
   let csrf = null;
   let offset = 0;
-  let source = null;
+  let stream = null;
   let busy = false;
   let again = false;
 
@@ -49,7 +52,7 @@
     const body = { card_id: card.id, digest: card.digest, nonce: card.nonce, verdict };
     if (verdict === 'approve') body.scope = scope;
     else body.reason = reason === '' ? null : reason;
-    const r = await fetch('/api/decide', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', 'X-Postern-Page': csrf }, body: JSON.stringify(body) });
+    const r = await fetch('/api/decide', { method: 'POST', credentials: 'same-origin', headers: { ...deviceHeader(), 'Content-Type': 'application/json', 'X-Postern-Page': csrf }, body: JSON.stringify(body) });
     const j = await r.json().catch(() => ({}));
     if (r.ok) {
       const d = j.decision;
@@ -95,12 +98,16 @@
     tick();
   }
 
+  function deviceHeader() {
+    return { 'X-Postern-Device': localStorage.getItem(KEY) || '' };
+  }
+
   function showPairing(message) {
     $('app').hidden = true;
     $('pair').hidden = false;
-    if (source !== null) {
-      source.close();
-      source = null;
+    if (stream !== null) {
+      stream.abort();
+      stream = null;
     }
     if (message) say(message, 'DEVICE_UNPAIRED');
   }
@@ -112,7 +119,7 @@
     }
     busy = true;
     try {
-      const r = await fetch('/api/state', { credentials: 'same-origin' });
+      const r = await fetch('/api/state', { credentials: 'same-origin', headers: deviceHeader() });
       if (r.status === 401) {
         const j = await r.json().catch(() => ({}));
         showPairing(j.error ? `${j.error.code}: ${j.error.message}` : '');
@@ -124,7 +131,8 @@
       render(await r.json());
       listen();
     } catch (e) {
-      $('conn').textContent = `not connected (${e.message})`;
+      $('conn').textContent = `not connected (${e.message}); trying again`;
+      setTimeout(() => void refresh(), 2000);
     } finally {
       busy = false;
       if (again) {
@@ -134,15 +142,30 @@
     }
   }
 
+  // The daemon's "changed" pings, read from a streamed response (an EventSource cannot send the key header).
   function listen() {
-    if (source !== null) return;
-    source = new EventSource('/api/events');
-    source.onopen = () => ($('conn').textContent = 'live');
-    source.onmessage = () => void refresh();
-    source.onerror = () => {
+    if (stream !== null) return;
+    const mine = new AbortController();
+    stream = mine;
+    void (async () => {
+      try {
+        const r = await fetch('/api/events', { credentials: 'same-origin', headers: deviceHeader(), signal: mine.signal });
+        if (!r.ok || r.body === null) throw new Error(String(r.status));
+        $('conn').textContent = 'live';
+        const reader = r.body.getReader();
+        for (;;) {
+          const { done } = await reader.read();
+          if (done) break;
+          void refresh();
+        }
+      } catch {
+        if (mine.signal.aborted) return;
+      }
+      if (stream !== mine) return;
+      stream = null;
       $('conn').textContent = 'reconnecting…';
-      void refresh();
-    };
+      setTimeout(() => void refresh(), 1000);
+    })();
   }
 
   $('pair-form').addEventListener('submit', (ev) => {
@@ -154,6 +177,7 @@
         say(j.error ? `${j.error.code}: ${j.error.message}` : `refused (${r.status})`, j.error ? j.error.code : 'ERROR');
         return;
       }
+      localStorage.setItem(KEY, j.key);
       history.replaceState(null, '', '/');
       say(`paired as ${j.device.name}`, '');
       await refresh();
