@@ -120,10 +120,10 @@ export function registerApprovalPage(approvals: Command, withOperator: WithOpera
       const running = await readApprovalPageInfo(ctx.paths);
       const record = found.kind === 'stored' ? found.stored.record : null;
       if (o.json === true) {
-        ctx.out(jsonForTerminal({ authorization: found.kind === 'stored' ? 'present' : found.kind, port: record?.port ?? null, webhook: record?.webhook ?? null, running: running === null ? null : { url: running.url } }));
+        ctx.out(jsonForTerminal({ authorization: found.kind === 'stored' ? 'present' : found.kind, port: record?.port ?? null, bind: record?.bind ?? null, tls_sha256: record?.tls_sha256 ?? null, webhook: record?.webhook ?? null, running: running === null ? null : { url: running.url } }));
         return;
       }
-      ctx.out(`authorization: ${record === null ? `${found.kind} (run \`postern approvals page enable\`)` : `present, port ${record.port}${record.webhook === null ? '' : `, webhook ${clean(record.webhook.url, 200)}${record.webhook.arguments ? ' (with arguments)' : ''}`} (verified by the daemon with the vault key at start)`}`);
+      ctx.out(`authorization: ${record === null ? `${found.kind} (run \`postern approvals page enable\`)` : `present, ${clean(record.bind, 64)} port ${record.port}${record.tls_sha256 === null ? '' : `, TLS certificate SHA-256 ${record.tls_sha256}`}${record.webhook === null ? '' : `, webhook ${clean(record.webhook.url, 200)}${record.webhook.arguments ? ' (with arguments)' : ''}`} (verified by the daemon with the vault key at start)`}`);
       ctx.out(`page: ${running === null ? 'not running' : clean(running.url, 200)}`);
     });
 
