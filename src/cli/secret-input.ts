@@ -178,6 +178,8 @@ export async function readSecretInput(
       }
       return { secret: { private_key: privateKey }, fields };
     }
+    case 'tls_key':
+      throw new PosternError('USAGE', 'a tls_key is made by `postern approvals page enable --bind ADDR`, not added by hand');
     case 'ssh_password': {
       const password = await readValue(opts, 'SSH password (input hidden): ', false);
       return { secret: { password }, fields };

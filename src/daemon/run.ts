@@ -23,7 +23,7 @@ import { HttpPool } from '../executors/http/index.js';
 import { SshPool } from '../executors/ssh/index.js';
 import type { HomePaths } from '../home/paths.js';
 import { openAnchoredJournals, type AnchoredJournals, type RecordedJournal } from '../journal/anchor/index.js';
-import { isPosternError } from '../rules/errors.js';
+import { isPosternError, PosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault, type VaultOptions } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
@@ -32,6 +32,8 @@ import { CatalogControl, loadSnapshot } from './catalog-control.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { EventBus } from './events.js';
 import { startHttpIfAuthorized } from './http/start.js';
+import { loadDeviceRegistry, startApprovalPageIfAuthorized, tlsFromVault, type RunningPage } from './approval-page/start.js';
+import { startNotifications } from './notify.js';
 import { IdleTracker } from './idle.js';
 import { journalEventWriter, type JournalEvent } from './journal-event.js';
 import { CallLimits } from './limits.js';
@@ -159,7 +161,37 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     keeper.checkpointNow('operator');
     return { signed: keeper.checkpointKey !== null };
   };
-  const backend = createBackend(operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason, checkpointNow }));
+  // The approval page (off unless authorized) and its paired devices; pairing and revoking go through the operator channel.
+  const devicesJournaled = Math.max(0, ...(['device_paired', 'device_revoked'] as const).map((t) => Number(journals.sessions.latestEvent(null, t)?.data['sequence'] ?? 0) || 0));
+  const devices = await loadDeviceRegistry(paths, () => state.vault().deriveKey('catalog-mac'), clock, log, devicesJournaled);
+  const page: { running: RunningPage | null } = { running: null };
+  const deviceOps: NonNullable<BackendParts['devices']> = {
+    pair: (name) => {
+      const running = page.running;
+      if (running === null) throw new PosternError('USAGE', 'the approval page is not running: run `postern approvals page enable`, then restart the daemon');
+      return { ...devices.openPairing(name), url: running.url, tls_sha256: running.record.tls_sha256 };
+    },
+    list: () => devices.list().map((d) => ({ id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at })),
+    revoke: async (id) => {
+      const d = await devices.revoke(id);
+      page.running?.dropDevice(d.id);
+      journalEvent(null, 'device_revoked', { device: d.id, name: d.name, sequence: devices.sequence });
+      return { id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at };
+    },
+  };
+  const backend = createBackend({ ...operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason, checkpointNow }), devices: deviceOps });
+  page.running = await startApprovalPageIfAuthorized({
+    paths, clock, queue, bus, devices, log,
+    key: vault.deriveKey('catalog-mac'),
+    tls: (record) => tlsFromVault(state.vault(), record),
+    activity: () => backend.activity({ limit: 20 }),
+    journal: (type, data) => journalEvent(null, type, data),
+    journalPage: (data) => journalEvent(null, 'approval_page', data),
+  });
+  const runningPage = page.running;
+  if (runningPage !== null) started.push(() => runningPage.close());
+  const stopNotifications = startNotifications({ queue, webhook: runningPage?.record.webhook ?? null, pageUrl: runningPage?.url ?? null, path: process.env['PATH'] ?? null, log });
+  started.push(stopNotifications);
   const operator = await startOperatorServer({ socketPath: paths.operatorSocket, key: () => (state.locked ? null : operatorKey), backend, bus });
   started.push(() => operator.close());
   if (opts.operatorPort !== undefined) void operator.attachPort(opts.operatorPort).catch((e: unknown) => log(`operator port: ${isPosternError(e) ? e.message : 'attach failed'}`));
@@ -176,7 +208,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   await catalogs.refreshPending();
   announceStart({ journalEvent, bus, log, opts, vault, snapshot, recovered: journals.recovered.length, unattended, agentSocket: paths.agentSocket });
 
-  const endpoints: Endpoint[] = [agent, ...(httpEndpoint === null ? [] : [httpEndpoint]), operator];
+  const endpoints: Endpoint[] = [agent, ...(httpEndpoint === null ? [] : [httpEndpoint]), ...(runningPage === null ? [] : [runningPage]), operator];
   let closing: Promise<void> | undefined;
   return {
     services: svc,
@@ -188,7 +220,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     close: (reason) =>
       (closing ??= shutdown(
         {
-          watchers: [() => watcher.close(), () => clearInterval(idle)],
+          watchers: [() => watcher.close(), () => clearInterval(idle), stopNotifications],
           endpoints, queue, inflight, ssh, http, state, journalEvent, log,
           pendingOutcomes: svc.pendingOutcomes,
           report: unattended === null ? null : { reporter, paths },

@@ -12,12 +12,10 @@
  * authorizes nothing. `postern passwd` re-authenticates a record that verifies
  * under the old key (src/home/rekey.ts) and leaves any other one failing.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { readFile, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { z } from 'zod';
-import { canonicalJson } from '../rules/canonical.js';
 import { PosternError } from '../rules/errors.js';
-import { atomicWriteFile } from './atomic-write.js';
+import { macVerifies, readMacdRecord, recordMac, writeMacdRecord, type MacdRecordKind, type ReadMacdRecord } from './macd-record.js';
 import type { HomePaths } from './paths.js';
 
 export const HTTP_AUTHORIZATION_FORMAT = 'postern.mcp-http-authorization/1';
@@ -31,43 +29,35 @@ const RecordSchema = z
   })
   .strict();
 export type HttpAuthorizationRecord = z.infer<typeof RecordSchema>;
+export interface StoredHttpAuthorization {
+  readonly record: HttpAuthorizationRecord;
+  readonly mac: string;
+}
+export type ReadHttpAuthorization = ReadMacdRecord<HttpAuthorizationRecord>;
 
-const StoredSchema = z.object({ record: RecordSchema, mac: z.string().max(128) }).strict();
-export type StoredHttpAuthorization = z.infer<typeof StoredSchema>;
-
-export type ReadHttpAuthorization =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'malformed' }
-  | { readonly kind: 'stored'; readonly stored: StoredHttpAuthorization };
+/** mcp-http.authorized.json, for what re-authenticates every MAC'd record (rekey.ts). */
+export const HTTP_AUTHORIZATION: MacdRecordKind<HttpAuthorizationRecord> = {
+  name: 'HTTP listener authorization',
+  domain: MAC_DOMAIN,
+  schema: RecordSchema,
+  file: (paths) => paths.mcpHttpAuthorization,
+  redo: 'run `postern http enable` to authorize the listener again',
+};
 
 export type HttpAuthorizationVerdict =
   | { readonly kind: 'authorized' }
   | { readonly kind: 'refused'; readonly reason: string };
 
 export function httpAuthorizationMac(key: Uint8Array, record: HttpAuthorizationRecord): string {
-  return createHmac('sha256', key).update(MAC_DOMAIN).update(canonicalJson(record)).digest('hex');
+  return recordMac(key, MAC_DOMAIN, record);
 }
 
 export function isAuthenticHttpAuthorization(key: Uint8Array, s: StoredHttpAuthorization): boolean {
-  const expected = Buffer.from(httpAuthorizationMac(key, s.record), 'hex');
-  const given = /^[0-9a-f]{64}$/.test(s.mac) ? Buffer.from(s.mac, 'hex') : Buffer.alloc(0);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return macVerifies(key, MAC_DOMAIN, s.record, s.mac);
 }
 
-export async function readHttpAuthorization(paths: HomePaths): Promise<ReadHttpAuthorization> {
-  let text: string;
-  try {
-    text = await readFile(paths.mcpHttpAuthorization, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'none' };
-    throw new PosternError('FILE_IO', `cannot read ${paths.mcpHttpAuthorization}`);
-  }
-  try {
-    const r = StoredSchema.safeParse(JSON.parse(text));
-    return r.success ? { kind: 'stored', stored: r.data } : { kind: 'malformed' };
-  } catch {
-    return { kind: 'malformed' };
-  }
+export function readHttpAuthorization(paths: HomePaths): Promise<ReadHttpAuthorization> {
+  return readMacdRecord(paths.mcpHttpAuthorization, RecordSchema);
 }
 
 /** Whether the listener on `port` (as config.yaml names it) was authorized with this vault's key. */
@@ -86,7 +76,7 @@ export function judgeHttpAuthorization(key: Uint8Array, found: ReadHttpAuthoriza
 
 export async function writeHttpAuthorization(paths: HomePaths, key: Uint8Array, port: number, at: Date): Promise<void> {
   const record: HttpAuthorizationRecord = { format: HTTP_AUTHORIZATION_FORMAT, port, authorized_at: at.toISOString() };
-  await atomicWriteFile(paths.mcpHttpAuthorization, `${JSON.stringify({ record, mac: httpAuthorizationMac(key, record) }, null, 2)}\n`);
+  await writeMacdRecord(paths.mcpHttpAuthorization, key, MAC_DOMAIN, record);
 }
 
 export async function removeHttpAuthorization(paths: HomePaths): Promise<boolean> {

@@ -5,10 +5,11 @@
  * its port is bound and removes it when the listener closes; a reader trusts
  * it only while the pid it names is alive.
  */
-import { readFile, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import { atomicWriteFile } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
+import { readRunInfo } from './run-info.js';
 
 const InfoSchema = z.object({ url: z.string().max(200), token_file: z.string().max(4096), pid: z.number().int().positive() }).strict();
 export type HttpListenerInfo = z.infer<typeof InfoSchema>;
@@ -22,13 +23,6 @@ export async function removeListenerInfo(paths: HomePaths): Promise<void> {
 }
 
 /** The running listener, or null (no file, a malformed one, or one left by a daemon that died). */
-export async function readListenerInfo(paths: HomePaths): Promise<HttpListenerInfo | null> {
-  try {
-    const r = InfoSchema.safeParse(JSON.parse(await readFile(paths.mcpHttpInfo, 'utf8')));
-    if (!r.success) return null;
-    process.kill(r.data.pid, 0);
-    return r.data;
-  } catch {
-    return null;
-  }
+export function readListenerInfo(paths: HomePaths): Promise<HttpListenerInfo | null> {
+  return readRunInfo(paths.mcpHttpInfo, InfoSchema);
 }

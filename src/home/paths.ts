@@ -36,6 +36,12 @@ export interface HomePaths {
   readonly mcpHttpToken: string;
   /** Where a running daemon's HTTP listener says its URL (written at start, removed at stop). */
   readonly mcpHttpInfo: string;
+  /** The operator's MAC'd authorization of the approval page: its port, address and webhook (src/home/approval-page-authorization.ts). */
+  readonly approvalPageAuthorization: string;
+  /** The devices paired with the approval page, MAC'd (src/home/approval-devices.ts). */
+  readonly approvalDevices: string;
+  /** Where a running daemon's approval page says its URL (written at start, removed at stop). */
+  readonly approvalPageInfo: string;
   /** The write-ahead record of a change of several files, while it is being made (src/home/change-record.ts). */
   readonly changeRecord: string;
   /** Secrets received but not yet saved to the vault, encrypted (src/home/pending-secrets.ts). */
@@ -68,6 +74,9 @@ export function homePaths(home: string): HomePaths {
     mcpHttpAuthorization: join(home, 'mcp-http.authorized.json'),
     mcpHttpToken: join(home, 'run', 'mcp-http.token'),
     mcpHttpInfo: join(home, 'run', 'mcp-http.json'),
+    approvalPageAuthorization: join(home, 'approval-page.authorized.json'),
+    approvalDevices: join(home, 'approval-devices.json'),
+    approvalPageInfo: join(home, 'run', 'approval-page.json'),
     changeRecord: join(home, 'change.pending'),
     pendingSecrets: join(home, 'secrets.pending'),
   };

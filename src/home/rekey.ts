@@ -27,7 +27,10 @@ import { anchorFileText, anchorIsAuthentic, anchorMismatch, readAnchor, sealAnch
 import { readCheckpoints } from '../journal/checkpoint/file.js';
 import { lastCheckpoint, walkTrust, type CheckpointRecord } from '../journal/checkpoint/record.js';
 import { CheckpointSigner, keyFingerprint, publicKeyOf } from '../journal/checkpoint/signature.js';
-import { httpAuthorizationMac, isAuthenticHttpAuthorization, readHttpAuthorization } from './http-authorization.js';
+import { HTTP_AUTHORIZATION } from './http-authorization.js';
+import { APPROVAL_PAGE_AUTHORIZATION } from './approval-page-authorization.js';
+import { APPROVAL_DEVICES } from './approval-devices.js';
+import { macVerifies, readMacdRecord, recordMac, type MacdRecordKind } from './macd-record.js';
 
 export interface PreparedArtefact {
   /** One line for the operator: what was re-authenticated, what was left. */
@@ -146,21 +149,23 @@ const journalCheckpointsFile: VaultKeyedArtefact = {
   },
 };
 
-/** mcp-http.authorized.json: the operator's authorization of the HTTP listener. */
-const httpAuthorizationFile: VaultKeyedArtefact = {
-  name: 'HTTP listener authorization',
-  purpose: 'catalog-mac',
-  async prepare(paths, oldKey, newKey) {
-    const found = await readHttpAuthorization(paths);
-    if (found.kind === 'none') return { summary: `${this.name}: none`, stage: nothing };
-    if (found.kind === 'malformed' || !isAuthenticHttpAuthorization(oldKey, found.stored)) {
-      return { summary: `${this.name}: does NOT verify with the old key; left as it is (run \`postern http enable\` to authorize the listener again)`, stage: nothing };
-    }
-    const record = found.stored.record;
-    const next = { record, mac: httpAuthorizationMac(newKey, record) };
-    return { summary: `${this.name}: re-authenticated`, stage: (c) => c.write(paths.mcpHttpAuthorization, `${JSON.stringify(next, null, 2)}\n`) };
-  },
-};
+/** A MAC'd record (macd-record.ts): the HTTP listener's and the approval page's authorizations, the paired devices. */
+function macdRecordFile<R>(kind: MacdRecordKind<R>): VaultKeyedArtefact {
+  return {
+    name: kind.name,
+    purpose: 'catalog-mac',
+    async prepare(paths, oldKey, newKey) {
+      const found = await readMacdRecord(kind.file(paths), kind.schema);
+      if (found.kind === 'none') return { summary: `${this.name}: none`, stage: nothing };
+      if (found.kind === 'malformed' || !macVerifies(oldKey, kind.domain, found.stored.record, found.stored.mac)) {
+        return { summary: `${this.name}: does NOT verify with the old key; left as it is (${kind.redo})`, stage: nothing };
+      }
+      const record = found.stored.record;
+      const next = { record, mac: recordMac(newKey, kind.domain, record) };
+      return { summary: `${this.name}: re-authenticated`, stage: (c) => c.write(kind.file(paths), `${JSON.stringify(next, null, 2)}\n`) };
+    },
+  };
+}
 
 /** secrets.pending: received secrets not yet in the vault (pending-secrets.ts), encrypted under a derived key. */
 const pendingSecretsFile: VaultKeyedArtefact = {
@@ -184,7 +189,7 @@ const pendingSecretsFile: VaultKeyedArtefact = {
  * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
  * artefact missing here stops verifying after `postern passwd`.
  */
-export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, httpAuthorizationFile, pendingSecretsFile];
+export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, macdRecordFile(HTTP_AUTHORIZATION), macdRecordFile(APPROVAL_PAGE_AUTHORIZATION), macdRecordFile(APPROVAL_DEVICES), pendingSecretsFile];
 
 /** Prepares every artefact under the new keys; the returned function stages them into `change` and returns the summaries. */
 export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<(change: HomeChange) => string[]> {

@@ -222,6 +222,12 @@ export const SESSION_EVENT_TYPES = [
   'session_identified',
   /** A call answered APPROVAL_PENDING whose card ended with no call taking its decision: approved, denied, timed out, voided or cancelled. */
   'approval_ended',
+  /** The approval page started (its URL), or was authorized and refused (why). */
+  'approval_page',
+  /** A device redeemed a pairing code on the approval page (its id and name). */
+  'device_paired',
+  /** The operator revoked a paired device (its id). */
+  'device_revoked',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

@@ -67,7 +67,8 @@ export function injectedForms(credential: RedactableCredential): NamedSecret[] {
       if (value) forms.push(utf8(`${percentEncodeComponent(utf8(param))}=${percentEncodeComponent(value)}`), utf8(`${param}=${percentEncodeComponent(value)}`));
       break;
     }
-    case 'ssh_key': {
+    case 'ssh_key':
+    case 'tls_key': {
       // A remote command may print part of a key file (`grep -v BEGIN`, `tr -d '\n'`): each
       // base64 line of the armoured body and the body joined without line breaks are secrets too.
       const key = part('private_key');

@@ -113,6 +113,15 @@ export const ErrorCodes = {
   OBSERVER_READ_ONLY: { exit: 1, action: 'attach_as_operator', summary: 'an observer connection cannot decide or change anything' },
   OPERATOR_TOO_SLOW: { exit: 1, action: 'reattach', summary: 'the operator connection fell too far behind the daemon\'s events and was dropped' },
   APPROVAL_NOT_FOUND: { exit: 1, action: 'list_approvals', summary: 'no pending approval with that id' },
+  PAGE_REFUSED: { exit: 1, action: 'open_the_page_at_its_own_address', summary: 'the approval page refused the request (its host, origin, method, path, content type or page token)' },
+  DEVICE_UNPAIRED: { exit: 1, action: 'run_postern_approvals_pair', summary: 'the browser is not a paired device (never paired, or revoked)' },
+  DEVICE_NOT_FOUND: { exit: 1, action: 'list_devices', summary: 'no paired device with that id' },
+  PAIRING_REFUSED: { exit: 1, action: 'run_postern_approvals_pair', summary: 'the pairing code is wrong, used or expired' },
+  PAGE_RATE_LIMITED: { exit: 1, action: 'wait_and_retry', summary: 'too many pairing attempts or decisions from this device or address in a minute' },
+  DECISION_STALE: { exit: 1, action: 'review_the_card_again', summary: 'the card changed while it was open (its contract changed): nothing was decided' },
+  DECISION_REPLAYED: { exit: 1, action: 'reload_the_page', summary: 'this decision was already sent once (its nonce is used): nothing was decided again' },
+  DECISION_NONCE_INVALID: { exit: 1, action: 'reload_the_page', summary: 'the decision does not carry a nonce issued for this card and device: nothing was decided' },
+  PAGE_LISTEN_FAILED: { exit: 1, action: 'choose_another_port', summary: 'the authorized approval page could not bind its address and port' },
   INTERNAL: { exit: 1, action: 'report_bug', summary: 'an unexpected internal failure' },
 
   // postern demo

@@ -43,6 +43,8 @@ export const CredentialKinds = {
     requiredFields: [],
   },
   ssh_password: { label: 'SSH password', secretParts: ['password'], optionalSecretParts: [], requiredFields: [] },
+  /** Made by `postern approvals page enable --bind ADDR` (never added by hand): the approval page's TLS key, its certificate (DER, base64) in metadata. */
+  tls_key: { label: "the approval page's TLS key (its certificate in metadata)", secretParts: ['private_key'], optionalSecretParts: [], requiredFields: ['certificate'] },
 } as const satisfies Record<
   string,
   { label: string; secretParts: readonly string[]; optionalSecretParts: readonly string[]; requiredFields: readonly string[] }

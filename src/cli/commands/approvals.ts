@@ -24,6 +24,7 @@ import { contextFor, type CliContext } from '../context.js';
 import { NO_DAEMON_MESSAGE, connectOperator } from '../operator-client.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
+import { registerApprovalPage } from './approvals-page.js';
 
 const SHORT_ID = 8;
 
@@ -143,6 +144,7 @@ function describeDecision(card: ApprovalCard, d: ApprovalDecision): string {
 
 export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): void {
   const approvals = program.command('approvals').description('list, approve and deny calls waiting for the operator (needs the vault passphrase)');
+  registerApprovalPage(approvals, (ctx, fn) => withOperator(ctx, deps, fn));
 
   approvals
     .command('list')

@@ -92,6 +92,8 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
     case 'ssh_key':
     case 'ssh_password':
       return {};
+    case 'tls_key':
+      throw new PosternError('USAGE', 'a tls_key is made by `postern approvals page enable --bind ADDR`, not added by hand');
   }
 }
 

@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../rules/errors.js';
-import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type GrantView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
+import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type DeviceView, type GrantView, type PairingView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
@@ -45,7 +45,15 @@ export interface BackendParts {
   readonly credentialStates?: () => CredentialStateView[];
   /** The daemon's call profile (daemon/call-profile.ts); empty when absent. */
   readonly callsProfile?: () => CallsProfileView;
+  /** The approval page's devices (daemon/approval-page); absent: the page is not part of this daemon. */
+  readonly devices?: {
+    pair(name: string): PairingView;
+    list(): DeviceView[];
+    revoke(id: string): Promise<DeviceView>;
+  };
 }
+
+const NO_PAGE = 'this daemon has no approval page: run `postern approvals page enable`, then restart the daemon';
 
 function quietly<T>(fn: () => T[]): T[] {
   try {
@@ -134,6 +142,15 @@ export function createBackend(p: BackendParts): OperatorBackend {
     checkpointNow: () => {
       if (p.checkpointNow === undefined) throw new PosternError('JOURNAL_UNAVAILABLE', 'this daemon keeps no anchored journal to checkpoint');
       return p.checkpointNow();
+    },
+    pairDevice: (name) => {
+      if (p.devices === undefined) throw new PosternError('USAGE', NO_PAGE);
+      return p.devices.pair(name);
+    },
+    devices: () => p.devices?.list() ?? [],
+    revokeDevice: (id) => {
+      if (p.devices === undefined) return Promise.reject(new PosternError('DEVICE_NOT_FOUND', `no paired device ${id.slice(0, 32)}`));
+      return p.devices.revoke(id);
     },
     runReport: () => {
       if (p.runReport === undefined) throw new PosternError('DAEMON_UNAVAILABLE', 'this daemon keeps no run report');

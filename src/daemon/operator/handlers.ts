@@ -22,11 +22,13 @@ import {
   type CatalogPendingView,
   type CredentialStateView,
   type CallsProfileView,
+  type DeviceView,
   type GrantView,
   type OperatorOp,
   type OperatorParams,
   type OperatorRole,
   type OperatorSnapshot,
+  type PairingView,
   type RunReport,
   type SessionView,
   type ShadowChange,
@@ -58,6 +60,10 @@ export interface OperatorBackend {
   credentialStates(): CredentialStateView[];
   /** Where calls spent their time since the daemon started (daemon/call-profile.ts). */
   callsProfile(): CallsProfileView;
+  /** Approval-page devices (daemon/approval-page): open a pairing, list, revoke. */
+  pairDevice(name: string): PairingView;
+  devices(): DeviceView[];
+  revokeDevice(id: string): Promise<DeviceView>;
 }
 
 export interface HandlerDeps {
@@ -134,6 +140,13 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
       paramsOf(op, params);
       b.lock();
       return { locked: true };
+    case 'devices.pair':
+      return b.pairDevice(paramsOf(op, params).name);
+    case 'devices.list':
+      paramsOf(op, params);
+      return b.devices();
+    case 'devices.revoke':
+      return { revoked: await b.revokeDevice(paramsOf(op, params).id) };
     case 'subscribe':
       return d.subscribe(paramsOf(op, params).since);
   }

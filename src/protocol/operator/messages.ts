@@ -52,6 +52,13 @@ const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex');
 const ShadowChangeSchema = z.strictObject({ shadow: sha256.nullable(), stopped: sha256.nullable() });
 export type ShadowChange = z.infer<typeof ShadowChangeSchema>;
 
+/** A device paired with the approval page (never its secret). */
+export const DeviceViewSchema = z.strictObject({ id: z.string().max(32), name: z.string().max(64), paired_at: iso, revoked_at: iso.nullable() });
+export type DeviceView = z.infer<typeof DeviceViewSchema>;
+/** An open pairing: the one-time code, the page's URL to open, until when the code is good. */
+export const PairingViewSchema = z.strictObject({ code: z.string().max(32), name: z.string().max(64), url: z.string().max(300), expires_at: iso, tls_sha256: z.string().max(64).nullable() });
+export type PairingView = z.infer<typeof PairingViewSchema>;
+
 // ---- events ----------------------------------------------------------------
 
 export const OperatorEventSchema = z.discriminatedUnion('type', [
@@ -137,6 +144,11 @@ export const OperatorOps = {
   lock: { params: empty, result: z.strictObject({ locked: z.literal(true) }) },
   /** Signs a journal checkpoint now (`postern audit checkpoint`), so what was journaled so far can be proven; `signed` is false for a daemon without the signing key. */
   'audit.checkpoint': { params: empty, result: z.strictObject({ signed: z.boolean() }) },
+  /** Opens a one-time pairing code for a new approval-page device called `name`. */
+  'devices.pair': { params: z.strictObject({ name: z.string().min(1).max(64).regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'printable ASCII') }), result: PairingViewSchema },
+  'devices.list': { params: empty, result: z.array(DeviceViewSchema) },
+  /** Revokes a paired device (id or unique prefix): refused by the page at its next request. */
+  'devices.revoke': { params: z.strictObject({ id: z.string().min(1).max(32) }), result: z.strictObject({ revoked: DeviceViewSchema }) },
   subscribe: { params: z.strictObject({ since: z.number().int().min(0).optional() }), result: OperatorSnapshotSchema },
 } as const;
 export type OperatorOp = keyof typeof OperatorOps;
@@ -144,7 +156,7 @@ export type OperatorParams<O extends OperatorOp> = z.input<(typeof OperatorOps)[
 export type OperatorResult<O extends OperatorOp> = z.infer<(typeof OperatorOps)[O]['result']>;
 
 /** Ops that decide or change something: refused on an observer connection (OBSERVER_READ_ONLY). */
-export const MUTATING_OPS: ReadonlySet<OperatorOp> = new Set<OperatorOp>(['approvals.decide', 'grants.revoke', 'catalog.accept', 'catalog.reject', 'catalog.shadow', 'lock', 'audit.checkpoint']);
+export const MUTATING_OPS: ReadonlySet<OperatorOp> = new Set<OperatorOp>(['approvals.decide', 'grants.revoke', 'catalog.accept', 'catalog.reject', 'catalog.shadow', 'lock', 'audit.checkpoint', 'devices.pair', 'devices.revoke']);
 
 export function isOperatorOp(op: string): op is OperatorOp {
   return Object.prototype.hasOwnProperty.call(OperatorOps, op);

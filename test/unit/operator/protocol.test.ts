@@ -26,7 +26,7 @@ describe('operator protocol schemas', () => {
     for (const [op, s] of Object.entries(OperatorOps)) {
       assert.ok(typeof s.params.safeParse === 'function' && typeof s.result.safeParse === 'function', op);
     }
-    assert.deepEqual([...MUTATING_OPS].sort(), ['approvals.decide', 'audit.checkpoint', 'catalog.accept', 'catalog.reject', 'catalog.shadow', 'grants.revoke', 'lock']);
+    assert.deepEqual([...MUTATING_OPS].sort(), ['approvals.decide', 'audit.checkpoint', 'catalog.accept', 'catalog.reject', 'catalog.shadow', 'devices.pair', 'devices.revoke', 'grants.revoke', 'lock']);
   });
 
   it('an event envelope validates strictly: unknown types, extra fields and seq 0 are refused', () => {

@@ -1,0 +1,264 @@
+/**
+ * The approval page's own listener (never the agent's HTTP listener): static
+ * files, pairing, the page's state, its event stream and decisions.
+ *
+ *   GET  /  /app.js  /app.css     the page (static; strict CSP, no inline script)
+ *   POST /api/pair   {code}       a one-time code → a device cookie and key
+ *   GET  /api/state               cards, activity, the page token   (device)
+ *   GET  /api/events              "changed" pings (an event stream)  (device)
+ *   POST /api/decide {card_id, digest, nonce, verdict, scope?, reason?}  (device + page token)
+ *
+ * Invariants: every request passes the gate first (gate.ts: Host, Origin,
+ * Sec-Fetch-Site, method, content type); every answer carries PAGE_HEADERS;
+ * a device is proven by its cookie (HttpOnly, SameSite=Strict, Secure under
+ * TLS) and its key header together (devices.ts says why both); a decision
+ * also needs the page token header, a nonce issued
+ * for that card and device (consumed by its first use), the card's digest,
+ * and a card that is not stale, and then goes through the approval queue's
+ * own `decide` — the path a TUI or CLI decision takes — attributed to
+ * `device:<id>`; pairing and decisions are rate-limited; a revoked device is
+ * refused at its next request and its event streams are closed.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { z } from 'zod';
+import type { ApprovalQueue } from '../../approvals/queue.js';
+import type { Clock } from '../../clock/index.js';
+import type { PairedDevice } from '../../home/approval-devices.js';
+import type { ActivityView } from '../../protocol/operator/index.js';
+import { isPosternError, PosternError, type ErrorCode } from '../../rules/errors.js';
+import type { EventBus } from '../events.js';
+import { readBody } from '../http/node-bridge.js';
+import { DEVICE_COOKIE, DEVICE_HEADER, type DeviceRegistry } from './devices.js';
+import { judgePageRequest, PAGE_HEADERS, pageOrigins, type PageAddress } from './gate.js';
+import { DecisionNonces } from './nonces.js';
+import { RateLimit } from './rate.js';
+import { pageActivity, pageCard, type PageState } from './view.js';
+
+const MAX_BODY = 16 * 1024;
+export const PAGE_TOKEN_HEADER = 'x-postern-page';
+
+export interface ApprovalPageOptions {
+  readonly bind: string;
+  readonly port: number;
+  readonly tls: { readonly key: string; readonly cert: string } | null;
+  readonly clock: Clock;
+  readonly queue: ApprovalQueue;
+  readonly bus: EventBus;
+  readonly devices: DeviceRegistry;
+  readonly activity: () => ActivityView[];
+  readonly journal: (type: 'device_paired', data: Record<string, unknown>) => void;
+}
+
+export interface ApprovalPageEndpoint {
+  readonly url: string;
+  readonly port: number;
+  /** Closes the event streams of a device that was just revoked. */
+  dropDevice(id: string): void;
+  close(): Promise<void>;
+}
+
+const STATIC: Readonly<Record<string, { file: string; type: string }>> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+};
+
+const PairSchema = z.strictObject({ code: z.string().min(1).max(64) });
+const DecideSchema = z.strictObject({
+  card_id: z.string().min(1).max(200),
+  digest: z.string().min(1).max(128),
+  nonce: z.string().regex(/^[0-9a-f]{32}$/),
+  verdict: z.enum(['approve', 'deny']),
+  scope: z.enum(['once', 'session']).optional(),
+  reason: z.string().max(500).nullable().optional(),
+});
+
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  DEVICE_UNPAIRED: 401, PAIRING_REFUSED: 403, PAGE_RATE_LIMITED: 429, DECISION_STALE: 409, DECISION_REPLAYED: 409,
+  DECISION_NONCE_INVALID: 409, APPROVAL_MISMATCH: 409, APPROVAL_NOT_FOUND: 410, USAGE: 400, PAGE_REFUSED: 403,
+};
+
+function cookieOf(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return undefined;
+}
+
+function loadStatic(): Map<string, Buffer> {
+  const dir = new URL('./static/', import.meta.url);
+  return new Map(Object.values(STATIC).map((s) => [s.file, readFileSync(new URL(s.file, dir))]));
+}
+
+export async function startApprovalPage(o: ApprovalPageOptions): Promise<ApprovalPageEndpoint> {
+  const files = loadStatic();
+  const scheme = o.tls === null ? 'http' : 'https';
+  const address: { current: PageAddress } = { current: { bind: o.bind, port: o.port, scheme } };
+  const runKey = randomBytes(32);
+  const pageToken = (d: PairedDevice): string => createHmac('sha256', runKey).update(`page token\n${d.id}`).digest('hex');
+  const nonces = new DecisionNonces(o.clock, { ttlMs: 24 * 3600_000 });
+  const pairing = new RateLimit(o.clock, { max: 10, windowMs: 60_000 });
+  const deciding = new RateLimit(o.clock, { max: 60, windowMs: 60_000 });
+  const stale = new Map<string, string>();
+  const streams = new Set<{ device: string; res: ServerResponse }>();
+  const sockets = new Set<Socket>();
+
+  const unsubscribe = o.bus.subscribe((env) => {
+    const e = env.event;
+    if (e.type === 'approval.stale') stale.set(e.id, e.reason);
+    if (e.type === 'approval.resolved') stale.delete(e.id);
+    if (e.type === 'approval.added' || e.type === 'approval.resolved' || e.type === 'approval.stale' || e.type === 'activity' || e.type === 'daemon.locked') {
+      for (const s of streams) s.res.write(`data: ${env.seq}\n\n`);
+    }
+  });
+
+  const send = (res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void => {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const text = JSON.stringify(body);
+    res.writeHead(status, { ...PAGE_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)), ...extra });
+    res.end(text);
+  };
+  const fail = (res: ServerResponse, e: unknown): void => {
+    const err = isPosternError(e) ? e : new PosternError('INTERNAL', 'the approval page failed to handle the request');
+    send(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message.slice(0, 500) } });
+  };
+  const device = (req: IncomingMessage): PairedDevice => {
+    const header = req.headers[DEVICE_HEADER];
+    const d = o.devices.authenticate(cookieOf(req, DEVICE_COOKIE), Array.isArray(header) ? undefined : header);
+    if (d === null) throw new PosternError('DEVICE_UNPAIRED', 'this browser is not a paired device (or it was revoked): pair it with `postern approvals pair`');
+    return d;
+  };
+  const json = async (req: IncomingMessage): Promise<unknown> => {
+    const body = await readBody(req, MAX_BODY);
+    if (body.kind === 'oversized') throw new PosternError('USAGE', 'the request body is too large');
+    try {
+      return JSON.parse(body.bytes.toString('utf8'));
+    } catch {
+      throw new PosternError('USAGE', 'the request body is not JSON');
+    }
+  };
+
+  const state = (d: PairedDevice): PageState => ({
+    now: o.clock.now().toISOString(),
+    device: { id: d.id, name: d.name },
+    csrf: pageToken(d),
+    cards: o.queue.list().map((c) => pageCard(c, stale.get(c.id), nonces.issue(d.id, c.id, c.call_digest))),
+    activity: o.activity().slice(0, 20).map(pageActivity),
+  });
+
+  const decide = async (req: IncomingMessage, d: PairedDevice): Promise<unknown> => {
+    if (req.headers[PAGE_TOKEN_HEADER] !== pageToken(d)) throw new PosternError('PAGE_REFUSED', 'the request does not carry this page\'s token: reload the page');
+    if (!deciding.take(d.id)) throw new PosternError('PAGE_RATE_LIMITED', 'too many decisions from this device in a minute');
+    const r = DecideSchema.safeParse(await json(req));
+    if (!r.success) throw new PosternError('USAGE', 'the decision is not {card_id, digest, nonce, verdict}');
+    const p = r.data;
+    const n = nonces.take(p.nonce, d.id, p.card_id);
+    if (n.kind === 'replayed') throw new PosternError('DECISION_REPLAYED', 'this decision was already sent once; nothing was decided again');
+    if (n.kind === 'invalid') throw new PosternError('DECISION_NONCE_INVALID', n.why);
+    const card = o.queue.get(p.card_id);
+    if (card === undefined) throw new PosternError('APPROVAL_NOT_FOUND', 'the card is no longer pending (decided, timed out or withdrawn)');
+    if (p.digest !== card.call_digest || n.digest !== card.call_digest) throw new PosternError('APPROVAL_MISMATCH', 'the decision was made on a different call; nothing was decided');
+    const by = `device:${d.id}`;
+    if (p.verdict === 'deny') return o.queue.decide(card.id, { verdict: 'deny', reason: p.reason ?? null }, by);
+    const why = stale.get(card.id);
+    if (why !== undefined) throw new PosternError('DECISION_STALE', `the contract changed while the call waited: ${why.slice(0, 200)}`);
+    const view = pageCard(card, undefined, p.nonce);
+    const scope = p.scope ?? 'once';
+    if (scope === 'session' && !view.approve.session) throw new PosternError('USAGE', view.approve.why ?? 'session approval is not offered for this card');
+    return o.queue.decide(card.id, { verdict: 'approve', scope, call_digest: p.digest }, by);
+  };
+
+  const pair = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!pairing.take(req.socket.remoteAddress ?? '?')) throw new PosternError('PAGE_RATE_LIMITED', 'too many pairing attempts from this address in a minute');
+    const r = PairSchema.safeParse(await json(req));
+    if (!r.success) throw new PosternError('USAGE', 'the pairing request is not {code}');
+    const { device: d, cookie, header } = await o.devices.redeem(r.data.code);
+    o.journal('device_paired', { device: d.id, name: d.name, sequence: o.devices.sequence });
+    const secure = scheme === 'https' ? '; Secure' : '';
+    send(res, 200, { device: { id: d.id, name: d.name }, key: header }, { 'Set-Cookie': `${DEVICE_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure}` });
+  };
+
+  const events = (req: IncomingMessage, res: ServerResponse, d: PairedDevice): void => {
+    res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    res.write('retry: 2000\n\n');
+    const s = { device: d.id, res };
+    streams.add(s);
+    req.once('close', () => streams.delete(s));
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const h = (n: string): string | undefined => {
+      const v = req.headers[n];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const gate = judgePageRequest({ method: req.method ?? '', host: h('host'), origin: h('origin'), secFetchSite: h('sec-fetch-site'), contentType: h('content-type') }, address.current);
+    if (gate.kind === 'refuse') {
+      send(res, gate.status, { error: { code: gate.code, message: gate.message } });
+      return;
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const asset = STATIC[path === '/index.html' ? '/' : path];
+    if (gate.method === 'GET' && asset !== undefined) {
+      const body = files.get(asset.file) ?? Buffer.alloc(0);
+      res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': asset.type, 'Content-Length': String(body.length) });
+      res.end(body);
+      return;
+    }
+    const route = `${gate.method} ${path}`;
+    switch (route) {
+      case 'POST /api/pair':
+        return pair(req, res);
+      case 'GET /api/state':
+        return send(res, 200, state(device(req)));
+      case 'GET /api/events':
+        return events(req, res, device(req));
+      case 'POST /api/decide':
+        return send(res, 200, { decision: await decide(req, device(req)) });
+      default:
+        send(res, 404, { error: { code: 'PAGE_REFUSED', message: 'nothing is served here' } });
+    }
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    handle(req, res).catch((e: unknown) => fail(res, e));
+  };
+  const server: Server = o.tls === null ? createHttpServer(onRequest) : createHttpsServer({ key: o.tls.key, cert: o.tls.cert }, onRequest);
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => reject(new PosternError('PAGE_LISTEN_FAILED', `the approval page cannot listen on ${o.bind}:${o.port} (${e.code ?? 'error'}): pick another port with \`postern approvals page enable --port N\``)));
+    server.listen(o.port, o.bind, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  address.current = { bind: o.bind, port, scheme };
+  const url = pageOrigins(address.current)[0] ?? `${scheme}://${o.bind}:${port}`;
+  return {
+    url: `${url}/`,
+    port,
+    dropDevice(id) {
+      for (const s of streams) {
+        if (s.device !== id) continue;
+        streams.delete(s);
+        s.res.end();
+      }
+    },
+    async close() {
+      unsubscribe();
+      for (const s of streams) s.res.end();
+      streams.clear();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}

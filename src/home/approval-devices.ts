@@ -1,0 +1,66 @@
+/**
+ * The devices paired with the approval page: `approval-devices.json`, MAC'd
+ * under the vault's catalog-mac key with its own domain string
+ * (macd-record.ts). Each device has an id, the name the operator gave it at
+ * pairing, the SHA-256 of its random secret (the secret itself is only ever
+ * in the device's cookie), when it was paired and when it was revoked.
+ *
+ * Invariants: the daemon is the only writer (pairing and revocation happen in
+ * it); a file that is missing authorizes no device, and one that does not
+ * verify authorizes none either (it is never rewritten from a forged copy);
+ * a revoked device stays listed, revoked, so its id is never reused; each
+ * save carries the next `sequence`, which the daemon also journals, and a
+ * file whose sequence is below the journal's (an older copy put back) is
+ * refused like a forged one.
+ */
+import { z } from 'zod';
+import { macVerifies, readMacdRecord, writeMacdRecord, type MacdRecordKind } from './macd-record.js';
+import type { HomePaths } from './paths.js';
+
+export const APPROVAL_DEVICES_FORMAT = 'postern.approval-devices/1';
+const MAC_DOMAIN = 'postern approval-page devices v1\n';
+/** At most this many devices are kept (revoked ones included). */
+export const MAX_DEVICES = 64;
+
+const DeviceSchema = z
+  .object({
+    id: z.string().regex(/^[0-9a-f]{16}$/),
+    name: z.string().min(1).max(64),
+    secret_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    paired_at: z.string().max(64),
+    revoked_at: z.string().max(64).nullable(),
+  })
+  .strict();
+export type PairedDevice = z.infer<typeof DeviceSchema>;
+
+/** `sequence` grows by one a save; the daemon journals it (device_paired, device_revoked), so a copy put back from before a revocation is told apart. */
+const RecordSchema = z.object({ format: z.literal(APPROVAL_DEVICES_FORMAT), sequence: z.number().int().min(0), devices: z.array(DeviceSchema).max(MAX_DEVICES), written_at: z.string().max(64) }).strict();
+export type ApprovalDevicesRecord = z.infer<typeof RecordSchema>;
+
+export const APPROVAL_DEVICES: MacdRecordKind<ApprovalDevicesRecord> = {
+  name: 'approval page devices',
+  domain: MAC_DOMAIN,
+  schema: RecordSchema,
+  file: (paths) => paths.approvalDevices,
+  redo: 'pair the devices again with `postern approvals pair`',
+};
+
+export type LoadedDevices = { readonly kind: 'ok'; readonly devices: PairedDevice[]; readonly sequence: number } | { readonly kind: 'refused'; readonly reason: string };
+
+export async function loadApprovalDevices(paths: HomePaths, key: Uint8Array): Promise<LoadedDevices> {
+  const found = await readMacdRecord(paths.approvalDevices, RecordSchema);
+  switch (found.kind) {
+    case 'none':
+      return { kind: 'ok', devices: [], sequence: 0 };
+    case 'malformed':
+      return { kind: 'refused', reason: 'approval-devices.json is malformed' };
+    case 'stored':
+      if (!macVerifies(key, MAC_DOMAIN, found.stored.record, found.stored.mac)) return { kind: 'refused', reason: 'approval-devices.json does not verify with this vault (forged, from another vault, or from before a passphrase change)' };
+      return { kind: 'ok', devices: found.stored.record.devices, sequence: found.stored.record.sequence };
+  }
+}
+
+export async function saveApprovalDevices(paths: HomePaths, key: Uint8Array, devices: readonly PairedDevice[], sequence: number, at: Date): Promise<void> {
+  const record: ApprovalDevicesRecord = { format: APPROVAL_DEVICES_FORMAT, sequence, devices: [...devices], written_at: at.toISOString() };
+  await writeMacdRecord(paths.approvalDevices, key, MAC_DOMAIN, record);
+}
