@@ -95,169 +95,202 @@ function loadStatic(): Map<string, Buffer> {
   return new Map(Object.values(STATIC).map((s) => [s.file, readFileSync(new URL(s.file, dir))]));
 }
 
-export async function startApprovalPage(o: ApprovalPageOptions): Promise<ApprovalPageEndpoint> {
-  const files = loadStatic();
-  const scheme = o.tls === null ? 'http' : 'https';
-  const address: { current: PageAddress } = { current: { bind: o.bind, port: o.port, scheme } };
-  const runKey = randomBytes(32);
-  const pageToken = (d: PairedDevice): string => createHmac('sha256', runKey).update(`page token\n${d.id}`).digest('hex');
-  const nonces = new DecisionNonces(o.clock, { ttlMs: 24 * 3600_000 });
-  const pairing = new RateLimit(o.clock, { max: 10, windowMs: 60_000 });
-  const deciding = new RateLimit(o.clock, { max: 60, windowMs: 60_000 });
-  const stale = new Map<string, string>();
-  const streams = new Set<{ device: string; res: ServerResponse }>();
-  const sockets = new Set<Socket>();
+/** One JSON answer, with the page's headers. */
+function send(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...PAGE_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)), ...extra });
+  res.end(text);
+}
 
-  const unsubscribe = o.bus.subscribe((env) => {
-    const e = env.event;
-    if (e.type === 'approval.stale') stale.set(e.id, e.reason);
-    if (e.type === 'approval.resolved') stale.delete(e.id);
-    if (e.type === 'approval.added' || e.type === 'approval.resolved' || e.type === 'approval.stale' || e.type === 'activity' || e.type === 'daemon.locked') {
-      for (const s of streams) s.res.write(`data: ${env.seq}\n\n`);
-    }
-  });
+/** A refusal as the page reads it: its stable code and one line; anything else is INTERNAL, never a stack. */
+function fail(res: ServerResponse, e: unknown): void {
+  const err = isPosternError(e) ? e : new PosternError('INTERNAL', 'the approval page failed to handle the request');
+  send(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message.slice(0, 500) } });
+}
 
-  const send = (res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void => {
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    const text = JSON.stringify(body);
-    res.writeHead(status, { ...PAGE_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)), ...extra });
-    res.end(text);
-  };
-  const fail = (res: ServerResponse, e: unknown): void => {
-    const err = isPosternError(e) ? e : new PosternError('INTERNAL', 'the approval page failed to handle the request');
-    send(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message.slice(0, 500) } });
-  };
-  const device = (req: IncomingMessage): PairedDevice => {
-    const header = req.headers[DEVICE_HEADER];
-    const d = o.devices.authenticate(cookieOf(req, DEVICE_COOKIE), Array.isArray(header) ? undefined : header);
-    if (d === null) throw new PosternError('DEVICE_UNPAIRED', 'this browser is not a paired device (or it was revoked): pair it with `postern approvals pair`');
-    return d;
-  };
-  const json = async (req: IncomingMessage): Promise<unknown> => {
-    const body = await readBody(req, MAX_BODY);
-    if (body.kind === 'oversized') throw new PosternError('USAGE', 'the request body is too large');
-    try {
-      return JSON.parse(body.bytes.toString('utf8'));
-    } catch {
-      throw new PosternError('USAGE', 'the request body is not JSON');
-    }
-  };
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const body = await readBody(req, MAX_BODY);
+  if (body.kind === 'oversized') throw new PosternError('USAGE', 'the request body is too large');
+  try {
+    return JSON.parse(body.bytes.toString('utf8'));
+  } catch {
+    throw new PosternError('USAGE', 'the request body is not JSON');
+  }
+}
 
-  const state = (d: PairedDevice): PageState => ({
-    now: o.clock.now().toISOString(),
-    device: { id: d.id, name: d.name },
-    csrf: pageToken(d),
-    cards: o.queue.list().map((c) => pageCard(c, stale.get(c.id), nonces.issue(d.id, c.id, c.call_digest))),
-    activity: o.activity().slice(0, 20).map(pageActivity),
-  });
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
 
-  const decide = async (req: IncomingMessage, d: PairedDevice): Promise<unknown> => {
-    if (req.headers[PAGE_TOKEN_HEADER] !== pageToken(d)) throw new PosternError('PAGE_REFUSED', 'the request does not carry this page\'s token: reload the page');
-    if (!deciding.take(d.id)) throw new PosternError('PAGE_RATE_LIMITED', 'too many decisions from this device in a minute');
-    const r = DecideSchema.safeParse(await json(req));
-    if (!r.success) throw new PosternError('USAGE', 'the decision is not {card_id, digest, nonce, verdict}');
-    const p = r.data;
-    const n = nonces.take(p.nonce, d.id, p.card_id);
-    if (n.kind === 'replayed') throw new PosternError('DECISION_REPLAYED', 'this decision was already sent once; nothing was decided again');
-    if (n.kind === 'invalid') throw new PosternError('DECISION_NONCE_INVALID', n.why);
-    const card = o.queue.get(p.card_id);
-    if (card === undefined) throw new PosternError('APPROVAL_NOT_FOUND', 'the card is no longer pending (decided, timed out or withdrawn)');
-    if (p.digest !== card.call_digest || n.digest !== card.call_digest) throw new PosternError('APPROVAL_MISMATCH', 'the decision was made on a different call; nothing was decided');
-    const by = `device:${d.id}`;
-    if (p.verdict === 'deny') return o.queue.decide(card.id, { verdict: 'deny', reason: p.reason ?? null }, by);
-    const why = stale.get(card.id);
-    if (why !== undefined) throw new PosternError('DECISION_STALE', `the contract changed while the call waited: ${why.slice(0, 200)}`);
-    const view = pageCard(card, undefined, p.nonce);
-    const scope = p.scope ?? 'once';
-    if (scope === 'session' && !view.approve.session) throw new PosternError('USAGE', view.approve.why ?? 'session approval is not offered for this card');
-    return o.queue.decide(card.id, { verdict: 'approve', scope, call_digest: p.digest }, by);
-  };
+/** What the page's routes share: the devices' proofs, the nonces, the rate limits, the stale marks and the open event streams. */
+class PageRoutes {
+  /** Where the listener is (its port once bound): the gate checks Host and Origin against it. */
+  address: PageAddress;
+  readonly streams = new Set<{ device: string; res: ServerResponse }>();
+  readonly #o: ApprovalPageOptions;
+  readonly #files = loadStatic();
+  readonly #runKey = randomBytes(32);
+  readonly #nonces: DecisionNonces;
+  readonly #pairing: RateLimit;
+  readonly #deciding: RateLimit;
+  readonly #stale = new Map<string, string>();
 
-  const pair = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!pairing.take(req.socket.remoteAddress ?? '?')) throw new PosternError('PAGE_RATE_LIMITED', 'too many pairing attempts from this address in a minute');
-    const r = PairSchema.safeParse(await json(req));
-    if (!r.success) throw new PosternError('USAGE', 'the pairing request is not {code}');
-    const { device: d, cookie, header } = await o.devices.redeem(r.data.code);
-    o.journal('device_paired', { device: d.id, name: d.name, sequence: o.devices.sequence });
-    const secure = scheme === 'https' ? '; Secure' : '';
-    send(res, 200, { device: { id: d.id, name: d.name }, key: header }, { 'Set-Cookie': `${DEVICE_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure}` });
-  };
+  constructor(o: ApprovalPageOptions, scheme: 'http' | 'https') {
+    this.#o = o;
+    this.address = { bind: o.bind, port: o.port, scheme };
+    this.#nonces = new DecisionNonces(o.clock, { ttlMs: 24 * 3600_000 });
+    this.#pairing = new RateLimit(o.clock, { max: 10, windowMs: 60_000 });
+    this.#deciding = new RateLimit(o.clock, { max: 60, windowMs: 60_000 });
+  }
 
-  const events = (req: IncomingMessage, res: ServerResponse, d: PairedDevice): void => {
-    res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
-    res.write('retry: 2000\n\n');
-    const s = { device: d.id, res };
-    streams.add(s);
-    req.once('close', () => streams.delete(s));
-  };
+  /** Marks cards gone stale and pings every open page when what it shows may have changed; returns the unsubscribe. */
+  follow(bus: EventBus): () => void {
+    return bus.subscribe((env) => {
+      const e = env.event;
+      if (e.type === 'approval.stale') this.#stale.set(e.id, e.reason);
+      if (e.type === 'approval.resolved') this.#stale.delete(e.id);
+      if (e.type === 'approval.added' || e.type === 'approval.resolved' || e.type === 'approval.stale' || e.type === 'activity' || e.type === 'daemon.locked') {
+        for (const st of this.streams) st.res.write(`data: ${env.seq}\n\n`);
+      }
+    });
+  }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const h = (n: string): string | undefined => {
-      const v = req.headers[n];
-      return Array.isArray(v) ? v[0] : v;
-    };
-    const gate = judgePageRequest({ method: req.method ?? '', host: h('host'), origin: h('origin'), secFetchSite: h('sec-fetch-site'), contentType: h('content-type') }, address.current);
-    if (gate.kind === 'refuse') {
-      send(res, gate.status, { error: { code: gate.code, message: gate.message } });
-      return;
-    }
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const gate = judgePageRequest({ method: req.method ?? '', host: header(req, 'host'), origin: header(req, 'origin'), secFetchSite: header(req, 'sec-fetch-site'), contentType: header(req, 'content-type') }, this.address);
+    if (gate.kind === 'refuse') return send(res, gate.status, { error: { code: gate.code, message: gate.message } });
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const asset = STATIC[path === '/index.html' ? '/' : path];
     if (gate.method === 'GET' && asset !== undefined) {
-      const body = files.get(asset.file) ?? Buffer.alloc(0);
+      const body = this.#files.get(asset.file) ?? Buffer.alloc(0);
       res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': asset.type, 'Content-Length': String(body.length) });
       res.end(body);
       return;
     }
-    const route = `${gate.method} ${path}`;
-    switch (route) {
+    switch (`${gate.method} ${path}`) {
       case 'POST /api/pair':
-        return pair(req, res);
+        return this.#pair(req, res);
       case 'GET /api/state':
-        return send(res, 200, state(device(req)));
+        return send(res, 200, this.#state(this.#device(req)));
       case 'GET /api/events':
-        return events(req, res, device(req));
+        return this.#events(req, res, this.#device(req));
       case 'POST /api/decide':
-        return send(res, 200, { decision: await decide(req, device(req)) });
+        return send(res, 200, { decision: await this.#decide(req, this.#device(req)) });
       default:
         send(res, 404, { error: { code: 'PAGE_REFUSED', message: 'nothing is served here' } });
     }
-  };
+  }
 
+  #pageToken(d: PairedDevice): string {
+    return createHmac('sha256', this.#runKey).update(`page token\n${d.id}`).digest('hex');
+  }
+
+  #device(req: IncomingMessage): PairedDevice {
+    const key = req.headers[DEVICE_HEADER];
+    const d = this.#o.devices.authenticate(cookieOf(req, DEVICE_COOKIE), Array.isArray(key) ? undefined : key);
+    if (d === null) throw new PosternError('DEVICE_UNPAIRED', 'this browser is not a paired device (or it was revoked): pair it with `postern approvals pair`');
+    return d;
+  }
+
+  #state(d: PairedDevice): PageState {
+    const o = this.#o;
+    return {
+      now: o.clock.now().toISOString(),
+      device: { id: d.id, name: d.name },
+      csrf: this.#pageToken(d),
+      cards: o.queue.list().map((c) => pageCard(c, this.#stale.get(c.id), this.#nonces.issue(d.id, c.id, c.call_digest))),
+      activity: o.activity().slice(0, 20).map(pageActivity),
+    };
+  }
+
+  async #decide(req: IncomingMessage, d: PairedDevice): Promise<unknown> {
+    const { queue } = this.#o;
+    if (req.headers[PAGE_TOKEN_HEADER] !== this.#pageToken(d)) throw new PosternError('PAGE_REFUSED', 'the request does not carry this page\'s token: reload the page');
+    if (!this.#deciding.take(d.id)) throw new PosternError('PAGE_RATE_LIMITED', 'too many decisions from this device in a minute');
+    const r = DecideSchema.safeParse(await readJson(req));
+    if (!r.success) throw new PosternError('USAGE', 'the decision is not {card_id, digest, nonce, verdict}');
+    const p = r.data;
+    const n = this.#nonces.take(p.nonce, d.id, p.card_id);
+    if (n.kind === 'replayed') throw new PosternError('DECISION_REPLAYED', 'this decision was already sent once; nothing was decided again');
+    if (n.kind === 'invalid') throw new PosternError('DECISION_NONCE_INVALID', n.why);
+    const card = queue.get(p.card_id);
+    if (card === undefined) throw new PosternError('APPROVAL_NOT_FOUND', 'the card is no longer pending (decided, timed out or withdrawn)');
+    if (p.digest !== card.call_digest || n.digest !== card.call_digest) throw new PosternError('APPROVAL_MISMATCH', 'the decision was made on a different call; nothing was decided');
+    const by = `device:${d.id}`;
+    if (p.verdict === 'deny') return queue.decide(card.id, { verdict: 'deny', reason: p.reason ?? null }, by);
+    const why = this.#stale.get(card.id);
+    if (why !== undefined) throw new PosternError('DECISION_STALE', `the contract changed while the call waited: ${why.slice(0, 200)}`);
+    const view = pageCard(card, undefined, p.nonce);
+    const scope = p.scope ?? 'once';
+    if (scope === 'session' && !view.approve.session) throw new PosternError('USAGE', view.approve.why ?? 'session approval is not offered for this card');
+    return queue.decide(card.id, { verdict: 'approve', scope, call_digest: p.digest }, by);
+  }
+
+  async #pair(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { devices, journal } = this.#o;
+    if (!this.#pairing.take(req.socket.remoteAddress ?? '?')) throw new PosternError('PAGE_RATE_LIMITED', 'too many pairing attempts from this address in a minute');
+    const r = PairSchema.safeParse(await readJson(req));
+    if (!r.success) throw new PosternError('USAGE', 'the pairing request is not {code}');
+    const { device: d, cookie, header: key } = await devices.redeem(r.data.code);
+    journal('device_paired', { device: d.id, name: d.name, sequence: devices.sequence });
+    const secure = this.address.scheme === 'https' ? '; Secure' : '';
+    send(res, 200, { device: { id: d.id, name: d.name }, key }, { 'Set-Cookie': `${DEVICE_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure}` });
+  }
+
+  #events(req: IncomingMessage, res: ServerResponse, d: PairedDevice): void {
+    res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    res.write('retry: 2000\n\n');
+    const st = { device: d.id, res };
+    this.streams.add(st);
+    req.once('close', () => this.streams.delete(st));
+  }
+}
+
+export async function startApprovalPage(o: ApprovalPageOptions): Promise<ApprovalPageEndpoint> {
+  const scheme = o.tls === null ? 'http' : 'https';
+  const routes = new PageRoutes(o, scheme);
+  const unsubscribe = routes.follow(o.bus);
+  const sockets = new Set<Socket>();
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((e: unknown) => fail(res, e));
+    routes.handle(req, res).catch((e: unknown) => fail(res, e));
   };
   const server: Server = o.tls === null ? createHttpServer(onRequest) : createHttpsServer({ key: o.tls.key, cert: o.tls.cert }, onRequest);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(new PosternError('PAGE_LISTEN_FAILED', `the approval page cannot listen on ${o.bind}:${o.port} (${e.code ?? 'error'}): pick another port with \`postern approvals page enable --port N\``)));
-    server.listen(o.port, o.bind, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (e: NodeJS.ErrnoException) => reject(new PosternError('PAGE_LISTEN_FAILED', `the approval page cannot listen on ${o.bind}:${o.port} (${e.code ?? 'error'}): pick another port with \`postern approvals page enable --port N\``)));
+      server.listen(o.port, o.bind, () => resolve());
+    });
+  } catch (e) {
+    unsubscribe();
+    throw e;
+  }
   const port = (server.address() as AddressInfo).port;
-  address.current = { bind: o.bind, port, scheme };
-  const url = pageOrigins(address.current)[0] ?? `${scheme}://${o.bind}:${port}`;
+  routes.address = { bind: o.bind, port, scheme };
+  const url = pageOrigins(routes.address)[0] ?? `${scheme}://${o.bind}:${port}`;
   return {
     url: `${url}/`,
     port,
     dropDevice(id) {
-      for (const s of streams) {
-        if (s.device !== id) continue;
-        streams.delete(s);
-        s.res.end();
+      for (const st of routes.streams) {
+        if (st.device !== id) continue;
+        routes.streams.delete(st);
+        st.res.end();
       }
     },
     async close() {
       unsubscribe();
-      for (const s of streams) s.res.end();
-      streams.clear();
+      for (const st of routes.streams) st.res.end();
+      routes.streams.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const s of sockets) s.destroy();
+      for (const sock of sockets) sock.destroy();
       await closed;
     },
   };
