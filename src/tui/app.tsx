@@ -76,7 +76,7 @@ export function App(props: AppProps) {
     const answered = (o: Outcome): void => commit(model.current.state, settle(model.current.ui, r, o));
     const opts = { signal: alive.current.signal };
     const sent: Promise<unknown> = client.request(r.op, r.params, opts);
-    sent.then(() => answered({ ok: true }), (error: unknown) => answered({ ok: false, error }));
+    sent.then((result: unknown) => answered({ ok: true, result }), (error: unknown) => answered({ ok: false, error }));
   };
   const onKey = (input: string, key: Key): void => {
     const m = model.current;

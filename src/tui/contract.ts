@@ -21,4 +21,4 @@ export type {
   CardRow,
   CardView,
 } from '../protocol/operator/index.js';
-export { cardView, CARD_VALUE_MAX } from '../protocol/operator/index.js';
+export { cardView, CARD_VALUE_MAX, DEVICE_NAME, PairingViewSchema, pairingLink } from '../protocol/operator/index.js';

@@ -18,6 +18,7 @@ import { cardInView, refocus } from './focus.js';
 import { match, type KeyPress } from './keys/keymap.js';
 import { askQuit, decision, keyCtx, say, type KeyCtx } from './keys/actions.js';
 import { GLOBAL_KEYS, viewKeys } from './keys/tables.js';
+import { pairDevice, pairingShown } from './pairing.js';
 import { approvalsView } from './views/approvals.js';
 import { viewCtx } from './layout.js';
 import type { OperatorState } from './state.js';
@@ -59,6 +60,7 @@ function stepMode(c: KeyCtx, k: KeyPress): Step {
     }
     case 'filter':
     case 'reason':
+    case 'pair-name':
       return promptKey(c, mode, k);
     case 'normal':
       return normalKey(c, k);
@@ -66,7 +68,7 @@ function stepMode(c: KeyCtx, k: KeyPress): Step {
 }
 
 function normalKey(c: KeyCtx, k: KeyPress): Step {
-  const cc = c.ui.message === null ? c : { ...c, ui: { ...c.ui, message: null } };
+  const cc = c.ui.message === null && c.ui.pairing === null ? c : { ...c, ui: { ...c.ui, message: null, pairing: null } };
   const entry = match([viewKeys(cc.ui), GLOBAL_KEYS], k);
   return entry === undefined ? { ui: cc.ui } : entry.handler(cc, k);
 }
@@ -82,12 +84,13 @@ function confirmed(ui: UiState, a: ConfirmAction): Step {
   }
 }
 
-function promptKey(c: KeyCtx, mode: Extract<Mode, { kind: 'filter' | 'reason' }>, k: KeyPress): Step {
+function promptKey(c: KeyCtx, mode: Extract<Mode, { kind: 'filter' | 'reason' | 'pair-name' }>, k: KeyPress): Step {
   const ui = c.ui;
   if (k.name === 'esc') return { ui: { ...ui, mode: NORMAL } };
   if (k.name === 'enter') {
     const done = { ...ui, mode: NORMAL };
     if (mode.kind === 'filter') return { ui: { ...done, filter: { ...done.filter, [done.view]: mode.draft.trim() } } };
+    if (mode.kind === 'pair-name') return pairDevice(done, mode.draft);
     const card = c.state.pending.find((x) => x.id === mode.cardId);
     if (card === undefined) return say(done, 'that request is no longer waiting');
     const reason = mode.draft.trim();
@@ -98,8 +101,8 @@ function promptKey(c: KeyCtx, mode: Extract<Mode, { kind: 'filter' | 'reason' }>
   return { ui: { ...ui, mode: { ...mode, draft: Array.from(mode.draft + k.text).slice(0, REASON_MAX).join('') } } };
 }
 
-/** What the daemon answered to a request. */
-export type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+/** What the daemon answered to a request (`result`: the answer's data, when the request reads one). */
+export type Outcome = { readonly ok: true; readonly result?: unknown } | { readonly ok: false; readonly error: unknown };
 
 function errorText(e: unknown): string {
   if (typeof e === 'object' && e !== null) {
@@ -112,6 +115,10 @@ function errorText(e: unknown): string {
 
 /** Folds the daemon's answer in: a decision leaves "sending…" (or shows its error on its card); the rest says done or why not. */
 export function settle(ui: UiState, req: UiRequest, outcome: Outcome): UiState {
+  if (req.op === 'devices.pair') {
+    const shown = outcome.ok ? pairingShown(outcome.result) : null;
+    return shown === null ? { ...ui, message: outcome.ok ? 'the daemon answered the pairing with nothing to show' : errorText(outcome.error) } : { ...ui, pairing: shown, message: null };
+  }
   if (req.op !== 'approvals.decide') return { ...ui, message: outcome.ok ? req.done : errorText(outcome.error) };
   const id = req.params.approval_id;
   const inflight = omit(ui.inflight, id);

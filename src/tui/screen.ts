@@ -15,7 +15,8 @@ import { viewCtx } from './layout.js';
 import { line, type Line, type Seg } from './lines.js';
 import { REASON_MAX } from './reducer.js';
 import type { OperatorState } from './state.js';
-import { cells, clipCells } from './text.js';
+import { cells, clipCells, foldCells } from './text.js';
+import { pairingRows } from './pairing.js';
 import { sanitizeForTerminal } from '../rules/terminal-text.js';
 import { VIEWS, VIEW_TITLES, type Env, type KeyHint, type UiState, type ViewCtx } from './ui.js';
 import { activityView } from './views/activity.js';
@@ -88,6 +89,7 @@ function footerRows(v: ViewCtx, disabled: readonly string[], hints: readonly Key
       else for (const d of disabled.slice(0, 1)) out.push(line(clipCells(d, width), 'warn'));
       out.push(...hintRows(hints, width).slice(0, 2));
       if (ui.message !== null) out.push(line(clipCells(ui.message, width), 'warn'));
+      if (ui.pairing !== null) for (const row of pairingRows(ui.pairing)) out.push(...foldCells(row, width).map((r) => line(r, 'key')));
       return out;
     }
     case 'filter':
@@ -99,6 +101,11 @@ function footerRows(v: ViewCtx, disabled: readonly string[], hints: readonly Key
       return [
         [{ text: 'deny reason: ', tone: 'key' }, { text: clipCells(sanitizeForTerminal(mode.draft, REASON_MAX), Math.max(1, width - 16)) }, { text: '▏' }],
         line('Enter denies with this reason · Esc cancels', 'dim'),
+      ];
+    case 'pair-name':
+      return [
+        [{ text: 'pair a device named: ', tone: 'key' }, { text: clipCells(sanitizeForTerminal(mode.draft, 64), Math.max(1, width - 24)) }, { text: '▏' }],
+        line('Enter opens a one-time pairing code for the approval page · Esc cancels', 'dim'),
       ];
     case 'confirm':
       return [line(clipCells(`${mode.question} y/N`, width), 'warn')];

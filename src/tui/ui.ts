@@ -23,6 +23,7 @@ export type Mode =
   | { readonly kind: 'help' }
   | { readonly kind: 'filter'; readonly draft: string }
   | { readonly kind: 'reason'; readonly cardId: string; readonly draft: string }
+  | { readonly kind: 'pair-name'; readonly draft: string }
   | { readonly kind: 'confirm'; readonly question: string; readonly action: ConfirmAction };
 
 export type ConfirmAction =
@@ -54,6 +55,8 @@ export interface UiState {
   /** The last failure per card id (a refused or failed decision). */
   readonly cardError: Readonly<Record<string, string>>;
   readonly message: string | null;
+  /** A pairing code just opened (P), shown in the footer until the next key. */
+  readonly pairing: PairingShown | null;
 }
 
 export const initialUi: UiState = {
@@ -72,13 +75,24 @@ export const initialUi: UiState = {
   inflight: {},
   cardError: {},
   message: null,
+  pairing: null,
 };
 
 /** What the App must send on the operator connection; `label`/`done` is what the UI says meanwhile / after. */
 export type UiRequest =
   | { readonly op: 'approvals.decide'; readonly params: { readonly approval_id: string; readonly verdict: OperatorVerdict }; readonly label: string }
   | { readonly op: 'grants.revoke'; readonly params: { readonly id: string }; readonly done: string }
-  | { readonly op: 'catalog.accept' | 'catalog.reject'; readonly params: { readonly digest: string }; readonly done: string };
+  | { readonly op: 'catalog.accept' | 'catalog.reject'; readonly params: { readonly digest: string }; readonly done: string }
+  | { readonly op: 'devices.pair'; readonly params: { readonly name: string }; readonly done: string };
+
+/** A pairing the daemon opened for the approval page, shown until the next key: the code, the link and its end. */
+export interface PairingShown {
+  readonly name: string;
+  readonly code: string;
+  readonly link: string;
+  readonly expiresAt: string;
+  readonly tlsSha256: string | null;
+}
 
 /** The reducer's answer to a key: the next UI state, and what the App must do. */
 export interface Step {

@@ -25,6 +25,7 @@ import { writeVault } from '../../home/vault-write.js';
 import { APPROVAL_PAGE_DEFAULT_PORT, LOOPBACK, readApprovalPageAuthorization, removeApprovalPageAuthorization, writeApprovalPageAuthorization } from '../../home/approval-page-authorization.js';
 import { readApprovalPageInfo } from '../../daemon/approval-page/start.js';
 import { PosternError } from '../../rules/errors.js';
+import { pairingLink } from '../../protocol/operator/index.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
@@ -135,7 +136,7 @@ export function registerApprovalPage(approvals: Command, withOperator: WithOpera
     .action(async (o: { name: string; qr?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const p = await withOperator(ctx, (c) => c.request('devices.pair', { name: o.name }));
-      const link = `${p.url}#pair=${p.code}`;
+      const link = pairingLink(p);
       ctx.out(`pairing code for ${clean(p.name, 64)}: ${clean(p.code, 32)} (single use, until ${clean(p.expires_at, 40)})`);
       ctx.out(`open: ${clean(link, 300)}`);
       if (p.tls_sha256 !== null) ctx.out(`certificate SHA-256 (check it in the browser): ${clean(p.tls_sha256, 64)}`);

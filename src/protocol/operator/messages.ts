@@ -58,6 +58,10 @@ export type DeviceView = z.infer<typeof DeviceViewSchema>;
 /** An open pairing: the one-time code, the page's URL to open, until when the code is good. */
 export const PairingViewSchema = z.strictObject({ code: z.string().max(32), name: z.string().max(64), url: z.string().max(300), expires_at: iso, tls_sha256: z.string().max(64).nullable() });
 export type PairingView = z.infer<typeof PairingViewSchema>;
+/** What the browser opens to pair: the page with the one-time code in its fragment (never sent to a server). */
+export const pairingLink = (p: Pick<PairingView, 'url' | 'code'>): string => `${p.url}#pair=${p.code}`;
+/** A paired device's name: printable ASCII words, at most 64 characters. */
+export const DEVICE_NAME = /^[\x21-\x7e]+( [\x21-\x7e]+)*$/;
 
 // ---- events ----------------------------------------------------------------
 
@@ -145,7 +149,7 @@ export const OperatorOps = {
   /** Signs a journal checkpoint now (`postern audit checkpoint`), so what was journaled so far can be proven; `signed` is false for a daemon without the signing key. */
   'audit.checkpoint': { params: empty, result: z.strictObject({ signed: z.boolean() }) },
   /** Opens a one-time pairing code for a new approval-page device called `name`. */
-  'devices.pair': { params: z.strictObject({ name: z.string().min(1).max(64).regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'printable ASCII') }), result: PairingViewSchema },
+  'devices.pair': { params: z.strictObject({ name: z.string().min(1).max(64).regex(DEVICE_NAME, 'printable ASCII') }), result: PairingViewSchema },
   'devices.list': { params: empty, result: z.array(DeviceViewSchema) },
   /** Revokes a paired device (id or unique prefix): refused by the page at its next request. */
   'devices.revoke': { params: z.strictObject({ id: z.string().min(1).max(32) }), result: z.strictObject({ revoked: DeviceViewSchema }) },

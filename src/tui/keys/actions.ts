@@ -160,6 +160,13 @@ export function revokeGrant(c: KeyCtx): Step {
   return { ui: c.ui, request: { op: 'grants.revoke', params: { id: g.id }, done: `revoked the grant of ${sanitizeForTerminal(g.tool, 60)}` } };
 }
 
+/** P: names the device to pair with the approval page (the prompt; Enter asks the daemon for a code). */
+export function startPairing(c: KeyCtx): Step {
+  if (c.observe) return say(c.ui, 'observer (read-only): pairing a device is disabled');
+  if (c.state.locked) return say(c.ui, LOCKED_REASON);
+  return { ui: { ...c.ui, mode: { kind: 'pair-name', draft: '' } } };
+}
+
 /** A or R: asks first, naming the digest; accepting is refused while the gate fails. */
 export function confirmCatalog(c: KeyCtx, accept: boolean): Step {
   const p = c.state.catalog;

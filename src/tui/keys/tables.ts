@@ -27,6 +27,7 @@ import {
   say,
   scroll,
   showView,
+  startPairing,
   startReason,
   toggleDetails,
   toggleOrder,
@@ -49,6 +50,10 @@ export const GLOBAL_KEYS: readonly Entry[] = [
     handler: (c, k) => (k.name === 'tab' || k.name === 'shift-tab' ? cycleView(c, k.name === 'tab' ? 1 : -1) : showView(c, VIEWS[Number(k.name) - 1])),
   },
   { keys: ['?'], key: '?', description: 'help', help: 'this help', shown: always, handler: openHelp },
+  {
+    keys: ['P'], key: 'P', description: 'pair a device', help: 'pair a browser with the approval page: name it, then a one-time code and link (the page must be enabled)', decides: true,
+    shown: never, handler: startPairing,
+  },
   { keys: ['q'], key: 'q', description: (c) => (backFrom(c) === null ? 'quit' : 'back'), help: 'back; quit from the top (asks when calls are waiting)', shown: always, handler: quitOrBack },
   { keys: ['esc'], key: 'Esc', description: 'back', help: 'back (details, a filter, a view); never quits', shown: never, handler: escape },
   { keys: ['ctrl-c'], key: 'Ctrl-C', description: 'quit', help: 'quit (asks when calls are waiting)', shown: never, handler: askQuit },

@@ -13,6 +13,7 @@ import { press, typed, type KeyPress } from '../../../src/tui/keys/keymap.js';
 import { CARD_KEYS, DETAILS_KEYS, GLOBAL_KEYS, KEY_SECTIONS, viewKeys } from '../../../src/tui/keys/tables.js';
 import { refocus, settle, step } from '../../../src/tui/reducer.js';
 import { initialState, reduce, type OperatorState } from '../../../src/tui/state.js';
+import { screenLines } from '../../../src/tui/screen.js';
 import { VIEWS, initialUi, type Env, type Step, type UiRequest, type UiState, type ViewId } from '../../../src/tui/ui.js';
 import { UNSEEN_REASON } from '../../../src/tui/views/approvals.js';
 import { card, emptySnapshot } from './fake-client.js';
@@ -427,5 +428,62 @@ describe('approving a card the compact view cuts needs the rest seen', () => {
     const w = new World({ pending: [A] });
     w.press('a', P);
     assert.equal(decided(w), 1);
+  });
+});
+
+describe('pairing a device from the TUI (P)', () => {
+  const frame = (w: World): string => screenLines(w.env(), w.state, w.ui).map((l) => l.map((s) => s.text).join('')).join('\n');
+  const pairing = { code: 'K7Q2-9XWD', name: 'phone', url: 'http://127.0.0.1:47110/', expires_at: '2026-01-01T00:05:00.000Z', tls_sha256: null };
+
+  it('P asks for a name; Enter sends devices.pair; the answer shows the code and the link until the next key', () => {
+    const w = new World({ pending: [A] });
+    w.press('P');
+    assert.equal(w.ui.mode.kind, 'pair-name');
+    assert.match(frame(w), /pair a device named:/);
+    w.press(typed('phone'));
+    w.press('enter');
+    assert.deepEqual(w.requests, [{ op: 'devices.pair', params: { name: 'phone' }, done: 'pairing opened for phone' }]);
+    w.ui = settle(w.ui, w.requests[0]!, { ok: true, result: pairing });
+    const shown = frame(w);
+    assert.match(shown, /pair phone: code K7Q2-9XWD \(single use, until 2026-01-01T00:05:00\.000Z/);
+    assert.match(shown, /open http:\/\/127\.0\.0\.1:47110\/#pair=K7Q2-9XWD/);
+    w.press('n');
+    assert.doesNotMatch(frame(w), /K7Q2-9XWD/, 'any key hides the code');
+  });
+
+  it('a name that is not printable ASCII words, or none, sends nothing; Esc cancels', () => {
+    const w = new World();
+    for (const name of ['', 'tab\there', 'ph\u202eone']) {
+      w.press('P');
+      if (name !== '') w.press(typed(name));
+      w.press('enter');
+      assert.equal(w.ui.mode.kind, 'normal');
+    }
+    w.press('P');
+    w.press(typed('phone'));
+    w.press('esc');
+    assert.deepEqual(w.requests, []);
+  });
+
+  it('an observer cannot pair, and a refusal from the daemon is shown as its code and message', () => {
+    const o = new World({}, true);
+    o.press('P');
+    assert.equal(o.ui.mode.kind, 'normal');
+    assert.match(o.ui.message ?? '', /observer/);
+    const w = new World();
+    w.press('P');
+    w.press(typed('phone'));
+    w.press('enter');
+    w.ui = settle(w.ui, w.requests[0]!, { ok: false, error: { code: 'USAGE', message: 'this daemon has no approval page' } });
+    assert.match(frame(w), /USAGE: this daemon has no approval page/);
+  });
+
+  it('an answer that is not a pairing is not shown as one', () => {
+    const w = new World();
+    w.press('P');
+    w.press(typed('phone'));
+    w.press('enter');
+    w.ui = settle(w.ui, w.requests[0]!, { ok: true, result: { code: 'x'.repeat(99) } });
+    assert.equal(w.ui.pairing, null);
   });
 });
