@@ -18,7 +18,7 @@ import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
 import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { anchoredJournal, writeVault } from '../../home/vault-write.js';
-import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection, type RecordedJournal } from '../../journal/anchor/index.js';
+import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal, type AnchorContext, type AnchorInspection, type NewJournalPlan, type RecordedJournal } from '../../journal/anchor/index.js';
 import { PosternError } from '../../rules/errors.js';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
@@ -91,6 +91,32 @@ async function recordAnchoredJournal(ctx: CliContext, pass: Uint8Array): Promise
   });
 }
 
+/**
+ * Puts a journal built beside the home (`plan.stagedDir`) in place, as one
+ * home change with the vault's save: the old journal directory moved aside
+ * (kept), the new one moved in, its anchor and signed checkpoint, and the
+ * vault's record of it (vault/FORMAT.md §4). A kill before the change leaves
+ * the home as it was; the next opener finishes a change it finds.
+ */
+export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: NewJournalPlan, command: string): Promise<void> {
+  await writeVault(
+    ctx,
+    pass,
+    (v) => v.recordJournal(plan.mark),
+    async (_r, saved, change) => {
+      if (saved === null) throw new PosternError('INTERNAL', 'the vault did not save the new journal it records');
+      const sealed = plan.seal(saved.generation);
+      if (plan.movedTo !== null) change.rename(ctx.paths.journalDir, plan.movedTo);
+      change.rename(plan.stagedDir, ctx.paths.journalDir);
+      change.write(ctx.paths.anchor, sealed.anchor);
+      if (sealed.checkpoint !== null) change.append(ctx.paths.checkpoints, sealed.checkpoint);
+      return Promise.resolve();
+    },
+    command,
+    { journalMark: plan.mark },
+  );
+}
+
 /** One line per fact, for `anchor status` and `doctor`. */
 export function describeInspection(i: AnchorInspection): { ok: boolean; line: string } {
   switch (i.anchor) {
@@ -161,9 +187,9 @@ export function registerAnchor(program: Command): void {
         }
         pass = await ctx.unlockPassphrase();
         f = await vaultFacts(ctx, pass);
-        const r = startNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
-        await recordAnchoredJournal(ctx, pass);
-        ctx.out(`started journal ${r.journalId}${r.movedTo === null ? '' : `; the old journal was moved to ${clean(r.movedTo, 300)}`}`);
+        const plan = prepareNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
+        await switchJournal(ctx, pass, plan, 'anchor new-journal');
+        ctx.out(`started journal ${plan.journalId}${plan.movedTo === null ? '' : `; the old journal was moved to ${clean(plan.movedTo, 300)}`}`);
       } finally {
         f?.wipe();
         pass?.fill(0);

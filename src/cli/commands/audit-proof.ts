@@ -174,7 +174,11 @@ async function prune(ctx: CliContext, o: { before?: string; yes?: boolean; json?
         ctx.out('nothing changed');
         return;
       }
-      const bases = opened.journals.prune(plan);
+      // The signed prune checkpoint is the commit point (docs/decisions.md, "audit prune after a kill"):
+      // it names the bases the prune leaves; a kill after it is finished by the next open.
+      const signed = opened.journals.pruneBases(plan);
+      opened.keeper.checkpointNow('prune', before, signed);
+      const bases = opened.journals.prune(plan, signed);
       opened.journals.sessions.event(null, 'journal_pruned', {
         before,
         by: 'operator',
@@ -182,7 +186,6 @@ async function prune(ctx: CliContext, o: { before?: string; yes?: boolean; json?
         activity: { removed: plan.activity.entries, base_seq: bases.activity.seq, stopped_by: plan.activity.stoppedBy, held_at: plan.activity.heldAt },
         sessions: { removed: plan.sessions.entries, base_seq: bases.sessions.seq, stopped_by: plan.sessions.stoppedBy },
       });
-      opened.keeper.checkpointNow('prune', before);
       const result = { before, activity: { ...plan.activity, base: bases.activity }, sessions: { ...plan.sessions, base: bases.sessions } };
       if (o.json === true) ctx.out(JSON.stringify(result, null, 2));
       else {
