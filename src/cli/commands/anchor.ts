@@ -1,6 +1,7 @@
 /**
- * `postern anchor status|new-journal|accept-vault`: the operator's view of
- * the journal anchor (docs/audit.md) and the two explicit ways past a refusal.
+ * `postern anchor status|new-journal|restore-journal|release-key|close-gap|accept-vault`:
+ * the operator's view of the journal anchor (docs/audit.md) and the explicit
+ * ways past a refusal.
  *
  * - `status` judges the journals and the vault against the anchor, with the
  *   passphrase (the MAC is checked); it changes nothing.
@@ -9,9 +10,12 @@
  *   journal gets a new id and an anchor, and its first entry records the
  *   replacement and what the old anchor said. Keys completed in the old
  *   journal are no longer known to the new one — the prompt says so.
+ * - `restore-journal` puts back an older copy of the journal (journal/anchor/
+ *   restore.ts), journaling the gap; `release-key` and `close-gap` are the
+ *   operator's decisions on the keys the gap holds (journal/gap.ts).
  * - `accept-vault` accepts a vault generation older than the anchor's (an
  *   older vault.pvlt deliberately restored); journaled.
- * Both writers need the passphrase and refuse while a daemon runs (they take
+ * The writers need the passphrase and refuse while a daemon runs (they take
  * the daemon's lock).
  */
 import type { Command } from 'commander';
@@ -20,6 +24,9 @@ import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { anchoredJournal, writeVault } from '../../home/vault-write.js';
 import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal, type AnchorContext, type AnchorInspection, type NewJournalPlan, type RecordedJournal } from '../../journal/anchor/index.js';
 import { PosternError } from '../../rules/errors.js';
+import { JournalGap } from '../../journal/gap.js';
+import { prepareRestore } from '../../journal/anchor/restore.js';
+import { resolve } from 'node:path';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
@@ -102,7 +109,7 @@ export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: New
   await writeVault(
     ctx,
     pass,
-    (v) => v.recordJournal(plan.mark),
+    (v) => v.replaceJournalRecord(plan.mark),
     async (_r, saved, change) => {
       if (saved === null) throw new PosternError('INTERNAL', 'the vault did not save the new journal it records');
       const sealed = plan.seal(saved.generation);
@@ -115,6 +122,38 @@ export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: New
     command,
     { journalMark: plan.mark },
   );
+}
+
+/**
+ * The operator's decision on a restored journal's gap (journal/gap.ts),
+ * journaled in the sessions journal: the daemon lock (not while a daemon
+ * runs: it reads the gap at start), the passphrase, the anchored journals.
+ */
+async function journalGapDecision(
+  ctx: CliContext,
+  decide: (gap: JournalGap) => { type: 'journal_key_released' | 'journal_gap_closed'; data: Record<string, unknown> } | null,
+  say: { done: string; nothing: string },
+): Promise<void> {
+  const lock = await takeDaemonLock(ctx.paths);
+  let f: VaultFacts | undefined;
+  try {
+    f = await vaultFacts(ctx);
+    const opened = openAnchoredJournals(anchorContext(ctx, f));
+    try {
+      const d = decide(JournalGap.read(opened.journals.sessions));
+      if (d === null) {
+        ctx.out(say.nothing);
+        return;
+      }
+      opened.journals.sessions.event(null, d.type, d.data);
+      ctx.out(`${say.done}; journaled as ${d.type}`);
+    } finally {
+      opened.close();
+    }
+  } finally {
+    f?.wipe();
+    await lock.release();
+  }
 }
 
 /** One line per fact, for `anchor status` and `doctor`. */
@@ -195,6 +234,71 @@ export function registerAnchor(program: Command): void {
         pass?.fill(0);
         await lock.release();
       }
+    });
+
+  anchor
+    .command('restore-journal <backup>')
+    .description("put back an older copy of this home's journal directory; the gap up to where the anchor says the journal ended is journaled, and a key that may have been claimed in it is refused (OUTCOME_UNKNOWN) until you release it")
+    .option('--reason <text>', 'why, recorded in the restored journal', 'operator restored an older journal')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (backup: string, o: { reason: string; yes?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+      // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
+      const lock = await takeDaemonLock(ctx.paths);
+      let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
+      let pass: Uint8Array | undefined;
+      try {
+        if (o.yes !== true && !confirm('Restore this older journal? Calls journaled after it are lost from the journal; their keys are refused until you check the targets and release them.')) {
+          ctx.out('nothing changed');
+          return;
+        }
+        pass = await ctx.unlockPassphrase();
+        f = await vaultFacts(ctx, pass);
+        const plan = prepareRestore(anchorContext(ctx, f), resolve(backup), o.reason.slice(0, 500));
+        await switchJournal(ctx, pass, plan, 'anchor restore-journal');
+        const g = plan.gap;
+        ctx.out(`restored journal ${plan.journalId} from ${clean(backup, 300)} (activity seq ${g.backup.activity}, sessions seq ${g.backup.sessions}); journaled as journal_restored`);
+        if (g.anchored.activity === g.backup.activity) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
+        else {
+          ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
+          if (!g.complete) ctx.out('not all of the gap could be read: every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and run `postern anchor close-gap`');
+        }
+        if (plan.movedTo !== null) ctx.out(`the replaced journal was moved to ${clean(plan.movedTo, 300)}`);
+      } finally {
+        f?.wipe();
+        pass?.fill(0);
+        await lock.release();
+      }
+    });
+
+  anchor
+    .command('release-key <tool> <key>')
+    .description('let one idempotency key that a restored journal\'s gap holds run again, after you checked at the target that its action did not happen (journaled)')
+    .option('--reason <text>', 'what you checked, recorded in the journal', 'operator checked the target')
+    .action(async (tool: string, key: string, o: { reason: string }, cmd: Command) => {
+      await journalGapDecision(contextFor(cmd), (gap) => (gap.refusal(tool, key) === undefined ? null : { type: 'journal_key_released', data: { tool, key, by: 'operator', reason: o.reason.slice(0, 500) } }), {
+        done: `released key ${clean(key, 200)} of ${clean(tool, 64)}: a call with it now runs`,
+        nothing: `key ${clean(key, 200)} of ${clean(tool, 64)} is not held by a restored journal's gap; nothing changed`,
+      });
+    });
+
+  anchor
+    .command('close-gap')
+    .description("end the refusals a restored journal's gap causes, after you checked the targets: every key it held runs again (journaled)")
+    .option('--reason <text>', 'what you checked, recorded in the journal', 'operator checked the targets')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (o: { reason: string; yes?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+      if (o.yes !== true && !confirm('Close the gap? A retry with a key claimed in it could then run again.')) {
+        ctx.out('nothing changed');
+        return;
+      }
+      await journalGapDecision(ctx, (gap) => (gap.open ? { type: 'journal_gap_closed', data: { by: 'operator', reason: o.reason.slice(0, 500) } } : null), {
+        done: 'closed the gap: keys it held now run',
+        nothing: 'no restored journal holds a gap; nothing changed',
+      });
     });
 
   anchor

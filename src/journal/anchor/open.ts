@@ -295,7 +295,8 @@ export interface NewJournalPlan {
   seal(generation: number): { readonly anchor: string; readonly checkpoint: string | null };
 }
 
-export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJournalPlan {
+/** The anchor as found (authentic, or why not), where the current journal would be moved aside, and a fresh staging directory. */
+export function replacementSite(ctx: AnchorContext): { previous: AnchorRecord | null; previousState: string; at: string; movedTo: string | null; stagedDir: string } {
   let previous: AnchorRecord | null = null;
   let previousState: string;
   try {
@@ -307,8 +308,13 @@ export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJourna
   }
   const at = ctx.clock.now().toISOString();
   const movedTo = sizeOf(ctx.journalDir) === undefined ? null : join(dirname(ctx.journalDir), `journal.replaced-${at.replace(/[:.]/g, '-')}`);
+  const stagedDir = join(dirname(ctx.journalDir), `journal.staged-${randomUUID()}`);
+  return { previous, previousState, at, movedTo, stagedDir };
+}
+
+export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJournalPlan {
+  const { previous, previousState, at, movedTo, stagedDir } = replacementSite(ctx);
   const id = randomUUID();
-  const stagedDir = join(dirname(ctx.journalDir), `journal.staged-${id}`);
   mkdirSync(stagedDir, { recursive: true, mode: 0o700 });
   const journals = openJournals(stagedDir, { clock: ctx.clock, journalId: id });
   let facts: JournalFacts;
@@ -325,8 +331,21 @@ export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJourna
   } finally {
     journals.close();
   }
-  // A counter no anchor or checkpoint of this home carries yet.
-  const counter = freshCounter(ctx, previous?.counter ?? 0) + 1;
+  return stagedPlan(ctx, { journalId: id, stagedDir, movedTo, previous, at, facts });
+}
+
+/** A counter no anchor or checkpoint of this home carries yet, past `counter`. */
+export function nextCounter(ctx: AnchorContext, counter: number): number {
+  return freshCounter(ctx, counter) + 1;
+}
+
+/** The plan of a journal built in `stagedDir` (its facts as built): what its anchor, checkpoint and the vault's record say. */
+export function stagedPlan(
+  ctx: AnchorContext,
+  s: { readonly journalId: string; readonly stagedDir: string; readonly movedTo: string | null; readonly previous: AnchorRecord | null; readonly at: string; readonly facts: JournalFacts },
+): NewJournalPlan {
+  const { journalId: id, facts, at } = s;
+  const counter = nextCounter(ctx, s.previous?.counter ?? 0);
   const record = (generation: number): AnchorRecord => ({
     ...firstRecord(id, ctx, counter),
     activity: facts.activity.head,
@@ -336,9 +355,9 @@ export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJourna
   });
   return {
     journalId: id,
-    stagedDir,
-    movedTo,
-    previous,
+    stagedDir: s.stagedDir,
+    movedTo: s.movedTo,
+    previous: s.previous,
     mark: { id, activity: facts.activity.head, sessions: facts.sessions.head },
     seal(generation) {
       const r = record(generation);
