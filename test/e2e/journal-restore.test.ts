@@ -23,10 +23,10 @@ import type { Client } from '@modelcontextprotocol/client';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { damagePage } from '../helpers/journal-damage.js';
+import { catalogFor } from '../helpers/crash-harness.js';
 
 const TOKEN = `CANARY-restore-${randomBytes(12).toString('hex')}`;
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
-const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 const k = (name: string): string => `${name}-${randomBytes(6).toString('hex')}`;
 
 describe('restoring an older journal: the gap is journaled and its keys never run blindly', () => {
@@ -56,10 +56,7 @@ describe('restoring an older journal: the gap is journaled and its keys never ru
     http = await startFakeHttp();
     inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
     home = inst.sb.home;
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
-      tools: { quick_write: { description: 'A write.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }] } },
-    });
+    await inst.acceptCatalog(catalogFor(http.origin, false, true));
     await withDaemon(async (agent) => assert.equal((await call(agent, done)).isError, undefined));
     cpSync(join(home, 'journal'), backup(), { recursive: true });
     await withDaemon(async (agent) => assert.equal((await call(agent, inGap)).isError, undefined));

@@ -31,8 +31,9 @@ type Result = { isError?: boolean; structuredContent?: Record<string, unknown> }
 
 const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 const writeTool = (path: string) => ({ description: 'A write that needs no approval.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
-export const catalogFor = (origin: string, extra: boolean) => ({
-  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+/** The catalog of the prepared home (`extra`: a second tool; `idempotencyHeader`: the key goes to the target, so its request log names it). */
+export const catalogFor = (origin: string, extra: boolean, idempotencyHeader = false) => ({
+  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true, ...(idempotencyHeader ? { idempotency_header: true } : {}) } } },
   tools: { quick_write: writeTool('/echo'), ...(extra ? { second_write: writeTool('/second') } : {}) },
 });
 

@@ -22,7 +22,7 @@ import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
 import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { anchoredJournal, writeVault } from '../../home/vault-write.js';
-import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal, type AnchorContext, type AnchorInspection, type NewJournalPlan, type RecordedJournal } from '../../journal/anchor/index.js';
+import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal, type AnchorContext, type AnchoredJournals, type AnchorInspection, type NewJournalPlan, type RecordedJournal } from '../../journal/anchor/index.js';
 import { PosternError } from '../../rules/errors.js';
 import { JournalGap } from '../../journal/gap.js';
 import { prepareRestore } from '../../journal/anchor/restore.js';
@@ -125,6 +125,57 @@ export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: New
 }
 
 /**
+ * `new-journal` and `restore-journal`: the daemon lock (with a daemon
+ * running nothing is asked: DAEMON_RUNNING), the confirmation, the
+ * passphrase, the plan `build` makes beside the home, then `switchJournal`.
+ * Null when the operator said no.
+ */
+async function replaceJournal<P extends NewJournalPlan>(ctx: CliContext, o: { yes?: boolean }, question: string, build: (a: AnchorContext) => P, command: string): Promise<P | null> {
+  if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+  const lock = await takeDaemonLock(ctx.paths);
+  let f: VaultFacts | undefined;
+  let pass: Uint8Array | undefined;
+  try {
+    if (o.yes !== true && !confirm(question)) {
+      ctx.out('nothing changed');
+      return null;
+    }
+    pass = await ctx.unlockPassphrase();
+    f = await vaultFacts(ctx, pass);
+    const plan = build(anchorContext(ctx, f));
+    await switchJournal(ctx, pass, plan, command);
+    return plan;
+  } finally {
+    f?.wipe();
+    pass?.fill(0);
+    await lock.release();
+  }
+}
+
+/**
+ * An operator command on the anchored journals while no daemon runs: the
+ * daemon lock, the passphrase, the journals opened against their anchor
+ * (checkpointed when closed), then everything released and zeroed.
+ */
+export async function withAnchoredJournals<T>(ctx: CliContext, fn: (opened: AnchoredJournals) => T | Promise<T>): Promise<T> {
+  // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
+  const lock = await takeDaemonLock(ctx.paths);
+  let f: VaultFacts | undefined;
+  try {
+    f = await vaultFacts(ctx);
+    const opened = openAnchoredJournals(anchorContext(ctx, f));
+    try {
+      return await fn(opened);
+    } finally {
+      opened.close();
+    }
+  } finally {
+    f?.wipe();
+    await lock.release();
+  }
+}
+
+/**
  * The operator's decision on a restored journal's gap (journal/gap.ts),
  * journaled in the sessions journal: the daemon lock (not while a daemon
  * runs: it reads the gap at start), the passphrase, the anchored journals.
@@ -134,26 +185,12 @@ async function journalGapDecision(
   decide: (gap: JournalGap) => { type: 'journal_key_released' | 'journal_gap_closed'; data: Record<string, unknown> } | null,
   say: { done: string; nothing: string },
 ): Promise<void> {
-  const lock = await takeDaemonLock(ctx.paths);
-  let f: VaultFacts | undefined;
-  try {
-    f = await vaultFacts(ctx);
-    const opened = openAnchoredJournals(anchorContext(ctx, f));
-    try {
-      const d = decide(JournalGap.read(opened.journals.sessions));
-      if (d === null) {
-        ctx.out(say.nothing);
-        return;
-      }
-      opened.journals.sessions.event(null, d.type, d.data);
-      ctx.out(`${say.done}; journaled as ${d.type}`);
-    } finally {
-      opened.close();
-    }
-  } finally {
-    f?.wipe();
-    await lock.release();
-  }
+  await withAnchoredJournals(ctx, (opened) => {
+    const d = decide(JournalGap.read(opened.journals.sessions));
+    if (d === null) return ctx.out(say.nothing);
+    opened.journals.sessions.event(null, d.type, d.data);
+    ctx.out(`${say.done}; journaled as ${d.type}`);
+  });
 }
 
 /** One line per fact, for `anchor status` and `doctor`. */
@@ -214,26 +251,9 @@ export function registerAnchor(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (o: { reason: string; yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
-      // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
-      const lock = await takeDaemonLock(ctx.paths);
-      let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
-      let pass: Uint8Array | undefined;
-      try {
-        if (o.yes !== true && !confirm('Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.')) {
-          ctx.out('nothing changed');
-          return;
-        }
-        pass = await ctx.unlockPassphrase();
-        f = await vaultFacts(ctx, pass);
-        const plan = prepareNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
-        await switchJournal(ctx, pass, plan, 'anchor new-journal');
-        ctx.out(`started journal ${plan.journalId}${plan.movedTo === null ? '' : `; the old journal was moved to ${clean(plan.movedTo, 300)}`}`);
-      } finally {
-        f?.wipe();
-        pass?.fill(0);
-        await lock.release();
-      }
+      const question = 'Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.';
+      const plan = await replaceJournal(ctx, o, question, (a) => prepareNewJournal(a, o.reason.slice(0, 500)), 'anchor new-journal');
+      if (plan !== null) ctx.out(`started journal ${plan.journalId}${plan.movedTo === null ? '' : `; the old journal was moved to ${clean(plan.movedTo, 300)}`}`);
     });
 
   anchor
@@ -243,33 +263,17 @@ export function registerAnchor(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (backup: string, o: { reason: string; yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
-      // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
-      const lock = await takeDaemonLock(ctx.paths);
-      let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
-      let pass: Uint8Array | undefined;
-      try {
-        if (o.yes !== true && !confirm('Restore this older journal? Calls journaled after it are lost from the journal; their keys are refused until you check the targets and release them.')) {
-          ctx.out('nothing changed');
-          return;
-        }
-        pass = await ctx.unlockPassphrase();
-        f = await vaultFacts(ctx, pass);
-        const plan = prepareRestore(anchorContext(ctx, f), resolve(backup), o.reason.slice(0, 500));
-        await switchJournal(ctx, pass, plan, 'anchor restore-journal');
-        const g = plan.gap;
-        ctx.out(`restored journal ${plan.journalId} from ${clean(backup, 300)} (activity seq ${g.backup.activity}, sessions seq ${g.backup.sessions}); journaled as journal_restored`);
-        if (g.anchored.activity === g.backup.activity) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
-        else {
-          ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
-          if (!g.complete) ctx.out('not all of the gap could be read: every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and run `postern anchor close-gap`');
-        }
-        if (plan.movedTo !== null) ctx.out(`the replaced journal was moved to ${clean(plan.movedTo, 300)}`);
-      } finally {
-        f?.wipe();
-        pass?.fill(0);
-        await lock.release();
+      const question = 'Restore this older journal? Calls journaled after it are lost from the journal; their keys are refused until you check the targets and release them.';
+      const plan = await replaceJournal(ctx, o, question, (a) => prepareRestore(a, resolve(backup), o.reason.slice(0, 500)), 'anchor restore-journal');
+      if (plan === null) return;
+      const g = plan.gap;
+      ctx.out(`restored journal ${plan.journalId} from ${clean(backup, 300)} (activity seq ${g.backup.activity}, sessions seq ${g.backup.sessions}); journaled as journal_restored`);
+      if (g.anchored.activity === g.backup.activity) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
+      else {
+        ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
+        if (!g.complete) ctx.out('not all of the gap could be read: every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and run `postern anchor close-gap`');
       }
+      if (plan.movedTo !== null) ctx.out(`the replaced journal was moved to ${clean(plan.movedTo, 300)}`);
     });
 
   anchor
