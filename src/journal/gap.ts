@@ -90,6 +90,14 @@ export class JournalGap {
     return this.#unread || [...this.#claimed].some((k) => !this.#released.has(k));
   }
 
+  /** One line for `doctor` while a gap holds keys, or null. */
+  describe(): string | null {
+    if (!this.open) return null;
+    const held = [...this.#claimed].filter((k) => !this.#released.has(k)).length;
+    const unread = this.#unread ? '; part of it could not be read, so every key the journal does not know is refused too' : '';
+    return `a restored journal's gap holds ${held} key(s) read as claimed there${unread}: calls with them are refused OUTCOME_UNKNOWN`;
+  }
+
   /** Why a key with no holder in the journal must not run, or undefined when it may. */
   refusal(tool: string, key: string): GapRefusal | undefined {
     const k = id(tool, key);

@@ -11,7 +11,8 @@
  * - `anchor release-key` lets one held key run again;
  * - with the current journal damaged, `audit salvage` copies what reads (and
  *   names the unreadable range), and a restore that could not read all of
- *   the gap refuses every key it does not know until `anchor close-gap`.
+ *   the gap refuses every key it does not know (and `doctor` says so) until
+ *   `anchor close-gap`.
  * The token is a canary: it never appears in any output.
  */
 import { after, before, describe, it } from 'node:test';
@@ -145,6 +146,8 @@ describe('restoring an older journal: the gap is journaled and its keys never ru
       assert.match(String(fresh.structuredContent?.['message']), /could not be read[^]*postern anchor close-gap/);
     });
     assert.equal(http.requests.length, pre + many.length, 'nothing reached the target');
+    const doctor = await inst.sb.run(['doctor']);
+    assert.match(doctor.stdout, /warning\s+journal files\s+.*gap holds \d+ key/, doctor.stdout);
     const closed = await inst.sb.run(['anchor', 'close-gap', '--yes', '--reason', 'checked the targets', ...pass()]);
     assert.equal(closed.code, 0, closed.stderr);
     await withDaemon(async (agent) => assert.equal((await call(agent, unknown)).isError, undefined));
