@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { crashHarness } from '../helpers/crash-harness.js';
 import { PASSPHRASE } from '../helpers/daemon.js';
 import { readAnchor } from '../../src/journal/anchor/index.js';
+import { KILL_AT_FILE_EVENT } from '../../src/vault/file-events.js';
 
 describe('a kill -9 at every file event of a multi-file command', () => {
   const h = crashHarness();
@@ -31,6 +32,7 @@ describe('a kill -9 at every file event of a multi-file command', () => {
       [PASSPHRASE],
       async (at) => {
         const home = h.inst.sb.home;
+        assert.ok(readdirSync(home).filter((n) => n.startsWith('journal.staged-')).length <= 1, 'at most the one staged journal of the killed run');
         const status = await h.inst.sb.run(['anchor', 'status', '--passphrase-file', h.inst.passFile]);
         assert.equal(status.code, 0, `after a kill at file event ${at}: ${status.stdout}${status.stderr}`);
         if (anchoredId() === original) return;
@@ -47,5 +49,14 @@ describe('a kill -9 at every file event of a multi-file command', () => {
     );
     assert.ok(events >= 8, `anchor new-journal made ${events} file events`);
     assert.ok(switched >= 2, 'some kills came after the change record was written');
+    // A run killed before its change record leaves its staged journal, read by no one; the next run removes it.
+    const args = ['anchor', 'new-journal', '--yes', '--passphrase-file', h.inst.passFile];
+    const staged = (): string[] => readdirSync(h.inst.sb.home).filter((n) => n.startsWith('journal.staged-'));
+    const killed = await h.inst.sb.run(args, { env: { [KILL_AT_FILE_EVENT]: '1' } });
+    assert.equal(killed.code, null, 'killed');
+    assert.equal(staged().length, 1, 'the killed run left its staged journal');
+    const again = await h.inst.sb.run(args);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(staged(), [], 'the next run removed it');
   });
 });

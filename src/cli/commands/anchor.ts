@@ -26,7 +26,8 @@ import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal
 import { PosternError } from '../../rules/errors.js';
 import { JournalGap } from '../../journal/gap.js';
 import { prepareRestore } from '../../journal/anchor/restore.js';
-import { resolve } from 'node:path';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
@@ -125,6 +126,18 @@ export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: New
 }
 
 /**
+ * A journal staged by a run killed before its change record was written is
+ * read by no one: removed before a new one is staged (under the daemon lock,
+ * and only when no change record is pending, which could still name one).
+ */
+function removeStaleStaging(ctx: CliContext): void {
+  if (existsSync(ctx.paths.changeRecord)) return;
+  for (const name of readdirSync(ctx.paths.home)) {
+    if (/^journal\.staged-[0-9a-f-]{36}$/.test(name)) rmSync(join(ctx.paths.home, name), { recursive: true, force: true });
+  }
+}
+
+/**
  * `new-journal` and `restore-journal`: the daemon lock (with a daemon
  * running nothing is asked: DAEMON_RUNNING), the confirmation, the
  * passphrase, the plan `build` makes beside the home, then `switchJournal`.
@@ -142,6 +155,7 @@ async function replaceJournal<P extends NewJournalPlan>(ctx: CliContext, o: { ye
     }
     pass = await ctx.unlockPassphrase();
     f = await vaultFacts(ctx, pass);
+    removeStaleStaging(ctx);
     const plan = build(anchorContext(ctx, f));
     await switchJournal(ctx, pass, plan, command);
     return plan;
