@@ -12,7 +12,8 @@
  * - with the current journal damaged, `audit salvage` copies what reads (and
  *   names the unreadable range), and a restore that could not read all of
  *   the gap refuses every key it does not know (and `doctor` says so) until
- *   `anchor close-gap`.
+ *   `anchor close-gap`; with the anchor lost too, the gap's end is unknown
+ *   and it is never taken as read whole.
  * The token is a canary: it never appears in any output.
  */
 import { after, before, describe, it } from 'node:test';
@@ -154,5 +155,20 @@ describe('restoring an older journal: the gap is journaled and its keys never ru
     assert.equal(hits(unknown), 1);
     assert.ok(existsSync(join(home, 'journal', 'activity.db')));
     rmSync(out);
+  });
+
+  it('journal and anchor both lost: the vault only says where the journal was at its last save, so the gap is never taken as read whole', async () => {
+    rmSync(join(home, 'journal'), { recursive: true });
+    rmSync(join(home, 'journal.anchor'));
+    const r = await inst.sb.run(['anchor', 'restore-journal', backup(), '--yes', ...pass()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /not all of the gap could be read/);
+    const before = http.requests.length;
+    await withDaemon(async (agent) => {
+      assert.equal((await call(agent, done)).structuredContent?.['replayed'], true);
+      const fresh = await call(agent, k('after-loss'));
+      assert.equal(fresh.structuredContent?.['error_code'], 'OUTCOME_UNKNOWN', JSON.stringify(fresh));
+    });
+    assert.equal(http.requests.length, before, 'nothing reached the target');
   });
 });

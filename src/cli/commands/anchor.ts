@@ -282,11 +282,9 @@ export function registerAnchor(program: Command): void {
       if (plan === null) return;
       const g = plan.gap;
       ctx.out(`restored journal ${plan.journalId} from ${clean(backup, 300)} (activity seq ${g.backup.activity}, sessions seq ${g.backup.sessions}); journaled as journal_restored`);
-      if (g.anchored.activity === g.backup.activity) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
-      else {
-        ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
-        if (!g.complete) ctx.out('not all of the gap could be read: every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and run `postern anchor close-gap`');
-      }
+      if (g.anchored.activity > g.backup.activity) ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
+      else if (g.complete) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
+      if (!g.complete) ctx.out('not all of the gap could be read (or no authentic anchor says where the journal ended): every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and run `postern anchor close-gap`');
       if (plan.movedTo !== null) ctx.out(`the replaced journal was moved to ${clean(plan.movedTo, 300)}`);
     });
 

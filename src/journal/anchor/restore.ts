@@ -10,7 +10,9 @@
  * The backup must be this journal (the anchor's, or the vault's record's,
  * journal id), verify end to end, and agree with every signed checkpoint of
  * this journal up to its head. The **gap** runs from the backup's heads to
- * where the anchor (or the vault's record) says the journal ended. The keys
+ * where the anchor says the journal ended (without an authentic anchor the
+ * vault's record says only where it was at the last save: the end is then
+ * unknown, and the gap never counts as read whole). The keys
  * claimed in it are read from what is left of the journal being replaced
  * (salvage.ts: a damaged file gives what it can); `complete` says every
  * entry of the gap was read there, so no other key can have been claimed in
@@ -135,7 +137,10 @@ export function prepareRestore(ctx: AnchorContext, backupDir: string, reason: st
   const backup = checkBackup(ctx, backupDir, end.id);
   const B = { activity: backup.activity.head, sessions: backup.sessions.head };
   const anchored = { activity: Math.max(end.activity.seq, B.activity.seq), sessions: Math.max(end.sessions.seq, B.sessions.seq) };
-  const known = gapKeys(ctx, end.id, B.activity, anchored.activity);
+  // Without an authentic anchor, the vault's record is only where the journal was at the last save: where it ended is unknown.
+  const endKnown = site.previous !== null;
+  const read = gapKeys(ctx, end.id, B.activity, anchored.activity);
+  const known = endKnown ? read : { keys: read.keys, complete: false, unread: [{ from: Math.max(B.activity.seq, end.activity.seq) + 1, to: null }] };
   mkdirSync(site.stagedDir, { recursive: true, mode: 0o700 });
   copyJournalFile(join(backupDir, SESSIONS_SCHEMA.file), join(site.stagedDir, SESSIONS_SCHEMA.file));
   copyJournalFile(join(backupDir, ACTIVITY_SCHEMA.file), join(site.stagedDir, ACTIVITY_SCHEMA.file));
