@@ -238,7 +238,7 @@ export function describeInspection(i: AnchorInspection): { ok: boolean; line: st
 }
 
 export function registerAnchor(program: Command): void {
-  const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, accept an older vault');
+  const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, restore an older one, accept an older vault');
 
   anchor
     .command('status')
