@@ -7,6 +7,7 @@
  * with a home has (a vault file to follow, a shadow catalog, an operator
  * channel, unattended rules) is an explicit stand-in unless `parts` gives it.
  */
+import { JournalGap } from '../journal/gap.js';
 import { ApprovalQueue } from '../approvals/queue.js';
 import { GrantStore } from '../approvals/grants.js';
 import type { Catalog } from '../contracts/index.js';
@@ -50,6 +51,7 @@ export function inProcessServices(base: InProcessBase, parts: Partial<Services> 
     queue: new ApprovalQueue(clock),
     grants: new GrantStore(),
     reservations: new KeyReservations(),
+    gap: JournalGap.read(journals.sessions),
     config,
     ssh: new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection }),
     http: config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : null,

@@ -12,6 +12,7 @@
  * directory). Start-up is all or nothing: whatever started before a failure
  * is stopped again.
  */
+import { JournalGap } from '../journal/gap.js';
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
@@ -126,6 +127,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const svc: Services = {
     state, journals, queue, grants, config, ssh, http, tokens, clock, idleness, inflight, unattended,
     reservations: new KeyReservations(),
+    gap: JournalGap.read(journals.sessions),
     keepRefreshToken: refreshTokenWriteBack({ vaultPath: paths.vault, paths, vault: vaultOpts, state, tokens, follower, log }),
     vaultFile: follower,
     // Intents and outcomes of concurrent calls share one commit.

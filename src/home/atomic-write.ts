@@ -6,7 +6,7 @@
  * numbered file event (file-events.ts: the test crash point).
  */
 import { open, rename, unlink } from 'node:fs/promises';
-import { fileEvent } from './file-events.js';
+import { fileEvent } from '../vault/file-events.js';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { PosternError } from '../rules/errors.js';
@@ -64,5 +64,18 @@ export async function removeDurably(path: string): Promise<void> {
   }
   fileEvent();
   await fsyncDir(dirname(path));
+  fileEvent();
+}
+
+/** Renames a file or a directory within one file system and fsyncs the target's directory (and the source's, when another). */
+export async function renameDurably(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (e) {
+    throw new PosternError('FILE_IO', `cannot move ${from} to ${to}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
+  }
+  fileEvent();
+  await fsyncDir(dirname(to));
+  if (dirname(from) !== dirname(to)) await fsyncDir(dirname(from));
   fileEvent();
 }

@@ -3,7 +3,7 @@
  * changes more than one file (passwd, catalog accept, every vault save and
  * the anchor that follows it) writes them.
  *
- * The change is staged in memory (`write`, `append`, `remove`), then
+ * The change is staged in memory (`write`, `append`, `remove`, `rename`), then
  * `commit` writes the whole of it as one write-ahead record (`change.pending`
  * in the home: temp file, fsync, rename, fsync of the directory), then each
  * file, then removes the record. Whoever opens the home next — any vault
@@ -11,7 +11,8 @@
  * for a passphrase, the daemon before it reads anything — finds a record left
  * by a killed process and finishes it: every step is idempotent (a write
  * replaces the file with the staged bytes, an append adds its line unless the
- * file already has it, a remove tolerates an absent file), so finishing twice
+ * file already has it, a remove tolerates an absent file, a rename is done
+ * unless its target is already there), so finishing twice
  * is finishing once. A kill at any point therefore leaves the state before
  * the change (no record yet) or the state after it (the record is finished),
  * never a mix: one passphrase opens the vault and everything it keys.
@@ -29,12 +30,12 @@
  *   holds that lock its change is in progress and is left to it.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { z } from 'zod';
 import { PosternError, isPosternError } from '../rules/errors.js';
 import { acquireWriterLock, type VaultStage } from '../vault/index.js';
-import { appendLineDurably, atomicWriteFile, removeDurably } from './atomic-write.js';
+import { appendLineDurably, atomicWriteFile, removeDurably, renameDurably } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
 
 export const CHANGE_RECORD_FORMAT = 'postern.home-change/1';
@@ -43,7 +44,9 @@ export const CHANGE_RECORD_FORMAT = 'postern.home-change/1';
 export type StagedFile =
   | { readonly op: 'write'; readonly path: string; readonly data: string }
   | { readonly op: 'append'; readonly path: string; readonly line: string }
-  | { readonly op: 'remove'; readonly path: string };
+  | { readonly op: 'remove'; readonly path: string }
+  /** Move `from` (a file or a directory) to `path`, unless `path` is already there: done, or taken (never overwritten). */
+  | { readonly op: 'rename'; readonly from: string; readonly path: string };
 
 const RelPath = z
   .string()
@@ -62,6 +65,7 @@ const RecordSchema = z
           z.object({ op: z.literal('write'), path: RelPath, data: z.string().max(32 * 1024 * 1024) }).strict(),
           z.object({ op: z.literal('append'), path: RelPath, line: z.string().max(1024 * 1024).refine((l) => !l.includes('\n'), 'one line') }).strict(),
           z.object({ op: z.literal('remove'), path: RelPath }).strict(),
+          z.object({ op: z.literal('rename'), from: RelPath, path: RelPath }).strict(),
         ]),
       )
       .min(1)
@@ -91,6 +95,16 @@ function hasLine(text: string, line: string): boolean {
   return text.startsWith(`${line}\n`) || text.includes(`\n${line}\n`);
 }
 
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new PosternError('FILE_IO', `cannot inspect ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
+  }
+}
+
 async function readOptional(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
@@ -117,6 +131,11 @@ async function applyOne(home: string, f: StagedFile): Promise<void> {
     }
     case 'remove':
       await removeDurably(abs);
+      return;
+    case 'rename':
+      // Done before (or the name is taken), or nothing left to move: either way nothing to do.
+      if ((await exists(abs)) || !(await exists(join(home, ...f.from.split('/'))))) return;
+      await renameDurably(join(home, ...f.from.split('/')), abs);
       return;
   }
 }
@@ -214,6 +233,11 @@ export class HomeChange {
 
   remove(path: string): void {
     this.#files.push({ op: 'remove', path: relativeTo(this.#paths.home, path) });
+  }
+
+  /** Move `from` (a file or a directory of the home) to `to`, which must not exist yet. */
+  rename(from: string, to: string): void {
+    this.#files.push({ op: 'rename', from: relativeTo(this.#paths.home, from), path: relativeTo(this.#paths.home, to) });
   }
 
   /** The vault's side of the change: recovery once the writer lock is held, and the sealed file staged here. */

@@ -15,7 +15,9 @@
  * yet (no daemon ever started) gets none: the first start creates it.
  *
  * Every save also records in the vault the journal the anchor names and the
- * heads it vouches for (vault/FORMAT.md §4, `journal`; `anchoredJournal`), so
+ * heads it vouches for (vault/FORMAT.md §4, `journal`; `anchoredJournal`) —
+ * or, for a change that writes a new anchor itself, the journal it names
+ * (`journalMark`) —, so
  * a journal removed together with its anchor and checkpoints is refused, not
  * taken for a new home.
  */
@@ -126,6 +128,7 @@ export async function writeVault<T>(
   fn: (v: UnlockedVault) => T | Promise<T>,
   afterSave?: (result: T, saved: VaultSave, change: HomeChange) => Promise<void>,
   command = 'vault save',
+  opts: { readonly journalMark?: RecordedJournal } = {},
 ): Promise<{ result: T; anchor: AnchorFollow }> {
   let key: Uint8Array | undefined;
   let anchor = 'not_saved' as AnchorFollow;
@@ -140,7 +143,7 @@ export async function writeVault<T>(
         key = Uint8Array.from(v.deriveKey('journal-anchor'));
         return r;
       },
-      { ...ctx.vault, stage: change.vaultStage(), journalMark: (v) => anchoredJournal(ctx.paths.anchor, v.deriveKey('journal-anchor')) },
+      { ...ctx.vault, stage: change.vaultStage(), journalMark: (v) => opts.journalMark ?? anchoredJournal(ctx.paths.anchor, v.deriveKey('journal-anchor')) },
       async (r, saved) => {
         await afterSave?.(r, saved, change);
         let staged: StagedFollow = { follow: 'not_saved', release: NO_LOCK };

@@ -220,6 +220,43 @@ export class Chain {
   }
 
   /**
+   * Every entry that can still be read, from the base on, one lookup by seq
+   * at a time (salvage.ts): `visit` is given each row in seq order, and
+   * `unreadable` each range that cannot be read (`to` null: nothing after
+   * `from` reads). Never throws on damage past the base.
+   */
+  readAll(visit: (row: EntryRow) => void, unreadable: (from: number, to: number | null) => void): void {
+    let seq = this.base().seq + 1;
+    for (;;) {
+      let row: EntryRow | undefined;
+      try {
+        row = this.rowStmt.get(seq);
+      } catch (e) {
+        if (!isDamage(e)) throw e;
+        const to = this.#nextReadable(seq);
+        unreadable(seq, to);
+        if (to === null) return;
+        seq = to + 1;
+        continue;
+      }
+      if (row === undefined) {
+        let after: number | null | undefined;
+        try {
+          after = this.db.prepare<[number], number>('SELECT min(seq) FROM entries WHERE seq > ?').pluck().get(seq);
+        } catch (e) {
+          if (!isDamage(e)) throw e;
+          after = undefined;
+        }
+        if (after === null || after === undefined) return;
+        seq = after;
+        continue;
+      }
+      visit(row);
+      seq += 1;
+    }
+  }
+
+  /**
    * After a damaged read at `from`: the last seq of the unreadable range, found by probing single
    * entries by seq (a lookup by rowid reads only the pages on its path), galloping then bisecting;
    * null when no later entry can be read.

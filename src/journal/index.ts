@@ -26,7 +26,7 @@ import { Chain, type EntryRow } from './chain.js';
 import { NO_HOOKS, type CommitHooks, type CommitListener, type DurableCommitListener } from './hooks.js';
 import { JournalWatch } from './integrity.js';
 import type { ChainBase, ChainHead, OutcomeInput } from './types.js';
-import { planPrune, pruneChain, type ClaimForPrune, type PrunePlan } from './prune.js';
+import { baseAfterPrune, planPrune, pruneChain, type ClaimForPrune, type PrunePlan } from './prune.js';
 import { createActivityJournal } from './activity.js';
 import type { ActivityJournal } from './activity.js';
 import { ACTIVITY_SCHEMA, HEAD } from './activity-schema.js';
@@ -35,6 +35,7 @@ import { ensureJournalDir, guard, journalError, journalIdOf, openJournalDb, type
 import { isPosternError, PosternError } from '../rules/errors.js';
 import { recoverOpenCalls } from './recovery.js';
 import { WalSync } from './wal-sync.js';
+import { fileEvent } from '../vault/file-events.js';
 import { createSessionsJournal, SESSIONS_CONTENT_COLUMNS, SESSIONS_SCHEMA } from './sessions.js';
 import type { SessionsJournal } from './sessions.js';
 
@@ -83,9 +84,17 @@ export interface Journals {
   sessionEntrySeqs(session_id: string): number[];
   /** What `prune` would remove for a cut-off time (prune.ts); changes nothing. */
   prunePlan(before: string, stillNeeded: (c: ClaimForPrune) => boolean): PrunePlan;
-  /** Removes the planned prefixes (each journal in its own transaction) and returns the new bases. */
-  prune(plan: PrunePlan): { readonly sessions: ChainBase; readonly activity: ChainBase };
+  /** The bases `prune` of these cuts leaves (what the signed prune checkpoint names, before any row is removed); changes nothing. */
+  pruneBases(cuts: PruneCuts): { readonly sessions: ChainBase; readonly activity: ChainBase };
+  /** Removes the planned prefixes (each journal in its own transaction) and returns the new bases; `expect`: refused unless it leaves these bases. */
+  prune(cuts: PruneCuts, expect?: { readonly sessions: ChainBase; readonly activity: ChainBase }): { readonly sessions: ChainBase; readonly activity: ChainBase };
   close(): void;
+}
+
+/** Where a prune cuts each chain (entries up to these seqs are removed). */
+export interface PruneCuts {
+  readonly sessions: { readonly cut: number };
+  readonly activity: { readonly cut: number };
 }
 
 export interface OpenOptions {
@@ -150,7 +159,11 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const hooksFor = (name: JournalName, db: Database.Database, chain: Chain, file: string): CommitHooks => {
       if (opts.exclusive !== true && opts.onCommit === undefined) return NO_HOOKS;
       const watch = opts.exclusive === true ? new JournalWatch(name, join(dir, file), db, chain) : undefined;
-      const followed = (appended: ChainHead | null): ChainHead => (watch !== undefined ? watch.committed(appended) : (appended ?? chain.head()));
+      const followed = (appended: ChainHead | null): ChainHead => {
+        // A commit of a journal this process owns is one file event (the test crash point, src/vault/file-events.ts).
+        fileEvent();
+        return watch !== undefined ? watch.committed(appended) : (appended ?? chain.head());
+      };
       const synced = (head: ChainHead, durable: boolean): void => opts.onCommit?.(name, head, durable);
       const anchored = async (head: ChainHead): Promise<void> => {
         if (opts.onDurableCommit !== undefined) await opts.onDurableCommit(name, head);
@@ -177,14 +190,16 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
       sessionsEntries: (afterSeq, fn) => guard('sessions', 'read entries', () => sessionsDb.transaction(() => sessionsChain.forEach(fn, afterSeq)).deferred()),
       sessionEntrySeqs: (session_id) => guard('sessions', 'read entries', () => sessionsDb.prepare<[string], number>('SELECT seq FROM entries WHERE session_id = ? ORDER BY seq').pluck().all(session_id)),
       prunePlan: (before, stillNeeded) => guard('journal', 'plan the prune', () => planPrune(parts.sessions, parts.activity, before, stillNeeded)),
-      prune(plan) {
+      pruneBases: (cuts) =>
+        guard('journal', 'plan the prune', () => ({ sessions: baseAfterPrune(parts.sessions, cuts.sessions.cut), activity: baseAfterPrune(parts.activity, cuts.activity.cut) })),
+      prune(cuts, expect) {
         if (readonly) throw new PosternError('INTERNAL', 'a read-only journal cannot be pruned');
         const one = (name: JournalName, hooks: CommitHooks, cut: number): ChainBase => {
-          const base = guard(name, 'prune', () => pruneChain(parts[name], cut, () => hooks.check()));
+          const base = guard(name, 'prune', () => pruneChain(parts[name], cut, () => hooks.check(), expect?.[name]));
           guard(name, 'advance the anchor', () => hooks.committed(true, null));
           return base;
         };
-        return { sessions: one('sessions', sessionsHooks, plan.sessions.cut), activity: one('activity', activityHooks, plan.activity.cut) };
+        return { activity: one('activity', activityHooks, cuts.activity.cut), sessions: one('sessions', sessionsHooks, cuts.sessions.cut) };
       },
       close() {
         walSync?.close();

@@ -102,22 +102,38 @@ export function planPrune(sessions: Part, activity: Part, before: string, stillN
   };
 }
 
-/** Removes entries up to `cut` and records the new base, in one write transaction. Returns the base. */
-export function pruneChain(p: Part, cut: number, check: () => void): ChainBase {
+/** The base a prune up to `cut` leaves (the current one when `cut` is not past it); nothing is changed. */
+export function baseAfterPrune(p: Part, cut: number): ChainBase {
+  const old = p.chain.base();
+  if (cut <= old.seq) return old;
+  if (cut >= p.chain.head().seq) throw new PosternError('INTERNAL', `${p.name} journal: a prune must keep the last entry`);
+  const hash = p.chain.hashAt(cut);
+  if (hash === undefined) throw new PosternError('INTERNAL', `${p.name} journal: no entry ${cut} to cut at`);
+  return { seq: cut, hash, claims_digest: p.name === 'activity' ? prunedClaimsDigest(p.db, cut) : null };
+}
+
+/**
+ * Removes entries up to `cut` and records the new base, in one write
+ * transaction. Returns the base. `expect` (a base a signed prune named):
+ * the transaction is refused unless the prune leaves exactly that base.
+ */
+export function pruneChain(p: Part, cut: number, check: () => void, expect?: ChainBase): ChainBase {
   return p.db
     .transaction((): ChainBase => {
       check();
       const old = p.chain.base();
       if (cut <= old.seq) return old;
-      if (cut >= p.chain.head().seq) throw new PosternError('INTERNAL', `${p.name} journal: a prune must keep the last entry`);
-      const hash = p.chain.hashAt(cut);
-      if (hash === undefined) throw new PosternError('INTERNAL', `${p.name} journal: no entry ${cut} to cut at`);
+      const want = baseAfterPrune(p, cut);
+      if (expect !== undefined && (expect.seq !== want.seq || expect.hash !== want.hash || expect.claims_digest !== want.claims_digest)) {
+        throw new PosternError('JOURNAL_ANCHOR_MISMATCH', `${p.name} journal: the signed prune names a base this journal does not have at seq ${cut}`, { details: { reason: 'base_mismatch', journal: p.name } });
+      }
+      const hash = want.hash;
       const trigger = p.db.prepare<[], string>(`SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'entries_no_delete'`).pluck().get();
       if (trigger === undefined) throw new PosternError('INTERNAL', `${p.name} journal: the append-only trigger is missing`);
       p.db.exec('DROP TRIGGER entries_no_delete');
       p.db.prepare('DELETE FROM entries WHERE seq <= ?').run(cut);
       p.db.exec(trigger);
-      const base: ChainBase = { seq: cut, hash, claims_digest: p.name === 'activity' ? prunedClaimsDigest(p.db, cut) : null };
+      const base: ChainBase = { seq: cut, hash, claims_digest: want.claims_digest };
       p.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(BASE_META_KEY, JSON.stringify(base));
       return base;
     })

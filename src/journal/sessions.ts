@@ -52,6 +52,8 @@ export const SESSIONS_CONTENT_COLUMNS = ['seq', 'at', 'session_id', 'type', 'bod
 export interface SessionsJournal {
   startSession(s: SessionStart): void;
   event(session_id: string | null, type: SessionEventType, data: Record<string, unknown>): void;
+  /** The daemon-wide events of these types, oldest first (a scan: for the daemon's start). */
+  daemonEvents(types: readonly SessionEventType[]): SessionEventRow[];
   endSession(session_id: string, reason: string): void;
   /** Newest first; `since` is an inclusive ISO lower bound on the start time. */
   listSessions(filter?: { since?: string; limit?: number }): SessionRow[];
@@ -141,6 +143,15 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
       });
     },
 
+    daemonEvents(types) {
+      if (types.length === 0) return [];
+      return guard('sessions', 'read events', () =>
+        db
+          .prepare<string[], EntryRow>(`SELECT * FROM entries WHERE session_id IS NULL AND type IN (${types.map(() => '?').join(', ')}) ORDER BY seq`)
+          .all(...types)
+          .map(eventRow),
+      );
+    },
     event(session_id, type, data) {
       if (!(SESSION_EVENT_TYPES as readonly string[]).includes(type)) {
         throw new PosternError('INTERNAL', `unknown session event type ${JSON.stringify(type)}`);

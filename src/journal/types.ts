@@ -228,6 +228,12 @@ export const SESSION_EVENT_TYPES = [
   'device_paired',
   /** The operator revoked a paired device (its id). */
   'device_revoked',
+  /** The operator put back an older backup of the journal (`postern anchor restore-journal`): its head, the gap up to what the anchor said, the keys known to be claimed in it (journal/gap.ts). */
+  'journal_restored',
+  /** The operator closed the gap of a restore after checking the targets (`postern anchor close-gap`): keys refused because of it run again. */
+  'journal_gap_closed',
+  /** The operator released one key the gap of a restore held (`postern anchor release-key`). */
+  'journal_key_released',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

@@ -316,6 +316,18 @@ export class UnlockedVault {
   }
 
   /**
+   * Records the journal an operator command put in place (`anchor
+   * new-journal`, `anchor restore-journal`): a change to save even when it is
+   * the same journal with heads behind the record — the operator restored an
+   * older copy on purpose, and the anchor and checkpoints change with it.
+   */
+  replaceJournalRecord(mark: JournalMark): void {
+    const s = vaultState(this);
+    s.contents.journal = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions } };
+    s.dirty = true;
+  }
+
+  /**
    * The 32-byte key for `purpose`, derived from the data key. changePassphrase
    * replaces the data key, so every derived key changes with the passphrase. Returns the vault's own array (do not modify it);
    * lock() zeroes it.

@@ -73,7 +73,8 @@ describe('cheap checks before the passphrase', () => {
   const noPassFile = (): string[] => ['--passphrase-file', join(inst.sb.dir, 'never-read')];
 
   it('DAEMON_RUNNING is reported without reading the passphrase', async () => {
-    for (const args of [['daemon'], ['anchor', 'new-journal', '--yes'], ['anchor', 'accept-vault', '--yes']]) {
+    const writers = [['anchor', 'new-journal', '--yes'], ['anchor', 'restore-journal', join(inst.sb.dir, 'backup'), '--yes'], ['anchor', 'release-key', 'tool', 'key'], ['anchor', 'close-gap', '--yes'], ['anchor', 'accept-vault', '--yes']];
+    for (const args of [['daemon'], ...writers]) {
       const r = await inst.sb.run([...args, ...noPassFile()]);
       assert.equal(r.code, 1, args.join(' '));
       assert.match(r.stderr, /^postern: DAEMON_RUNNING: /m, `${args.join(' ')}: ${r.stderr}`);

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { cp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startFakeHttp, type FakeHttpServer } from './fake-http.js';
-import { KILL_AT_FILE_EVENT } from '../../src/home/file-events.js';
+import { KILL_AT_FILE_EVENT } from '../../src/vault/file-events.js';
 import { install, PASSPHRASE, type Installation } from './daemon.js';
 import { TEST_VAULT_OPTIONS } from './cli.js';
 import { openVault } from '../../src/vault/index.js';
@@ -31,16 +31,37 @@ type Result = { isError?: boolean; structuredContent?: Record<string, unknown> }
 
 const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 const writeTool = (path: string) => ({ description: 'A write that needs no approval.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
-export const catalogFor = (origin: string, extra: boolean) => ({
-  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+/** The catalog of the prepared home (`extra`: a second tool; `idempotencyHeader`: the key goes to the target, so its request log names it). */
+export const catalogFor = (origin: string, extra: boolean, idempotencyHeader = false) => ({
+  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true, ...(idempotencyHeader ? { idempotency_header: true } : {}) } } },
   tools: { quick_write: writeTool('/echo'), ...(extra ? { second_write: writeTool('/second') } : {}) },
 });
+
+/** What a command's test adds to the proof after each kill. */
+export interface ProofOptions {
+  /** Before the proof: a command whose kill may leave the state before it (which refuses as it did) runs it to its end here. */
+  readonly settle?: (where: string) => Promise<void>;
+  /** Whether the completed key must replay (false: the home's journal is another one now, which does not know it). */
+  readonly replays?: () => Promise<boolean>;
+}
+
+/** Runs `args` killed at event 1, 2, … until it completes; returns how many events it has. */
+type KillAtEveryEvent = (
+  name: string,
+  prepare: () => Promise<void>,
+  args: () => string[],
+  candidates: readonly string[],
+  afterKill: (at: number, working: string) => unknown,
+  input?: string,
+  proof?: ProofOptions,
+) => Promise<number>;
 
 export interface CrashHarness {
   readonly inst: Installation;
   readonly http: FakeHttpServer;
-  /** Runs `args` killed at event 1, 2, … until it completes; returns how many events it has. */
-  killAtEveryEvent(name: string, prepare: () => Promise<void>, args: () => string[], candidates: readonly string[], afterKill: (at: number, working: string) => void, input?: string): Promise<number>;
+  /** The idempotency key completed in the prepared home. */
+  readonly key: string;
+  readonly killAtEveryEvent: KillAtEveryEvent;
 }
 
 /** Sets up (in `before`) and tears down (in `after`) the prepared home of the enclosing `describe`. */
@@ -87,7 +108,8 @@ export function crashHarness(): CrashHarness {
   };
 
   /** Opens the home as the next command would, then proves it whole: one passphrase, doctor, daemon, replay. */
-  async function proveWhole(where: string, candidates: readonly string[]): Promise<string> {
+  async function proveWhole(where: string, candidates: readonly string[], proof: ProofOptions = {}): Promise<string> {
+    await proof.settle?.(where);
     let working: string | undefined;
     for (const pass of candidates) {
       await writeFile(inst.passFile, `${pass}\n`);
@@ -105,8 +127,10 @@ export function crashHarness(): CrashHarness {
     assert.deepEqual(openers, [working], `${where}: exactly one passphrase opens the vault`);
     assert.ok(!(await readdir(inst.sb.home)).includes('change.pending'), `${where}: the change record was finished`);
     const before = http.requests.length;
+    const replays = (await proof.replays?.()) ?? true;
     await inst.startDaemon();
     try {
+      if (!replays) return working;
       const agent = await inst.client();
       const r = (await agent.callTool({ name: 'quick_write', arguments: { title: 'before', idempotency_key: KEY } })) as Result;
       await agent.close();
@@ -120,7 +144,7 @@ export function crashHarness(): CrashHarness {
   }
 
   /** Runs `args` killed at event 1, 2, … until it completes; returns how many events it has. */
-  async function killAtEveryEvent(name: string, prepare: () => Promise<void>, args: () => string[], candidates: readonly string[], afterKill: (at: number, working: string) => void, input?: string): Promise<number> {
+  const killAtEveryEvent: KillAtEveryEvent = async (name, prepare, args, candidates, afterKill, input, proof) => {
     for (let at = 1; at < 200; at++) {
       await restore();
       await prepare();
@@ -128,14 +152,14 @@ export function crashHarness(): CrashHarness {
       const r = await inst.sb.run(args(), { env: { [KILL_AT_FILE_EVENT]: String(at) }, ...(input === undefined ? {} : { input }) });
       if (r.code !== null) {
         assert.equal(r.code, 0, `${name} without a kill: ${r.stderr}`);
-        const working = await proveWhole(`${name}, completed`, candidates);
-        afterKill(at, working);
+        const working = await proveWhole(`${name}, completed`, candidates, proof);
+        await afterKill(at, working);
         return at - 1;
       }
-      afterKill(at, await proveWhole(`${name}, killed at file event ${at}`, candidates));
+      await afterKill(at, await proveWhole(`${name}, killed at file event ${at}`, candidates, proof));
     }
     throw new Error(`${name} never completed`);
-  }
+  };
 
   return {
     get inst() {
@@ -144,6 +168,7 @@ export function crashHarness(): CrashHarness {
     get http() {
       return http;
     },
+    key: KEY,
     killAtEveryEvent,
   };
 }

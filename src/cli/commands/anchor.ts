@@ -1,6 +1,7 @@
 /**
- * `postern anchor status|new-journal|accept-vault`: the operator's view of
- * the journal anchor (docs/audit.md) and the two explicit ways past a refusal.
+ * `postern anchor status|new-journal|restore-journal|release-key|close-gap|accept-vault`:
+ * the operator's view of the journal anchor (docs/audit.md) and the explicit
+ * ways past a refusal.
  *
  * - `status` judges the journals and the vault against the anchor, with the
  *   passphrase (the MAC is checked); it changes nothing.
@@ -9,17 +10,24 @@
  *   journal gets a new id and an anchor, and its first entry records the
  *   replacement and what the old anchor said. Keys completed in the old
  *   journal are no longer known to the new one — the prompt says so.
+ * - `restore-journal` puts back an older copy of the journal (journal/anchor/
+ *   restore.ts), journaling the gap; `release-key` and `close-gap` are the
+ *   operator's decisions on the keys the gap holds (journal/gap.ts).
  * - `accept-vault` accepts a vault generation older than the anchor's (an
  *   older vault.pvlt deliberately restored); journaled.
- * Both writers need the passphrase and refuse while a daemon runs (they take
+ * The writers need the passphrase and refuse while a daemon runs (they take
  * the daemon's lock).
  */
 import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
 import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { anchoredJournal, writeVault } from '../../home/vault-write.js';
-import { describeProblem, inspectAnchor, openAnchoredJournals, startNewJournal, type AnchorContext, type AnchorInspection, type RecordedJournal } from '../../journal/anchor/index.js';
+import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal, type AnchorContext, type AnchoredJournals, type AnchorInspection, type NewJournalPlan, type RecordedJournal } from '../../journal/anchor/index.js';
 import { PosternError } from '../../rules/errors.js';
+import { JournalGap } from '../../journal/gap.js';
+import { prepareRestore } from '../../journal/anchor/restore.js';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
@@ -91,6 +99,114 @@ async function recordAnchoredJournal(ctx: CliContext, pass: Uint8Array): Promise
   });
 }
 
+/**
+ * Puts a journal built beside the home (`plan.stagedDir`) in place, as one
+ * home change with the vault's save: the old journal directory moved aside
+ * (kept), the new one moved in, its anchor and signed checkpoint, and the
+ * vault's record of it (vault/FORMAT.md §4). A kill before the change leaves
+ * the home as it was; the next opener finishes a change it finds.
+ */
+export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: NewJournalPlan, command: string): Promise<void> {
+  await writeVault(
+    ctx,
+    pass,
+    (v) => v.replaceJournalRecord(plan.mark),
+    async (_r, saved, change) => {
+      if (saved === null) throw new PosternError('INTERNAL', 'the vault did not save the new journal it records');
+      const sealed = plan.seal(saved.generation);
+      if (plan.movedTo !== null) change.rename(ctx.paths.journalDir, plan.movedTo);
+      change.rename(plan.stagedDir, ctx.paths.journalDir);
+      change.write(ctx.paths.anchor, sealed.anchor);
+      if (sealed.checkpoint !== null) change.append(ctx.paths.checkpoints, sealed.checkpoint);
+      return Promise.resolve();
+    },
+    command,
+    { journalMark: plan.mark },
+  );
+}
+
+/**
+ * A journal staged by a run killed before its change record was written is
+ * read by no one: removed before a new one is staged (under the daemon lock,
+ * and only when no change record is pending, which could still name one).
+ */
+function removeStaleStaging(ctx: CliContext): void {
+  if (existsSync(ctx.paths.changeRecord)) return;
+  for (const name of readdirSync(ctx.paths.home)) {
+    if (/^journal\.staged-[0-9a-f-]{36}$/.test(name)) rmSync(join(ctx.paths.home, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * `new-journal` and `restore-journal`: the daemon lock (with a daemon
+ * running nothing is asked: DAEMON_RUNNING), the confirmation, the
+ * passphrase, the plan `build` makes beside the home, then `switchJournal`.
+ * Null when the operator said no.
+ */
+async function replaceJournal<P extends NewJournalPlan>(ctx: CliContext, o: { yes?: boolean }, question: string, build: (a: AnchorContext) => P, command: string): Promise<P | null> {
+  if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
+  const lock = await takeDaemonLock(ctx.paths);
+  let f: VaultFacts | undefined;
+  let pass: Uint8Array | undefined;
+  try {
+    if (o.yes !== true && !confirm(question)) {
+      ctx.out('nothing changed');
+      return null;
+    }
+    pass = await ctx.unlockPassphrase();
+    f = await vaultFacts(ctx, pass);
+    removeStaleStaging(ctx);
+    const plan = build(anchorContext(ctx, f));
+    await switchJournal(ctx, pass, plan, command);
+    return plan;
+  } finally {
+    f?.wipe();
+    pass?.fill(0);
+    await lock.release();
+  }
+}
+
+/**
+ * An operator command on the anchored journals while no daemon runs: the
+ * daemon lock, the passphrase, the journals opened against their anchor
+ * (checkpointed when closed), then everything released and zeroed.
+ */
+export async function withAnchoredJournals<T>(ctx: CliContext, fn: (opened: AnchoredJournals) => T | Promise<T>): Promise<T> {
+  // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
+  const lock = await takeDaemonLock(ctx.paths);
+  let f: VaultFacts | undefined;
+  try {
+    f = await vaultFacts(ctx);
+    const opened = openAnchoredJournals(anchorContext(ctx, f));
+    try {
+      return await fn(opened);
+    } finally {
+      opened.close();
+    }
+  } finally {
+    f?.wipe();
+    await lock.release();
+  }
+}
+
+/**
+ * The operator's decision on a restored journal's gap (journal/gap.ts),
+ * journaled in the sessions journal: the daemon lock (not while a daemon
+ * runs: it reads the gap at start), the passphrase, the anchored journals.
+ */
+async function journalGapDecision(
+  ctx: CliContext,
+  decide: (gap: JournalGap) => { type: 'journal_key_released' | 'journal_gap_closed'; data: Record<string, unknown> } | null,
+  say: { done: string; nothing: string },
+): Promise<void> {
+  await withAnchoredJournals(ctx, (opened) => {
+    const d = decide(JournalGap.read(opened.journals.sessions));
+    if (d === null) return ctx.out(say.nothing);
+    opened.journals.sessions.event(null, d.type, d.data);
+    ctx.out(`${say.done}; journaled as ${d.type}`);
+  });
+}
+
 /** One line per fact, for `anchor status` and `doctor`. */
 export function describeInspection(i: AnchorInspection): { ok: boolean; line: string } {
   switch (i.anchor) {
@@ -122,7 +238,7 @@ export function describeInspection(i: AnchorInspection): { ok: boolean; line: st
 }
 
 export function registerAnchor(program: Command): void {
-  const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, accept an older vault');
+  const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, restore an older one, accept an older vault');
 
   anchor
     .command('status')
@@ -149,26 +265,56 @@ export function registerAnchor(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (o: { reason: string; yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
+      const question = 'Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.';
+      const plan = await replaceJournal(ctx, o, question, (a) => prepareNewJournal(a, o.reason.slice(0, 500)), 'anchor new-journal');
+      if (plan !== null) ctx.out(`started journal ${plan.journalId}${plan.movedTo === null ? '' : `; the old journal was moved to ${clean(plan.movedTo, 300)}`}`);
+    });
+
+  anchor
+    .command('restore-journal <backup>')
+    .description("put back an older copy of this home's journal directory; the gap up to where the anchor says the journal ended is journaled, and a key that may have been claimed in it is refused (OUTCOME_UNKNOWN) until you release it")
+    .option('--reason <text>', 'why, recorded in the restored journal', 'operator restored an older journal')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (backup: string, o: { reason: string; yes?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      const question = 'Restore this older journal? Calls journaled after it are lost from the journal; their keys are refused until you check the targets and release them.';
+      const plan = await replaceJournal(ctx, o, question, (a) => prepareRestore(a, resolve(backup), o.reason.slice(0, 500)), 'anchor restore-journal');
+      if (plan === null) return;
+      const g = plan.gap;
+      ctx.out(`restored journal ${plan.journalId} from ${clean(backup, 300)} (activity seq ${g.backup.activity}, sessions seq ${g.backup.sessions}); journaled as journal_restored`);
+      if (g.anchored.activity > g.backup.activity) ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
+      else if (g.complete) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
+      if (!g.complete) ctx.out('not all of the gap could be read (or no authentic anchor says where the journal ended): every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and run `postern anchor close-gap`');
+      if (plan.movedTo !== null) ctx.out(`the replaced journal was moved to ${clean(plan.movedTo, 300)}`);
+    });
+
+  anchor
+    .command('release-key <tool> <key>')
+    .description('let one idempotency key that a restored journal\'s gap holds run again, after you checked at the target that its action did not happen (journaled)')
+    .option('--reason <text>', 'what you checked, recorded in the journal', 'operator checked the target')
+    .action(async (tool: string, key: string, o: { reason: string }, cmd: Command) => {
+      await journalGapDecision(contextFor(cmd), (gap) => (gap.refusal(tool, key) === undefined ? null : { type: 'journal_key_released', data: { tool, key, by: 'operator', reason: o.reason.slice(0, 500) } }), {
+        done: `released key ${clean(key, 200)} of ${clean(tool, 64)}: a call with it now runs`,
+        nothing: `key ${clean(key, 200)} of ${clean(tool, 64)} is not held by a restored journal's gap; nothing changed`,
+      });
+    });
+
+  anchor
+    .command('close-gap')
+    .description("end the refusals a restored journal's gap causes, after you checked the targets: every key it held runs again (journaled)")
+    .option('--reason <text>', 'what you checked, recorded in the journal', 'operator checked the targets')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (o: { reason: string; yes?: boolean }, cmd: Command) => {
+      const ctx = contextFor(cmd);
       if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
-      // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
-      const lock = await takeDaemonLock(ctx.paths);
-      let f: Awaited<ReturnType<typeof vaultFacts>> | undefined;
-      let pass: Uint8Array | undefined;
-      try {
-        if (o.yes !== true && !confirm('Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.')) {
-          ctx.out('nothing changed');
-          return;
-        }
-        pass = await ctx.unlockPassphrase();
-        f = await vaultFacts(ctx, pass);
-        const r = startNewJournal(anchorContext(ctx, f), o.reason.slice(0, 500));
-        await recordAnchoredJournal(ctx, pass);
-        ctx.out(`started journal ${r.journalId}${r.movedTo === null ? '' : `; the old journal was moved to ${clean(r.movedTo, 300)}`}`);
-      } finally {
-        f?.wipe();
-        pass?.fill(0);
-        await lock.release();
+      if (o.yes !== true && !confirm('Close the gap? A retry with a key claimed in it could then run again.')) {
+        ctx.out('nothing changed');
+        return;
       }
+      await journalGapDecision(ctx, (gap) => (gap.open ? { type: 'journal_gap_closed', data: { by: 'operator', reason: o.reason.slice(0, 500) } } : null), {
+        done: 'closed the gap: keys it held now run',
+        nothing: 'no restored journal holds a gap; nothing changed',
+      });
     });
 
   anchor

@@ -16,9 +16,7 @@ import { closeSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig } from '../../daemon/config.js';
 import { replayWindowOpen } from '../../daemon/pipeline/idempotency.js';
-import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { readAcceptedText } from '../../home/catalog-store.js';
-import { openAnchoredJournals } from '../../journal/anchor/index.js';
 import { buildBundle } from '../../journal/bundle/build.js';
 import { bundleBytes } from '../../journal/bundle/format.js';
 import { verifyBundle } from '../../journal/bundle/verify.js';
@@ -33,7 +31,7 @@ import { activityFilter, noJournal, openAudit, parseLimit, parseTime, withJourna
 import type { CliContext } from '../context.js';
 import { contextFor } from '../context.js';
 import { canPrompt, confirm } from '../tty.js';
-import { anchorContext, vaultFacts, type VaultFacts } from './anchor.js';
+import { vaultFacts, withAnchoredJournals, type VaultFacts } from './anchor.js';
 
 // ---------------------------------------------------------------------------
 // Checkpoints in `audit verify`
@@ -156,48 +154,39 @@ async function prune(ctx: CliContext, o: { before?: string; yes?: boolean; json?
   const before = parseTime('--before', o.before, ctx.clock.now())!;
   if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
   const config = await loadConfig(ctx.paths.config);
-  // The daemon lock first: with a daemon running, nothing is asked (DAEMON_RUNNING).
-  const lock = await takeDaemonLock(ctx.paths);
-  let f: VaultFacts | undefined;
-  try {
-    f = await vaultFacts(ctx);
-    const opened = openAnchoredJournals(anchorContext(ctx, f));
-    try {
-      const retention = { now: ctx.clock.now(), days: config.idempotency_retention_days };
-      const plan: PrunePlan = opened.journals.prunePlan(before, (c) => c.state === 'completed' && replayWindowOpen(c.completed_at, retention));
-      const total = plan.activity.entries + plan.sessions.entries;
-      if (total === 0) {
-        ctx.out(`nothing to prune before ${before}: ${cutLine('activity', plan.activity)}; ${cutLine('sessions', plan.sessions)}`);
-        return;
-      }
-      if (o.yes !== true && !confirm(`Remove ${plan.activity.entries} activity and ${plan.sessions.entries} sessions entries journaled before ${before}? They cannot be shown or exported afterwards.`)) {
-        ctx.out('nothing changed');
-        return;
-      }
-      const bases = opened.journals.prune(plan);
-      opened.journals.sessions.event(null, 'journal_pruned', {
-        before,
-        by: 'operator',
-        retention_days: config.idempotency_retention_days,
-        activity: { removed: plan.activity.entries, base_seq: bases.activity.seq, stopped_by: plan.activity.stoppedBy, held_at: plan.activity.heldAt },
-        sessions: { removed: plan.sessions.entries, base_seq: bases.sessions.seq, stopped_by: plan.sessions.stoppedBy },
-      });
-      opened.keeper.checkpointNow('prune', before);
-      const result = { before, activity: { ...plan.activity, base: bases.activity }, sessions: { ...plan.sessions, base: bases.sessions } };
-      if (o.json === true) ctx.out(JSON.stringify(result, null, 2));
-      else {
-        ctx.out(`pruned before ${before}:`);
-        ctx.out(`  ${cutLine('activity', plan.activity)}`);
-        ctx.out(`  ${cutLine('sessions', plan.sessions)}`);
-        ctx.out('  the chains now start there; a signed checkpoint records it (journaled as journal_pruned)');
-      }
-    } finally {
-      opened.close();
+  await withAnchoredJournals(ctx, (opened) => {
+    const retention = { now: ctx.clock.now(), days: config.idempotency_retention_days };
+    const plan: PrunePlan = opened.journals.prunePlan(before, (c) => c.state === 'completed' && replayWindowOpen(c.completed_at, retention));
+    const total = plan.activity.entries + plan.sessions.entries;
+    if (total === 0) {
+      ctx.out(`nothing to prune before ${before}: ${cutLine('activity', plan.activity)}; ${cutLine('sessions', plan.sessions)}`);
+      return;
     }
-  } finally {
-    f?.wipe();
-    await lock.release();
-  }
+    if (o.yes !== true && !confirm(`Remove ${plan.activity.entries} activity and ${plan.sessions.entries} sessions entries journaled before ${before}? They cannot be shown or exported afterwards.`)) {
+      ctx.out('nothing changed');
+      return;
+    }
+    // The signed prune checkpoint is the commit point (docs/decisions.md, "The last multi-file commands"):
+    // it names the bases the prune leaves; a kill after it is finished by the next open.
+    const signed = opened.journals.pruneBases(plan);
+    opened.keeper.checkpointNow('prune', before, signed);
+    const bases = opened.journals.prune(plan, signed);
+    opened.journals.sessions.event(null, 'journal_pruned', {
+      before,
+      by: 'operator',
+      retention_days: config.idempotency_retention_days,
+      activity: { removed: plan.activity.entries, base_seq: bases.activity.seq, stopped_by: plan.activity.stoppedBy, held_at: plan.activity.heldAt },
+      sessions: { removed: plan.sessions.entries, base_seq: bases.sessions.seq, stopped_by: plan.sessions.stoppedBy },
+    });
+    const result = { before, activity: { ...plan.activity, base: bases.activity }, sessions: { ...plan.sessions, base: bases.sessions } };
+    if (o.json === true) ctx.out(JSON.stringify(result, null, 2));
+    else {
+      ctx.out(`pruned before ${before}:`);
+      ctx.out(`  ${cutLine('activity', plan.activity)}`);
+      ctx.out(`  ${cutLine('sessions', plan.sessions)}`);
+      ctx.out('  the chains now start there; a signed checkpoint records it (journaled as journal_pruned)');
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import { readCatalogFile } from '../../home/catalog-store.js';
 import { readDrain } from '../drain-journal.js';
 import { DRAIN_JSON_FORMAT, drainJson, renderDrain } from '../revision-drain.js';
 import { registerFindSecret } from './audit-find-secret.js';
+import { registerAuditSalvage } from './audit-salvage.js';
 import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine, timelineRow } from '../audit-render.js';
 
 /** Calls listed under `audit session`. */
@@ -379,4 +380,5 @@ export function registerAudit(program: Command): void {
   registerFindSecret(audit, { openAudit, withJournals, parseTime });
   registerAuditProof(audit);
   registerAuditCheckpoint(audit);
+  registerAuditSalvage(audit);
 }

@@ -8,6 +8,7 @@
  * checkpoints are judged against this vault's checkpoint key.
  * Exits 0 unless `--strict` and something is not ok.
  */
+import { JournalGap } from '../../journal/gap.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { checkPrivateDir, checkPrivateFile, type PathCheck } from '../../home/permissions.js';
@@ -54,11 +55,14 @@ function journalFilesFinding(journalDir: string): Finding {
   const check = 'journal files';
   try {
     const j = openJournals(journalDir, { readonly: true });
+    let gap: string | null;
     try {
       j.facts();
+      gap = JournalGap.read(j.sessions).describe();
     } finally {
       j.close();
     }
+    if (gap !== null) return { status: 'warning', check, detail: gap, fix: 'check the targets, then `postern anchor release-key TOOL KEY` or `postern anchor close-gap`; docs/audit.md ("Restoring an older journal")' };
     return { status: 'ok', check, detail: `${journalDir}: both journals open and their last entries can be read` };
   } catch (e) {
     if (isPosternError(e) && e.code === 'JOURNAL_DAMAGED') {

@@ -2,6 +2,7 @@
  * What a call stage can see: the daemon's services and the calling session.
  * Plain data and service handles, no behaviour.
  */
+import type { JournalGap } from '../../journal/gap.js';
 import type { Credential } from '../../vault/index.js';
 import type { MintedTokens } from '../minted-tokens.js';
 import type { Clock } from '../../clock/index.js';
@@ -34,6 +35,8 @@ export interface Services {
   readonly queue: ApprovalQueue;
   readonly grants: GrantStore;
   readonly reservations: KeyReservations;
+  /** The gap a restored journal left (journal/gap.ts): keys that may have been claimed there are refused, never run blindly. */
+  readonly gap: JournalGap;
   readonly config: DaemonConfig;
   /** The SSH connection pool. */
   readonly ssh: SshRunner;

@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
+import { fileEvent } from '../../vault/file-events.js';
 import { PosternError } from '../../rules/errors.js';
 import { ANCHOR_FORMAT, anchorIsAuthentic, describeProblem, sealAnchor, type JournalProblem, type StoredAnchor } from './record.js';
 
@@ -148,6 +149,7 @@ function writeSlot(path: string, line: string, counter: number): boolean {
   if (fd === null) return false;
   try {
     fdatasyncSync(fd);
+    fileEvent();
     return true;
   } finally {
     closeSync(fd);
@@ -161,7 +163,10 @@ async function writeSlotDeferred(path: string, line: string, counter: number): P
   await new Promise<void>((resolve, reject) => {
     fdatasync(fd, (err) => {
       closeSync(fd);
-      if (err === null) resolve();
+      if (err === null) {
+        fileEvent();
+        resolve();
+      }
       else reject(err);
     });
   });
@@ -206,13 +211,16 @@ export function writeAnchor(path: string, stored: StoredAnchor, whole: boolean):
     } finally {
       closeSync(fd);
     }
+    fileEvent();
     renameSync(tmp, path);
+    fileEvent();
     const dfd = openSync(dir, 'r');
     try {
       fsyncSync(dfd);
     } finally {
       closeSync(dfd);
     }
+    fileEvent();
   } catch (e) {
     try {
       unlinkSync(tmp);

@@ -3,9 +3,9 @@
  * the journals against it, the operator's ways out, the read-only inspection,
  * and `reauthenticateAnchor` for anything that changes the vault's keys.
  */
-export { openAnchoredJournals, startNewJournal, inspectAnchor } from './open.js';
+export { openAnchoredJournals, prepareNewJournal, inspectAnchor } from './open.js';
 export { journalPresence } from './presence.js';
-export type { AnchorContext, AnchoredJournals, AnchorInspection } from './open.js';
+export type { AnchorContext, AnchoredJournals, AnchorInspection, NewJournalPlan } from './open.js';
 export { readAnchor, writeAnchor, reauthenticateAnchor, anchorMismatch, anchorFileText } from './file.js';
 export { anchorMac, sealAnchor, anchorIsAuthentic, judgeAnchor, judgeAgainstVault, describeProblem, ANCHOR_FORMAT } from './record.js';
 export type { AnchorRecord, AnchorVerdict, JournalProblem, RecordedJournal, StoredAnchor, FoundJournal } from './record.js';

@@ -74,7 +74,7 @@ export interface KeeperOptions {
 interface CheckpointState {
   readonly o: CheckpointOptions;
   readonly signer: CheckpointSigner;
-  pending: { reason: CheckpointReason; prunedBefore: string | null } | null;
+  pending: { reason: CheckpointReason; prunedBefore: string | null; bases?: { readonly activity: ChainBase; readonly sessions: ChainBase } } | null;
   last: { mono: number; entries: number } | null;
 }
 
@@ -222,9 +222,14 @@ export class AnchorKeeper {
     this.#schedule();
   }
 
-  /** An anchor write now, and a checkpoint of it (`prune` records the cut-off). Throws when the anchor cannot be written. */
-  checkpointNow(reason: CheckpointReason, prunedBefore: string | null = null): void {
-    this.#want(reason, prunedBefore);
+  /**
+   * An anchor write now, and a checkpoint of it (`prune` records the cut-off,
+   * and `bases` the chains' bases the prune will leave: the signed prune is
+   * the commit point of `audit prune`, finished by the next open if the
+   * process dies before its rows are gone). Throws when the anchor cannot be written.
+   */
+  checkpointNow(reason: CheckpointReason, prunedBefore: string | null = null, bases?: { readonly activity: ChainBase; readonly sessions: ChainBase }): void {
+    this.#want(reason, prunedBefore, bases);
     this.#dirty = true;
     this.flush(true);
   }
@@ -261,11 +266,11 @@ export class AnchorKeeper {
     }
   }
 
-  #want(reason: CheckpointReason, prunedBefore: string | null = null): void {
+  #want(reason: CheckpointReason, prunedBefore: string | null = null, bases?: { readonly activity: ChainBase; readonly sessions: ChainBase }): void {
     if (this.#cp === null) return;
     // A prune's record is never replaced by a lesser reason before it is written.
     if (this.#cp.pending?.reason === 'prune' && reason !== 'prune') return;
-    this.#cp.pending = { reason, prunedBefore };
+    this.#cp.pending = { reason, prunedBefore, ...(bases === undefined ? {} : { bases }) };
   }
 
   #entries(): number {
@@ -292,7 +297,7 @@ export class AnchorKeeper {
       counter: r.counter,
       activity: r.activity,
       sessions: r.sessions,
-      bases: cp.o.bases(),
+      bases: want.bases ?? cp.o.bases(),
       vault_generation: r.vault_generation,
       catalog_digest: r.catalog_digest,
       at: r.at,

@@ -27,20 +27,21 @@
  * it it can only compare the journals with what the anchor claims.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, renameSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../../clock/index.js';
+import type { ChainBase } from '../types.js';
 import { PosternError } from '../../rules/errors.js';
 import { GENESIS_HASH } from '../chain.js';
 import { openJournals, type JournalFacts, type Journals, type OpenOptions } from '../index.js';
-import { anchorMismatch, readAnchor } from './file.js';
+import { anchorFileText, anchorMismatch, readAnchor } from './file.js';
 import { journalPresence, sizeOf } from './presence.js';
 import { AnchorKeeper } from './keeper.js';
 import { readCheckpoints } from '../checkpoint/file.js';
 import { checkpointRefusal, judgeCheckpointFile } from '../checkpoint/inspect.js';
-import { highestCounter } from '../checkpoint/record.js';
-import { publicKeyOf } from '../checkpoint/signature.js';
-import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
+import { CHECKPOINT_FORMAT, highestCounter, type CheckpointRecord } from '../checkpoint/record.js';
+import { CheckpointSigner, publicKeyOf } from '../checkpoint/signature.js';
+import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, sealAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
 
 export interface AnchorContext {
   readonly journalDir: string;
@@ -87,10 +88,17 @@ function vaultRolledBack(anchored: number, found: number): PosternError {
  * of their journal, another journal, a counter signed twice. `facts`
  * undefined: there are no journal files.
  */
-function refuseUnvouched(ctx: AnchorContext, facts: JournalFacts | undefined): void {
-  if (ctx.checkpoints === undefined) return;
-  const line = checkpointRefusal(judgeCheckpointFile(ctx.checkpoints.path, facts, { kind: 'missing', journal: 'activity' }, { vaultKey: publicKeyOf(ctx.checkpoints.seed) }));
-  if (line === null) return;
+function refuseUnvouched(ctx: AnchorContext, facts: JournalFacts | undefined): SignedPrune | null {
+  if (ctx.checkpoints === undefined) return null;
+  const inspection = judgeCheckpointFile(ctx.checkpoints.path, facts, { kind: 'missing', journal: 'activity' }, { vaultKey: publicKeyOf(ctx.checkpoints.seed) });
+  const line = checkpointRefusal(inspection);
+  if (line === null) {
+    if (inspection.kind !== 'judged' || inspection.verdict.kind !== 'ok' || facts === undefined) return null;
+    const c = inspection.checkpoint.record;
+    // A prune is journaled right after its rows are gone; a signed prune with nothing journaled since was cut short.
+    if (c.reason !== 'prune' || (inspection.verdict.unfinishedPrune === null && inspection.verdict.tail.sessions > 0)) return null;
+    return { before: c.pruned_before, counter: c.counter, bases: { activity: c.bases.activity, sessions: c.bases.sessions } };
+  }
   throw new PosternError(
     'JOURNAL_ANCHOR_MISMATCH',
     `the signed checkpoints do not vouch for this journal: ${line}; a completed idempotency key could run again on it, so the daemon will not start: restore the newest journal, or start a new one with \`postern anchor new-journal\``,
@@ -98,12 +106,40 @@ function refuseUnvouched(ctx: AnchorContext, facts: JournalFacts | undefined): v
   );
 }
 
+/** A prune the last signed checkpoint records but the journal has not finished or not journaled (`audit prune` was killed after signing it). */
+interface SignedPrune {
+  readonly before: string | null;
+  readonly counter: number;
+  readonly bases: { readonly activity: ChainBase; readonly sessions: ChainBase };
+}
+
+/**
+ * Finishes a signed prune whose rows are still there: the same cuts, refused
+ * unless they leave exactly the signed bases; journaled as `audit prune`
+ * journals its own, saying it was finished on opening.
+ */
+function finishSignedPrune(journals: Journals, p: SignedPrune): void {
+  const bases = journals.prune({ activity: { cut: p.bases.activity.seq }, sessions: { cut: p.bases.sessions.seq } }, p.bases);
+  journals.sessions.event(null, 'journal_pruned', {
+    before: p.before,
+    by: 'operator',
+    finished: 'on opening the journals (the prune was interrupted after it was signed)',
+    checkpoint_counter: p.counter,
+    activity: { base_seq: bases.activity.seq },
+    sessions: { base_seq: bases.sessions.seq },
+  });
+}
+
 /** A counter no checkpoint carries yet: an anchor put back never makes the keeper sign a counter twice. */
 function freshCounter(ctx: AnchorContext, counter: number): number {
   return ctx.checkpoints === undefined ? counter : Math.max(counter, highestCounter(readCheckpoints(ctx.checkpoints.path)));
 }
 
-function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journalId?: string; admit?: (f: JournalFacts) => void }): { journals: Journals; keeper: AnchorKeeper } {
+function openWithKeeper(
+  ctx: AnchorContext,
+  record: AnchorRecord,
+  opts: { journalId?: string; admit?: (f: JournalFacts) => void; beforeAnchor?: (j: Journals) => void },
+): Opened {
   let keeper: AnchorKeeper | undefined;
   const counter = freshCounter(ctx, record.counter);
   const journals = openJournals(ctx.journalDir, {
@@ -116,6 +152,7 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
     onDurableCommit: (j, h) => keeper?.onDurableCommit(j, h) ?? Promise.resolve(),
   });
   try {
+    opts.beforeAnchor?.(journals);
     const facts = journals.facts();
     // The bases as last read: the final checkpoint is written after the journals are closed.
     let bases = { activity: facts.activity.base, sessions: facts.sessions.base };
@@ -145,19 +182,28 @@ function openWithKeeper(ctx: AnchorContext, record: AnchorRecord, opts: { journa
           }),
     });
     keeper.writeNow();
-    return { journals, keeper };
+    return { journals, keeper, readBases: currentBases };
   } catch (e) {
     journals.close();
     throw e;
   }
 }
 
-function handle(journals: Journals, keeper: AnchorKeeper, found: AnchoredJournals['found']): AnchoredJournals {
+/** The journals and their keeper; `readBases` reads the chains' bases for the checkpoints (they keep the last read once the journals are closed). */
+interface Opened {
+  readonly journals: Journals;
+  readonly keeper: AnchorKeeper;
+  readonly readBases: () => unknown;
+}
+
+function handle({ journals, keeper, readBases }: Opened, found: AnchoredJournals['found']): AnchoredJournals {
   return {
     journals,
     keeper,
     found,
     close() {
+      // The final checkpoint is signed after the journals are closed: it signs the bases as they are now (a prune may have moved them).
+      readBases();
       journals.close();
       keeper.close();
     },
@@ -180,15 +226,16 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
     if (ctx.vaultJournal !== undefined && ctx.vaultJournal !== null) throw anchorMismatch({ kind: 'journal_lost', vault_id: ctx.vaultJournal.id });
     refuseUnvouched(ctx, undefined);
     const id = randomUUID();
-    const { journals, keeper } = openWithKeeper(ctx, firstRecord(id, ctx, 0), { journalId: id });
-    journals.sessions.event(null, 'journal_started', { journal_id: id, reason: 'new home', previous: null });
-    return handle(journals, keeper, { kind: 'new' });
+    const opened = openWithKeeper(ctx, firstRecord(id, ctx, 0), { journalId: id });
+    opened.journals.sessions.event(null, 'journal_started', { journal_id: id, reason: 'new home', previous: null });
+    return handle(opened, { kind: 'new' });
   }
   if (presence.kind === 'none') throw anchorMismatch({ kind: 'missing', journal: 'activity' });
   if (presence.kind === 'problem') throw anchorMismatch(presence.problem);
   let verdict: AnchorVerdict | undefined;
+  let signedPrune: SignedPrune | null = null;
   const anchor = stored.record;
-  const { journals, keeper } = openWithKeeper(ctx, anchor, {
+  const opened = openWithKeeper(ctx, anchor, {
     admit: (facts) => {
       verdict = judgeAnchor(anchor, facts, ctx.vaultGeneration);
       if (verdict.kind === 'journal_mismatch') throw anchorMismatch(verdict.problem);
@@ -198,9 +245,14 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
         const behind = judgeAgainstVault(anchor, ctx.vaultJournal);
         if (behind !== null) throw anchorMismatch(behind);
       }
-      refuseUnvouched(ctx, facts);
+      signedPrune = refuseUnvouched(ctx, facts);
+    },
+    // Before the start's checkpoint signs the bases as they are.
+    beforeAnchor: (j) => {
+      if (signedPrune !== null) finishSignedPrune(j, signedPrune);
     },
   });
+  const { journals, keeper } = opened;
   let vaultAccepted: { from: number; to: number } | null = null;
   let tail = { activity: 0, sessions: 0 };
   if (verdict?.kind === 'vault_rolled_back') {
@@ -215,16 +267,36 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
     }
   }
   keeper.flush(true);
-  return handle(journals, keeper, { kind: 'anchored', tail, vaultAccepted });
+  return handle(opened, { kind: 'anchored', tail, vaultAccepted });
 }
 
 /**
- * `postern anchor new-journal`: moves the journal directory aside (kept, as
- * `journal.replaced-<time>`), starts a new journal with a new id, anchors it
- * (the counter continues from an authentic old anchor) and journals the
- * replacement with what the old anchor said. The caller holds the daemon lock.
+ * `postern anchor new-journal`, prepared: the new journal (a new id, its
+ * `journal_started` entry recording the replacement and what the old anchor
+ * said) is built beside the home in `journal.staged-<id>`, where nothing
+ * reads it; nothing in the home changes here. The caller then commits one
+ * home change (change-record.ts): the old directory moved aside (kept, as
+ * `journal.replaced-<time>`), the staged one moved into place, its anchor and
+ * first signed checkpoint (`seal`, for the vault generation that change
+ * saves), and the vault's record of the new journal. A kill before that
+ * change leaves the home as it was (a staged directory no one reads); after
+ * it, the new journal. The caller holds the daemon lock.
  */
-export function startNewJournal(ctx: AnchorContext, reason: string): { journalId: string; movedTo: string | null; previous: AnchorRecord | null } {
+export interface NewJournalPlan {
+  readonly journalId: string;
+  /** Where the new journal was built (inside the home's parent of the journal directory). */
+  readonly stagedDir: string;
+  /** Where the old journal directory goes; null when there is none. */
+  readonly movedTo: string | null;
+  readonly previous: AnchorRecord | null;
+  /** The new journal's heads: what its anchor, its checkpoint and the vault record. */
+  readonly mark: RecordedJournal;
+  /** The anchor file's text and the signed checkpoint line for the new journal, at vault generation `generation`. */
+  seal(generation: number): { readonly anchor: string; readonly checkpoint: string | null };
+}
+
+/** The anchor as found (authentic, or why not), where the current journal would be moved aside, and a fresh staging directory. */
+export function replacementSite(ctx: AnchorContext): { previous: AnchorRecord | null; previousState: string; at: string; movedTo: string | null; stagedDir: string } {
   let previous: AnchorRecord | null = null;
   let previousState: string;
   try {
@@ -234,18 +306,18 @@ export function startNewJournal(ctx: AnchorContext, reason: string): { journalId
     if (!(e instanceof PosternError) || e.code !== 'JOURNAL_ANCHOR_MISMATCH') throw e;
     previousState = String(e.details['reason']);
   }
-  let movedTo: string | null = null;
-  if (sizeOf(ctx.journalDir) !== undefined) {
-    movedTo = join(dirname(ctx.journalDir), `journal.replaced-${ctx.clock.now().toISOString().replace(/[:.]/g, '-')}`);
-    try {
-      renameSync(ctx.journalDir, movedTo);
-    } catch (e) {
-      throw new PosternError('FILE_IO', `cannot move ${ctx.journalDir} aside: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
-  }
-  mkdirSync(ctx.journalDir, { recursive: true, mode: 0o700 });
+  const at = ctx.clock.now().toISOString();
+  const movedTo = sizeOf(ctx.journalDir) === undefined ? null : join(dirname(ctx.journalDir), `journal.replaced-${at.replace(/[:.]/g, '-')}`);
+  const stagedDir = join(dirname(ctx.journalDir), `journal.staged-${randomUUID()}`);
+  return { previous, previousState, at, movedTo, stagedDir };
+}
+
+export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJournalPlan {
+  const { previous, previousState, at, movedTo, stagedDir } = replacementSite(ctx);
   const id = randomUUID();
-  const { journals, keeper } = openWithKeeper(ctx, firstRecord(id, ctx, previous?.counter ?? 0), { journalId: id });
+  mkdirSync(stagedDir, { recursive: true, mode: 0o700 });
+  const journals = openJournals(stagedDir, { clock: ctx.clock, journalId: id });
+  let facts: JournalFacts;
   try {
     journals.sessions.event(null, 'journal_started', {
       journal_id: id,
@@ -255,11 +327,65 @@ export function startNewJournal(ctx: AnchorContext, reason: string): { journalId
       previous: previous === null ? null : { journal_id: previous.journal_id, counter: previous.counter, activity: previous.activity, sessions: previous.sessions, vault_generation: previous.vault_generation },
       moved_to: movedTo,
     });
+    facts = journals.facts();
   } finally {
     journals.close();
-    keeper.close();
   }
-  return { journalId: id, movedTo, previous };
+  return stagedPlan(ctx, { journalId: id, stagedDir, movedTo, previous, at, facts });
+}
+
+/** A counter no anchor or checkpoint of this home carries yet, past `counter`. */
+export function nextCounter(ctx: AnchorContext, counter: number): number {
+  return freshCounter(ctx, counter) + 1;
+}
+
+/** The plan of a journal built in `stagedDir` (its facts as built): what its anchor, checkpoint and the vault's record say. */
+export function stagedPlan(
+  ctx: AnchorContext,
+  s: { readonly journalId: string; readonly stagedDir: string; readonly movedTo: string | null; readonly previous: AnchorRecord | null; readonly at: string; readonly facts: JournalFacts },
+): NewJournalPlan {
+  const { journalId: id, facts, at } = s;
+  const counter = nextCounter(ctx, s.previous?.counter ?? 0);
+  const record = (generation: number): AnchorRecord => ({
+    ...firstRecord(id, ctx, counter),
+    activity: facts.activity.head,
+    sessions: facts.sessions.head,
+    vault_generation: generation,
+    at,
+  });
+  return {
+    journalId: id,
+    stagedDir: s.stagedDir,
+    movedTo: s.movedTo,
+    previous: s.previous,
+    mark: { id, activity: facts.activity.head, sessions: facts.sessions.head },
+    seal(generation) {
+      const r = record(generation);
+      const anchor = anchorFileText(sealAnchor(ctx.key, r));
+      if (ctx.checkpoints === undefined) return { anchor, checkpoint: null };
+      const signer = new CheckpointSigner(ctx.checkpoints.seed);
+      try {
+        const c: CheckpointRecord = {
+          format: CHECKPOINT_FORMAT,
+          reason: 'operator',
+          journal_id: id,
+          counter: r.counter,
+          activity: r.activity,
+          sessions: r.sessions,
+          bases: { activity: facts.activity.base, sessions: facts.sessions.base },
+          vault_generation: r.vault_generation,
+          catalog_digest: r.catalog_digest,
+          at: r.at,
+          public_key: signer.publicKey,
+          pruned_before: null,
+          next_public_key: null,
+        };
+        return { anchor, checkpoint: JSON.stringify({ record: c, signature: signer.sign(c) }) };
+      } finally {
+        signer.close();
+      }
+    },
+  };
 }
 
 export type AnchorInspection =

@@ -10,6 +10,7 @@
  */
 import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { fileEvent } from '../../vault/file-events.js';
 import { PosternError } from '../../rules/errors.js';
 import { StoredCheckpointSchema, type StoredCheckpoint } from './record.js';
 
@@ -68,6 +69,7 @@ export function appendCheckpoint(path: string, stored: StoredCheckpoint): void {
     } finally {
       closeSync(fd);
     }
+    fileEvent();
     if (created) {
       const dfd = openSync(dirname(path), 'r');
       try {

@@ -97,7 +97,8 @@ export function describeCheckpointInspection(i: CheckpointInspection, required: 
         return { ok: false, line: `${what}; against ${which}${pin}${skipped(i.walk)}` };
       }
       const tail = i.verdict.tail.activity + i.verdict.tail.sessions;
-      return { ok: true, line: `journal matches ${which}${tail > 0 ? `; ${tail} entries since` : ''}${pin}${skipped(i.walk)}` };
+      const unfinished = i.verdict.unfinishedPrune === null ? '' : `; the prune it signs is not finished (${Object.keys(i.verdict.unfinishedPrune).join(' and ')}): the next daemon start or operator command finishes it`;
+      return { ok: true, line: `journal matches ${which}${tail > 0 ? `; ${tail} entries since` : ''}${unfinished}${pin}${skipped(i.walk)}` };
     }
   }
 }

@@ -168,7 +168,12 @@ export type CheckpointProblem =
   | { readonly kind: 'base_mismatch'; readonly journal: JournalName; readonly checkpoint_seq: number; readonly found_seq: number };
 
 export type CheckpointVerdict =
-  | { readonly kind: 'ok'; readonly tail: { readonly activity: number; readonly sessions: number } }
+  | {
+      readonly kind: 'ok';
+      readonly tail: { readonly activity: number; readonly sessions: number };
+      /** Bases a signed prune set that the journal has not reached yet (its rows are still there, the signed hash at the cut): the next open finishes it. */
+      readonly unfinishedPrune: Readonly<Partial<Record<JournalName, ChainBase>>> | null;
+    }
   | { readonly kind: 'mismatch'; readonly problem: CheckpointProblem };
 
 /** A journal file as found, with where its chain starts. */
@@ -180,14 +185,19 @@ export interface FoundChain extends FoundJournal {
 export function judgeCheckpoint(c: CheckpointRecord, found: Readonly<Record<JournalName, FoundChain>>): CheckpointVerdict {
   const v = judgeAnchor({ journal_id: c.journal_id, activity: c.activity, sessions: c.sessions, vault_generation: c.vault_generation }, found, undefined);
   if (v.kind === 'journal_mismatch') return { kind: 'mismatch', problem: v.problem };
+  let unfinished: Partial<Record<JournalName, ChainBase>> | null = null;
   for (const name of ['sessions', 'activity'] as const) {
     const want = c.bases[name];
     const got = found[name].base;
-    if (want.seq !== got.seq || want.hash !== got.hash || want.claims_digest !== got.claims_digest) {
-      return { kind: 'mismatch', problem: { kind: 'base_mismatch', journal: name, checkpoint_seq: want.seq, found_seq: got.seq } };
+    if (want.seq === got.seq && want.hash === got.hash && want.claims_digest === got.claims_digest) continue;
+    // A signed prune interrupted before its rows were removed: the rows are still there and chain to the signed base.
+    if (c.reason === 'prune' && want.seq > got.seq && found[name].hashAt(want.seq) === want.hash) {
+      unfinished = { ...(unfinished ?? {}), [name]: want };
+      continue;
     }
+    return { kind: 'mismatch', problem: { kind: 'base_mismatch', journal: name, checkpoint_seq: want.seq, found_seq: got.seq } };
   }
-  return { kind: 'ok', tail: v.kind === 'ok' ? v.tail : { activity: 0, sessions: 0 } };
+  return { kind: 'ok', tail: v.kind === 'ok' ? v.tail : { activity: 0, sessions: 0 }, unfinishedPrune: unfinished };
 }
 
 /** One line naming a checkpoint, for people. */

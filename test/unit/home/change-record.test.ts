@@ -75,6 +75,35 @@ describe('HomeChange', () => {
     assert.deepEqual(await finishPendingChange(paths), { kind: 'none' });
   });
 
+  it('a rename is done unless its target is there: swapping two directories finishes once, wherever it was killed', async () => {
+    const paths = await home();
+    const aside = join(paths.home, 'journal.replaced-1');
+    const staged = join(paths.home, 'journal.staged-1');
+    const files = [
+      { op: 'rename', from: 'journal', path: 'journal.replaced-1' },
+      { op: 'rename', from: 'journal.staged-1', path: 'journal' },
+    ];
+    const { createHash } = await import('node:crypto');
+    const digest = createHash('sha256').update(JSON.stringify({ format: 'postern.home-change/1', command: 'anchor new-journal', files })).digest('hex');
+    const record = JSON.stringify({ format: 'postern.home-change/1', command: 'anchor new-journal', files, digest });
+    const { mkdir } = await import('node:fs/promises');
+    // Killed before the first rename, between the two, and after both.
+    for (const done of [0, 1, 2]) {
+      await rm(paths.journalDir, { recursive: true, force: true });
+      await rm(aside, { recursive: true, force: true });
+      await rm(staged, { recursive: true, force: true });
+      await mkdir(done === 0 ? paths.journalDir : aside, { recursive: true });
+      await writeFile(join(done === 0 ? paths.journalDir : aside, 'old'), 'old');
+      await mkdir(done === 2 ? paths.journalDir : staged, { recursive: true });
+      await writeFile(join(done === 2 ? paths.journalDir : staged, 'new'), 'new');
+      await writeFile(paths.changeRecord, record);
+      assert.deepEqual(await finishPendingChange(paths), { kind: 'finished', command: 'anchor new-journal' });
+      assert.equal(await readFile(join(paths.journalDir, 'new'), 'utf8'), 'new', `killed after ${done} renames: the new directory is in place`);
+      assert.equal(await readFile(join(aside, 'old'), 'utf8'), 'old', `killed after ${done} renames: the old one is kept aside`);
+      assert.ok(!existsSync(staged));
+    }
+  });
+
   it('refuses a malformed record, a forged digest and a path outside the home, touching nothing', async () => {
     const paths = await home();
     await writeFile(paths.acceptedRecord, 'kept');

@@ -11,7 +11,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openAnchoredJournals, readAnchor, startNewJournal, type RecordedJournal } from '../../../src/journal/anchor/index.js';
+import { openAnchoredJournals, prepareNewJournal, readAnchor, type RecordedJournal } from '../../../src/journal/anchor/index.js';
+import { HomeChange } from '../../../src/home/change-record.js';
+import { homePaths } from '../../../src/home/paths.js';
 import { appendCheckpoint, readCheckpoints } from '../../../src/journal/checkpoint/file.js';
 import { describeCheckpointInspection, inspectCheckpoints } from '../../../src/journal/checkpoint/inspect.js';
 import type { StoredCheckpoint } from '../../../src/journal/checkpoint/record.js';
@@ -126,7 +128,7 @@ describe('the journal guard: the signed checkpoints at start', () => {
     home.cleanup();
   });
 
-  it('a new journal after such a refusal never signs a counter the file already holds', () => {
+  it('a new journal after such a refusal never signs a counter the file already holds', async () => {
     const home = anchoredHome(CATALOG);
     const a = openAnchoredJournals(home.ctx());
     a.close();
@@ -134,7 +136,17 @@ describe('the journal guard: the signed checkpoints at start', () => {
     for (let i = 0; i < 3; i++) openAnchoredJournals(home.ctx()).close();
     putBack(home, 'old');
     const before = readCheckpoints(home.cpPath).map((l) => (l === 'malformed' ? 0 : l.record.counter));
-    startNewJournal(home.ctx(), 'put back');
+    // What `postern anchor new-journal` commits (the vault's save aside): the directories swapped, the anchor and checkpoint of the new journal.
+    const plan = prepareNewJournal(home.ctx(), 'put back');
+    const sealed = plan.seal(1);
+    const paths = homePaths(home.root);
+    const change = new HomeChange(paths, 'anchor new-journal');
+    if (plan.movedTo !== null) change.rename(paths.journalDir, plan.movedTo);
+    change.rename(plan.stagedDir, paths.journalDir);
+    change.write(paths.anchor, sealed.anchor);
+    if (sealed.checkpoint !== null) change.append(paths.checkpoints, sealed.checkpoint);
+    await change.commit();
+    openAnchoredJournals(home.ctx()).close();
     const after = readCheckpoints(home.cpPath).slice(before.length).map((l) => (l === 'malformed' ? 0 : l.record.counter));
     assert.ok(after.length > 0);
     for (const c of after) assert.ok(c > Math.max(...before), `counter ${c} is new (file held up to ${Math.max(...before)})`);

@@ -5,6 +5,7 @@
  * refused; otherwise the key is reserved in memory until the call ends
  * (the journal's intent claims it durably, intent.ts). A keyless call passes.
  */
+import type { GapRefusal } from '../../../journal/gap.js';
 import { PosternError } from '../../../rules/errors.js';
 import { decideIdempotency, whyOutcomeUnknown, type UnknownOutcome } from '../idempotency.js';
 import { recordReplay } from '../journal-port.js';
@@ -60,8 +61,21 @@ export function idempotencyKey(call: CallState): Step {
       return refuse(inProgress());
     case 'outcome_unknown':
       return refuse(outcomeUnknown(call, idem.holder.call_id));
-    case 'proceed':
+    case 'proceed': {
+      // No holder in this journal: a restore's gap may still hold the key (journal/gap.ts).
+      const gap = svc.gap.refusal(tool.name, key);
+      if (gap !== undefined) return refuse(gapUnknown(tool.name, key, gap));
       if (!svc.reservations.reserve(tool.name, key, trail.callId, plan.argsDigest)) return refuse(inProgress());
       return next(holding(call, () => svc.reservations.release(tool.name, key, trail.callId)));
+    }
   }
+}
+
+/** OUTCOME_UNKNOWN for a key a restored journal's gap may hold: the operator checks the target and releases it. */
+function gapUnknown(tool: string, key: string, why: GapRefusal): PosternError {
+  return new PosternError(
+    'OUTCOME_UNKNOWN',
+    `an earlier call with this idempotency_key may or may not have taken effect: ${why.phrase}; it will not be run until the operator checks the target and releases it (\`postern anchor release-key ${tool} <key>\`, or \`postern anchor close-gap\`)`,
+    { details: { unknown_because: why.because, earlier_call_id: null, tool, idempotency_key: key } },
+  );
 }

@@ -1,7 +1,10 @@
 /**
  * The numbered file events of a home change, and the test-only crash point
  * on them. Every write, fsync, rename and unlink the crash-atomic writers
- * make (atomic-write.ts, change-record.ts) calls `fileEvent` once, in order.
+ * make (home/atomic-write.ts, home/change-record.ts), every write of the
+ * journal anchor and of a signed checkpoint, and every commit of a journal
+ * the process owns calls `fileEvent` once, in order. (Here, beside the test
+ * switch it depends on, so the home and the journals share it.)
  *
  * POSTERN_TEST_KILL_AT_FILE_EVENT=N makes the process SIGKILL itself at its
  * Nth event — exactly what a `kill -9` between two system calls does. It is
@@ -10,7 +13,7 @@
  * made to crash by a stray variable; any value that is not a positive integer
  * is ignored. Read once per process.
  */
-import { TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from '../vault/kdf-profile.js';
+import { TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from './kdf-profile.js';
 
 export const KILL_AT_FILE_EVENT = 'POSTERN_TEST_KILL_AT_FILE_EVENT';
 
