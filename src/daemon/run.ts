@@ -54,6 +54,7 @@ import { foldPendingIntoVault } from '../home/pending-secrets.js';
 import { DaemonState } from './state.js';
 import { onVaultChange, VaultFollower } from './vault-follow.js';
 import { anchoredHeads, recordJournalInVault } from './journal-mark.js';
+import { startShipping } from './ship-start.js';
 
 export interface DaemonHandle {
   readonly services: Services;
@@ -201,6 +202,12 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   await follower.refresh();
   await catalogs.refreshPending();
   announceStart({ journalEvent, bus, log, opts, vault, snapshot, recovered: journals.recovered.length, unattended, agentSocket: paths.agentSocket });
+  // Off the call path: its own connection to the journals, its own timer (ship-loop.ts).
+  const ship = await startShipping({ paths, config, vault, clock, log });
+  if (ship !== null) {
+    started.push(() => ship.stop('the daemon stopped'));
+    state.onLock(() => void ship.stop('the vault was locked'));
+  }
 
   const endpoints: Endpoint[] = [agent, ...(httpEndpoint === null ? [] : [httpEndpoint]), operator];
   let closing: Promise<void> | undefined;
@@ -214,7 +221,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     close: (reason) =>
       (closing ??= shutdown(
         {
-          watchers: [() => watcher.close(), () => clearInterval(idle)],
+          watchers: [() => watcher.close(), () => clearInterval(idle), () => void ship?.stop('the daemon stopped')],
           endpoints, queue, inflight, ssh, http, state, journalEvent, log,
           pendingOutcomes: svc.pendingOutcomes,
           report: unattended === null ? null : { reporter, paths },

@@ -43,6 +43,7 @@ export const CredentialKinds = {
     requiredFields: [],
   },
   ssh_password: { label: 'SSH password', secretParts: ['password'], optionalSecretParts: [], requiredFields: [] },
+  postgres_url: { label: 'PostgreSQL connection string for journal shipping (postgres://…; never usable by a tool)', secretParts: ['url'], optionalSecretParts: [], requiredFields: [] },
 } as const satisfies Record<
   string,
   { label: string; secretParts: readonly string[]; optionalSecretParts: readonly string[]; requiredFields: readonly string[] }

@@ -91,6 +91,7 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
     case 'http_bearer':
     case 'ssh_key':
     case 'ssh_password':
+    case 'postgres_url':
       return {};
   }
 }

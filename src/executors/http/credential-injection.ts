@@ -115,7 +115,8 @@ export function credentialInjection(credential: HttpCredential | null, auth?: Au
       return { headers: [['authorization', `Bearer ${headerSafe(credential, 'access_token')}`]], queryParam: null, ownedHeaders: [] };
     }
     case 'ssh_key':
-    case 'ssh_password': {
+    case 'ssh_password':
+    case 'postgres_url': {
       const fit = credentialFit({ kind: 'http' }, credential.meta);
       throw fit.fits ? refuse(credential, `a ${kind} credential cannot be used for HTTP`) : credentialMisfitError(credential.meta, fit);
     }

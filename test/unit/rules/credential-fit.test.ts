@@ -27,6 +27,7 @@ const FIELDS: Record<CredentialKind, Record<string, string>> = {
   github_app: { app_id: '1', installation_id: '2' },
   ssh_key: {},
   ssh_password: {},
+  postgres_url: {},
 };
 const KINDS = Object.keys(FIELDS) as CredentialKind[];
 
