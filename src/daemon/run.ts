@@ -127,6 +127,13 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   started.push(() => void operatorKey.fill(0));
 
   const state = new DaemonState(vault, snapshot);
+  // Off the call path: its own connection to the journals, its own timer (ship-loop.ts). The
+  // connection string is read now, from the vault just opened.
+  const ship = await startShipping({ paths, config, vault, clock, log });
+  if (ship !== null) {
+    started.push(() => ship.stop('the daemon stopped'));
+    state.onLock(() => void ship.stop('the vault was locked'));
+  }
   const journalEvent = journalEventWriter(journals, log);
   const bus = new EventBus(clock);
   const inflight = new Set<Promise<unknown>>();
@@ -202,12 +209,6 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   await follower.refresh();
   await catalogs.refreshPending();
   announceStart({ journalEvent, bus, log, opts, vault, snapshot, recovered: journals.recovered.length, unattended, agentSocket: paths.agentSocket });
-  // Off the call path: its own connection to the journals, its own timer (ship-loop.ts).
-  const ship = await startShipping({ paths, config, vault, clock, log });
-  if (ship !== null) {
-    started.push(() => ship.stop('the daemon stopped'));
-    state.onLock(() => void ship.stop('the vault was locked'));
-  }
 
   const endpoints: Endpoint[] = [agent, ...(httpEndpoint === null ? [] : [httpEndpoint]), operator];
   let closing: Promise<void> | undefined;

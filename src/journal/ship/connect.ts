@@ -11,26 +11,36 @@ import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 const CONNECT_TIMEOUT_MS = 10_000;
 const QUERY_TIMEOUT_MS = 30_000;
 
+/** libpq's URL form allows an empty host (`postgresql://role@/db?host=/run/dir`); WHATWG URLs do not. */
+function parseUrl(url: string): URL | null {
+  if (!/^postgres(?:ql)?:\/\//.test(url)) return null;
+  for (const text of [url, url.replace(/^(postgres(?:ql)?:\/\/(?:[^/?#@]*@)?)(?=[/?#]|$)/, '$1localhost')]) {
+    try {
+      return new URL(text);
+    } catch {
+      // the next form
+    }
+  }
+  return null;
+}
+
 /** The database a connection string names, without user or password: `host/database`. */
 export function describeTarget(url: string): string {
+  const u = parseUrl(url);
+  if (u === null) return 'the database';
+  const host = u.searchParams.get('host') ?? (u.host === '' ? 'localhost' : u.host);
+  let db = u.pathname.replace(/^\//, '');
   try {
-    const u = new URL(url);
-    const host = u.searchParams.get('host') ?? (u.host === '' ? 'localhost' : u.host);
-    return clean(`${host}/${decodeURIComponent(u.pathname.replace(/^\//, '')) || '(default)'}`, 200);
+    db = decodeURIComponent(db);
   } catch {
-    return 'the database';
+    // kept as written
   }
+  return clean(`${host}/${db === '' ? '(default)' : db}`, 200);
 }
 
 /** Refuses what is not a postgres:// or postgresql:// URL (a key=value string would not be recognised as a secret's shape). */
 export function checkShipUrl(url: string): void {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new PosternError('USAGE', 'the database is named by a postgres:// or postgresql:// URL');
-  }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new PosternError('USAGE', 'the database is named by a postgres:// or postgresql:// URL');
+  if (parseUrl(url) === null) throw new PosternError('USAGE', 'the database is named by a postgres:// or postgresql:// URL');
 }
 
 /** A connected client; an error on an idle connection is kept for the next query instead of crashing the process. */

@@ -92,12 +92,33 @@ export async function openRemoteHome(client: pg.ClientBase, home: ShippedHome): 
   }
 }
 
+/**
+ * The idempotency claims are state kept beside the chain, not shipped: the copy gets the claims its
+ * history implies (claims-check.ts then finds them consistent; the chain is what is verified).
+ */
+const CLAIMS_FROM_HISTORY = `
+  INSERT OR REPLACE INTO idempotency (tool, key, call_id, session_id, args_digest, state, intent_seq, outcome_seq)
+  SELECT i.tool, i.idempotency_key, i.call_id, i.session_id, json_extract(i.body, '$.call.args_digest'),
+         CASE WHEN o.seq IS NULL THEN 'in_progress' ELSE o.claim END, i.seq, o.seq
+  FROM entries i LEFT JOIN entries o ON o.call_id = i.call_id AND o.kind = 'outcome'
+  WHERE i.kind = 'intent' AND i.claim = 'claimed' AND i.idempotency_key IS NOT NULL AND (o.seq IS NULL OR o.claim IN ('completed', 'outcome_unknown'))
+  ORDER BY i.seq`;
+
+function prunedBase(text: string): boolean {
+  try {
+    return (JSON.parse(text) as { seq?: unknown }).seq !== 0;
+  } catch {
+    return true; // kept as found: the chain walk reports a malformed base
+  }
+}
+
 async function copyJournal(client: pg.ClientBase, dir: string, homeId: string, name: JournalName, base: string | undefined, findings: RowFinding[]): Promise<void> {
   const { spec, columns } = SPECS[name];
   const db = openJournalDb(dir, spec, false, homeId);
   try {
     db.pragma('synchronous = OFF');
-    if (base !== undefined) db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(BASE_META_KEY, base);
+    // A chain that was never pruned has no base in `meta` (chain.ts): only a pruned one is written.
+    if (base !== undefined && prunedBase(base)) db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(BASE_META_KEY, base);
     const names = [...columns, 'prev_hash', 'hash'];
     const insert = db.prepare(`INSERT INTO entries (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`);
     const put = db.transaction((rows: readonly { seq: string; row: string }[]) => {
@@ -127,6 +148,7 @@ async function copyJournal(client: pg.ClientBase, dir: string, homeId: string, n
       if (page.length < PAGE) break;
       after = Number(page.at(-1)!.seq);
     }
+    if (name === 'activity') db.exec(CLAIMS_FROM_HISTORY);
   } finally {
     db.close();
   }
