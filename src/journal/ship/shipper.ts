@@ -24,7 +24,7 @@ import type { EntryRow } from '../chain.js';
 import { canonicalJson } from '../json.js';
 import { readCheckpoints } from '../checkpoint/file.js';
 import { PosternError } from '../../rules/errors.js';
-import { BASE_INSERT, CHECKPOINT_AT, CHECKPOINT_COUNT, CHECKPOINT_INSERT, ENTRIES_AT, ENTRIES_INSERT, HOME_INSERT, SHIPPED_MAX } from './schema.js';
+import { BASE_INSERT, BASES_SELECT, CHECKPOINT_AT, CHECKPOINT_COUNT, CHECKPOINT_INSERT, ENTRIES_AT, ENTRIES_INSERT, HOME_INSERT, SHIPPED_MAX } from './schema.js';
 
 export const DEFAULT_BATCH = 500;
 const JOURNALS: readonly JournalName[] = ['sessions', 'activity'];
@@ -71,7 +71,8 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
   const shipped = { activity: 0, sessions: 0, checkpoints: 0 };
   for (const name of JOURNALS) {
     const f = facts[name];
-    if (remote[name] === 0) await q(BASE_INSERT, [homeId, name, canonicalJson(f.base)]);
+    // A first shipment starts where the chain starts now (its base: a prune before shipping is no gap).
+    if (remote[name] === 0) remote[name] = await shippedBase(q, homeId, name, canonicalJson(f.base));
     if (remote[name] > f.head.seq) {
       throw new PosternError('SHIP_CONFLICT', `the database holds ${name} entries up to seq ${remote[name]} for home ${homeId}, past this journal's head (seq ${f.head.seq}): a journal put back or another home with this id`, { details: { home: homeId, journal: name, seq: f.head.seq + 1 } });
     }
@@ -87,6 +88,18 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
   }
   shipped.checkpoints = await shipCheckpoints(q, homeId, lines, remote);
   return { home_id: homeId, shipped, remote, local: { activity: facts.activity.head.seq, sessions: facts.sessions.head.seq } };
+}
+
+/** The base the database starts this chain at: the one given, unless an earlier pass recorded another. */
+async function shippedBase(q: Query, homeId: string, name: JournalName, base: string): Promise<number> {
+  await q(BASE_INSERT, [homeId, name, base]);
+  const stored = ((await q(BASES_SELECT, [homeId])).rows as { journal: string; base: string }[]).find((b) => b.journal === name)?.base ?? base;
+  try {
+    const seq = (JSON.parse(stored) as { seq?: unknown }).seq;
+    return typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? seq : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function readBatch(j: Journals, name: JournalName, after: number, max: number): EntryRow[] {
