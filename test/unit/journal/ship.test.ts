@@ -9,7 +9,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
+import type pg from 'pg';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
 import { shipPass } from '../../../src/journal/ship/shipper.js';
 import { SHIP_SCHEMA, shipGrants, ENTRIES_INSERT } from '../../../src/journal/ship/schema.js';
@@ -60,9 +60,9 @@ describe('shipping to a real PostgreSQL', { skip: postgresSkip() }, () => {
     const clients = await Promise.all([connectShip(url), connectShip(url), connectShip(url)]);
     try {
       const [pa, pb, pa2] = await Promise.all([
-        shipPass(clients[0]!, src(a.j, 'a'), { batch: 7 }),
-        shipPass(clients[1]!, src(b.j, 'b'), { batch: 5 }),
-        shipPass(clients[2]!, src(a.j, 'a'), { batch: 11 }).catch((e: unknown) => e),
+        shipPass(clients[0], src(a.j, 'a'), { batch: 7 }),
+        shipPass(clients[1], src(b.j, 'b'), { batch: 5 }),
+        shipPass(clients[2], src(a.j, 'a'), { batch: 11 }).catch((e: unknown) => e),
       ]);
       // The second shipper of home a either caught up too, or met rows the first had just inserted: identical, so no conflict.
       assert.ok(!isPosternError(pa2), String(pa2));
@@ -70,13 +70,13 @@ describe('shipping to a real PostgreSQL', { skip: postgresSkip() }, () => {
       assert.deepEqual(pb.remote, pb.local);
       assert.deepEqual(await count(pa.home_id), { n: 240, d: 240, hi: 240 });
       assert.deepEqual(await count(pb.home_id), { n: 160, d: 160, hi: 160 });
-      const again = await shipPass(clients[0]!, src(a.j, 'a'));
+      const again = await shipPass(clients[0], src(a.j, 'a'));
       assert.deepEqual(again.shipped, { activity: 0, sessions: 0, checkpoints: 0 });
       // Read back, the copy verifies like the local journal.
-      const homes = await listHomes(clients[0]!);
+      const homes = await listHomes(clients[0]);
       assert.deepEqual(homes.map((h) => h.name).sort(), ['a', 'b']);
       for (const h of homes) {
-        const r = await openRemoteHome(clients[0]!, h);
+        const r = await openRemoteHome(clients[0], h);
         try {
           const v = verifyRemoteHome(r);
           assert.equal(v.sessions.ok && v.activity.ok && v.rows.length === 0, true, JSON.stringify(v));
