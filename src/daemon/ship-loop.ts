@@ -29,6 +29,8 @@ export const SHIP_STATUS_FILE = 'ship.json';
 const MAX_BATCHES = 20;
 /** A caught-up shipper looks for new entries this often. */
 const IDLE_MS = 1000;
+/** A shipper a little behind waits this long for more, so a busy daemon ships in batches, not a round trip per call. */
+const LINGER_MS = 100;
 
 export interface ShipStatus {
   readonly format: 'postern.ship-status/1';
@@ -115,7 +117,9 @@ export class ShipLoop {
       if (this.#failures > 0) this.o.log(`journal shipping to ${this.#status.database} resumed`);
       this.#failures = 0;
       const behind = p.remote.activity < p.local.activity || p.remote.sessions < p.local.sessions;
-      if (behind) next = 0;
+      // Behind by more than a pass ships: at once; by a little: after a short wait for more.
+      const capped = Math.max(p.shipped.activity, p.shipped.sessions) >= this.o.batch * MAX_BATCHES;
+      if (behind) next = capped ? 0 : LINGER_MS;
       await this.#write(progress(p, behind, this.o.clock.now().toISOString()));
     } catch (e) {
       const err = isPosternError(e) ? e : shipError(url, 'ship to', e);
