@@ -204,28 +204,49 @@ describe('journal shipping to a real PostgreSQL', { skip: postgresSkip() }, () =
     await assertComplete(a, statusOf(a)!.home_id!);
   });
 
+  /**
+   * Once shipping has resumed, holds it mid-backlog: an admin transaction locks the entries table
+   * against inserts (waiting for the shipper's current one to commit), and the database is then
+   * seen to hold fewer entries of the home than its journals do. `release` ends the transaction.
+   */
+  const shipped = async (homeId: string): Promise<number> => Number(((await db.admin(`SELECT count(*)::int AS n FROM postern_entries WHERE home_id = '${homeId}'`, 'team')).rows[0] as { n: number }).n);
+  /** `n0`: what the database held of the home before the cut that made the backlog; restores the server. */
+  const holdMidway = async (homeId: string, n0: number): Promise<{ release(): Promise<void> }> => {
+    db.restore();
+    await waitFor(async () => (await shipped(homeId)) > n0, 'shipping to resume');
+    const lock = new pg.Client({ connectionString: adminUrl });
+    lock.on('error', () => undefined); // the server may be killed under it
+    await lock.connect();
+    await lock.query('BEGIN');
+    await lock.query('LOCK TABLE postern_entries IN SHARE ROW EXCLUSIVE MODE');
+    const held = Number(((await lock.query(`SELECT count(*)::int AS n FROM postern_entries WHERE home_id = '${homeId}'`)).rows[0] as { n: number }).n);
+    const h = heads(a);
+    assert.ok(held > n0 && held < h.activity + h.sessions, `held mid-backlog: ${n0} < ${held} < ${h.activity + h.sessions}`);
+    return { release: async () => void (await lock.query('COMMIT').catch(() => undefined), await lock.end().catch(() => undefined)) };
+  };
+
   it('PostgreSQL killed -9 while a backlog ships: no gap, no duplicate after it is back', async () => {
+    const homeId = statusOf(a)!.home_id!;
+    const n0 = await shipped(homeId);
     db.cut();
     for (let i = 0; i < 10; i++) await write(agentA, `kill-db-${i}`);
-    const before = statusOf(a)?.remote?.activity ?? 0;
-    db.restore();
-    await waitFor(async () => Number(((await db.admin("SELECT max(seq)::int AS m FROM postern_entries WHERE journal = 'activity'", 'team')).rows[0] as { m: number }).m) > before, 'shipping to resume');
+    const held = await holdMidway(homeId, n0);
     await db.kill();
+    await held.release();
     db.restore();
     await caughtUp(a);
-    await assertComplete(a, statusOf(a)!.home_id!);
+    await assertComplete(a, homeId);
   });
 
   it('the daemon killed -9 while a backlog ships: the next start resumes from the database', async () => {
+    const homeId = statusOf(a)!.home_id!;
+    const n0 = await shipped(homeId);
     db.cut();
     for (let i = 0; i < 10; i++) await write(agentA, `kill-daemon-${i}`);
-    const homeId = statusOf(a)!.home_id!;
-    const shippedBefore = async (): Promise<number> => Number(((await db.admin(`SELECT count(*)::int AS n FROM postern_entries WHERE home_id = '${homeId}'`, 'team')).rows[0] as { n: number }).n);
-    db.restore();
-    const n0 = await shippedBefore();
-    await waitFor(async () => (await shippedBefore()) > n0, 'shipping to resume');
+    const held = await holdMidway(homeId, n0);
     await agentA.close();
     await a.stopDaemon('SIGKILL');
+    await held.release();
     await a.startDaemon();
     agentA = await a.client();
     await write(agentA, 'after-restart');
