@@ -56,6 +56,14 @@ export interface ShipLoopOptions {
   readonly retryMs: number;
   readonly clock: Clock;
   readonly log: (line: string) => void;
+  /** Told when shipping starts or stops failing: one line, or null once it ships again (the TUI's badge). */
+  readonly onProblem?: (problem: string | null) => void;
+}
+
+/** The one line a failing or stopped shipper shows; null while it ships. */
+export function shipProblem(s: ShipStatus): string | null {
+  if (s.state !== 'failing' && s.state !== 'stopped') return null;
+  return s.last_error === null ? `journal shipping ${s.state}` : `${s.last_error.code}: ${s.last_error.message}`.slice(0, 300);
 }
 
 export class ShipLoop {
@@ -136,7 +144,10 @@ export class ShipLoop {
 
   async #write(change: Partial<ShipStatus>): Promise<void> {
     if (this.#stopped && change.state !== 'stopped') return;
+    const before = shipProblem(this.#status);
     this.#status = { ...this.#status, ...change, updated_at: this.o.clock.now().toISOString() };
+    const after = shipProblem(this.#status);
+    if ((before === null) !== (after === null)) this.o.onProblem?.(after);
     await atomicWriteFile(join(this.o.runDir, SHIP_STATUS_FILE), `${JSON.stringify(this.#status)}\n`);
   }
 }

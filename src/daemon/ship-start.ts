@@ -20,6 +20,7 @@ export interface ShipStart {
   readonly vault: UnlockedVault;
   readonly clock: Clock;
   readonly log: (line: string) => void;
+  readonly onProblem: (problem: string | null) => void;
 }
 
 export async function startShipping(s: ShipStart): Promise<ShipLoop | null> {
@@ -40,7 +41,7 @@ export async function startShipping(s: ShipStart): Promise<ShipLoop | null> {
     await atomicWriteFile(statusFile, `${JSON.stringify(status)}\n`);
     return null;
   }
-  const loop = new ShipLoop({ url: Buffer.from(url).toString('utf8'), journalDir: s.paths.journalDir, checkpointsPath: s.paths.checkpoints, runDir: s.paths.runDir, homeName, batch: c.batch, retryMs: c.retry_seconds * 1000, clock: s.clock, log: s.log });
+  const loop = new ShipLoop({ url: Buffer.from(url).toString('utf8'), journalDir: s.paths.journalDir, checkpointsPath: s.paths.checkpoints, runDir: s.paths.runDir, homeName, batch: c.batch, retryMs: c.retry_seconds * 1000, clock: s.clock, log: s.log, onProblem: s.onProblem });
   loop.start();
   s.log(`journal shipping to ${loop.status().database} as ${homeName}`);
   return loop;

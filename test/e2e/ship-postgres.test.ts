@@ -199,40 +199,50 @@ describe('journal shipping to a real PostgreSQL', { skip: postgresSkip() }, () =
     assert.equal(statusOf(a)?.last_error?.code, 'SHIP_UNAVAILABLE');
     const st = await run(a, ['status']);
     assert.match(st.stdout, /^shipping: failing/m);
-    db.restore();
-    await caughtUp(a);
+    // The operator channel (the TUI's status line) says so too, and stops once it ships again.
+    const op = await a.operator();
+    try {
+      assert.match(String((await op.request('status', {})).ship_problem), /^SHIP_UNAVAILABLE: cannot (connect|ship) to .*\/team: /);
+      db.restore();
+      await caughtUp(a);
+      assert.equal((await op.request('status', {})).ship_problem, null);
+    } finally {
+      op.close();
+      if (!db.running()) db.restore();
+    }
     await assertComplete(a, statusOf(a)!.home_id!);
   });
 
+  /** The home's activity entries in the database. */
+  const shipped = async (homeId: string): Promise<number> => Number(((await db.admin(`SELECT count(*)::int AS n FROM postern_entries WHERE home_id = '${homeId}' AND journal = 'activity'`, 'team')).rows[0] as { n: number }).n);
   /**
-   * Once shipping has resumed, holds it mid-backlog: an admin transaction locks the entries table
-   * against inserts (waiting for the shipper's current one to commit), and the database is then
-   * seen to hold fewer entries of the home than its journals do. `release` ends the transaction.
+   * Holds the shipper mid-backlog, deterministically: an admin transaction inserts (and keeps
+   * uncommitted) a row at the activity seq two past what the home's journal holds now, so the
+   * shipper, one entry per transaction, ships the next two entries and then waits on that key.
+   * `release` rolls the transaction back (the shipper's own row then goes in).
    */
-  const shipped = async (homeId: string): Promise<number> => Number(((await db.admin(`SELECT count(*)::int AS n FROM postern_entries WHERE home_id = '${homeId}'`, 'team')).rows[0] as { n: number }).n);
-  /** `n0`: what the database held of the home before the cut that made the backlog; restores the server. */
-  const holdMidway = async (homeId: string, n0: number): Promise<{ release(): Promise<void> }> => {
-    db.restore();
-    await waitFor(async () => (await shipped(homeId)) > n0, 'shipping to resume');
+  const holdAfterTwo = async (homeId: string): Promise<{ shippedBefore: number; release(): Promise<void> }> => {
+    await caughtUp(a);
+    const shippedBefore = await shipped(homeId);
     const lock = new pg.Client({ connectionString: adminUrl });
     lock.on('error', () => undefined); // the server may be killed under it
     await lock.connect();
     await lock.query('BEGIN');
-    await lock.query('LOCK TABLE postern_entries IN SHARE ROW EXCLUSIVE MODE');
-    const held = Number(((await lock.query(`SELECT count(*)::int AS n FROM postern_entries WHERE home_id = '${homeId}'`)).rows[0] as { n: number }).n);
-    const h = heads(a);
-    assert.ok(held > n0 && held < h.activity + h.sessions, `held mid-backlog: ${n0} < ${held} < ${h.activity + h.sessions}`);
-    return { release: async () => void (await lock.query('COMMIT').catch(() => undefined), await lock.end().catch(() => undefined)) };
+    await lock.query(`INSERT INTO postern_entries (home_id, journal, seq, at, hash, row) VALUES ($1, 'activity', $2, 'hold', 'hold', 'hold')`, [homeId, heads(a).activity + 3]);
+    return { shippedBefore, release: async () => void (await lock.query('ROLLBACK').catch(() => undefined), await lock.end().catch(() => undefined)) };
   };
 
   it('PostgreSQL killed -9 while a backlog ships: no gap, no duplicate after it is back', async () => {
     const homeId = statusOf(a)!.home_id!;
-    const n0 = await shipped(homeId);
-    db.cut();
-    for (let i = 0; i < 10; i++) await write(agentA, `kill-db-${i}`);
-    const held = await holdMidway(homeId, n0);
-    await db.kill();
-    await held.release();
+    const held = await holdAfterTwo(homeId);
+    try {
+      for (let i = 0; i < 10; i++) await write(agentA, `kill-db-${i}`);
+      await waitFor(async () => (await shipped(homeId)) === held.shippedBefore + 2, 'the shipper to stop at the held seq');
+      assert.ok(heads(a).activity > (await shipped(homeId)) + 10, 'a backlog is left');
+      await db.kill();
+    } finally {
+      await held.release();
+    }
     db.restore();
     await caughtUp(a);
     await assertComplete(a, homeId);
@@ -240,13 +250,15 @@ describe('journal shipping to a real PostgreSQL', { skip: postgresSkip() }, () =
 
   it('the daemon killed -9 while a backlog ships: the next start resumes from the database', async () => {
     const homeId = statusOf(a)!.home_id!;
-    const n0 = await shipped(homeId);
-    db.cut();
-    for (let i = 0; i < 10; i++) await write(agentA, `kill-daemon-${i}`);
-    const held = await holdMidway(homeId, n0);
-    await agentA.close();
-    await a.stopDaemon('SIGKILL');
-    await held.release();
+    const held = await holdAfterTwo(homeId);
+    try {
+      for (let i = 0; i < 10; i++) await write(agentA, `kill-daemon-${i}`);
+      await waitFor(async () => (await shipped(homeId)) === held.shippedBefore + 2, 'the shipper to stop at the held seq');
+      await agentA.close();
+      await a.stopDaemon('SIGKILL');
+    } finally {
+      await held.release();
+    }
     await a.startDaemon();
     agentA = await a.client();
     await write(agentA, 'after-restart');
