@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { HomePaths } from '../home/paths.js';
 import type { Finding } from '../home/host-checks.js';
 import { openJournals } from '../journal/index.js';
-import { SHIP_STATUS_FILE, type ShipStatus } from '../daemon/ship-loop.js';
+import { SHIP_STATUS_FILE, shipProblem, type ShipStatus } from '../daemon/ship-loop.js';
 import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 export interface ShipReport {
@@ -56,6 +56,6 @@ export function shipFinding(paths: Pick<HomePaths, 'runDir' | 'journalDir'>): Fi
   const r = readShipReport(paths);
   const check = 'journal shipping';
   const detail = describeShipping(r);
-  if (r.status === null || (r.status.last_error === null && r.status.state !== 'stopped')) return { status: 'ok', check, detail };
+  if (r.status === null || shipProblem(r.status) === null) return { status: 'ok', check, detail };
   return { status: 'warning', check, detail, fix: 'see the last error; shipping resumes by itself once the database answers, or run `postern audit ship --to …` (docs/teams.md)' };
 }

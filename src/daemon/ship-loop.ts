@@ -60,10 +60,13 @@ export interface ShipLoopOptions {
   readonly onProblem?: (problem: string | null) => void;
 }
 
-/** The one line a failing or stopped shipper shows; null while it ships. */
+/**
+ * The one line a shipper that cannot ship shows: failing, or stopped by an error (a missing
+ * credential); null while it ships or after a clean stop (a lock, the daemon's stop).
+ */
 export function shipProblem(s: ShipStatus): string | null {
-  if (s.state !== 'failing' && s.state !== 'stopped') return null;
-  return s.last_error === null ? `journal shipping ${s.state}` : `${s.last_error.code}: ${s.last_error.message}`.slice(0, 300);
+  if (s.last_error === null || (s.state !== 'failing' && s.state !== 'stopped')) return null;
+  return `${s.last_error.code}: ${s.last_error.message}`.slice(0, 300);
 }
 
 export class ShipLoop {
@@ -102,7 +105,8 @@ export class ShipLoop {
     await this.#running?.catch(() => undefined);
     this.#journals?.close();
     this.#journals = null;
-    await this.#write({ state: 'stopped', last_error: this.#status.last_error === null ? null : this.#status.last_error }).catch(() => undefined);
+    // A clean stop: what was failing is no longer being tried.
+    await this.#write({ state: 'stopped', last_error: null }).catch(() => undefined);
     this.o.log(`journal shipping stopped (${reason})`);
   }
 
