@@ -22,8 +22,8 @@ import { postgresAvailable, startPostgres } from '../../test/helpers/postgres.js
 import { report } from './report.js';
 import { median } from './stats.js';
 
-const CALLS = Number(process.env['BENCH_CALLS'] ?? 300);
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
+const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 
 const avail = postgresAvailable();
 if (!avail.ok) {
