@@ -34,6 +34,7 @@ const PARTS: readonly Part[] = [
   { part: 'redaction', env: { BENCH_ROUNDS: '15' } },
   { part: 'ssh', env: {} },
   { part: 'anchor', env: { BENCH_ROUNDS: '5', BENCH_CALLS: '200' } },
+  { part: 'ship', env: { BENCH_ROUNDS: '3', BENCH_CALLS: '2000' } },
   { part: 'vault-unlock', env: { BENCH_ROUNDS: '3' } },
   { part: 'shim-start', env: { BENCH_ROUNDS: '15' } },
   { part: 'tools-list', env: { BENCH_ROUNDS: '5', BENCH_LISTS: '40' } },

@@ -184,6 +184,13 @@ export async function readSecretInput(
       const password = await readValue(opts, 'SSH password (input hidden): ', false);
       return { secret: { password }, fields };
     }
+    case 'postgres_url': {
+      const url = await readValue(opts, 'PostgreSQL URL, postgres://… (input hidden): ', false);
+      if (!/^postgres(?:ql)?:\/\/[\x21-\x7E]+$/.test(Buffer.from(url).toString('latin1'))) {
+        throw new PosternError('SECRET_INVALID', 'a PostgreSQL connection string is one postgres:// or postgresql:// URL (printable ASCII, no spaces)');
+      }
+      return { secret: { url }, fields };
+    }
     case 'ssh_key': {
       const privateKey = await readValue(opts, '', true);
       let keyPass: Uint8Array | undefined;

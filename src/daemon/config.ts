@@ -73,6 +73,23 @@ const ConfigSchema = z
       })
       .strict()
       .default({ enabled: false, host: '127.0.0.1', port: MCP_HTTP_DEFAULT_PORT, max_sessions: 16 }),
+    /**
+     * Shipping both journals to a team's PostgreSQL (src/daemon/ship-loop.ts, docs/teams.md). The
+     * connection string is the vault credential `credential` names (kind postgres_url), never here.
+     */
+    ship: z
+      .object({
+        enabled: z.boolean().default(false),
+        credential: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, { error: 'a credential name: lowercase letters, digits, dot, dash, underscore' }).default('ship'),
+        /** Which machine this is in team queries; the host name by default. */
+        home_name: z.string().min(1).max(64).regex(/^[\x21-\x7E][\x20-\x7E]*$/, { error: 'printable ASCII, not starting with a space' }).optional(),
+        /** Entries per insert transaction. */
+        batch: z.number().int().min(1).max(10_000).default(500),
+        /** After a failure, the next try waits this long (doubling up to 32 times it). */
+        retry_seconds: z.number().positive().max(3600).default(1),
+      })
+      .strict()
+      .default({ enabled: false, credential: 'ship', batch: 500, retry_seconds: 1 }),
   })
   .strict();
 

@@ -57,6 +57,8 @@ import { foldPendingIntoVault } from '../home/pending-secrets.js';
 import { DaemonState } from './state.js';
 import { onVaultChange, VaultFollower } from './vault-follow.js';
 import { anchoredHeads, recordJournalInVault } from './journal-mark.js';
+import { startShipping } from './ship-start.js';
+import { shipProblem } from './ship-loop.js';
 
 export interface DaemonHandle {
   readonly services: Services;
@@ -105,6 +107,13 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const state = new DaemonState(vault, snapshot);
   const journalEvent = journalEventWriter(journals, log);
   const bus = new EventBus(clock);
+  // Off the call path: its own connection to the journals, its own timer (ship-loop.ts). The
+  // connection string is read now, from the vault just opened.
+  const ship = await startShipping({ paths, config, vault, clock, log, onProblem: (problem) => bus.emit({ type: 'ship.problem', problem }) });
+  if (ship !== null) {
+    started.push(() => ship.stop('the daemon stopped'));
+    state.onLock(() => void ship.stop('the vault was locked'));
+  }
   const inflight = new Set<Promise<unknown>>();
   const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
   const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : null;
@@ -181,7 +190,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
       return { id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at };
     },
   };
-  const backend = createBackend({ ...operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason, checkpointNow }), devices: deviceOps });
+  const backend = createBackend({ ...operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason, checkpointNow, shipProblem: () => (ship === null ? undefined : shipProblem(ship.status())) }), devices: deviceOps });
   page.running = await startApprovalPageIfAuthorized({
     paths, clock, queue, bus, devices, log,
     key: vault.deriveKey('catalog-mac'),
@@ -222,7 +231,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     close: (reason) =>
       (closing ??= shutdown(
         {
-          watchers: [() => watcher.close(), () => clearInterval(idle), stopNotifications],
+          watchers: [() => watcher.close(), () => clearInterval(idle), stopNotifications, () => void ship?.stop('the daemon stopped')],
           endpoints, queue, inflight, ssh, http, state, journalEvent, log,
           pendingOutcomes: svc.pendingOutcomes,
           report: unattended === null ? null : { reporter, paths },
@@ -329,6 +338,8 @@ interface BackendWiring {
   readonly lockReason: () => string | null;
   /** `postern audit checkpoint`: a signed checkpoint now. */
   readonly checkpointNow: () => { signed: boolean };
+  /** Journal shipping's problem line (null: none; undefined: shipping is off). */
+  readonly shipProblem: () => string | null | undefined;
 }
 
 /** The operator channel's view of this daemon and what it may ask of it. */
@@ -353,6 +364,10 @@ function operatorBackend(w: BackendWiring): BackendParts {
       catalog_pending: catalogs.pending !== null,
       approval_timeout_seconds: w.config.approval_timeout_seconds,
       vault_kdf: { ...kdf, below_floor: belowProductionFloor(kdf) },
+      ...((): { ship_problem?: string | null } => {
+        const p = w.shipProblem();
+        return p === undefined ? {} : { ship_problem: p };
+      })(),
     }),
     catalogPending: () => catalogs.pending,
     acceptCatalog: (digest) => catalogs.accept(digest),

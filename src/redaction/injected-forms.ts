@@ -37,6 +37,14 @@ function armouredBodyForms(pem: string): Uint8Array[] {
   return out;
 }
 
+function urlPassword(text: string): string {
+  try {
+    return decodeURIComponent(new URL(text).password);
+  } catch {
+    return '';
+  }
+}
+
 export function injectedForms(credential: RedactableCredential): NamedSecret[] {
   const { name, kind, fields } = credential.meta;
   const parts = Object.values(credential.secret);
@@ -90,6 +98,13 @@ export function injectedForms(credential: RedactableCredential): NamedSecret[] {
       break;
     case 'ssh_password':
       break;
+    case 'postgres_url': {
+      // The password alone is what a database error or a log line would echo.
+      const url = part('url');
+      const password = url === undefined ? '' : urlPassword(Buffer.from(url).toString('utf8'));
+      if (password.length >= 4) forms.push(utf8(password));
+      break;
+    }
   }
   return forms.filter((bytes) => bytes.length > 0).map((bytes) => ({ name, bytes }));
 }

@@ -53,6 +53,7 @@ function headerRows(state: OperatorState, ui: UiState, env: Env): Line[] {
   const badges: Seg[] = [];
   if (env.observe) badges.push({ text: ' observer (read-only) ', tone: 'badge' });
   if (state.locked) badges.push({ text: ' daemon locked ', tone: 'danger' });
+  if (state.shipProblem !== null) badges.push({ text: ' journal shipping failing ', tone: 'warn' });
   if (state.vaultBelowFloor) badges.push({ text: ' TEST VAULT: key derivation below the production floor ', tone: 'danger' });
   if (state.connection === 'closed') badges.push({ text: ' disconnected ', tone: 'danger' });
   if (state.connection === 'connecting') badges.push({ text: ' connecting… ', tone: 'warn' });

@@ -33,6 +33,8 @@ export interface OperatorState {
   readonly lockReason: string | null;
   /** The vault's key derivation is below the production floor (a test-profile vault): a badge says so. */
   readonly vaultBelowFloor: boolean;
+  /** Journal shipping is failing or stopped: a badge says so (null: fine, or off). */
+  readonly shipProblem: string | null;
   readonly pending: readonly ApprovalCard[];
   readonly stale: Readonly<Record<string, string>>;
   readonly resolved: Readonly<Record<string, ApprovalDecision>>;
@@ -54,6 +56,7 @@ export const initialState: OperatorState = {
   locked: false,
   lockReason: null,
   vaultBelowFloor: false,
+  shipProblem: null,
   pending: [],
   stale: {},
   resolved: {},
@@ -124,6 +127,8 @@ function applyEvent(s: OperatorState, env: EventEnvelope): OperatorState {
       return { ...s, locked: true, lockReason: e.reason };
     case 'daemon.unlocked':
       return { ...s, locked: false, lockReason: null };
+    case 'ship.problem':
+      return { ...s, shipProblem: e.problem };
     case 'catalog.adopted':
       return { ...s, catalog: null };
     case 'catalog.pending':
@@ -141,6 +146,7 @@ export function reduce(s: OperatorState, a: StateAction): OperatorState {
         locked: snap.status.locked,
         lockReason: snap.status.lock_reason,
         vaultBelowFloor: snap.status.vault_kdf.below_floor,
+        shipProblem: snap.status.ship_problem ?? null,
         pending: [...snap.pending].sort(byAge),
         stale: {},
         sessions: [...snap.sessions],

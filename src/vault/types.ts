@@ -45,6 +45,7 @@ export const CredentialKinds = {
   ssh_password: { label: 'SSH password', secretParts: ['password'], optionalSecretParts: [], requiredFields: [] },
   /** Made by `postern approvals page enable --bind ADDR` (never added by hand): the approval page's TLS key, its certificate (DER, base64) in metadata. */
   tls_key: { label: "the approval page's TLS key (its certificate in metadata)", secretParts: ['private_key'], optionalSecretParts: [], requiredFields: ['certificate'] },
+  postgres_url: { label: 'PostgreSQL connection string for journal shipping (postgres://…; never usable by a tool)', secretParts: ['url'], optionalSecretParts: [], requiredFields: [] },
 } as const satisfies Record<
   string,
   { label: string; secretParts: readonly string[]; optionalSecretParts: readonly string[]; requiredFields: readonly string[] }

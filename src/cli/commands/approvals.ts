@@ -277,6 +277,7 @@ async function watch(ctx: CliContext, c: OperatorClient): Promise<void> {
       case 'grant.added':
       case 'grant.revoked':
       case 'daemon.unlocked':
+      case 'ship.problem':
       case 'catalog.adopted':
       case 'catalog.pending':
         return;

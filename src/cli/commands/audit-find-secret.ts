@@ -21,6 +21,7 @@ import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
+import { teamEach } from '../audit-team.js';
 
 /** What `audit.ts` lends this command (kept there: one home for opening the journals and reading times). */
 export interface AuditHelpers {
@@ -116,24 +117,36 @@ export function registerFindSecret(audit: Command, h: AuditHelpers): void {
     .description("did this credential's value (in any form the redactor recognizes) reach a call's arguments, result or errors? Lists the calls, from what was recorded at redaction time")
     .option('--unlock', "ask for the passphrase to tell the credential's current value from earlier ones")
     .option('--since <time>', 'journaled at or after this ISO 8601 time or age (2h, 7d)')
+    .option('--from <url>', 'across every home shipped to this PostgreSQL database (postgres://…; docs/teams.md); values are not compared')
+    .option('--home <home>', 'with --from: this home only (its name, id or id prefix)')
     .option('--json', 'print JSON')
-    .action(async (name: string, o: { unlock?: boolean; since?: string; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, o: { unlock?: boolean; since?: string; json?: boolean; from?: string; home?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
       if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) throw new PosternError('USAGE', `${clean(JSON.stringify(name), 80)} is not a credential name`);
+      if (o.from === undefined && o.home !== undefined) throw new PosternError('USAGE', '--home goes with --from');
+      if (o.from !== undefined && o.unlock === true) throw new PosternError('USAGE', "--unlock compares with this home's vault: not with --from (each home has its own)");
       const since = h.parseTime('--since', o.since, ctx.clock.now());
       const view = o.unlock === true ? await vaultView(ctx, name) : undefined;
-      const j = h.openAudit(ctx);
-      const found = j === null ? { calls: [], total: 0 } : h.withJournals(j, (jj) => exposedCalls(jj.activity.exposures(), name, since, view));
+      let found: { calls: (ExposedCall & { home?: string; home_id?: string })[]; total: number };
+      if (o.from !== undefined) {
+        const per = await teamEach({ from: o.from, ...(o.home === undefined ? {} : { home: o.home }) }, (jj) => exposedCalls(jj.activity.exposures(), name, since, undefined));
+        const calls = per.flatMap((p) => p.value.calls.map((c) => ({ ...p.home, ...c })));
+        found = { calls, total: per.reduce((n, p) => n + p.value.total, 0) };
+      } else {
+        const j = h.openAudit(ctx);
+        found = j === null ? { calls: [], total: 0 } : h.withJournals(j, (jj) => exposedCalls(jj.activity.exposures(), name, since, view));
+      }
       if (o.json === true) {
         ctx.out(jsonForTerminal({ credential: name, values_checked: view !== undefined, exposed_calls: found.total, calls: found.calls }));
         return;
       }
       ctx.out(clean(summary(name, found.total, found.calls, view !== undefined), 400));
       if (found.calls.length === 0) return;
+      const homeCol = o.from === undefined ? [] : ['HOME'];
       ctx.out(
         renderTable(
-          ['CALL', 'AT', 'TOOL', 'SESSION', 'FOUND IN', 'VALUE'],
-          found.calls.map((c) => [clean(c.call_id.slice(0, 8), 8), clean(c.first_at, 40), clean(c.tool, 64), clean((c.session_id ?? '-').slice(0, 8), 8), c.in.join(', '), VALUE_TEXT[c.value]]),
+          [...homeCol, 'CALL', 'AT', 'TOOL', 'SESSION', 'FOUND IN', 'VALUE'],
+          found.calls.map((c) => [...(o.from === undefined ? [] : [clean(c.home ?? '-', 32)]), clean(c.call_id.slice(0, 8), 8), clean(c.first_at, 40), clean(c.tool, 64), clean((c.session_id ?? '-').slice(0, 8), 8), c.in.join(', '), VALUE_TEXT[c.value]]),
         ),
       );
       if (found.total > found.calls.length) ctx.out(`(the first ${found.calls.length} of ${found.total} calls are listed)`);

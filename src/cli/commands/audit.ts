@@ -40,7 +40,20 @@ import { readDrain } from '../drain-journal.js';
 import { DRAIN_JSON_FORMAT, drainJson, renderDrain } from '../revision-drain.js';
 import { registerFindSecret } from './audit-find-secret.js';
 import { registerAuditSalvage } from './audit-salvage.js';
+import { registerAuditShip, verifyFrom } from './audit-ship.js';
+import { teamActivity, teamSessions, teamShow, teamTimeline, type TeamOpts } from '../audit-team.js';
 import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine, timelineRow } from '../audit-render.js';
+
+interface TeamFlags {
+  from?: string;
+  home?: string;
+}
+
+/** The shipped journals a command asks (`--from`), or null for the local ones; `--home` alone is a usage error. */
+function teamOf(o: TeamFlags): TeamOpts | null {
+  if (o.from === undefined && o.home !== undefined) throw new PosternError('USAGE', '--home goes with --from');
+  return o.from === undefined ? null : { from: o.from, ...(o.home === undefined ? {} : { home: o.home }) };
+}
 
 /** Calls listed under `audit session`. */
 const SESSION_CALLS = 100;
@@ -132,9 +145,13 @@ export function registerAudit(program: Command): void {
     .description('list agent sessions, newest first')
     .option('--since <time>', 'sessions started at or after this ISO 8601 time or age (2h, 7d)')
     .option('--limit <n>', `at most this many (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`)
+    .option('--from <url>', 'across every home shipped to this PostgreSQL database (postgres://…; docs/teams.md)')
+    .option('--home <home>', 'with --from: this home only (its name, id or id prefix)')
     .option('--json', 'print JSON')
-    .action((o: ListOpts, cmd: Command) => {
+    .action(async (o: ListOpts & TeamFlags, cmd: Command) => {
       const ctx = contextFor(cmd);
+      const t = teamOf(o);
+      if (t !== null) return teamSessions(ctx, t, o);
       const limit = parseLimit(o.limit);
       const since = parseTime('--since', o.since, ctx.clock.now());
       const j = openAudit(ctx);
@@ -159,9 +176,13 @@ export function registerAudit(program: Command): void {
     .option('--since <time>', 'journaled at or after this ISO 8601 time or age (2h, 7d)')
     .option('--until <time>', 'journaled before this ISO 8601 time or age')
     .option('--limit <n>', `at most this many (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`)
+    .option('--from <url>', 'across every home shipped to this PostgreSQL database (postgres://…; docs/teams.md)')
+    .option('--home <home>', 'with --from: this home only (its name, id or id prefix)')
     .option('--json', 'print JSON')
-    .action((o: ActivityOpts, cmd: Command) => {
+    .action(async (o: ActivityOpts & TeamFlags, cmd: Command) => {
       const ctx = contextFor(cmd);
+      const t = teamOf(o);
+      if (t !== null) return teamActivity(ctx, t, o);
       const limit = parseLimit(o.limit);
       const now = ctx.clock.now();
       const since = parseTime('--since', o.since, now);
@@ -200,9 +221,13 @@ export function registerAudit(program: Command): void {
   audit
     .command('show <call-id>')
     .description(`every journaled field of one call (full id, or a unique prefix among the newest ${PREFIX_WINDOW})`)
+    .option('--from <url>', 'across every home shipped to this PostgreSQL database (postgres://…; docs/teams.md)')
+    .option('--home <home>', 'with --from: this home only (its name, id or id prefix)')
     .option('--json', 'print JSON')
-    .action((given: string, o: { json?: boolean }, cmd: Command) => {
+    .action(async (given: string, o: { json?: boolean } & TeamFlags, cmd: Command) => {
       const ctx = contextFor(cmd);
+      const t = teamOf(o);
+      if (t !== null) return teamShow(ctx, t, given, PREFIX_WINDOW, o);
       const j = openAudit(ctx);
       if (j === null) throw new PosternError('CALL_NOT_FOUND', `no call ${clean(given, 64)}: ${noJournal(ctx)}`);
       const view = withJournals(j, (jj) => {
@@ -273,9 +298,13 @@ export function registerAudit(program: Command): void {
     .command('timeline <session-id>')
     .description("one session's history in time order: its events, each call's steps (admitted, approval, intent, outcome) and the daemon-wide events meanwhile (lock, catalog changes, vault changes)")
     .option('--limit <n>', `at most this many events, calls and daemon events each (default and most ${MAX_LIMIT})`)
+    .option('--from <url>', 'across every home shipped to this PostgreSQL database (postgres://…; docs/teams.md)')
+    .option('--home <home>', 'with --from: this home only (its name, id or id prefix)')
     .option('--json', 'print JSON')
-    .action((given: string, o: { limit?: string; json?: boolean }, cmd: Command) => {
+    .action(async (given: string, o: { limit?: string; json?: boolean } & TeamFlags, cmd: Command) => {
       const ctx = contextFor(cmd);
+      const t = teamOf(o);
+      if (t !== null) return teamTimeline(ctx, t, given, o);
       const limit = parseLimit(o.limit) ?? MAX_LIMIT;
       const j = openAudit(ctx);
       if (j === null) throw new PosternError('INPUT_INVALID', `no session ${clean(given, 64)}: ${noJournal(ctx)}`);
@@ -295,9 +324,16 @@ export function registerAudit(program: Command): void {
     .option('--unlock', "ask for the passphrase to check the anchor's MAC too (rewritten and re-chained entries, with the anchor edited to match)")
     .option('--key <fingerprint>', 'require the checkpoints (or the bundle) to be signed by this key: its fingerprint (`postern audit key`) or public key')
     .option('--bundle <file>', 'verify an audit bundle instead, offline: no home, vault or passphrase needed')
+    .option('--from <url>', 'verify what homes shipped to this PostgreSQL database instead (postgres://…; docs/teams.md)')
+    .option('--home <home>', 'with --from: this home only (its name, id or id prefix)')
     .option('--json', 'print JSON')
-    .action(async (o: { json?: boolean; unlock?: boolean; key?: string; bundle?: string }, cmd: Command) => {
+    .action(async (o: { json?: boolean; unlock?: boolean; key?: string; bundle?: string; from?: string; home?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
+      if (o.from !== undefined) {
+        if (o.bundle !== undefined || o.unlock === true) throw new PosternError('USAGE', '--from verifies the database: not with --bundle or --unlock');
+        return verifyFrom(ctx, o.from, o);
+      }
+      if (o.home !== undefined) throw new PosternError('USAGE', '--home goes with --from');
       if (o.bundle !== undefined) return verifyBundleFile(ctx, o.bundle, o);
       const unlocked = o.unlock === true ? await vaultFacts(ctx) : undefined;
       try {
@@ -381,4 +417,5 @@ export function registerAudit(program: Command): void {
   registerAuditProof(audit);
   registerAuditCheckpoint(audit);
   registerAuditSalvage(audit);
+  registerAuditShip(audit);
 }

@@ -22,6 +22,7 @@ import { isPosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { describeInspection, vaultFacts } from './anchor.js';
 import { renderTable } from '../table.js';
+import { shipFinding } from '../ship-status.js';
 
 async function readOptional(path: string): Promise<string | undefined> {
   try {
@@ -109,7 +110,7 @@ async function headerKdf(path: string): Promise<KdfParams | undefined> {
 }
 
 export async function runDoctor(
-  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string },
+  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string },
   unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array },
   profile: KdfProfile = PRODUCTION_KDF_PROFILE,
 ): Promise<Finding[]> {
@@ -124,6 +125,7 @@ export async function runDoctor(
     if (journalFilesThere(paths.journalDir)) findings.push(journalFilesFinding(paths.journalDir));
     findings.push(anchorFinding(paths, unlocked));
     findings.push(checkpointFinding(paths, unlocked?.checkpointSeed));
+    if (paths.runDir !== undefined) findings.push(shipFinding({ runDir: paths.runDir, journalDir: paths.journalDir }));
   }
   findings.push(...checkVaultKdf(kdf, profile));
   findings.push(checkTiocsti(await readOptional('/proc/sys/dev/tty/legacy_tiocsti')));

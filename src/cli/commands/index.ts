@@ -18,6 +18,7 @@ const COMMANDS: readonly (readonly [name: string, load: Loader])[] = [
   ['init', () => import('./init.js').then((m) => m.registerInit)],
   ['secret', () => import('./secret.js').then((m) => m.registerSecret)],
   ['passwd', () => import('./passwd.js').then((m) => m.registerPasswd)],
+  ['status', () => import('./status.js').then((m) => m.registerStatus)],
   ['doctor', () => import('./doctor.js').then((m) => m.registerDoctor)],
   ['catalog', () => import('./catalog.js').then((m) => m.registerCatalog)],
   ['daemon', daemonAndMcp],

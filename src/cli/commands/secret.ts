@@ -91,6 +91,7 @@ function fieldsFor(kind: CredentialKind, o: AddOpts): Record<string, string> {
     case 'http_bearer':
     case 'ssh_key':
     case 'ssh_password':
+    case 'postgres_url':
       return {};
     case 'tls_key':
       throw new PosternError('USAGE', 'a tls_key is made by `postern approvals page enable --bind ADDR`, not added by hand');

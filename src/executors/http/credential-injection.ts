@@ -116,7 +116,8 @@ export function credentialInjection(credential: HttpCredential | null, auth?: Au
     }
     case 'ssh_key':
     case 'ssh_password':
-    case 'tls_key': {
+    case 'tls_key':
+    case 'postgres_url': {
       const fit = credentialFit({ kind: 'http' }, credential.meta);
       throw fit.fits ? refuse(credential, `a ${kind} credential cannot be used for HTTP`) : credentialMisfitError(credential.meta, fit);
     }

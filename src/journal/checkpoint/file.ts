@@ -17,7 +17,8 @@ import { StoredCheckpointSchema, type StoredCheckpoint } from './record.js';
 /** Checkpoint files are read whole; a file past this is refused rather than read into memory. */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
-function parseLine(line: string): StoredCheckpoint | 'malformed' {
+/** One line of the file: a checkpoint, or 'malformed' (also for a line shipped elsewhere, ship/remote.ts). */
+export function parseCheckpointLine(line: string): StoredCheckpoint | 'malformed' {
   try {
     const r = StoredCheckpointSchema.safeParse(JSON.parse(line));
     return r.success ? r.data : 'malformed';
@@ -45,7 +46,7 @@ export function readCheckpoints(path: string): (StoredCheckpoint | 'malformed')[
   return text
     .split('\n')
     .filter((l) => l.trim().length > 0)
-    .map(parseLine);
+    .map(parseCheckpointLine);
 }
 
 /** Appends one checkpoint durably; throws JOURNAL_UNAVAILABLE when it cannot. */

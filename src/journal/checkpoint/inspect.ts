@@ -34,7 +34,12 @@ type CheckpointOptions = { readonly root?: string; readonly vaultKey?: string };
 
 /** The judgement of `facts` (undefined: the journal files are not all there) against the checkpoint file. */
 export function judgeCheckpointFile(path: string, facts: JournalFacts | undefined, missing: JournalProblem, opts: CheckpointOptions = {}): CheckpointInspection {
-  const walk = walkTrust(readCheckpoints(path), opts.root);
+  return judgeCheckpointLines(readCheckpoints(path), facts, missing, opts);
+}
+
+/** The same judgement over checkpoint lines read elsewhere (shipped ones: ship/verify.ts). */
+export function judgeCheckpointLines(lines: readonly (StoredCheckpoint | 'malformed')[], facts: JournalFacts | undefined, missing: JournalProblem, opts: CheckpointOptions = {}): CheckpointInspection {
+  const walk = walkTrust(lines, opts.root);
   if (walk.rootUnseen) return { kind: 'root_unseen', walk };
   if (opts.vaultKey !== undefined && walk.keys.length > 0 && !walk.keys.includes(opts.vaultKey)) return { kind: 'vault_key_unreached', walk, vault_key: opts.vaultKey };
   const journalId = facts?.activity.journal_id ?? undefined;

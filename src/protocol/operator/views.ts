@@ -161,6 +161,8 @@ export const StatusViewSchema = z.strictObject({
   vault_kdf: z.strictObject({ opslimit: z.number().int().min(0), memlimit: z.number().int().min(0), below_floor: z.boolean() }),
   /** The role of the connection that asked. */
   role: z.enum(['operator', 'observer']),
+  /** Journal shipping is failing or stopped (one line), or null; absent when shipping is off. */
+  ship_problem: z.string().max(300).nullable().optional(),
 });
 export type StatusView = z.infer<typeof StatusViewSchema>;
 

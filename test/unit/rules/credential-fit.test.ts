@@ -28,6 +28,7 @@ const FIELDS: Record<CredentialKind, Record<string, string>> = {
   ssh_key: {},
   ssh_password: {},
   tls_key: { certificate: 'MIIB' },
+  postgres_url: {},
 };
 const KINDS = Object.keys(FIELDS) as CredentialKind[];
 

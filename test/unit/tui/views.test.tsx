@@ -233,6 +233,17 @@ describe('views', () => {
     p.unmount();
   });
 
+  it('journal shipping failing is a badge on the status line, from the snapshot and from events, gone once it ships again', async () => {
+    const c = new FakeOperator('operator', emptySnapshot({ status: status({ ship_problem: 'SHIP_UNAVAILABLE: cannot ship to db/audit: it cannot be reached' }) }));
+    const m = mount(c);
+    await m.waitFor((f) => f.split('\n').slice(0, 2).join('\n').includes('journal shipping failing'), 'the badge from the snapshot');
+    c.emit({ type: 'ship.problem', problem: null });
+    await m.waitFor((f) => f.includes('Postern') && !f.includes('journal shipping failing'), 'the badge gone');
+    c.emit({ type: 'ship.problem', problem: 'SHIP_UNAVAILABLE: cannot ship to db/audit: the connection was closed' });
+    await m.waitFor((f) => f.includes('journal shipping failing'), 'the badge from the event');
+    m.unmount();
+  });
+
   it('survives the connection closing: says so, decides nothing, quits without asking', async () => {
     const c = new FakeOperator('operator', emptySnapshot({ pending: [card({ tool: 'first_tool' })] }));
     const m = mount(c);
