@@ -41,7 +41,7 @@ test('add validates name, kind, fields and secret parts', async (t) => {
     v.add(ok);
     const err = await rejectsWith(() => v.add(ok), 'SECRET_EXISTS', /"gh" already exists/);
     assert.equal(err.requiredAction, 'use_rotate');
-    assert.equal(Object.keys(CredentialKinds).length, 11);
+    assert.equal(Object.keys(CredentialKinds).length, 12);
     await rejectsWith(() => v.add({ name: 'aws', kind: 'aws_sigv4', fields: {}, secret: { secret_access_key: utf8('s') } }), 'INPUT_INVALID', /needs the field 'access_key_id'/);
     v.add({ name: 'aws', kind: 'aws_sigv4', fields: { access_key_id: 'AKIDEXAMPLE' }, secret: { secret_access_key: utf8('s') } }); // session_token is optional
   });
