@@ -24,7 +24,7 @@ import { HttpPool } from '../executors/http/index.js';
 import { SshPool } from '../executors/ssh/index.js';
 import type { HomePaths } from '../home/paths.js';
 import { openAnchoredJournals, type AnchoredJournals, type RecordedJournal } from '../journal/anchor/index.js';
-import { isPosternError, PosternError } from '../rules/errors.js';
+import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault, type VaultOptions } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
@@ -33,8 +33,7 @@ import { CatalogControl, loadSnapshot } from './catalog-control.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { EventBus } from './events.js';
 import { startHttpIfAuthorized } from './http/start.js';
-import { loadDeviceRegistry, startApprovalPageIfAuthorized, tlsFromVault, type RunningPage } from './approval-page/start.js';
-import { startNotifications } from './notify.js';
+import { wireApprovalPage } from './approval-page/wiring.js';
 import { IdleTracker } from './idle.js';
 import { journalEventWriter, type JournalEvent } from './journal-event.js';
 import { CallLimits } from './limits.js';
@@ -173,47 +172,17 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     return { signed: keeper.checkpointKey !== null };
   };
   // The approval page (off unless authorized) and its paired devices; pairing and revoking go through the operator channel.
-  const devicesJournaled = Math.max(0, ...(['device_paired', 'device_revoked'] as const).map((t) => Number(journals.sessions.latestEvent(null, t)?.data['sequence'] ?? 0) || 0));
-  const devices = await loadDeviceRegistry(paths, () => state.vault().deriveKey('catalog-mac'), clock, log, devicesJournaled);
-  const page: { running: RunningPage | null } = { running: null };
-  const deviceOps: NonNullable<BackendParts['devices']> = {
-    pair: (name) => {
-      const running = page.running;
-      if (running === null) throw new PosternError('USAGE', 'the approval page is not running: run `postern approvals page enable`, then restart the daemon');
-      return { ...devices.openPairing(name), url: running.url, tls_sha256: running.record.tls_sha256 };
-    },
-    list: () => devices.list().map((d) => ({ id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at })),
-    revoke: async (id) => {
-      const d = await devices.revoke(id);
-      page.running?.dropDevice(d.id);
-      journalEvent(null, 'device_revoked', { device: d.id, name: d.name, sequence: devices.sequence });
-      return { id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at };
-    },
-  };
-  const backend = createBackend({ ...operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason, checkpointNow, shipProblem: () => (ship === null ? undefined : shipProblem(ship.status())) }), devices: deviceOps });
-  page.running = await startApprovalPageIfAuthorized({
-    paths, clock, queue, bus, devices, log,
-    key: vault.deriveKey('catalog-mac'),
-    tls: (record) => tlsFromVault(state.vault(), record),
-    activity: () => backend.activity({ limit: 20 }),
-    journal: (type, data) => journalEvent(null, type, data),
-    journalPage: (data) => journalEvent(null, 'approval_page', data),
-  });
-  const runningPage = page.running;
+  const page = await wireApprovalPage({ paths, clock, log, journals, journalEvent, queue, bus, vault: () => state.vault() });
+  const backend = createBackend({ ...operatorBackend({ svc, catalogs, live, config, reporter, startedAt, vault, lockReason: () => lockReason, checkpointNow, shipProblem: () => (ship === null ? undefined : shipProblem(ship.status())) }), devices: page.deviceOps });
+  const { running: runningPage, stopNotifications } = await page.start(() => backend.activity({ limit: 20 }));
   if (runningPage !== null) started.push(() => runningPage.close());
-  const stopNotifications = startNotifications({ queue, webhook: runningPage?.record.webhook ?? null, pageUrl: runningPage?.url ?? null, path: process.env['PATH'] ?? null, log });
   started.push(stopNotifications);
   const operator = await startOperatorServer({ socketPath: paths.operatorSocket, key: () => (state.locked ? null : operatorKey), backend, bus });
   started.push(() => operator.close());
   if (opts.operatorPort !== undefined) void operator.attachPort(opts.operatorPort).catch((e: unknown) => log(`operator port: ${isPosternError(e) ? e.message : 'attach failed'}`));
 
   const watcher = watchHome(paths, follower, catalogs);
-  const idle = config.idle_lock_minutes > 0
-    ? setInterval(() => {
-        if (!state.locked && queue.list().length === 0 && idleness.expired()) state.lock('idle');
-      }, 5_000)
-    : undefined;
-  idle?.unref();
+  const idle = idleLock(config, state, queue, idleness);
   // Learn the file's identity now (and adopt a save that landed while we started).
   await follower.refresh();
   await catalogs.refreshPending();
@@ -296,6 +265,16 @@ async function openHome(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOp
   started.push(() => void operatorKey.fill(0));
 
   return { config, vaultOpts, vault, snapshot, inUse, pendingFile, anchored, operatorKey };
+}
+
+/** Locks the vault once nothing happened for `idle_lock_minutes` and no call waits (undefined: never). */
+function idleLock(config: DaemonConfig, state: DaemonState, queue: ApprovalQueue, idleness: IdleTracker): NodeJS.Timeout | undefined {
+  if (config.idle_lock_minutes <= 0) return undefined;
+  const idle = setInterval(() => {
+    if (!state.locked && queue.list().length === 0 && idleness.expired()) state.lock('idle');
+  }, 5_000);
+  idle.unref();
+  return idle;
 }
 
 /** Session grants whose changes the operator sees; an operator's revocation is journaled here (session ends and locks journal their own). */
