@@ -140,6 +140,22 @@ export function registerAudit(program: Command): void {
     .command('audit')
     .description('answer incident questions from the journals: sessions, calls, approvals, targets, results (read-only; no passphrase)');
 
+  registerAuditSessions(audit);
+  registerAuditActivity(audit);
+  registerAuditRevisions(audit);
+  registerAuditShow(audit);
+  registerAuditSession(audit);
+  registerAuditTimeline(audit);
+  registerAuditVerify(audit);
+  registerAuditExport(audit);
+  registerFindSecret(audit, { openAudit, withJournals, parseTime });
+  registerAuditProof(audit);
+  registerAuditCheckpoint(audit);
+  registerAuditSalvage(audit);
+  registerAuditShip(audit);
+}
+
+function registerAuditSessions(audit: Command): void {
   audit
     .command('sessions')
     .description('list agent sessions, newest first')
@@ -165,7 +181,9 @@ export function registerAudit(program: Command): void {
         if (hint !== null) ctx.out(hint);
       }
     });
+}
 
+function registerAuditActivity(audit: Command): void {
   audit
     .command('activity')
     .description('list calls, newest first; filters combine')
@@ -198,7 +216,9 @@ export function registerAudit(program: Command): void {
         if (hint !== null) ctx.out(hint);
       }
     });
+}
 
+function registerAuditRevisions(audit: Command): void {
   audit
     .command('revisions')
     .description('drain counts: per tool and planned revision, how its calls were handled, last seen, live sessions still on it')
@@ -217,7 +237,9 @@ export function registerAudit(program: Command): void {
       else if (rows.length === 0) ctx.out(o.tool === undefined ? 'no calls journaled yet' : `no calls of ${clean(o.tool, 64)} journaled`);
       else ctx.out(renderDrain(rows));
     });
+}
 
+function registerAuditShow(audit: Command): void {
   audit
     .command('show <call-id>')
     .description(`every journaled field of one call (full id, or a unique prefix among the newest ${PREFIX_WINDOW})`)
@@ -244,7 +266,9 @@ export function registerAudit(program: Command): void {
       if (o.json === true) ctx.out(jsonForTerminal(view));
       else for (const line of callDetails(view)) ctx.out(line);
     });
+}
 
+function registerAuditSession(audit: Command): void {
   audit
     .command('session [session-id]')
     .description("one session (full id or unique prefix): its start, its events and its calls; --daemon: the daemon's own events")
@@ -293,7 +317,9 @@ export function registerAudit(program: Command): void {
         if (hint !== null) ctx.out(hint);
       }
     });
+}
 
+function registerAuditTimeline(audit: Command): void {
   audit
     .command('timeline <session-id>')
     .description("one session's history in time order: its events, each call's steps (admitted, approval, intent, outcome) and the daemon-wide events meanwhile (lock, catalog changes, vault changes)")
@@ -317,7 +343,9 @@ export function registerAudit(program: Command): void {
       ctx.out(`session ${clean(found.session_id, 64)}: ${found.entries.length} entries, oldest first${found.truncated ? ` (a limit of ${limit} was reached: raise --limit)` : ''}`);
       ctx.out(renderTable(TIMELINE_HEADER, found.entries.map(timelineRow)));
     });
+}
 
+function registerAuditVerify(audit: Command): void {
   audit
     .command('verify')
     .description('check both hash chains and the journal anchor; exits 1 naming the first broken seq or the mismatch, prints each head when intact')
@@ -371,7 +399,9 @@ export function registerAudit(program: Command): void {
         unlocked?.wipe();
       }
     });
+}
 
+function registerAuditExport(audit: Command): void {
   audit
     .command('export')
     .description('both journals as JSON lines (sessions, then activity), each line tagged with its journal')
@@ -412,10 +442,4 @@ export function registerAudit(program: Command): void {
         b.end();
       });
     });
-
-  registerFindSecret(audit, { openAudit, withJournals, parseTime });
-  registerAuditProof(audit);
-  registerAuditCheckpoint(audit);
-  registerAuditSalvage(audit);
-  registerAuditShip(audit);
 }
