@@ -121,6 +121,14 @@ function metaRow(m: CredentialMeta): string[] {
 export function registerSecret(program: Command): void {
   const secret = program.command('secret').description('store and manage credentials in the vault (values are never shown)');
 
+  registerSecretAdd(secret);
+  registerSecretList(secret);
+  registerSecretRetention(secret);
+  registerSecretRotate(secret);
+  registerSecretRm(secret);
+}
+
+function registerSecretAdd(secret: Command): void {
   addSourceOptions(
     secret
       .command('add <name>')
@@ -157,7 +165,9 @@ export function registerSecret(program: Command): void {
     }
     ctx.out(`added ${kind} secret "${name}"`);
   });
+}
 
+function registerSecretList(secret: Command): void {
   secret
     .command('list')
     .description('list credentials: names, kinds and dates, never values')
@@ -217,7 +227,9 @@ export function registerSecret(program: Command): void {
       }
       if (o.json !== true) ctx.out(rememberedLine(remembered, retention));
     });
+}
 
+function registerSecretRetention(secret: Command): void {
   secret
     .command('retention [days]')
     .description('show the earlier values redaction still recognizes (metadata only), or set how many days a retired value is kept')
@@ -249,7 +261,9 @@ export function registerSecret(program: Command): void {
       if (remembered.length > 0) ctx.out(renderTable(['NAME', 'KIND', 'WHY', 'SINCE', 'UNTIL'], remembered.map((m) => [m.name, m.kind, m.source, m.since, m.until ?? `+${retention} days`])));
       ctx.out(rememberedLine(remembered, retention));
     });
+}
 
+function registerSecretRotate(secret: Command): void {
   addSourceOptions(
     secret.command('rotate <name>').description('replace the value of a credential, keeping its name and kind'),
   ).action(async (name: string, o: SecretSourceOpts, cmd: Command) => {
@@ -272,7 +286,9 @@ export function registerSecret(program: Command): void {
     }
     ctx.out(`rotated secret "${name}"`);
   });
+}
 
+function registerSecretRm(secret: Command): void {
   secret
     .command('rm <name>')
     .description('remove a credential from the vault (asks first; tools of the accepted catalog that use it then fail)')
