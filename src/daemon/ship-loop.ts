@@ -14,6 +14,7 @@
  * - the connection string lives only in this object (from the vault) and is
  *   dropped when the vault locks (`stop`); the next daemon start resumes.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Clock } from '../clock/index.js';
@@ -78,6 +79,8 @@ export class ShipLoop {
   #failures = 0;
   #status: ShipStatus;
   #stopped = false;
+  /** run/ship.json holds #status (the first write always happens). */
+  #written = false;
 
   constructor(private readonly o: ShipLoopOptions) {
     this.#url = o.url;
@@ -148,12 +151,23 @@ export class ShipLoop {
 
   async #write(change: Partial<ShipStatus>): Promise<void> {
     if (this.#stopped && change.state !== 'stopped') return;
+    // A pass that found nothing new (caught up, same heads, same error) changes nothing on disk:
+    // an idle shipper does not rewrite and fsync run/ship.json every second beside the journal's fsyncs.
+    if (this.#written && sameSubstance(this.#status, { ...this.#status, ...change })) return;
     const before = shipProblem(this.#status);
     this.#status = { ...this.#status, ...change, updated_at: this.o.clock.now().toISOString() };
+    this.#written = true;
     const after = shipProblem(this.#status);
     if ((before === null) !== (after === null)) this.o.onProblem?.(after);
     await atomicWriteFile(join(this.o.runDir, SHIP_STATUS_FILE), `${JSON.stringify(this.#status)}\n`);
   }
+}
+
+/** The same status but for its times (when it was written, when a pass last succeeded). */
+function sameSubstance(a: ShipStatus, b: ShipStatus): boolean {
+  const { updated_at: _a, last_success_at: _sa, ...ra } = a;
+  const { updated_at: _b, last_success_at: _sb, ...rb } = b;
+  return isDeepStrictEqual(ra, rb);
 }
 
 function progress(p: ShipProgress, behind: boolean, at: string): Partial<ShipStatus> {
