@@ -19,7 +19,7 @@
  * `postern mcp` shim. What those answer is tested over the real socket and
  * the built CLI.
  */
-import { InMemoryTransport, type Server, type Transport } from '@modelcontextprotocol/server';
+import { InMemoryTransport, type Transport } from '@modelcontextprotocol/server';
 import { newSessionInfo, serveAgentSession, type AgentSessionHooks } from './agent-socket.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 
@@ -28,8 +28,6 @@ export interface InMemoryAgent {
   readonly client: Transport;
   /** The session's facts as the pipeline sees them (id, client, revisions seen). */
   readonly session: SessionInfo;
-  /** The session's server, once the client's first request created it. */
-  server(): Server | null;
   /** Ends the session as a closed connection does: its tasks and waiting calls are cancelled. */
   close(): Promise<void>;
 }
@@ -39,12 +37,10 @@ const noHooks: AgentSessionHooks = { sessionStarted: () => undefined, sessionEnd
 export function connectInMemory(svc: Services, hooks: AgentSessionHooks = noHooks): InMemoryAgent {
   const [client, daemonSide] = InMemoryTransport.createLinkedPair();
   const session = newSessionInfo(null);
-  let server: Server | null = null;
-  const served = serveAgentSession(svc, session, hooks, daemonSide, (s) => (server = s));
+  const served = serveAgentSession(svc, session, hooks, daemonSide);
   return {
     client,
     session,
-    server: () => server,
     async close() {
       served.close();
       await client.close();
