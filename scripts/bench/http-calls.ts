@@ -11,7 +11,8 @@
  * (b)–(d) go through the official SDK 2.x client over real stdio: the naive
  * proxy as its own process, Postern through `postern mcp` to the real daemon.
  * The variants alternate within each round; medians over the rounds are
- * reported with their ratio to the naive proxy. With `strace` present the
+ * reported with their ratio to the naive proxy, after the same warm-up of
+ * both (BENCH_WARMUP calls of each kind: the steady state). With `strace` present the
  * daemon's fsyncs are counted for (d) and (e). Needs `npm run build`.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -72,8 +73,13 @@ async function connect(kind: 'naive' | 'postern'): Promise<Client> {
       : new StdioClientTransport({ command: process.execPath, args: [resolve(import.meta.dirname, '../../dist/cli/main.js'), 'mcp'], env: { ...env, POSTERN_HOME: inst.sb.home }, stderr: 'inherit' });
   const client = new Client({ name: `bench-${kind}`, version: '1.0.0' });
   await client.connect(transport);
+  if (transport.pid !== null) pids.set(client, transport.pid);
   return client;
 }
+/** Each client's own process: the naive proxy, or Postern's `postern mcp` shim. */
+const pids = new Map<Client, number>();
+/** CPU (ms) of the processes behind `clients`, summed. */
+const cpuBehind = (clients: readonly Client[]): number => clients.reduce((t, c) => t + processCpuMs(pids.get(c)), 0);
 
 let seq = 0;
 const args = (tool: string): Record<string, unknown> => (tool === 'create_note' ? { title: 'n', idempotency_key: `bench-${process.pid}-${seq++}` } : {});
@@ -120,7 +126,11 @@ async function countFsyncs(run: () => Promise<number>): Promise<{ calls: number;
 const naive = await connect('naive');
 const postern = await connect('postern');
 await callOnce(postern, 'create_note'); // the session grant
-for (const c of [naive, postern]) for (let i = 0; i < 20; i++) await callOnce(c, c === naive ? 'get_json' : 'get_json'); // warm-up
+// Warm-up, the same for both: a daemon serves calls for hours, so what is measured is its steady
+// state, not V8 still compiling the call path (a few hundred calls in, a call costs about twice
+// its steady CPU). BENCH_WARMUP calls of each kind through each.
+const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 1500);
+for (const c of [naive, postern]) for (const tool of ['get_json', 'create_note']) for (let i = 0; i < WARMUP; i++) await callOnce(c, tool);
 
 const rows: Record<string, number[]> = { direct: [], naive_read: [], postern_read: [], naive_write: [], postern_write: [] };
 const p99: Record<string, number[]> = { naive_read: [], postern_read: [], postern_write: [] };
@@ -161,9 +171,14 @@ await Promise.all(posterns.map((c) => callOnce(c, 'create_note'))); // each sess
 const perClient = Math.max(10, Math.floor(CALLS / 4));
 const tput: Record<string, number[]> = { naive: [], postern: [] };
 const tputP99: Record<string, number[]> = { naive: [], postern: [] };
+// At 16 sessions a 2-core machine is CPU-bound: what each side's processes spend per call (the
+// naive proxies; Postern's shims, the daemon apart in daemonCpu.many) says where the ratio comes from.
+const behindCpu = { naive: 0, postern: 0 };
 for (let r = 0; r < ROUNDS; r++) {
   for (const [k, cs] of [['naive', naives], ['postern', posterns]] as const) {
+    const before = cpuBehind(cs);
     const t = k === 'postern' ? await cpuOf('many', () => throughput(cs, 'create_note', perClient)) : await throughput(cs, 'create_note', perClient);
+    behindCpu[k] += cpuBehind(cs) - before;
     tput[k]!.push(t.rate);
     tputP99[k]!.push(t.p99);
   }
@@ -196,6 +211,8 @@ console.log(`  (e) ${SESSIONS} sessions, write calls/s     naive ${median(tput['
 console.log(`      p99 of a write call at ${SESSIONS}        naive ${fmt(median(tputP99['naive']!))}   Postern ${fmt(median(tputP99['postern']!))}`);
 console.log(`      fsyncs per write call at ${SESSIONS}      ${manyFsync.fsyncs === null ? 'n/a (no strace)' : (manyFsync.fsyncs / manyFsync.calls).toFixed(2)}`);
 if (daemonPid !== undefined) console.log(`  (f) daemon CPU per call (process CPU / calls)   read ${(daemonCpu.read / (ROUNDS * CALLS)).toFixed(3)} ms   keyed write ${(daemonCpu.write / (ROUNDS * CALLS)).toFixed(3)} ms   write at ${SESSIONS} ${(daemonCpu.many / (ROUNDS * SESSIONS * perClient)).toFixed(3)} ms`);
+const manyCalls = ROUNDS * SESSIONS * perClient;
+console.log(`      CPU per write call at ${SESSIONS}       naive proxies ${(behindCpu.naive / manyCalls).toFixed(3)} ms   Postern shims ${(behindCpu.postern / manyCalls).toFixed(3)} ms (+ the daemon's above)`);
 printPhases('where a one-client call spends its time in the daemon (read and write together; the rest of a call is the client, the shim and the sockets)', oneClient);
 
 // The issue's latency target: naive + the durability floor (two fsyncs) + 0.5 ms; a number when
@@ -226,6 +243,8 @@ const figures: Figure[] = [
         { name: '(f) daemon CPU per read call, one client', value: daemonCpu.read / (ROUNDS * CALLS), unit: 'ms', target: '≤ 0.5 ms' },
         { name: '(f) daemon CPU per keyed write call, one client', value: daemonCpu.write / (ROUNDS * CALLS), unit: 'ms', target: '≤ 0.7 ms' },
         { name: `(f) daemon CPU per write call, ${SESSIONS} sessions`, value: daemonCpu.many / (ROUNDS * SESSIONS * perClient), unit: 'ms' },
+        { name: `(f) naive proxies' CPU per write call, ${SESSIONS} sessions`, value: behindCpu.naive / manyCalls, unit: 'ms' },
+        { name: `(f) Postern shims' CPU per write call, ${SESSIONS} sessions`, value: behindCpu.postern / manyCalls, unit: 'ms', baseline: 'naive proxies', baselineValue: behindCpu.naive / manyCalls, ratio: behindCpu.postern / behindCpu.naive },
       ]),
   ...phaseFigures('(c)+(d) one client', oneClient),
 ];
