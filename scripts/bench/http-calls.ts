@@ -169,6 +169,8 @@ const naives = await Promise.all(Array.from({ length: SESSIONS }, () => connect(
 const posterns = await Promise.all(Array.from({ length: SESSIONS }, () => connect('postern')));
 await Promise.all(posterns.map((c) => callOnce(c, 'create_note'))); // each session's grant
 const perClient = Math.max(10, Math.floor(CALLS / 4));
+// Each of the 32 processes warmed as the lone ones were (in total WARMUP write calls per side).
+for (const cs of [naives, posterns]) await throughput(cs, 'create_note', Math.ceil(WARMUP / SESSIONS));
 const tput: Record<string, number[]> = { naive: [], postern: [] };
 const tputP99: Record<string, number[]> = { naive: [], postern: [] };
 // At 16 sessions a 2-core machine is CPU-bound: what each side's processes spend per call (the

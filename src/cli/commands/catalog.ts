@@ -167,7 +167,14 @@ async function loadForFormat(path: string, format: Format, ctx: CliContext): Pro
 
 export function registerCatalog(program: Command): void {
   const catalog = program.command('catalog').description('start, check, show and accept the tool catalog');
+  registerNew(catalog);
+  registerCheck(catalog);
+  registerShadow(catalog);
+  registerShow(catalog);
+  registerAccept(catalog);
+}
 
+function registerNew(catalog: Command): void {
   catalog
     .command('new [file]')
     .description(`write a commented starter catalog to catalog.yaml (or FILE), never over an existing one; it uses the secret \`${STARTER_SECRET}\``)
@@ -178,7 +185,9 @@ export function registerCatalog(program: Command): void {
       writeStarterCatalog(path);
       ctx.out(`wrote a starter catalog to ${clean(path, 200)}: edit it (docs/catalog.md), then \`postern catalog check\` and \`postern catalog accept\``);
     });
+}
 
+function registerCheck(catalog: Command): void {
   catalog
     .command('check [file]')
     .description('classify the changes of a catalog against the accepted one (or --against FILE) and run the release gate')
@@ -194,33 +203,37 @@ export function registerCatalog(program: Command): void {
       'postern catalog check new.yaml --against old.yaml',
       'postern catalog check --against-journal    # would past calls still validate?',
     ]))
-    .action(async (file: string | undefined, o: CheckOpts, cmd: Command) => {
-      const ctx = contextFor(cmd);
-      const format = formatOf(o);
-      const candPath = file ?? ctx.paths.catalog;
-      const cand = await loadForFormat(candPath, format, ctx);
-      let old: Catalog | undefined;
-      if (o.against !== undefined) {
-        old = (await loadCatalogFile(o.against)).catalog;
-      } else {
-        const accepted = await readCatalogFile(ctx.paths.acceptedCatalog);
-        if (accepted !== undefined) old = parseCatalog(accepted.text, ctx.paths.acceptedCatalog);
-      }
-      let history: HistoryRecord[] | undefined;
-      if (typeof o.againstJournal === 'string') history = await readHistoryFile(o.againstJournal);
-      else if (o.againstJournal === true) history = readHistoryJournal(ctx);
-      const window = o.window ?? DEFAULT_WINDOW;
-      const windowMs = parseWindow(window);
-      const report = releaseGate(old, cand.catalog, history);
-      const shadow = o.shadow === true ? readShadow(ctx, cand.digest) : undefined;
-      if (format === 'github') for (const line of gateAnnotations(report, candPath, cand.text)) ctx.out(line);
-      else printReport(ctx, report, format === 'json', retirementsInUse(ctx, old, cand.catalog, windowMs), window, shadow);
-      if (!report.ok) throw gateError(report);
-      if (shadow !== undefined && !shadow.ok) {
-        throw new PosternError('RELEASE_GATE_FAILED', shadow.shadowed === 0 ? 'no call was planned in shadow against this catalog: the shadow shows nothing yet' : `the shadow diverged on more than ${shadow.threshold * 100}% of calls for ${shadow.tools.filter((t) => !t.ok).map((t) => clean(t.tool, 64)).join(', ')}`);
-      }
-    });
+    .action((file: string | undefined, o: CheckOpts, cmd: Command) => checkCatalog(contextFor(cmd), file, o));
+}
 
+/** `postern catalog check`: the release gate of a candidate against the accepted catalog (or --against). */
+async function checkCatalog(ctx: CliContext, file: string | undefined, o: CheckOpts): Promise<void> {
+  const format = formatOf(o);
+  const candPath = file ?? ctx.paths.catalog;
+  const cand = await loadForFormat(candPath, format, ctx);
+  let old: Catalog | undefined;
+  if (o.against !== undefined) {
+    old = (await loadCatalogFile(o.against)).catalog;
+  } else {
+    const accepted = await readCatalogFile(ctx.paths.acceptedCatalog);
+    if (accepted !== undefined) old = parseCatalog(accepted.text, ctx.paths.acceptedCatalog);
+  }
+  let history: HistoryRecord[] | undefined;
+  if (typeof o.againstJournal === 'string') history = await readHistoryFile(o.againstJournal);
+  else if (o.againstJournal === true) history = readHistoryJournal(ctx);
+  const window = o.window ?? DEFAULT_WINDOW;
+  const windowMs = parseWindow(window);
+  const report = releaseGate(old, cand.catalog, history);
+  const shadow = o.shadow === true ? readShadow(ctx, cand.digest) : undefined;
+  if (format === 'github') for (const line of gateAnnotations(report, candPath, cand.text)) ctx.out(line);
+  else printReport(ctx, report, format === 'json', retirementsInUse(ctx, old, cand.catalog, windowMs), window, shadow);
+  if (!report.ok) throw gateError(report);
+  if (shadow !== undefined && !shadow.ok) {
+    throw new PosternError('RELEASE_GATE_FAILED', shadow.shadowed === 0 ? 'no call was planned in shadow against this catalog: the shadow shows nothing yet' : `the shadow diverged on more than ${shadow.threshold * 100}% of calls for ${shadow.tools.filter((t) => !t.ok).map((t) => clean(t.tool, 64)).join(', ')}`);
+  }
+}
+
+function registerShadow(catalog: Command): void {
   const shadowCmd = catalog.command('shadow').description('run the pending catalog.yaml in shadow on the daemon: each call is also planned against it, with no effect (needs the passphrase)');
   shadowCmd
     .command('start')
@@ -242,60 +255,66 @@ export function registerCatalog(program: Command): void {
       const r = await withOperator(ctx, {}, (c) => c.request('catalog.shadow', { digest: null }));
       ctx.out(r.stopped === null ? 'no catalog was running in shadow: nothing to stop' : `stopped the shadow of catalog ${r.stopped.slice(0, 16)}…`);
     });
+}
 
+function registerShow(catalog: Command): void {
   catalog
     .command('show')
     .description('list tools, current revisions and authority, and whether catalog.yaml is accepted or pending')
     .option('--json', 'print JSON')
     .option('--verify', 'check the acceptance record with the vault key (asks for the passphrase)')
-    .action(async (o: { json?: boolean; verify?: boolean }, cmd: Command) => {
-      const ctx = contextFor(cmd);
-      const file = await readCatalogFile(ctx.paths.catalog);
-      const stored = await readAcceptance(ctx.paths);
-      let status: string;
-      let alarm: PosternError | undefined;
-      if (o.verify === true) {
-        const pass = await ctx.unlockPassphrase();
-        const v = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
-        try {
-          const key = v.deriveKey('catalog-mac');
-          const mark = v.acceptedCatalog;
-          const { state } = await currentCatalogState(ctx.paths, key, mark);
-          status = state.state === 'alarm' ? `alarm (${state.alarm}): ${state.message}` : state.state;
-          if (state.state === 'alarm') alarm = alarmError(state);
-          // Also proves the stored copy is the accepted bytes (CATALOG_UNAUTHENTICATED otherwise).
-          else if (state.state === 'accepted' || state.state === 'pending') await loadAcceptedCatalog(ctx.paths, key, mark);
-          const chain = verifyHistoryChain(key, await readHistory(ctx.paths), mark);
-          status += chain.ok
-            ? `\nhistory: ${chain.entries} authenticated acceptance${chain.entries === 1 ? '' : 's'}, chain verified${chain.legacy > 0 ? ` (after ${chain.legacy} unauthenticated line${chain.legacy === 1 ? '' : 's'} from Postern 0.1)` : ''}`
-            : `\nhistory: DOES NOT VERIFY: ${chain.problem}`;
-        } finally {
-          v.lock();
-        }
-      } else if (stored.kind !== 'stored') {
-        status = `${stored.kind === 'malformed' ? 'malformed record' : file === undefined ? 'no_catalog' : 'unaccepted'} (not verified; use --verify)`;
-      } else {
-        status = `${file === undefined || file.digest === stored.record.digest ? 'accepted' : 'pending'} (not verified; use --verify)`;
-      }
-      if (alarm !== undefined) {
-        ctx.out(`status: ${status}`);
-        throw alarm;
-      }
-      const shown = await readCatalogFile(stored.kind !== 'stored' ? ctx.paths.catalog : ctx.paths.acceptedCatalog);
-      if (shown === undefined) {
-        if (o.json === true) ctx.out(JSON.stringify({ status, tools: [] }, null, 2));
-        else ctx.out(`status: ${status}\nno catalog yet: write ${ctx.paths.catalog} (see docs/catalog.md)`);
-        return;
-      }
-      const cat = parseCatalog(shown.text, shown.path);
-      if (o.json === true) {
-        ctx.out(JSON.stringify({ status, file: shown.path, ...catalogSummaryJson(cat, shown.digest) }, null, 2));
-      } else {
-        ctx.out(`status: ${status}\nshowing: ${shown.path} (sha256 ${shown.digest.slice(0, 16)}…)`);
-        ctx.out(renderCatalogSummary(cat));
-      }
-    });
+    .action((o: { json?: boolean; verify?: boolean }, cmd: Command) => showCatalog(contextFor(cmd), o));
+}
 
+/** `postern catalog show`: the tools, revisions and authority, and the catalog's status. */
+async function showCatalog(ctx: CliContext, o: { json?: boolean; verify?: boolean }): Promise<void> {
+  const file = await readCatalogFile(ctx.paths.catalog);
+  const stored = await readAcceptance(ctx.paths);
+  let status: string;
+  let alarm: PosternError | undefined;
+  if (o.verify === true) {
+    const pass = await ctx.unlockPassphrase();
+    const v = await openVault(ctx.paths.vault, pass, ctx.vault).finally(() => pass.fill(0));
+    try {
+      const key = v.deriveKey('catalog-mac');
+      const mark = v.acceptedCatalog;
+      const { state } = await currentCatalogState(ctx.paths, key, mark);
+      status = state.state === 'alarm' ? `alarm (${state.alarm}): ${state.message}` : state.state;
+      if (state.state === 'alarm') alarm = alarmError(state);
+      // Also proves the stored copy is the accepted bytes (CATALOG_UNAUTHENTICATED otherwise).
+      else if (state.state === 'accepted' || state.state === 'pending') await loadAcceptedCatalog(ctx.paths, key, mark);
+      const chain = verifyHistoryChain(key, await readHistory(ctx.paths), mark);
+      status += chain.ok
+        ? `\nhistory: ${chain.entries} authenticated acceptance${chain.entries === 1 ? '' : 's'}, chain verified${chain.legacy > 0 ? ` (after ${chain.legacy} unauthenticated line${chain.legacy === 1 ? '' : 's'} from Postern 0.1)` : ''}`
+        : `\nhistory: DOES NOT VERIFY: ${chain.problem}`;
+    } finally {
+      v.lock();
+    }
+  } else if (stored.kind !== 'stored') {
+    status = `${stored.kind === 'malformed' ? 'malformed record' : file === undefined ? 'no_catalog' : 'unaccepted'} (not verified; use --verify)`;
+  } else {
+    status = `${file === undefined || file.digest === stored.record.digest ? 'accepted' : 'pending'} (not verified; use --verify)`;
+  }
+  if (alarm !== undefined) {
+    ctx.out(`status: ${status}`);
+    throw alarm;
+  }
+  const shown = await readCatalogFile(stored.kind !== 'stored' ? ctx.paths.catalog : ctx.paths.acceptedCatalog);
+  if (shown === undefined) {
+    if (o.json === true) ctx.out(JSON.stringify({ status, tools: [] }, null, 2));
+    else ctx.out(`status: ${status}\nno catalog yet: write ${ctx.paths.catalog} (see docs/catalog.md)`);
+    return;
+  }
+  const cat = parseCatalog(shown.text, shown.path);
+  if (o.json === true) {
+    ctx.out(JSON.stringify({ status, file: shown.path, ...catalogSummaryJson(cat, shown.digest) }, null, 2));
+  } else {
+    ctx.out(`status: ${status}\nshowing: ${shown.path} (sha256 ${shown.digest.slice(0, 16)}…)`);
+    ctx.out(renderCatalogSummary(cat));
+  }
+}
+
+function registerAccept(catalog: Command): void {
   catalog
     .command('accept')
     .description('adopt catalog.yaml after showing the classified diff (needs the passphrase)')
