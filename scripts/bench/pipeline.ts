@@ -74,8 +74,12 @@ const direct = async (): Promise<void> => {
   await res.body.json();
 };
 
-for (let i = 0; i < 50; i++) await call('get_json');
-for (let i = 0; i < 50; i++) await direct();
+// The steady state, as in http-calls: BENCH_WARMUP calls of each kind before the rounds (a few hundred
+// calls in, V8 is still compiling the call path and a call costs about twice its steady CPU).
+const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 1500);
+for (let i = 0; i < WARMUP; i++) await call('get_json');
+for (let i = 0; i < WARMUP; i++) await call('create_note');
+for (let i = 0; i < WARMUP; i++) await direct();
 const rows: Record<'direct' | 'read' | 'write', number[]> = { direct: [], read: [], write: [] };
 // Process CPU (user + system, all threads) per call, measured around each variant's loop: the in-process
 // figure beside the daemon's in `npm run bench`'s (f), without MCP, the shim or the sockets.

@@ -39,6 +39,7 @@ const PARTS: readonly Part[] = [
   { part: 'shim-start', env: { BENCH_ROUNDS: '15' } },
   { part: 'tools-list', env: { BENCH_ROUNDS: '5', BENCH_LISTS: '40' } },
   { part: 'pipeline', env: { BENCH_ROUNDS: '5', BENCH_CALLS: '300' } },
+  { part: 'journal-writer', env: { BENCH_ROUNDS: '5', BENCH_CALLS: '800' } },
   { part: 'http-executor', env: { BENCH_ROUNDS: '15', BENCH_CALLS: '600' } },
   { part: 'http-calls', env: { BENCH_ROUNDS: '5', BENCH_CALLS: '100' } },
   { part: 'rss', env: { BENCH_RSS_CALLS: '10000', BENCH_RSS_INFLIGHT: '8' } },
