@@ -81,6 +81,17 @@ export interface ExposureEntry {
   readonly exposures: readonly Exposure[];
 }
 
+/** An entry's columns as the exposure lookups read them (`body` is the JSON text). */
+export type ExposureRow = Omit<ExposureEntry, 'exposures'> & { readonly body: string };
+
+/** The exposures an entry recorded (a head's in its call record, an outcome's in its body); undefined when none. */
+export function exposureEntryOf(row: ExposureRow): ExposureEntry | undefined {
+  const body = JSON.parse(row.body) as { call?: { exposures?: unknown }; exposures?: unknown };
+  const found = row.kind === 'outcome' ? body.exposures : body.call?.exposures;
+  if (!Array.isArray(found) || found.length === 0) return undefined;
+  return { seq: row.seq, at: row.at, kind: row.kind, call_id: row.call_id, tool: row.tool, session_id: row.session_id, exposures: found as Exposure[] };
+}
+
 export interface ActivityJournal {
   /** A call refused before any effect (validation, stale contract, denial, timeout, conflict…). One entry, no intent. */
   recordRejected(r: CallRecord & { error_code: string; message: string }): void;
@@ -418,11 +429,8 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       for (;;) {
         const rows = read('read recorded exposures', () => exposuresPage.all(after, PAGE));
         for (const row of rows) {
-          const body = JSON.parse(row.body) as { call?: { exposures?: unknown }; exposures?: unknown };
-          const found = row.kind === 'outcome' ? body.exposures : body.call?.exposures;
-          if (Array.isArray(found) && found.length > 0) {
-            yield { seq: row.seq, at: row.at, kind: row.kind, call_id: row.call_id, tool: row.tool, session_id: row.session_id, exposures: found as Exposure[] };
-          }
+          const found = exposureEntryOf(row);
+          if (found !== undefined) yield found;
         }
         const last = rows.at(-1);
         if (last === undefined || rows.length < PAGE) return;

@@ -1,9 +1,9 @@
 /**
- * Reading shipped journals back: the homes a database holds, and one home's
- * journals copied into a private temporary journal directory, so that the
- * very code that verifies and queries a local journal (chain.ts,
- * checkpoint/, activity.ts, sessions.ts, timeline.ts) answers for a shipped
- * one. Nothing here judges: what a row cannot be (unparsable, not of its
+ * Reading shipped journals back for `audit verify --from`: the homes a
+ * database holds, and one home's journals copied into a private temporary
+ * journal directory, so that the very code that verifies a local journal
+ * (chain.ts, checkpoint/) judges a shipped one. (The team queries do not
+ * copy: ship/queries.ts asks the database.) Nothing here judges: what a row cannot be (unparsable, not of its
  * journal's shape, stored under another seq) is noted as a finding and the
  * row left out, which the chain walk then reports as a missing entry.
  *
