@@ -59,16 +59,21 @@ function prefixPattern(given: string): string {
   return `${given.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** A call's head with its outcome (the first, should a database hold more), newest first; `where` on the head `h`. */
-function callsSql(where: readonly string[], limit: string): string {
-  return `SELECT h.home_id AS home_id, h."row" AS h_row, o."row" AS o_row
-  FROM postern_entries h
+/**
+ * Calls' heads with their outcomes (the first, should a database hold more), newest first; `where` on
+ * the head `h`. The heads are chosen and limited first, so only those get their outcome looked up.
+ */
+function callsSql(where: readonly string[], limit: string, withSql = ''): string {
+  const order = 'h.at DESC, h.seq DESC, h.home_id DESC';
+  return `${withSql}SELECT h.home_id AS home_id, h."row" AS h_row, o."row" AS o_row
+  FROM (SELECT h.home_id, h.call_id, h.at, h.seq, h."row" FROM postern_entries h
+    WHERE h.${PG_HEAD} AND ${where.join(' AND ')}
+    ORDER BY ${order} LIMIT ${limit}) h
   LEFT JOIN LATERAL (
     SELECT e."row" FROM postern_entries e
     WHERE e.journal = 'activity' AND e.call_id = h.call_id AND e.home_id = h.home_id AND e.kind = 'outcome'
     ORDER BY e.seq LIMIT 1) o ON true
-  WHERE h.${PG_HEAD} AND ${where.join(' AND ')}
-  ORDER BY h.at DESC, h.seq DESC, h.home_id DESC LIMIT ${limit}`;
+  ORDER BY ${order}`;
 }
 
 /** `audit activity --from`: the local filters (listCallsQuery's), newest first across the homes. */
@@ -80,10 +85,14 @@ export function teamCallsQuery(filter: CallFilter, homes: HomeScope): TeamQuery 
   if (filter.idempotency_key !== undefined) where.push(`h.idempotency_key = ${p.add(filter.idempotency_key)}`);
   if (filter.since !== undefined) where.push(`h.at >= ${p.add(isoBound('since', filter.since, ''))}`);
   if (filter.until !== undefined) where.push(`h.at < ${p.add(isoBound('until', filter.until, ''))}`);
+  // The calls with an entry of this error code, found first through its index (as the local query's
+  // IN list is): left to itself, the planner walks every call newest first and looks each one up.
+  let failed = '';
   if (filter.error_code !== undefined) {
-    where.push(`(h.home_id, h.call_id) IN (SELECT x.home_id, x.call_id FROM postern_entries x WHERE x.journal = 'activity' AND x.error_code = ${p.add(filter.error_code)})`);
+    failed = `WITH failed AS MATERIALIZED (SELECT x.home_id, x.call_id FROM postern_entries x WHERE x.journal = 'activity' AND x.error_code = ${p.add(filter.error_code)})\n`;
+    where.push('(h.home_id, h.call_id) IN (SELECT f.home_id, f.call_id FROM failed f)');
   }
-  return { text: callsSql(where, p.add(clampLimit(filter.limit))), values: p.values };
+  return { text: callsSql(where, p.add(clampLimit(filter.limit)), failed), values: p.values };
 }
 
 /** `audit show --from`: the call with this id in each home (at most `max`). */

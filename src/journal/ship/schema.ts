@@ -34,7 +34,10 @@ export const PG_HEAD = `journal = 'activity' AND kind IN ('intent', 'rejected', 
  * A row that is not a JSON object gets no copies (`audit verify --from`
  * reports it); the trigger never refuses an insert. `UPDATE … SET row = row`
  * on rows without copies is the backfill of a database made by an earlier
- * schema: run by `--init-schema`, it touches only those rows.
+ * schema: run by `--init-schema`, it touches only those rows. The first
+ * schema's (journal, at) index is dropped: the partial indexes by time
+ * replace it, and the planner took it over them for the newest calls (then
+ * sorting each time's rows again).
  */
 const ENTRY_COPIES = `
 ALTER TABLE postern_entries
@@ -49,6 +52,7 @@ CREATE OR REPLACE FUNCTION postern_entry_copies() RETURNS trigger LANGUAGE plpgs
 DECLARE
   r jsonb;
   body jsonb;
+  found jsonb;
 BEGIN
   NEW.kind := NULL; NEW.call_id := NULL; NEW.session_id := NULL; NEW.tool := NULL;
   NEW.idempotency_key := NULL; NEW.error_code := NULL; NEW.exposed := NULL;
@@ -68,12 +72,14 @@ BEGIN
   IF strpos(r ->> 'body', '"exposures":') > 0 THEN
     BEGIN
       body := (r ->> 'body')::jsonb;
-      SELECT array_agg(DISTINCT x ->> 'credential') INTO NEW.exposed
-      FROM jsonb_array_elements(CASE WHEN NEW.kind = 'outcome' THEN body -> 'exposures' ELSE body -> 'call' -> 'exposures' END) AS x
-      WHERE x ->> 'credential' IS NOT NULL;
     EXCEPTION WHEN others THEN
-      NEW.exposed := NULL;
+      RETURN NEW;
     END;
+    found := CASE WHEN NEW.kind = 'outcome' THEN body -> 'exposures' ELSE body -> 'call' -> 'exposures' END;
+    IF jsonb_typeof(found) = 'array' THEN
+      SELECT array_agg(DISTINCT x ->> 'credential') INTO NEW.exposed
+      FROM jsonb_array_elements(found) AS x WHERE jsonb_typeof(x) = 'object' AND x ->> 'credential' IS NOT NULL;
+    END IF;
   END IF;
   RETURN NEW;
 END
@@ -85,11 +91,12 @@ CREATE INDEX IF NOT EXISTS postern_calls_at ON postern_entries (at, seq, home_id
 CREATE INDEX IF NOT EXISTS postern_calls_tool ON postern_entries (tool, at, seq, home_id) WHERE ${PG_HEAD};
 CREATE INDEX IF NOT EXISTS postern_calls_session ON postern_entries (session_id, at, seq, home_id) WHERE ${PG_HEAD};
 CREATE INDEX IF NOT EXISTS postern_calls_key ON postern_entries (idempotency_key, at, seq, home_id) WHERE ${PG_HEAD} AND idempotency_key IS NOT NULL;
-CREATE INDEX IF NOT EXISTS postern_calls_error ON postern_entries (error_code) WHERE journal = 'activity' AND error_code IS NOT NULL;
+CREATE INDEX IF NOT EXISTS postern_calls_error ON postern_entries (error_code, home_id, call_id) WHERE journal = 'activity' AND error_code IS NOT NULL;
 CREATE INDEX IF NOT EXISTS postern_calls_id ON postern_entries (call_id, home_id) WHERE journal = 'activity';
 CREATE INDEX IF NOT EXISTS postern_sessions_started ON postern_entries (at, seq, home_id) WHERE journal = 'sessions' AND kind = 'session_started';
 CREATE INDEX IF NOT EXISTS postern_sessions_id ON postern_entries (session_id, home_id, seq) WHERE journal = 'sessions';
-CREATE INDEX IF NOT EXISTS postern_exposed ON postern_entries USING gin (exposed) WHERE exposed IS NOT NULL;`;
+CREATE INDEX IF NOT EXISTS postern_exposed ON postern_entries USING gin (exposed) WHERE exposed IS NOT NULL;
+DROP INDEX IF EXISTS postern_entries_at;`;
 
 /** The indexes of the team queries, by name (the plan checks name them). */
 export const TEAM_INDEXES = ['postern_calls_at', 'postern_calls_tool', 'postern_calls_session', 'postern_calls_key', 'postern_calls_error', 'postern_calls_id', 'postern_sessions_started', 'postern_sessions_id', 'postern_exposed'] as const;
@@ -118,7 +125,6 @@ CREATE TABLE IF NOT EXISTS postern_entries (
   shipped_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (home_id, journal, seq)
 );
-CREATE INDEX IF NOT EXISTS postern_entries_at ON postern_entries (journal, at);
 ${ENTRY_COPIES}
 CREATE TABLE IF NOT EXISTS postern_checkpoints (
   home_id text NOT NULL,
