@@ -134,7 +134,8 @@ export interface ActivityJournal {
   limitHistory(since: string): LimitHistory;
   /** Every entry that recorded a redacted secret, in journal order. */
   exposures(): Iterable<ExposureEntry>;
-  verify(): ChainReport;
+  /** The chain walked (chain.ts; `skips`: a shipped copy's accepted gaps), then the claims checked against it. */
+  verify(skips?: ReadonlyMap<number, ChainHead>): ChainReport;
   /** One JSON line per entry in seq order; `data` is the parsed body (JSON.stringify(data) re-creates it). */
   exportJsonl(write: (line: string) => void): void;
 }
@@ -478,13 +479,13 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
       }
     },
 
-    verify() {
+    verify(skips) {
       return read('verify the chain', () =>
         damageAware(
           () =>
             db
               .transaction((): ChainReport => {
-                const report = store.chain.verify();
+                const report = store.chain.verify(skips);
                 if (!report.ok) return report;
                 const bad = firstClaimMismatch(db, store.chain.base());
                 if (bad === undefined) return report;

@@ -21,7 +21,7 @@ import type { SchemaSpec } from './database.js';
 import { clampLimit, isoBound, MAX_LIMIT } from './filters.js';
 import { toJsonText } from './json.js';
 import { SESSION_EVENT_TYPES } from './types.js';
-import type { ChainReport, SessionEventRow, SessionEventType, SessionRow, SessionStart } from './types.js';
+import type { ChainHead, ChainReport, SessionEventRow, SessionEventType, SessionRow, SessionStart } from './types.js';
 
 export const SESSIONS_SCHEMA: SchemaSpec = {
   name: 'sessions',
@@ -63,7 +63,8 @@ export interface SessionsJournal {
   eventsBetween(session_id: string | null, afterSeq: number, beforeSeq: number, opts?: { limit?: number }): SessionEventRow[];
   /** The newest entry of `type` (of one session, or daemon-wide for `null`); undefined when there is none. */
   latestEvent(session_id: string | null, type: SessionEventType): SessionEventRow | undefined;
-  verify(): ChainReport;
+  /** The chain walked (chain.ts; `skips`: a shipped copy's accepted gaps). */
+  verify(skips?: ReadonlyMap<number, ChainHead>): ChainReport;
   exportJsonl(write: (line: string) => void): void;
 }
 
@@ -206,8 +207,8 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
       });
     },
 
-    verify() {
-      return guard('sessions', 'verify the chain', () => damageAware(() => db.transaction(() => chain.verify()).deferred(), chain));
+    verify(skips) {
+      return guard('sessions', 'verify the chain', () => damageAware(() => db.transaction(() => chain.verify(skips)).deferred(), chain));
     },
 
     exportJsonl(writeLine) {

@@ -126,6 +126,15 @@ CREATE TABLE IF NOT EXISTS postern_entries (
   PRIMARY KEY (home_id, journal, seq)
 );
 ${ENTRY_COPIES}
+CREATE TABLE IF NOT EXISTS postern_gaps (
+  home_id text NOT NULL,
+  journal text NOT NULL CHECK (journal IN ('activity', 'sessions')),
+  after_seq bigint NOT NULL CHECK (after_seq >= 0),
+  record text NOT NULL,
+  signature text NOT NULL,
+  shipped_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (home_id, journal, after_seq)
+);
 CREATE TABLE IF NOT EXISTS postern_checkpoints (
   home_id text NOT NULL,
   position bigint NOT NULL CHECK (position >= 0),
@@ -135,7 +144,7 @@ CREATE TABLE IF NOT EXISTS postern_checkpoints (
 );
 `;
 
-export const SHIP_TABLES = ['postern_homes', 'postern_bases', 'postern_entries', 'postern_checkpoints'] as const;
+export const SHIP_TABLES = ['postern_homes', 'postern_bases', 'postern_entries', 'postern_checkpoints', 'postern_gaps'] as const;
 
 /** What an admin grants the shipping role (and nothing more): insert and read, never update or delete. */
 export function shipGrants(role: string): string {
@@ -163,6 +172,12 @@ export const ENTRIES_AT = 'SELECT seq::text AS seq, row FROM postern_entries WHE
 export const CHECKPOINT_INSERT = 'INSERT INTO postern_checkpoints (home_id, position, line) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING position';
 export const CHECKPOINT_AT = 'SELECT line FROM postern_checkpoints WHERE home_id = $1 AND position = $2';
 
+/** An accepted gap (ship/gaps.ts): the signed record of the entries a home pruned before they were shipped. */
+export const GAP_INSERT = 'INSERT INTO postern_gaps (home_id, journal, after_seq, record, signature) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING';
+export const GAP_AT = 'SELECT journal, after_seq::text AS after_seq, record, signature FROM postern_gaps WHERE home_id = $1 AND journal = $2 AND after_seq = $3';
+export const GAPS_SELECT = 'SELECT journal, after_seq::text AS after_seq, record, signature FROM postern_gaps WHERE home_id = $1 ORDER BY journal, after_seq';
+/** Whether postern_gaps exists (a database made before it has no gaps, and is read as such). */
+export const GAPS_PRESENT = "SELECT to_regclass('postern_gaps') IS NOT NULL AS present";
 export const HOMES_SELECT = 'SELECT home_id, name, public_key FROM postern_homes ORDER BY name, home_id';
 export const BASES_SELECT = 'SELECT journal, base FROM postern_bases WHERE home_id = $1';
 /** A page of one home's journal, by seq (the primary key). */
