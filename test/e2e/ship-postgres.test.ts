@@ -351,4 +351,37 @@ describe('journal shipping to a real PostgreSQL', { skip: postgresSkip() }, () =
     assert.match(swapped.stdout, /^ {2}activity journal: row at seq 1: .*\(reordered\)$/m);
     assert.match(swapped.stdout, /^ {2}activity journal: BROKEN at seq 1: /m);
   });
+
+  it('entries pruned before they were shipped: SHIP_GAP, then --accept-gap records it signed, ships on, and verify --from names it', async () => {
+    const c = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { ship: { home_name: 'laptop-c' } } });
+    try {
+      await c.acceptCatalog(catalog(http.origin));
+      await c.startDaemon();
+      assert.equal(await c.stopDaemon(), 0);
+      const first = await run(c, ['audit', 'ship', '--to', shipUrl]);
+      assert.equal(first.code, 0, first.stderr);
+      // More entries (the daemon's start and stop), pruned before they were shipped.
+      await c.startDaemon();
+      assert.equal(await c.stopDaemon(), 0);
+      const pruned = await run(c, ['audit', 'prune', '--before', '0s', '--yes', '--passphrase-file', c.passFile]);
+      assert.equal(pruned.code, 0, pruned.stderr);
+      const stopped = await run(c, ['audit', 'ship', '--to', shipUrl]);
+      assert.equal(stopped.code, 1);
+      assert.match(stopped.stderr, /SHIP_GAP/);
+      assert.match(stopped.stderr, /sessions entries \d+ to \d+ were pruned before they were shipped .*--accept-gap/);
+      const accepted = await run(c, ['audit', 'ship', '--to', shipUrl, '--accept-gap', '--passphrase-file', c.passFile]);
+      assert.equal(accepted.code, 0, accepted.stderr);
+      assert.match(accepted.stdout, /^accepted a gap: sessions entries \d+ to \d+ were pruned here before they were shipped; the database records it, signed by SHA256:/m);
+      const again = await run(c, ['audit', 'ship', '--to', shipUrl, '--json']);
+      assert.equal(again.code, 0, again.stderr);
+      const v = await run(c, ['audit', 'verify', '--from', shipUrl, '--home', 'laptop-c']);
+      assert.equal(v.code, 0, v.stdout);
+      assert.match(v.stdout, /^ {2}sessions journal: entries \d+ to \d+: ACCEPTED GAP: pruned on the home before they were shipped; accepted at \S+, signed by SHA256:/m);
+      const key = (await run(c, ['audit', 'key', '--passphrase-file', c.passFile])).stdout;
+      assert.ok(key.includes(/signed by (SHA256:\S+)/.exec(v.stdout)![1]!), 'signed by the home\'s checkpoint key');
+    } finally {
+      c.sb.assertNeverPrinted(TOKEN, 'the API token');
+      await c.cleanup();
+    }
+  });
 });
