@@ -93,11 +93,12 @@ export async function teamActivity(ctx: CliContext, t: TeamOpts, o: ActivityOpts
 
 /** `show` across homes: the full id, or a prefix unique across every call the homes shipped (an index range, not a window). */
 export async function teamShow(ctx: CliContext, t: TeamOpts, given: string, o: { json?: boolean }): Promise<void> {
-  const found: { home: ShippedHome; value: CallView }[] = await withTeam(t, async (team) => {
-    const exact = await teamCalls(team.client, callByIdQuery(given, team.scope, 2));
-    if (exact.length > 0 || given === '') return tagged(team, exact);
-    return tagged(team, await teamCalls(team.client, callByPrefixQuery(given, team.scope, 2)));
+  const { exact, found } = await withTeam(t, async (team): Promise<{ exact: boolean; found: { home: ShippedHome; value: CallView }[] }> => {
+    const byId = await teamCalls(team.client, callByIdQuery(given, team.scope, 2));
+    if (byId.length > 0 || given === '') return { exact: true, found: tagged(team, byId) };
+    return { exact: false, found: tagged(team, await teamCalls(team.client, callByPrefixQuery(given, team.scope, 2))) };
   });
+  if (found.length > 1 && exact) throw new PosternError('USAGE', `call ${clean(given, 64)} is in several homes: give --home`);
   if (found.length > 1) throw new PosternError('USAGE', `several calls start with ${clean(given, 64)} across the homes: give more of the id, or --home`);
   const hit = found[0];
   if (hit === undefined) throw new PosternError('CALL_NOT_FOUND', `no call ${clean(given, 64)} in the shipped journals`);
