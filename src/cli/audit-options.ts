@@ -105,10 +105,21 @@ export function resolveSessionId(j: Journals, given: string): string {
 }
 
 /** The activity filter the options name (`audit activity`, `audit export --bundle`); times already parsed. */
-export function activityFilter(j: Journals, o: ActivityOpts, bounds: { since: string | undefined; until: string | undefined; limit: number | undefined }): CallFilter {
+export function activityFilter(j: Journals, o: ActivityOpts, bounds: FilterBounds): CallFilter {
+  return callFilterOf(o, bounds, o.session === undefined ? undefined : resolveSessionId(j, o.session));
+}
+
+export interface FilterBounds {
+  readonly since: string | undefined;
+  readonly until: string | undefined;
+  readonly limit: number | undefined;
+}
+
+/** The same, with the session id (`--session`) already resolved (the team queries resolve it across homes). */
+export function callFilterOf(o: ActivityOpts, bounds: FilterBounds, sessionId: string | undefined): CallFilter {
   return {
     ...(o.tool === undefined ? {} : { tool: o.tool }),
-    ...(o.session === undefined ? {} : { session_id: resolveSessionId(j, o.session) }),
+    ...(sessionId === undefined ? {} : { session_id: sessionId }),
     ...(o.key === undefined ? {} : { idempotency_key: o.key }),
     ...(o.error === undefined ? {} : { error_code: o.error }),
     ...(bounds.since === undefined ? {} : { since: bounds.since }),

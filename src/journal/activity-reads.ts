@@ -14,19 +14,28 @@ import type { CallHead, ExposureEntry, HistoricalArguments, LimitHistory } from 
 import { firstClaimMismatch } from './claims-check.js';
 import { guard } from './database.js';
 import type { CommitHooks } from './hooks.js';
-import type { CallFilter, CallView, ChainReport, Exposure, IdempotencyRecord } from './types.js';
+import type { CallFilter, CallView, ChainHead, ChainReport, Exposure, IdempotencyRecord } from './types.js';
 
 const PAGE = 500;
 
 type HeadPageRow = { seq: number; at: string; kind: HeadKind; error_code: string | null; body: string };
-type ExposurePageRow = { seq: number; at: string; kind: HeadKind | 'outcome'; call_id: string; tool: string; session_id: string | null; body: string };
+/** An entry's columns as the exposure lookups read them (`body` is the JSON text). */
+export type ExposureRow = Omit<ExposureEntry, 'exposures'> & { readonly body: string };
+
+/** The exposures an entry recorded (a head's in its call record, an outcome's in its body); undefined when none. */
+export function exposureEntryOf(row: ExposureRow): ExposureEntry | undefined {
+  const body = JSON.parse(row.body) as { call?: { exposures?: unknown }; exposures?: unknown };
+  const found = row.kind === 'outcome' ? body.exposures : body.call?.exposures;
+  if (!Array.isArray(found) || found.length === 0) return undefined;
+  return { seq: row.seq, at: row.at, kind: row.kind, call_id: row.call_id, tool: row.tool, session_id: row.session_id, exposures: found as Exposure[] };
+}
 
 export class ActivityReads {
   readonly #store: ActivityStore;
   readonly #db: Database.Database;
   readonly #getStmt: Database.Statement<[string], CallRow>;
   readonly #headsPage: Database.Statement<[number, number], HeadPageRow>;
-  readonly #exposuresPage: Database.Statement<[number, number], ExposurePageRow>;
+  readonly #exposuresPage: Database.Statement<[number, number], ExposureRow>;
   readonly #listStmts = new Map<string, Database.Statement<(string | number)[], CallRow>>();
   /** The watch's check and the lookup in one read snapshot (one transaction, not one per statement). */
   readonly #lookUpKey: Database.Transaction<(tool: string, key: string) => IdempotencyRecord | undefined>;
@@ -36,7 +45,7 @@ export class ActivityReads {
     const db = (this.#db = store.db);
     this.#getStmt = db.prepare<[string], CallRow>(GET_CALL_SQL);
     this.#headsPage = db.prepare<[number, number], HeadPageRow>(HEADS_PAGE_SQL);
-    this.#exposuresPage = db.prepare<[number, number], ExposurePageRow>(EXPOSURES_PAGE_SQL);
+    this.#exposuresPage = db.prepare<[number, number], ExposureRow>(EXPOSURES_PAGE_SQL);
     this.#lookUpKey = db.transaction((tool: string, key: string): IdempotencyRecord | undefined => {
       hooks.check();
       const held = store.claimOf(tool, key);
@@ -69,11 +78,8 @@ export class ActivityReads {
 
   *exposures(): Iterable<ExposureEntry> {
     for (const row of this.#pages('read recorded exposures', this.#exposuresPage)) {
-      const body = JSON.parse(row.body) as { call?: { exposures?: unknown }; exposures?: unknown };
-      const found = row.kind === 'outcome' ? body.exposures : body.call?.exposures;
-      if (Array.isArray(found) && found.length > 0) {
-        yield { seq: row.seq, at: row.at, kind: row.kind, call_id: row.call_id, tool: row.tool, session_id: row.session_id, exposures: found as Exposure[] };
-      }
+      const found = exposureEntryOf(row);
+      if (found !== undefined) yield found;
     }
   }
 
@@ -103,7 +109,8 @@ export class ActivityReads {
     }
   }
 
-  verify(): ChainReport {
+  /** The chain walked (chain.ts; `skips`: a shipped copy's accepted gaps), then the claims checked against it. */
+  verify(skips?: ReadonlyMap<number, ChainHead>): ChainReport {
     const db = this.#db;
     const chain = this.#store.chain;
     return read('verify the chain', () =>
@@ -111,7 +118,7 @@ export class ActivityReads {
         () =>
           db
             .transaction((): ChainReport => {
-              const report = chain.verify();
+              const report = chain.verify(skips);
               if (!report.ok) return report;
               const bad = firstClaimMismatch(db, chain.base());
               if (bad === undefined) return report;

@@ -3,7 +3,7 @@
  * (activity.ts composes it from activity-writes.ts and activity-reads.ts).
  */
 import type { PosternError } from '../rules/errors.js';
-import type { CallRecord, CallFilter, CallView, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
+import type { CallRecord, CallFilter, CallView, ChainHead, ChainReport, Exposure, IdempotencyRecord, OutcomeInput, TargetDetails } from './types.js';
 import type { HeadKind } from './activity-schema.js';
 
 export type IntentResult = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
@@ -97,7 +97,8 @@ export interface ActivityJournal {
   limitHistory(since: string): LimitHistory;
   /** Every entry that recorded a redacted secret, in journal order. */
   exposures(): Iterable<ExposureEntry>;
-  verify(): ChainReport;
+  /** The chain walked (chain.ts; `skips`: a shipped copy's accepted gaps), then the claims checked against it. */
+  verify(skips?: ReadonlyMap<number, ChainHead>): ChainReport;
   /** One JSON line per entry in seq order; `data` is the parsed body (JSON.stringify(data) re-creates it). */
   exportJsonl(write: (line: string) => void): void;
 }

@@ -20,6 +20,7 @@
  */
 import type { ActivityStore } from './activity-store.js';
 import { ActivityReads } from './activity-reads.js';
+export { exposureEntryOf, type ExposureRow } from './activity-reads.js';
 import type { ActivityJournal } from './activity-types.js';
 import { ActivityWrites } from './activity-writes.js';
 import { NO_HOOKS, type CommitHooks } from './hooks.js';
@@ -47,7 +48,7 @@ export function createActivityJournal(store: ActivityStore, hooks: CommitHooks =
     callHeads: () => r.callHeads(),
     limitHistory: (since) => r.limitHistory(since),
     exposures: () => r.exposures(),
-    verify: () => r.verify(),
+    verify: (skips) => r.verify(skips),
     exportJsonl: (write) => r.exportJsonl(write),
   };
 }

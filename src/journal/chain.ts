@@ -177,13 +177,24 @@ export class Chain {
     }
   }
 
-  /** Walks the chain from its base (seq 1 unless pruned) and reports the first row that fails a check. */
-  verify(): ChainReport {
+  /**
+   * Walks the chain from its base (seq 1 unless pruned) and reports the first row that fails a check.
+   * `skips` (a shipped chain's accepted gaps, ship/gaps.ts): after the entry at a key, when the next one
+   * is missing, the walk goes on from the base given (seq and hash), the entries between uncounted.
+   */
+  verify(skips?: ReadonlyMap<number, ChainHead>): ChainReport {
     const base = this.base();
     let expected = base.seq + 1;
     let prev = base.hash;
+    let skipped = 0;
     let bad: { seq: number; reason: 'hash_mismatch' | 'prev_hash_mismatch' | 'missing_entry' } | undefined;
     const step = (row: EntryRow): boolean => {
+      const skip = row.seq === expected ? undefined : skips?.get(expected - 1);
+      if (skip !== undefined && skip.seq >= expected) {
+        skipped += skip.seq - expected + 1;
+        expected = skip.seq + 1;
+        prev = skip.hash;
+      }
       if (row.seq !== expected) bad = { seq: expected, reason: 'missing_entry' };
       else if (row.prev_hash !== prev) bad = { seq: row.seq, reason: 'prev_hash_mismatch' };
       else if (entryHash(prev, this.content(row)) !== row.hash) bad = { seq: row.seq, reason: 'hash_mismatch' };
@@ -213,8 +224,8 @@ export class Chain {
         if (!step(row)) break;
       }
     }
-    if (bad !== undefined) return { ok: false, entries_checked: expected - 1 - base.seq, first_bad_seq: bad.seq, reason: bad.reason };
-    const entries = expected - 1 - base.seq;
+    if (bad !== undefined) return { ok: false, entries_checked: expected - 1 - base.seq - skipped, first_bad_seq: bad.seq, reason: bad.reason };
+    const entries = expected - 1 - base.seq - skipped;
     const head = expected === 1 ? null : { seq: expected - 1, hash: prev };
     return base.seq === 0 ? { ok: true, entries, head } : { ok: true, entries, head, base: { seq: base.seq, hash: base.hash } };
   }

@@ -21,7 +21,7 @@ import type { SchemaSpec } from './database.js';
 import { clampLimit, isoBound, MAX_LIMIT } from './filters.js';
 import { toJsonText } from './json.js';
 import { SESSION_EVENT_TYPES } from './types.js';
-import type { ChainReport, SessionEventRow, SessionEventType, SessionRow, SessionStart } from './types.js';
+import type { ChainHead, ChainReport, SessionEventRow, SessionEventType, SessionRow, SessionStart } from './types.js';
 
 export const SESSIONS_SCHEMA: SchemaSpec = {
   name: 'sessions',
@@ -63,11 +63,13 @@ export interface SessionsJournal {
   eventsBetween(session_id: string | null, afterSeq: number, beforeSeq: number, opts?: { limit?: number }): SessionEventRow[];
   /** The newest entry of `type` (of one session, or daemon-wide for `null`); undefined when there is none. */
   latestEvent(session_id: string | null, type: SessionEventType): SessionEventRow | undefined;
-  verify(): ChainReport;
+  /** The chain walked (chain.ts; `skips`: a shipped copy's accepted gaps). */
+  verify(skips?: ReadonlyMap<number, ChainHead>): ChainReport;
   exportJsonl(write: (line: string) => void): void;
 }
 
-interface StartedRow {
+/** A session's start entry with the first close and identity entries of that session (listSessions's row). */
+export interface StartedRow {
   seq: number;
   at: string;
   body: string;
@@ -87,6 +89,29 @@ function withIdentity(start: SessionStart, identityBody: string | null): Session
   };
 }
 
+/** A sessions-journal entry as the audit shows it. */
+export function toEventRow(r: EntryRow): SessionEventRow {
+  return {
+    seq: r.seq,
+    at: String(r['at']),
+    session_id: r['session_id'] === null ? null : String(r['session_id']),
+    type: String(r['type']) as SessionEventRow['type'],
+    data: JSON.parse(String(r['body'])) as Record<string, unknown>,
+  };
+}
+
+/** One row of listSessions. */
+export function toSessionRow(r: StartedRow): SessionRow {
+  const end = r.end_body === null ? null : (JSON.parse(r.end_body) as { reason?: unknown });
+  return {
+    ...withIdentity(JSON.parse(r.body) as SessionStart, r.identity_body),
+    seq: r.seq,
+    started_at: r.at,
+    ended_at: r.ended_at,
+    end_reason: typeof end?.reason === 'string' ? end.reason : null,
+  };
+}
+
 export function createSessionsJournal(db: Database.Database, now: () => Date, chain: Chain = new Chain(db, SESSIONS_CONTENT_COLUMNS), hooks: CommitHooks = NO_HOOKS): SessionsJournal {
   const startedStmt = db.prepare<[string], { seq: number }>(`SELECT seq FROM entries WHERE type = 'session_started' AND session_id = ?`);
   const listStmt = db.prepare<[string, number], StartedRow>(`
@@ -101,13 +126,7 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
   const eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
   const betweenStmt = db.prepare<[string | null, number, number, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?');
   const latestStmt = db.prepare<[string | null, string], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND type = ? ORDER BY seq DESC LIMIT 1');
-  const eventRow = (r: EntryRow): SessionEventRow => ({
-    seq: r.seq,
-    at: String(r['at']),
-    session_id: r['session_id'] === null ? null : String(r['session_id']),
-    type: String(r['type']) as SessionEventRow['type'],
-    data: JSON.parse(String(r['body'])) as Record<string, unknown>,
-  });
+  const eventRow = toEventRow;
 
   const write = (action: string, fn: () => void): void =>
     guard('sessions', action, () => {
@@ -167,16 +186,7 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
       const since = isoBound('since', filter.since, '');
       const limit = clampLimit(filter.limit);
       return guard('sessions', 'list sessions', () =>
-        listStmt.all(since, limit).map((r) => {
-          const end = r.end_body === null ? null : (JSON.parse(r.end_body) as { reason?: unknown });
-          return {
-            ...withIdentity(JSON.parse(r.body) as SessionStart, r.identity_body),
-            seq: r.seq,
-            started_at: r.at,
-            ended_at: r.ended_at,
-            end_reason: typeof end?.reason === 'string' ? end.reason : null,
-          };
-        }),
+        listStmt.all(since, limit).map(toSessionRow),
       );
     },
 
@@ -197,8 +207,8 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
       });
     },
 
-    verify() {
-      return guard('sessions', 'verify the chain', () => damageAware(() => db.transaction(() => chain.verify()).deferred(), chain));
+    verify(skips) {
+      return guard('sessions', 'verify the chain', () => damageAware(() => db.transaction(() => chain.verify(skips)).deferred(), chain));
     },
 
     exportJsonl(writeLine) {

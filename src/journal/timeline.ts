@@ -44,12 +44,23 @@ const OPEN_END = Number.MAX_SAFE_INTEGER;
 /** The timeline of `session_id`, or undefined when neither journal knows it. */
 export function sessionTimeline(j: { readonly sessions: SessionsJournal; readonly activity: ActivityJournal }, session_id: string, limit: number): SessionTimeline | undefined {
   const own = j.sessions.events(session_id, { limit });
-  const calls = j.activity.listCalls({ session_id, limit }).reverse();
+  const calls = j.activity.listCalls({ session_id, limit });
   if (own.length === 0 && calls.length === 0) return undefined;
-  const started = own.find((e) => e.type === 'session_started')?.seq ?? 0;
-  const closed = own.find((e) => e.type === 'session_closed')?.seq ?? OPEN_END;
-  const daemon = j.sessions.eventsBetween(null, started, closed, { limit });
+  const { after, before } = daemonWindow(own);
+  return buildTimeline(session_id, limit, own, calls, j.sessions.eventsBetween(null, after, before, { limit }));
+}
 
+/** The seqs the daemon-wide events of a session lie strictly between: its start and its close (open-ended without one). */
+export function daemonWindow(own: readonly SessionEventRow[]): { after: number; before: number } {
+  return { after: own.find((e) => e.type === 'session_started')?.seq ?? 0, before: own.find((e) => e.type === 'session_closed')?.seq ?? OPEN_END };
+}
+
+/**
+ * The timeline from what the journals returned (wherever they are: here, or shipped): the session's own
+ * entries and the daemon-wide ones in daemonWindow, in seq order, and its calls newest first, each list bounded by `limit`.
+ */
+export function buildTimeline(session_id: string, limit: number, own: readonly SessionEventRow[], newestCalls: readonly CallView[], daemon: readonly SessionEventRow[]): SessionTimeline {
+  const calls = [...newestCalls].reverse();
   // Both came from one chain: its sequence numbers order them exactly.
   const journaled = [...own.map((e) => [e.seq, fromEvent(e, 'session')] as const), ...daemon.map((e) => [e.seq, fromEvent(e, 'daemon')] as const)]
     .sort(([x], [y]) => x - y)

@@ -172,6 +172,67 @@ describe('journal shipping to a real PostgreSQL', { skip: postgresSkip() }, () =
     assert.deepEqual([...new Set(exposed.calls.map((c) => c.home))].sort(), ['laptop-a', 'laptop-b']);
   });
 
+  it('each filter answers from the database what the home answers locally, the same --json plus its home', async () => {
+    const bId = (JSON.parse((await run(b, ['audit', 'ship', '--to', shipUrl, '--json'])).stdout) as { home_id: string }).home_id;
+    const json = async (args: string[]): Promise<unknown> => {
+      const r = await run(b, args);
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      return JSON.parse(r.stdout) as unknown;
+    };
+    /** What `--from --home laptop-b` printed, each row's home checked and taken off. */
+    const untagged = (v: unknown): unknown => {
+      const off = (row: Record<string, unknown>): Record<string, unknown> => {
+        const { home, home_id, ...rest } = row;
+        assert.deepEqual({ home, home_id }, { home: 'laptop-b', home_id: bId });
+        return rest;
+      };
+      if (Array.isArray(v)) return v.map((x) => off(x as Record<string, unknown>));
+      const o = v as Record<string, unknown>;
+      return Array.isArray(o['calls']) ? { ...o, calls: (o['calls'] as Record<string, unknown>[]).map(off) } : off(o);
+    };
+    const both = async (args: string[]): Promise<void> => {
+      const local = await json(args);
+      assert.deepEqual(untagged(await json([...args, '--from', shipUrl, '--home', 'laptop-b'])), local, args.join(' '));
+    };
+    const calls = (await json(['audit', 'activity', '--json'])) as { journaled_at: string; call: { call_id: string; session_id: string; idempotency_key: string } }[];
+    const sessions = (await json(['audit', 'sessions', '--json'])) as { session_id: string; started_at: string }[];
+    assert.ok(calls.length === 2 && sessions.length > 0);
+    const [newest, oldest] = calls as [(typeof calls)[0], (typeof calls)[0]];
+    for (const filter of [
+      [],
+      ['--tool', 'notes_write'],
+      ['--tool', 'no_such_tool'],
+      ['--session', newest.call.session_id.slice(0, 8)],
+      ['--key', oldest.call.idempotency_key],
+      ['--error', 'APPROVAL_DENIED'],
+      ['--since', newest.journaled_at],
+      ['--until', newest.journaled_at],
+      ['--since', oldest.journaled_at, '--until', newest.journaled_at, '--tool', 'notes_write'],
+      ['--limit', '1'],
+    ]) {
+      await both(['audit', 'activity', ...filter, '--json']);
+    }
+    for (const filter of [[], ['--since', sessions[0]!.started_at], ['--limit', '1']]) await both(['audit', 'sessions', ...filter, '--json']);
+    await both(['audit', 'show', oldest.call.call_id, '--json']);
+    await both(['audit', 'timeline', newest.call.session_id, '--json']);
+    await both(['audit', 'timeline', newest.call.session_id.slice(0, 8), '--limit', '2', '--json']);
+    await both(['audit', 'find-secret', 'api-token', '--json']);
+    await both(['audit', 'find-secret', 'api-token', '--since', newest.journaled_at, '--json']);
+
+    // Across both homes: merged newest first; the table is the local one with the home first.
+    const all = (await json(['audit', 'activity', '--from', shipUrl, '--json'])) as { journaled_at: string; home: string }[];
+    assert.deepEqual(all.map((c) => c.journaled_at), all.map((c) => c.journaled_at).sort().reverse());
+    const local = (await run(b, ['audit', 'activity'])).stdout.trimEnd().split('\n');
+    const team = (await run(b, ['audit', 'activity', '--from', shipUrl, '--home', 'laptop-b'])).stdout.trimEnd().split('\n');
+    assert.deepEqual(team.map((l) => l.replace(/^\S+\s+/, '')), local.map((l) => l.trimEnd()), 'the rows of the local table, after the HOME column');
+    const none = await run(b, ['audit', 'show', 'no-such-call', '--from', shipUrl]);
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /no call no-such-call in the shipped journals/);
+    const unknown = await run(b, ['audit', 'activity', '--from', shipUrl, '--home', 'nowhere']);
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /no home nowhere in the database/);
+  });
+
   it('verify --from checks every shipped chain against its signed checkpoints', async () => {
     const v = await run(a, ['audit', 'verify', '--from', shipUrl]);
     assert.equal(v.code, 0, v.stdout + v.stderr);
@@ -289,5 +350,38 @@ describe('journal shipping to a real PostgreSQL', { skip: postgresSkip() }, () =
     assert.equal(swapped.code, 1, swapped.stdout);
     assert.match(swapped.stdout, /^ {2}activity journal: row at seq 1: .*\(reordered\)$/m);
     assert.match(swapped.stdout, /^ {2}activity journal: BROKEN at seq 1: /m);
+  });
+
+  it('entries pruned before they were shipped: SHIP_GAP, then --accept-gap records it signed, ships on, and verify --from names it', async () => {
+    const c = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { ship: { home_name: 'laptop-c' } } });
+    try {
+      await c.acceptCatalog(catalog(http.origin));
+      await c.startDaemon();
+      assert.equal(await c.stopDaemon(), 0);
+      const first = await run(c, ['audit', 'ship', '--to', shipUrl]);
+      assert.equal(first.code, 0, first.stderr);
+      // More entries (the daemon's start and stop), pruned before they were shipped.
+      await c.startDaemon();
+      assert.equal(await c.stopDaemon(), 0);
+      const pruned = await run(c, ['audit', 'prune', '--before', '0s', '--yes', '--passphrase-file', c.passFile]);
+      assert.equal(pruned.code, 0, pruned.stderr);
+      const stopped = await run(c, ['audit', 'ship', '--to', shipUrl]);
+      assert.equal(stopped.code, 1);
+      assert.match(stopped.stderr, /SHIP_GAP/);
+      assert.match(stopped.stderr, /sessions entries \d+ to \d+ were pruned before they were shipped .*--accept-gap/);
+      const accepted = await run(c, ['audit', 'ship', '--to', shipUrl, '--accept-gap', '--passphrase-file', c.passFile]);
+      assert.equal(accepted.code, 0, accepted.stderr);
+      assert.match(accepted.stdout, /^accepted a gap: sessions entries \d+ to \d+ were pruned here before they were shipped; the database records it, signed by SHA256:/m);
+      const again = await run(c, ['audit', 'ship', '--to', shipUrl, '--json']);
+      assert.equal(again.code, 0, again.stderr);
+      const v = await run(c, ['audit', 'verify', '--from', shipUrl, '--home', 'laptop-c']);
+      assert.equal(v.code, 0, v.stdout);
+      assert.match(v.stdout, /^ {2}sessions journal: entries \d+ to \d+: ACCEPTED GAP: pruned on the home before they were shipped; accepted at \S+, signed by SHA256:/m);
+      const key = (await run(c, ['audit', 'key', '--passphrase-file', c.passFile])).stdout;
+      assert.ok(key.includes(/signed by (SHA256:\S+)/.exec(v.stdout)![1]!), 'signed by the home\'s checkpoint key');
+    } finally {
+      c.sb.assertNeverPrinted(TOKEN, 'the API token');
+      await c.cleanup();
+    }
   });
 });

@@ -21,7 +21,7 @@ import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
-import { teamEach } from '../audit-team.js';
+import { teamExposed } from '../audit-team.js';
 
 /** What `audit.ts` lends this command (kept there: one home for opening the journals and reading times). */
 export interface AuditHelpers {
@@ -129,7 +129,7 @@ export function registerFindSecret(audit: Command, h: AuditHelpers): void {
       const view = o.unlock === true ? await vaultView(ctx, name) : undefined;
       let found: { calls: (ExposedCall & { home?: string; home_id?: string })[]; total: number };
       if (o.from !== undefined) {
-        const per = await teamEach({ from: o.from, ...(o.home === undefined ? {} : { home: o.home }) }, (jj) => exposedCalls(jj.activity.exposures(), name, since, undefined));
+        const per = (await teamExposed({ from: o.from, ...(o.home === undefined ? {} : { home: o.home }) }, name, since)).map((p) => ({ home: p.home, value: exposedCalls(p.entries, name, since, undefined) }));
         const calls = per.flatMap((p) => p.value.calls.map((c) => ({ ...p.home, ...c })));
         found = { calls, total: per.reduce((n, p) => n + p.value.total, 0) };
       } else {

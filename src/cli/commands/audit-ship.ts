@@ -19,8 +19,9 @@ import { connectShip, describeTarget, shipError } from '../../journal/ship/conne
 import { listHomes, openRemoteHome, selectHomes, type ShippedHome } from '../../journal/ship/remote.js';
 import { SHIP_SCHEMA, shipGrants } from '../../journal/ship/schema.js';
 import { shipPass } from '../../journal/ship/shipper.js';
-import { describeRow, verifyRemoteHome } from '../../journal/ship/verify.js';
-import { keyFingerprint } from '../../journal/checkpoint/signature.js';
+import { describeGap, describeRow, verifyRemoteHome } from '../../journal/ship/verify.js';
+import { CheckpointSigner, keyFingerprint } from '../../journal/checkpoint/signature.js';
+import { vaultFacts } from './anchor.js';
 import { PosternError } from '../../rules/errors.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { contextFor, type CliContext } from '../context.js';
@@ -51,11 +52,30 @@ export function homeLabel(h: ShippedHome): string {
   return `${clean(h.name, 64)} (${clean(h.home_id.slice(0, 8), 8)})`;
 }
 
-async function ship(ctx: CliContext, o: { to?: string; initSchema?: boolean; grant?: string; json?: boolean }): Promise<void> {
+interface ShipFlags {
+  to?: string;
+  initSchema?: boolean;
+  grant?: string;
+  acceptGap?: boolean;
+  json?: boolean;
+}
+
+/** `--accept-gap`: the home's checkpoint key, from the vault (the passphrase is asked), for the gap's signed record. */
+async function gapSigner(ctx: CliContext): Promise<{ signer: CheckpointSigner; at: Date }> {
+  const f = await vaultFacts(ctx);
+  try {
+    return { signer: new CheckpointSigner(f.checkpointSeed), at: ctx.clock.now() };
+  } finally {
+    f.wipe();
+  }
+}
+
+async function ship(ctx: CliContext, o: ShipFlags): Promise<void> {
   if (o.to === undefined) throw new PosternError('USAGE', 'name the database: --to postgres://role@host/db (the password from PGPASSWORD or ~/.pgpass)');
   const url = o.to;
   const where = describeTarget(url);
   if (o.grant !== undefined && o.initSchema !== true) throw new PosternError('USAGE', '--grant goes with --init-schema');
+  if (o.acceptGap === true && o.initSchema === true) throw new PosternError('USAGE', '--accept-gap ships: not with --init-schema');
   if (o.initSchema === true) {
     await withDatabase(url, 'create the tables in', async (c) => {
       await c.query(SHIP_SCHEMA);
@@ -72,11 +92,23 @@ async function ship(ctx: CliContext, o: { to?: string; initSchema?: boolean; gra
     ctx.out(`${noJournal(ctx)}; nothing to ship`);
     return;
   }
-  const p = await withDatabase(url, 'ship to', (c) => shipPass(c, { journals: j, checkpointsPath: ctx.paths.checkpoints, homeName }, { batch: config.ship.batch })).finally(() => j.close());
+  let accept: Awaited<ReturnType<typeof gapSigner>> | undefined;
+  try {
+    if (o.acceptGap === true) accept = await gapSigner(ctx);
+  } catch (e) {
+    j.close();
+    throw e;
+  }
+  const p = await withDatabase(url, 'ship to', (c) => shipPass(c, { journals: j, checkpointsPath: ctx.paths.checkpoints, homeName }, { batch: config.ship.batch, ...(accept === undefined ? {} : { acceptGap: accept }) })).finally(() => {
+    j.close();
+    accept?.signer.close();
+  });
   if (o.json === true) {
     ctx.out(jsonForTerminal({ database: where, home_name: homeName, ...p }));
     return;
   }
+  for (const g of p.accepted_gaps ?? []) ctx.out(`accepted a gap: ${g.journal} entries ${g.after + 1} to ${g.base.seq} were pruned here before they were shipped; the database records it, signed by ${keyFingerprint(g.public_key)}, and \`audit verify --from\` reports it`);
+  if (o.acceptGap === true && p.accepted_gaps === undefined) ctx.out('no gap to accept: nothing was pruned here before it was shipped');
   ctx.out(`shipped ${p.shipped.activity} activity and ${p.shipped.sessions} sessions entries and ${p.shipped.checkpoints} checkpoints to ${where} as ${clean(homeName, 64)} (home ${clean(p.home_id, 64)})`);
   ctx.out(`the database holds activity to seq ${p.remote.activity} (local head ${p.local.activity}), sessions to seq ${p.remote.sessions} (local head ${p.local.sessions})`);
 }
@@ -107,6 +139,7 @@ export async function verifyFrom(ctx: CliContext, url: string, o: { home?: strin
       sessions: v.sessions,
       activity: v.activity,
       rows: v.rows,
+      gaps: v.gaps,
       checkpoint: { ok: v.checkpoint.ok, line: v.checkpoint.line, keys: v.checkpoint.inspection.walk.keys.map(keyFingerprint) },
     }));
     ctx.out(jsonForTerminal({ database: describeTarget(url), ok, homes }));
@@ -116,6 +149,7 @@ export async function verifyFrom(ctx: CliContext, url: string, o: { home?: strin
       ctx.out(`home ${homeLabel(home)}: ${v.ok ? 'ok' : 'FINDINGS'}`);
       ctx.out(`  ${chainLine('sessions', v.sessions)}`);
       ctx.out(`  ${chainLine('activity', v.activity)}`);
+      for (const g of v.gaps) ctx.out(`  ${clean(describeGap(g), 400)}`);
       for (const f of v.rows.slice(0, 20)) ctx.out(`  ${describeRow(f)}`);
       if (v.rows.length > 20) ctx.out(`  … and ${v.rows.length - 20} more rows`);
       ctx.out(`  checkpoint: ${v.checkpoint.ok ? 'ok' : 'MISMATCH'}: ${clean(v.checkpoint.line, 2000)}`);
@@ -136,8 +170,9 @@ export function registerAuditShip(audit: Command): void {
     .option('--to <url>', 'the database: postgres://role@host/db (the password from PGPASSWORD or ~/.pgpass, not in the URL)')
     .option('--init-schema', 'create the postern_* tables instead (an admin role; changes nothing when they exist)')
     .option('--grant <role>', 'with --init-schema: let this role insert and select, nothing more')
+    .option('--accept-gap', 'entries pruned here before they were shipped (SHIP_GAP): record the gap in the database, signed with this home\'s checkpoint key (asks the passphrase), and ship on; `audit verify --from` reports it')
     .option('--json', 'print JSON')
-    .action(async (o: { to?: string; initSchema?: boolean; grant?: string; json?: boolean }, cmd: Command) => {
+    .action(async (o: ShipFlags, cmd: Command) => {
       await ship(contextFor(cmd), o);
     });
 }

@@ -249,7 +249,7 @@ function registerAuditShow(audit: Command): void {
     .action(async (given: string, o: { json?: boolean } & TeamFlags, cmd: Command) => {
       const ctx = contextFor(cmd);
       const t = teamOf(o);
-      if (t !== null) return teamShow(ctx, t, given, PREFIX_WINDOW, o);
+      if (t !== null) return teamShow(ctx, t, given, o);
       const j = openAudit(ctx);
       if (j === null) throw new PosternError('CALL_NOT_FOUND', `no call ${clean(given, 64)}: ${noJournal(ctx)}`);
       const view = withJournals(j, (jj) => {

@@ -12,12 +12,18 @@ import { createHash } from 'node:crypto';
 import { sodium, zero } from '../../vault/libsodium.js';
 import { canonicalJson } from '../json.js';
 
-const DOMAIN = 'postern journal checkpoint v1\n';
+/** What a signature is for: its domain string, so that no signed record can pass for another kind. */
+const DOMAINS = {
+  checkpoint: 'postern journal checkpoint v1\n',
+  /** A gap in a shipped journal accepted by its home (`audit ship --accept-gap`; ship/gaps.ts). */
+  ship_gap: 'postern ship gap v1\n',
+} as const;
+export type SignedKind = keyof typeof DOMAINS;
 const HEX64 = /^[0-9a-f]{64}$/;
 const HEX128 = /^[0-9a-f]{128}$/;
 
-function message(record: unknown): Uint8Array {
-  return Buffer.from(DOMAIN + canonicalJson(record), 'utf8');
+function message(record: unknown, kind: SignedKind): Uint8Array {
+  return Buffer.from(DOMAINS[kind] + canonicalJson(record), 'utf8');
 }
 
 /** `SHA256:` and the unpadded base64 of SHA-256 over the 32 public-key bytes (as ssh-keygen prints host keys). */
@@ -31,10 +37,10 @@ export function namesKey(given: string, publicKeyHex: string): boolean {
   return g === keyFingerprint(publicKeyHex) || g.toLowerCase() === publicKeyHex;
 }
 
-export function verifySignature(publicKeyHex: string, record: unknown, signatureHex: string): boolean {
+export function verifySignature(publicKeyHex: string, record: unknown, signatureHex: string, kind: SignedKind = 'checkpoint'): boolean {
   if (!HEX64.test(publicKeyHex) || !HEX128.test(signatureHex)) return false;
   try {
-    return sodium.crypto_sign_verify_detached(Buffer.from(signatureHex, 'hex'), message(record), Buffer.from(publicKeyHex, 'hex'));
+    return sodium.crypto_sign_verify_detached(Buffer.from(signatureHex, 'hex'), message(record, kind), Buffer.from(publicKeyHex, 'hex'));
   } catch {
     return false;
   }
@@ -55,8 +61,8 @@ export class CheckpointSigner {
     return keyFingerprint(this.publicKey);
   }
 
-  sign(record: unknown): string {
-    return Buffer.from(sodium.crypto_sign_detached(message(record), this.#privateKey)).toString('hex');
+  sign(record: unknown, kind: SignedKind = 'checkpoint'): string {
+    return Buffer.from(sodium.crypto_sign_detached(message(record, kind), this.#privateKey)).toString('hex');
   }
 
   close(): void {

@@ -65,7 +65,8 @@ export function shipError(url: string, action: string, e: unknown): PosternError
   const where = describeTarget(url);
   let why: string;
   if (state === '42P01') why = 'the tables are missing: an admin role runs `postern audit ship --init-schema` first';
-  else if (state === '42501') why = 'permission denied (the shipping role needs INSERT and SELECT on the postern_* tables: README, "For teams")';
+  else if (state === '42703') why = 'the tables are from an earlier version: an admin role runs `postern audit ship --init-schema` again';
+  else if (state === '42501') why = 'permission denied (the shipping role needs INSERT and SELECT on the postern_* tables: `--init-schema --grant ROLE` again; README, "For teams")';
   else if (state === '28000' || state === '28P01') why = 'the role was refused';
   else if (state === '3D000') why = 'no such database';
   else if (state !== null && /^[0-9A-Z]{5}$/.test(state)) why = `the database refused (SQLSTATE ${state})`;

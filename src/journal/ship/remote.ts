@@ -1,9 +1,9 @@
 /**
- * Reading shipped journals back: the homes a database holds, and one home's
- * journals copied into a private temporary journal directory, so that the
- * very code that verifies and queries a local journal (chain.ts,
- * checkpoint/, activity.ts, sessions.ts, timeline.ts) answers for a shipped
- * one. Nothing here judges: what a row cannot be (unparsable, not of its
+ * Reading shipped journals back for `audit verify --from`: the homes a
+ * database holds, and one home's journals copied into a private temporary
+ * journal directory, so that the very code that verifies a local journal
+ * (chain.ts, checkpoint/) judges a shipped one. (The team queries do not
+ * copy: ship/queries.ts asks the database.) Nothing here judges: what a row cannot be (unparsable, not of its
  * journal's shape, stored under another seq) is noted as a finding and the
  * row left out, which the chain walk then reports as a missing entry.
  *
@@ -22,7 +22,8 @@ import { BASE_META_KEY } from '../chain.js';
 import { ensureJournalDir, openJournalDb, type SchemaSpec } from '../database.js';
 import { parseCheckpointLine } from '../checkpoint/file.js';
 import type { StoredCheckpoint } from '../checkpoint/record.js';
-import { BASES_SELECT, CHECKPOINTS_SELECT, ENTRIES_PAGE, HOMES_SELECT } from './schema.js';
+import { BASES_SELECT, CHECKPOINTS_SELECT, ENTRIES_PAGE, GAPS_PRESENT, GAPS_SELECT, HOMES_SELECT } from './schema.js';
+import type { StoredGap } from './gaps.js';
 
 const PAGE = 5000;
 
@@ -46,6 +47,8 @@ export interface RemoteHome {
   readonly journals: Journals;
   readonly checkpoints: readonly (StoredCheckpoint | 'malformed')[];
   readonly rows: readonly RowFinding[];
+  /** The accepted gaps the database holds for this home (ship/gaps.ts), unjudged. */
+  readonly gaps: readonly StoredGap[];
   close(): void;
 }
 
@@ -75,12 +78,14 @@ export async function openRemoteHome(client: pg.ClientBase, home: ShippedHome): 
     ensureJournalDir(dir);
     for (const name of ['sessions', 'activity'] as const) await copyJournal(client, dir, home.home_id, name, bases.get(name), findings);
     const lines = ((await client.query(CHECKPOINTS_SELECT, [home.home_id])).rows as { line: string }[]).map((r) => parseCheckpointLine(r.line));
+    const gaps = ((await client.query(GAPS_PRESENT)).rows[0] as { present?: boolean } | undefined)?.present === true ? ((await client.query(GAPS_SELECT, [home.home_id])).rows as StoredGap[]).map((g) => ({ ...g, after_seq: Number(g.after_seq) })) : [];
     const journals = openJournals(dir, { readonly: true });
     return {
       home,
       journals,
       checkpoints: lines,
       rows: findings,
+      gaps,
       close() {
         journals.close();
         rmSync(root, { recursive: true, force: true });

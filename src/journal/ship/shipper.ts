@@ -12,6 +12,9 @@
  * - a retry is idempotent (`ON CONFLICT DO NOTHING`); an entry the database
  *   already holds is compared byte for byte, and a different one is
  *   SHIP_CONFLICT — reported, never overwritten;
+ * - entries pruned here before they were shipped stop shipping (SHIP_GAP)
+ *   until the gap is accepted (`--accept-gap`: a signed record in the
+ *   database, ship/gaps.ts); then it goes on from the chain's base;
  * - a checkpoint is shipped only once the entries it vouches for are, and in
  *   file order (its position is its key), so the database never holds a
  *   checkpoint whose heads it cannot show;
@@ -24,7 +27,10 @@ import type { EntryRow } from '../chain.js';
 import { canonicalJson } from '../json.js';
 import { readCheckpoints } from '../checkpoint/file.js';
 import { PosternError } from '../../rules/errors.js';
-import { BASE_INSERT, BASES_SELECT, CHECKPOINT_AT, CHECKPOINT_COUNT, CHECKPOINT_INSERT, ENTRIES_AT, ENTRIES_INSERT, HOME_INSERT, SHIPPED_MAX } from './schema.js';
+import type { CheckpointSigner } from '../checkpoint/signature.js';
+import type { ChainBase } from '../types.js';
+import { BASE_INSERT, BASES_SELECT, CHECKPOINT_AT, CHECKPOINT_COUNT, CHECKPOINT_INSERT, ENTRIES_AT, ENTRIES_INSERT, GAP_AT, GAP_INSERT, HOME_INSERT, SHIPPED_MAX } from './schema.js';
+import { readGap, signGap, type GapRecord, type StoredGap } from './gaps.js';
 
 export const DEFAULT_BATCH = 500;
 const JOURNALS: readonly JournalName[] = ['sessions', 'activity'];
@@ -44,12 +50,19 @@ export interface ShipProgress {
   /** The highest seq the database holds after this pass, and the local head. */
   readonly remote: { readonly activity: number; readonly sessions: number };
   readonly local: { readonly activity: number; readonly sessions: number };
+  /** Gaps this pass recorded (only with `acceptGap`, and only when there was one). */
+  readonly accepted_gaps?: readonly GapRecord[];
 }
 
 export interface ShipOptions {
   readonly batch?: number;
   /** Stop after this many batches per journal (the daemon's loop yields between passes); default: until caught up. */
   readonly maxBatches?: number;
+  /**
+   * `audit ship --accept-gap`: entries pruned before they were shipped are accepted as a gap, signed
+   * with this key (the home's checkpoint key) and recorded in the database (ship/gaps.ts); `at` stamps it.
+   */
+  readonly acceptGap?: { readonly signer: CheckpointSigner; readonly at: Date };
 }
 
 type Query = (sql: string, params: readonly unknown[]) => Promise<pg.QueryResult>;
@@ -69,6 +82,7 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
   const remote: Record<JournalName, number> = { activity: 0, sessions: 0 };
   for (const r of maxRows.rows as { journal: JournalName; seq: string }[]) remote[r.journal] = Number(r.seq);
   const shipped = { activity: 0, sessions: 0, checkpoints: 0 };
+  const gaps: GapRecord[] = [];
   for (const name of JOURNALS) {
     const f = facts[name];
     // A first shipment starts where the chain starts now (its base: a prune before shipping is no gap).
@@ -77,7 +91,12 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
       throw new PosternError('SHIP_CONFLICT', `the database holds ${name} entries up to seq ${remote[name]} for home ${homeId}, past this journal's head (seq ${f.head.seq}): a journal put back or another home with this id`, { details: { home: homeId, journal: name, seq: f.head.seq + 1 } });
     }
     if (remote[name] < f.base.seq) {
-      throw new PosternError('SHIP_GAP', `${name} entries ${remote[name] + 1} to ${f.base.seq} were pruned before they were shipped (the database holds up to seq ${remote[name]})`, { details: { home: homeId, journal: name, seq: remote[name] + 1 } });
+      const accepted = await gapAccepted(q, homeId, name, remote[name], f.base, opts.acceptGap);
+      if (accepted === false) {
+        throw new PosternError('SHIP_GAP', `${name} entries ${remote[name] + 1} to ${f.base.seq} were pruned before they were shipped (the database holds up to seq ${remote[name]}): \`postern audit ship --accept-gap\` records the gap, signed, and ships on`, { details: { home: homeId, journal: name, seq: remote[name] + 1 } });
+      }
+      if (accepted !== true) gaps.push(accepted);
+      remote[name] = f.base.seq;
     }
     for (let n = 0; remote[name] < f.head.seq && (opts.maxBatches === undefined || n < opts.maxBatches); n++) {
       const rows = readBatch(src.journals, name, remote[name], batch);
@@ -87,7 +106,28 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
     }
   }
   shipped.checkpoints = await shipCheckpoints(q, homeId, lines, remote);
-  return { home_id: homeId, shipped, remote, local: { activity: facts.activity.head.seq, sessions: facts.sessions.head.seq } };
+  return { home_id: homeId, shipped, remote, local: { activity: facts.activity.head.seq, sessions: facts.sessions.head.seq }, ...(gaps.length === 0 ? {} : { accepted_gaps: gaps }) };
+}
+
+/**
+ * Whether the database holds an accepted gap from `after` to this chain's base (true), or now does because
+ * this pass recorded one (its record); false: not accepted. A stored record is taken as it is here
+ * (the entries are gone from this home either way); `audit verify --from` judges its signature.
+ */
+async function gapAccepted(q: Query, homeId: string, name: JournalName, after: number, base: ChainBase, accept: ShipOptions['acceptGap']): Promise<GapRecord | boolean> {
+  const stored = async (): Promise<GapRecord | undefined> => {
+    const row = (await q(GAP_AT, [homeId, name, after])).rows[0] as StoredGap | undefined;
+    const r = row === undefined ? undefined : readGap(row.record);
+    return r !== undefined && r.base.seq === base.seq && r.base.hash === base.hash ? r : undefined;
+  };
+  if ((await stored()) !== undefined) return true;
+  if (accept === undefined) return false;
+  const g = signGap(accept.signer, homeId, name, after, base, accept.at);
+  await q(GAP_INSERT, [homeId, name, after, g.record, g.signature]);
+  if ((await stored()) === undefined) {
+    throw new PosternError('SHIP_CONFLICT', `the database holds another gap record for ${name} after seq ${after} for home ${homeId}: left as it is (\`postern audit verify --from\` judges it)`, { details: { home: homeId, journal: name, seq: after + 1 } });
+  }
+  return g.parsed;
 }
 
 /** The base the database starts this chain at: the one given, unless an earlier pass recorded another. */
