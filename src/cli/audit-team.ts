@@ -14,7 +14,7 @@ import type pg from 'pg';
 import type { CallView, ExposureEntry } from '../journal/index.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../journal/filters.js';
 import type { ShippedHome } from '../journal/ship/remote.js';
-import { callByIdQuery, callByPrefixQuery, resolveTeamSession, sessionHomes, teamCalls, teamCallsQuery, teamExposures, teamSessions as sessionsFrom, teamTimeline as timelineFrom, type FromHome, type HomeScope } from '../journal/ship/queries.js';
+import { callByIdQuery, callByPrefixQuery, resolveTeamSession, sessionHomes, teamCalls, teamCallsQuery, teamExposures, teamSessions as sessionsFrom, teamTimeline as timelineFrom, unreadRows, type FromHome, type HomeScope } from '../journal/ship/queries.js';
 import { PosternError } from '../rules/errors.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 import type { CliContext } from './context.js';
@@ -40,7 +40,11 @@ interface Team {
 async function withTeam<T>(t: TeamOpts, fn: (team: Team) => Promise<T>): Promise<T> {
   return withDatabase(t.from, 'read from', async (client) => {
     const chosen = await homesFrom(client, t.home);
-    return fn({ client, homes: new Map(chosen.map((h) => [h.home_id, h])), scope: t.home === undefined ? undefined : chosen.map((h) => h.home_id) });
+    const value = await fn({ client, homes: new Map(chosen.map((h) => [h.home_id, h])), scope: t.home === undefined ? undefined : chosen.map((h) => h.home_id) });
+    const n = unreadRows(client);
+    // On stderr, so --json stays one document: rows left out are evidence of an edited database.
+    if (n > 0) process.stderr.write(`postern: note: ${n} shipped row${n === 1 ? '' : 's'} matched but did not read as journal entries and ${n === 1 ? 'is' : 'are'} left out; \`postern audit verify --from\` names them\n`);
+    return value;
   });
 }
 

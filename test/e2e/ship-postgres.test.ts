@@ -352,6 +352,24 @@ describe('journal shipping to a real PostgreSQL', { skip: postgresSkip() }, () =
     assert.match(swapped.stdout, /^ {2}activity journal: BROKEN at seq 1: /m);
   });
 
+  it('a row that matches a query but does not read as an entry is left out, and the CLI says so on stderr', async () => {
+    const before = JSON.parse((await run(a, ['audit', 'activity', '--from', shipUrl, '--home', 'laptop-b', '--json'])).stdout) as { call: { call_id: string } }[];
+    assert.ok(before.length > 1);
+    const id = ((await db.admin("SELECT home_id FROM postern_homes WHERE name = 'laptop-b'", 'team')).rows[0] as { home_id: string }).home_id;
+    // Its kind, tool and session still say "a call", but its body is no longer JSON.
+    await db.admin(
+      `UPDATE postern_entries SET row = jsonb_set(row::jsonb, '{body}', '"{broken"')::text WHERE home_id = '${id}' AND journal = 'activity' AND call_id = '${before[0]!.call.call_id}' AND kind = 'intent'`,
+      'team',
+    );
+    const after = await run(a, ['audit', 'activity', '--from', shipUrl, '--home', 'laptop-b', '--json']);
+    assert.equal(after.code, 0, after.stderr);
+    const calls = JSON.parse(after.stdout) as { call: { call_id: string } }[];
+    assert.deepEqual(calls.map((c) => c.call.call_id), before.slice(1).map((c) => c.call.call_id));
+    assert.match(after.stderr, /note: 1 shipped row matched but did not read as journal entries and is left out; `postern audit verify --from` names them/);
+    const clean = await run(a, ['audit', 'sessions', '--from', shipUrl, '--home', 'laptop-b']);
+    assert.equal(clean.stderr, '');
+  });
+
   it('entries pruned before they were shipped: SHIP_GAP, then --accept-gap records it signed, ships on, and verify --from names it', async () => {
     const c = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { ship: { home_name: 'laptop-c' } } });
     try {

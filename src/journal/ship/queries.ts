@@ -205,8 +205,27 @@ function eventOf(row: unknown): SessionEventRow | undefined {
   return f === undefined ? undefined : readAs(() => toEventRow({ ...f, seq: f['seq'] as number } as Parameters<typeof toEventRow>[0]));
 }
 
-function kept<T>(rows: readonly (T | undefined)[]): T[] {
-  return rows.filter((r): r is T => r !== undefined);
+/** Rows a client's queries found that did not read as journal entries (see `unreadRows`). */
+const unread = new WeakMap<pg.ClientBase, number>();
+
+/**
+ * How many rows this client's team queries found but could not read as the entries they claim to
+ * be (a row edited in the database): they are left out of the answers, and the CLI says how many
+ * (`audit verify --from` names them).
+ */
+export function unreadRows(client: pg.ClientBase): number {
+  return unread.get(client) ?? 0;
+}
+
+function noteUnread(client: pg.ClientBase, n: number): void {
+  if (n > 0) unread.set(client, unreadRows(client) + n);
+}
+
+/** The rows that read, counting those that did not against `client`. */
+function kept<T>(client: pg.ClientBase, rows: readonly (T | undefined)[]): T[] {
+  const out = rows.filter((r): r is T => r !== undefined);
+  noteUnread(client, rows.length - out.length);
+  return out;
 }
 
 async function rows<R>(client: pg.ClientBase, q: TeamQuery): Promise<R[]> {
@@ -215,7 +234,7 @@ async function rows<R>(client: pg.ClientBase, q: TeamQuery): Promise<R[]> {
 
 export async function teamCalls(client: pg.ClientBase, q: TeamQuery): Promise<FromHome<CallView>[]> {
   const found = await rows<{ home_id: string; h_row: string; o_row: string | null }>(client, q);
-  return kept(found.map((r) => {
+  return kept(client, found.map((r) => {
     const value = callOf(r.h_row, r.o_row);
     return value === undefined ? undefined : { home_id: r.home_id, value };
   }));
@@ -223,7 +242,7 @@ export async function teamCalls(client: pg.ClientBase, q: TeamQuery): Promise<Fr
 
 export async function teamSessions(client: pg.ClientBase, filter: { since?: string; limit?: number }, homes: HomeScope): Promise<FromHome<SessionRow>[]> {
   const found = await rows<{ home_id: string; s_row: string; c_row: string | null; i_row: string | null }>(client, teamSessionsQuery(filter, homes));
-  return kept(found.map((r) => {
+  return kept(client, found.map((r) => {
     const s = fieldsOf(r.s_row);
     const c = fieldsOf(r.c_row);
     const i = fieldsOf(r.i_row);
@@ -251,7 +270,7 @@ export async function sessionHomes(client: pg.ClientBase, sessionId: string, hom
 
 /** One home's timeline of a session, as sessionTimeline builds it locally; undefined when that home has none of it. */
 export async function teamTimeline(client: pg.ClientBase, sessionId: string, homeId: string, limit = MAX_LIMIT): Promise<SessionTimeline | undefined> {
-  const events = async (q: TeamQuery): Promise<SessionEventRow[]> => kept((await rows<{ row: string }>(client, q)).map((r) => eventOf(r.row)));
+  const events = async (q: TeamQuery): Promise<SessionEventRow[]> => kept(client, (await rows<{ row: string }>(client, q)).map((r) => eventOf(r.row)));
   const own = await events(sessionEventsQuery(sessionId, homeId, limit));
   const calls = (await teamCalls(client, teamCallsQuery({ session_id: sessionId, limit }, [homeId]))).map((c) => c.value);
   if (own.length === 0 && calls.length === 0) return undefined;
@@ -264,7 +283,10 @@ export async function teamExposures(client: pg.ClientBase, credential: string, s
   for (const r of await rows<{ home_id: string; row: string }>(client, exposuresQuery(credential, since, homes))) {
     const f = fieldsOf(r.row);
     const e = f === undefined ? undefined : readAs(() => exposureEntryOf(f as unknown as Parameters<typeof exposureEntryOf>[0]));
-    if (e === undefined) continue;
+    if (e === undefined) {
+      noteUnread(client, 1);
+      continue;
+    }
     const list = out.get(r.home_id) ?? [];
     list.push(e);
     out.set(r.home_id, list);
