@@ -7,7 +7,7 @@
  *   (c) Postern, a read tool (no approval);
  *   (d) Postern, a write tool (session grant, idempotency key, intent and
  *       outcome journaled durably before the request and the answer);
- *   (e) 16 sessions of (b) and of (d) at once: calls per second.
+ *   (e) 16 sessions of (b) and of (c), then of (d), at once: calls per second.
  * (b)–(d) go through the official SDK 2.x client over real stdio: the naive
  * proxy as its own process, Postern through `postern mcp` to the real daemon.
  * The variants alternate within each round; medians over the rounds are
@@ -176,7 +176,9 @@ const tputP99: Record<string, number[]> = { naive: [], postern: [] };
 // At 16 sessions a 2-core machine is CPU-bound: what each side's processes spend per call (the
 // naive proxies; Postern's shims, the daemon apart in daemonCpu.many) says where the ratio comes from.
 const behindCpu = { naive: 0, postern: 0 };
+const readTput: Record<string, number[]> = { naive: [], postern: [] };
 for (let r = 0; r < ROUNDS; r++) {
+  for (const [k, cs] of [['naive', naives], ['postern', posterns]] as const) readTput[k]!.push((await throughput(cs, 'get_json', perClient)).rate);
   for (const [k, cs] of [['naive', naives], ['postern', posterns]] as const) {
     const before = cpuBehind(cs);
     const t = k === 'postern' ? await cpuOf('many', () => throughput(cs, 'create_note', perClient)) : await throughput(cs, 'create_note', perClient);
@@ -210,6 +212,7 @@ console.log(`      naive SDK proxy, write           ${fmt(m('naive_write'))}`);
 console.log(`  (d) Postern write (key + journal)    ${fmt(m('postern_write'))}   p99 ${fmt(median(p99['postern_write']!))}   ${(m('postern_write') / m('naive_write')).toFixed(2)}× naive write`);
 console.log(`      fsyncs per write call            ${oneFsync.fsyncs === null ? 'n/a (no strace)' : (oneFsync.fsyncs / oneFsync.calls).toFixed(2)}`);
 console.log(`  (e) ${SESSIONS} sessions, write calls/s     naive ${median(tput['naive']!).toFixed(0)}   Postern ${median(tput['postern']!).toFixed(0)}   ${(median(tput['postern']!) / median(tput['naive']!)).toFixed(2)}×`);
+console.log(`      ${SESSIONS} sessions, read calls/s      naive ${median(readTput['naive']!).toFixed(0)}   Postern ${median(readTput['postern']!).toFixed(0)}   ${(median(readTput['postern']!) / median(readTput['naive']!)).toFixed(2)}×`);
 console.log(`      p99 of a write call at ${SESSIONS}        naive ${fmt(median(tputP99['naive']!))}   Postern ${fmt(median(tputP99['postern']!))}`);
 console.log(`      fsyncs per write call at ${SESSIONS}      ${manyFsync.fsyncs === null ? 'n/a (no strace)' : (manyFsync.fsyncs / manyFsync.calls).toFixed(2)}`);
 if (daemonPid !== undefined) console.log(`  (f) daemon CPU per call (process CPU / calls)   read ${(daemonCpu.read / (ROUNDS * CALLS)).toFixed(3)} ms   keyed write ${(daemonCpu.write / (ROUNDS * CALLS)).toFixed(3)} ms   write at ${SESSIONS} ${(daemonCpu.many / (ROUNDS * SESSIONS * perClient)).toFixed(3)} ms`);
@@ -236,6 +239,10 @@ const figures: Figure[] = [
   {
     name: `(e) ${SESSIONS} sessions, write calls/s`, value: median(tput['postern']!), unit: 'calls/s', baseline: `${SESSIONS} naive proxies`, baselineValue: median(tput['naive']!),
     ratio: median(tput['postern']!) / median(tput['naive']!), target: '≥ 1,000/s and ahead of naive (ratio > 1)',
+  },
+  {
+    name: `(e) ${SESSIONS} sessions, read calls/s`, value: median(readTput['postern']!), unit: 'calls/s', baseline: `${SESSIONS} naive proxies`, baselineValue: median(readTput['naive']!),
+    ratio: median(readTput['postern']!) / median(readTput['naive']!), target: 'ahead of naive by 1.2×',
   },
   vs(`(e) ${SESSIONS} sessions, write p99`, median(tputP99['postern']!), 'naive p99', median(tputP99['naive']!)),
   ...(manyFsync.fsyncs === null ? [] : [{ name: `(e) fsyncs per write call at ${SESSIONS}`, value: manyFsync.fsyncs / manyFsync.calls, unit: 'fsyncs/call', target: '≤ 0.2' }]),
