@@ -62,14 +62,20 @@ const grouped = selected.filter((f) => !isolated(f));
 const units = [];
 for (let i = 0; i < grouped.length; i += GROUP) units.push(grouped.slice(i, i + GROUP));
 // Longest first, so the run does not end with one slow file alone: the times of the last
-// run in this checkout (.tmp/test-timings.json) when there are some, else the file's size.
+// run in this checkout (.tmp/test-timings.json) when there are some, else those of a full run
+// kept in the repository (test/expected-times.json: a fresh clone, as in CI, would otherwise
+// start the kill-at-every-file-event files last — short files that run for a minute or more),
+// else the file's size.
 const HISTORY = '.tmp/test-timings.json';
-let history = {};
-try {
-  history = Object.fromEntries(JSON.parse(readFileSync(HISTORY, 'utf8')).files.map((f) => [f.file, f.seconds]));
-} catch {
-  // no earlier run here (a fresh clone)
-}
+const BASELINE = 'test/expected-times.json';
+const timesIn = (path) => {
+  try {
+    return Object.fromEntries(JSON.parse(readFileSync(path, 'utf8')).files.map((f) => [f.file, f.seconds]));
+  } catch {
+    return {}; // no earlier run here (a fresh clone), or no baseline
+  }
+};
+const history = { ...timesIn(BASELINE), ...timesIn(HISTORY) };
 const expected = (f) => history[f] ?? statSync(f).size / 10_000;
 const longestFirst = (list) => [...list].sort((a, b) => expected(b) - expected(a));
 const pools = [
