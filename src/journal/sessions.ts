@@ -112,9 +112,7 @@ export function toSessionRow(r: StartedRow): SessionRow {
   };
 }
 
-export function createSessionsJournal(db: Database.Database, now: () => Date, chain: Chain = new Chain(db, SESSIONS_CONTENT_COLUMNS), hooks: CommitHooks = NO_HOOKS): SessionsJournal {
-  const startedStmt = db.prepare<[string], { seq: number }>(`SELECT seq FROM entries WHERE type = 'session_started' AND session_id = ?`);
-  const listStmt = db.prepare<[string, number], StartedRow>(`
+const LIST_SQL = `
     SELECT s.seq, s.at, s.body, c.at AS ended_at, c.body AS end_body, i.body AS identity_body
     FROM entries s
     LEFT JOIN entries c ON c.seq = (
@@ -122,104 +120,130 @@ export function createSessionsJournal(db: Database.Database, now: () => Date, ch
     LEFT JOIN entries i ON i.seq = (
       SELECT min(seq) FROM entries WHERE type = 'session_identified' AND session_id = s.session_id)
     WHERE s.type = 'session_started' AND s.at >= ?
-    ORDER BY s.at DESC, s.seq DESC LIMIT ?`);
-  const eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
-  const betweenStmt = db.prepare<[string | null, number, number, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?');
-  const latestStmt = db.prepare<[string | null, string], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND type = ? ORDER BY seq DESC LIMIT 1');
-  const eventRow = toEventRow;
+    ORDER BY s.at DESC, s.seq DESC LIMIT ?`;
 
-  const write = (action: string, fn: () => void): void =>
-    guard('sessions', action, () => {
-      const { appended } = chain.write(() => {
-        hooks.check();
-        fn();
-      });
-      hooks.committed(false, appended);
-    });
-  const append = (session_id: string | null, type: string, data: unknown): void => {
-    const row: Record<string, Cell> = { at: now().toISOString(), session_id, type, body: toJsonText(data) };
-    chain.append(row);
-  };
+/** The sessions journal over its database: each write one chained entry in its own transaction. */
+class SessionsJournalOnDb implements SessionsJournal {
+  readonly #db: Database.Database;
+  readonly #now: () => Date;
+  readonly #chain: Chain;
+  readonly #hooks: CommitHooks;
+  readonly #startedStmt: Database.Statement<[string], { seq: number }>;
+  readonly #listStmt: Database.Statement<[string, number], StartedRow>;
+  readonly #eventsStmt: Database.Statement<[string | null, number], EntryRow>;
+  readonly #betweenStmt: Database.Statement<[string | null, number, number, number], EntryRow>;
+  readonly #latestStmt: Database.Statement<[string | null, string], EntryRow>;
 
-  return {
-    startSession(s) {
-      const start: SessionStart = {
-        session_id: s.session_id,
-        transport: s.transport,
-        client_name: s.client_name,
-        client_version: s.client_version,
-        protocol_version: s.protocol_version,
-        peer_pid: s.peer_pid,
-        peer_uid: s.peer_uid,
-        run_id: s.run_id,
-        agent_release: s.agent_release,
-      };
-      write('record a session start', () => {
-        if (startedStmt.get(s.session_id) !== undefined) {
-          throw new PosternError('INTERNAL', 'session id already journaled', { details: { session_id: s.session_id } });
-        }
-        append(s.session_id, 'session_started', start);
-      });
-    },
+  constructor(db: Database.Database, now: () => Date, chain: Chain, hooks: CommitHooks) {
+    this.#db = db;
+    this.#now = now;
+    this.#chain = chain;
+    this.#hooks = hooks;
+    this.#startedStmt = db.prepare<[string], { seq: number }>(`SELECT seq FROM entries WHERE type = 'session_started' AND session_id = ?`);
+    this.#listStmt = db.prepare<[string, number], StartedRow>(LIST_SQL);
+    this.#eventsStmt = db.prepare<[string | null, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? ORDER BY seq LIMIT ?');
+    this.#betweenStmt = db.prepare<[string | null, number, number, number], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?');
+    this.#latestStmt = db.prepare<[string | null, string], EntryRow>('SELECT * FROM entries WHERE session_id IS ? AND type = ? ORDER BY seq DESC LIMIT 1');
+  }
 
-    daemonEvents(types) {
-      if (types.length === 0) return [];
-      return guard('sessions', 'read events', () =>
-        db
-          .prepare<string[], EntryRow>(`SELECT * FROM entries WHERE session_id IS NULL AND type IN (${types.map(() => '?').join(', ')}) ORDER BY seq`)
-          .all(...types)
-          .map(eventRow),
-      );
-    },
-    event(session_id, type, data) {
-      if (!(SESSION_EVENT_TYPES as readonly string[]).includes(type)) {
-        throw new PosternError('INTERNAL', `unknown session event type ${JSON.stringify(type)}`);
+  startSession(s: SessionStart): void {
+    const start: SessionStart = {
+      session_id: s.session_id,
+      transport: s.transport,
+      client_name: s.client_name,
+      client_version: s.client_version,
+      protocol_version: s.protocol_version,
+      peer_pid: s.peer_pid,
+      peer_uid: s.peer_uid,
+      run_id: s.run_id,
+      agent_release: s.agent_release,
+    };
+    this.#write('record a session start', () => {
+      if (this.#startedStmt.get(s.session_id) !== undefined) {
+        throw new PosternError('INTERNAL', 'session id already journaled', { details: { session_id: s.session_id } });
       }
-      write(`record ${type}`, () => append(session_id, type, data));
-    },
+      this.#append(s.session_id, 'session_started', start);
+    });
+  }
 
-    endSession(session_id, reason) {
-      write('record a session end', () => append(session_id, 'session_closed', { reason }));
-    },
+  daemonEvents(types: readonly SessionEventType[]): SessionEventRow[] {
+    if (types.length === 0) return [];
+    return guard('sessions', 'read events', () =>
+      this.#db
+        .prepare<string[], EntryRow>(`SELECT * FROM entries WHERE session_id IS NULL AND type IN (${types.map(() => '?').join(', ')}) ORDER BY seq`)
+        .all(...types)
+        .map(toEventRow),
+    );
+  }
 
-    listSessions(filter = {}) {
-      const since = isoBound('since', filter.since, '');
-      const limit = clampLimit(filter.limit);
-      return guard('sessions', 'list sessions', () =>
-        listStmt.all(since, limit).map(toSessionRow),
-      );
-    },
+  event(session_id: string | null, type: SessionEventType, data: Record<string, unknown>): void {
+    if (!(SESSION_EVENT_TYPES as readonly string[]).includes(type)) {
+      throw new PosternError('INTERNAL', `unknown session event type ${JSON.stringify(type)}`);
+    }
+    this.#write(`record ${type}`, () => this.#append(session_id, type, data));
+  }
 
-    events(session_id, opts = {}) {
-      const limit = clampLimit(opts.limit, MAX_LIMIT);
-      return guard('sessions', 'read session events', () => eventsStmt.all(session_id, limit).map(eventRow));
-    },
+  endSession(session_id: string, reason: string): void {
+    this.#write('record a session end', () => this.#append(session_id, 'session_closed', { reason }));
+  }
 
-    eventsBetween(session_id, afterSeq, beforeSeq, opts = {}) {
-      const limit = clampLimit(opts.limit, MAX_LIMIT);
-      return guard('sessions', 'read session events', () => betweenStmt.all(session_id, afterSeq, beforeSeq, limit).map(eventRow));
-    },
+  listSessions(filter: { since?: string; limit?: number } = {}): SessionRow[] {
+    const since = isoBound('since', filter.since, '');
+    const limit = clampLimit(filter.limit);
+    return guard('sessions', 'list sessions', () => this.#listStmt.all(since, limit).map(toSessionRow));
+  }
 
-    latestEvent(session_id, type) {
-      return guard('sessions', 'read session events', () => {
-        const r = latestStmt.get(session_id, type);
-        return r === undefined ? undefined : eventRow(r);
-      });
-    },
+  events(session_id: string | null, opts: { limit?: number } = {}): SessionEventRow[] {
+    const limit = clampLimit(opts.limit, MAX_LIMIT);
+    return guard('sessions', 'read session events', () => this.#eventsStmt.all(session_id, limit).map(toEventRow));
+  }
 
-    verify(skips) {
-      return guard('sessions', 'verify the chain', () => damageAware(() => db.transaction(() => chain.verify(skips)).deferred(), chain));
-    },
+  eventsBetween(session_id: string | null, afterSeq: number, beforeSeq: number, opts: { limit?: number } = {}): SessionEventRow[] {
+    const limit = clampLimit(opts.limit, MAX_LIMIT);
+    return guard('sessions', 'read session events', () => this.#betweenStmt.all(session_id, afterSeq, beforeSeq, limit).map(toEventRow));
+  }
 
-    exportJsonl(writeLine) {
-      guard('sessions', 'export', () =>
-        db.transaction(() =>
-          chain.forEach((r) => {
+  latestEvent(session_id: string | null, type: SessionEventType): SessionEventRow | undefined {
+    return guard('sessions', 'read session events', () => {
+      const r = this.#latestStmt.get(session_id, type);
+      return r === undefined ? undefined : toEventRow(r);
+    });
+  }
+
+  verify(skips?: ReadonlyMap<number, ChainHead>): ChainReport {
+    const chain = this.#chain;
+    return guard('sessions', 'verify the chain', () => damageAware(() => this.#db.transaction(() => chain.verify(skips)).deferred(), chain));
+  }
+
+  exportJsonl(writeLine: (line: string) => void): void {
+    guard('sessions', 'export', () =>
+      this.#db
+        .transaction(() =>
+          this.#chain.forEach((r) => {
             const { body, ...rest } = r;
             writeLine(JSON.stringify({ journal: 'sessions', ...rest, data: JSON.parse(String(body)) as unknown }));
           }),
-        ).deferred(),
-      );
-    },
-  };
+        )
+        .deferred(),
+    );
+  }
+
+  #write(action: string, fn: () => void): void {
+    guard('sessions', action, () => {
+      const { appended } = this.#chain.write(() => {
+        this.#hooks.check();
+        fn();
+      });
+      this.#hooks.committed(false, appended);
+    });
+  }
+
+  #append(session_id: string | null, type: string, data: unknown): void {
+    const row: Record<string, Cell> = { at: this.#now().toISOString(), session_id, type, body: toJsonText(data) };
+    this.#chain.append(row);
+  }
+}
+
+export function createSessionsJournal(db: Database.Database, now: () => Date, chain: Chain = new Chain(db, SESSIONS_CONTENT_COLUMNS), hooks: CommitHooks = NO_HOOKS): SessionsJournal {
+  return new SessionsJournalOnDb(db, now, chain, hooks);
 }
