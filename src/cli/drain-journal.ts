@@ -8,7 +8,7 @@
 import type { Catalog } from '../contracts/index.js';
 import type { Journals } from '../journal/index.js';
 import { MAX_LIMIT } from '../journal/filters.js';
-import { revisionDrain, type LiveSession, type RevisionUsage } from './revision-drain.js';
+import { revisionDrain, type LiveSession, type RevisionUsage, type WaitingCall } from './revision-drain.js';
 
 export function liveSessions(j: Journals): LiveSession[] {
   const started = j.sessions.latestEvent(null, 'daemon_started');
@@ -25,6 +25,6 @@ export function liveSessions(j: Journals): LiveSession[] {
     });
 }
 
-export function readDrain(j: Journals, catalog: Catalog | undefined, opts: { since?: string | undefined; tool?: string | undefined } = {}): RevisionUsage[] {
-  return revisionDrain({ heads: j.activity.callHeads(), live: liveSessions(j), catalog, since: opts.since, tool: opts.tool });
+export function readDrain(j: Journals, catalog: Catalog | undefined, opts: { since?: string | undefined; tool?: string | undefined; waiting?: readonly WaitingCall[] | undefined } = {}): RevisionUsage[] {
+  return revisionDrain({ heads: j.activity.callHeads(), live: liveSessions(j), catalog, since: opts.since, tool: opts.tool, waiting: opts.waiting });
 }

@@ -16,6 +16,9 @@
  * - human_handled overlaps them: an operator decided this call's own card
  *   (approved or denied) — the first call bearing an approval id; later calls
  *   covered by the session grant that card gave are not counted;
+ * - awaiting approval (`--waiting`, from the running daemon's queue): calls whose
+ *   card is open now, under the revision they were planned against — they have
+ *   no journal entry yet (an intent is journaled once approved);
  * - live sessions: sessions of the daemon's latest start that have not closed
  *   (none when the daemon's last event is its stop), each counted under the
  *   revision it is on: its last listing or its last call, whichever is later.
@@ -44,6 +47,14 @@ export interface RevisionUsage {
   readonly counts: Record<DrainCount, number>;
   readonly last_seen: string | null;
   readonly live_sessions: number;
+  /** Calls waiting for an approval now, by the revision they were planned against; absent when not asked (`--waiting` asks the daemon). */
+  readonly awaiting_approval?: number;
+}
+
+/** A call waiting for approval in the daemon's queue (its card's tool and planned revision). */
+export interface WaitingCall {
+  readonly tool: string;
+  readonly revision_seen: number | null;
 }
 
 /** Where each live session stands: tool → the revision it is on, and when that was last stated. */
@@ -60,6 +71,8 @@ export interface DrainInput {
   readonly catalog: Catalog | undefined;
   readonly since?: string | undefined;
   readonly tool?: string | undefined;
+  /** The daemon's approval queue now, when it was asked (a waiting call has no journal entry yet). */
+  readonly waiting?: readonly WaitingCall[] | undefined;
 }
 
 function how(call: CallRecord): 'current' | 'adapted' | 'pinned' | 'migrated' {
@@ -131,6 +144,13 @@ export function revisionDrain(input: DrainInput): RevisionUsage[] {
     }
     for (const [tool, v] of on) if (input.tool === undefined || tool === input.tool) row(tool, v.revision).live++;
   }
+  const waiting = new Map<string, number>();
+  for (const w of input.waiting ?? []) {
+    if (input.tool !== undefined && w.tool !== input.tool) continue;
+    row(w.tool, w.revision_seen);
+    const k = rowKey(w.tool, w.revision_seen);
+    waiting.set(k, (waiting.get(k) ?? 0) + 1);
+  }
   // Served revisions nobody called still show, with zeros: "drained" is visible.
   for (const t of input.catalog?.tools.values() ?? []) {
     if (input.tool !== undefined && t.name !== input.tool) continue;
@@ -138,7 +158,15 @@ export function revisionDrain(input: DrainInput): RevisionUsage[] {
   }
   return [...rows.values()]
     .sort((x, y) => (x.tool === y.tool ? (x.revision ?? -1) - (y.revision ?? -1) : x.tool < y.tool ? -1 : 1))
-    .map((r) => ({ tool: r.tool, revision: r.revision, ...statusOf(input.catalog, r.tool, r.revision), counts: r.counts, last_seen: r.last, live_sessions: r.live }));
+    .map((r) => ({
+      tool: r.tool,
+      revision: r.revision,
+      ...statusOf(input.catalog, r.tool, r.revision),
+      counts: r.counts,
+      last_seen: r.last,
+      live_sessions: r.live,
+      ...(input.waiting === undefined ? {} : { awaiting_approval: waiting.get(rowKey(r.tool, r.revision)) ?? 0 }),
+    }));
 }
 
 export function drainJson(rows: readonly RevisionUsage[], since: string | undefined): unknown {
@@ -147,9 +175,11 @@ export function drainJson(rows: readonly RevisionUsage[], since: string | undefi
 
 const HEADER = ['TOOL', 'REV', 'STATUS', 'CURRENT', 'ADAPTED', 'PINNED', 'MIGRATED', 'REJECTED', 'REPLAYED', 'HUMAN', 'LAST SEEN', 'LIVE'] as const;
 
+/** The table; a WAITING column when the daemon's queue was asked (`--waiting`). */
 export function renderDrain(rows: readonly RevisionUsage[]): string {
+  const asked = rows.some((r) => r.awaiting_approval !== undefined);
   return renderTable(
-    HEADER,
+    asked ? [...HEADER, 'WAITING'] : HEADER,
     rows.map((r) => [
       clean(r.tool, 64),
       r.revision === null ? '-' : String(r.revision),
@@ -157,6 +187,7 @@ export function renderDrain(rows: readonly RevisionUsage[]): string {
       ...DrainCounts.map((k) => String(r.counts[k])),
       r.last_seen === null ? '-' : r.last_seen.slice(0, 19).replace('T', ' '),
       String(r.live_sessions),
+      ...(asked ? [String(r.awaiting_approval ?? 0)] : []),
     ]),
   );
 }

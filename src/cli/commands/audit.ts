@@ -37,7 +37,8 @@ import { renderTable } from '../table.js';
 import { parseCatalog } from '../../contracts/index.js';
 import { readCatalogFile } from '../../home/catalog-store.js';
 import { readDrain } from '../drain-journal.js';
-import { DRAIN_JSON_FORMAT, drainJson, renderDrain } from '../revision-drain.js';
+import { DRAIN_JSON_FORMAT, drainJson, renderDrain, revisionDrain } from '../revision-drain.js';
+import { withOperator } from './approvals.js';
 import { registerFindSecret } from './audit-find-secret.js';
 import { registerAuditSalvage } from './audit-salvage.js';
 import { registerAuditShip, verifyFrom } from './audit-ship.js';
@@ -224,15 +225,23 @@ function registerAuditRevisions(audit: Command): void {
     .description('drain counts: per tool and planned revision, how its calls were handled, last seen, live sessions still on it')
     .option('--tool <tool>', 'this tool only')
     .option('--since <time>', 'count calls journaled at or after this ISO 8601 time or age (2h, 7d)')
+    .option('--waiting', 'also count the calls waiting for approval now, per planned revision (asks the running daemon: needs the passphrase)')
     .option('--json', `print JSON (${DRAIN_JSON_FORMAT})`)
-    .action(async (o: { tool?: string; since?: string; json?: boolean }, cmd: Command) => {
+    .action(async (o: { tool?: string; since?: string; json?: boolean; waiting?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const since = parseTime('--since', o.since, ctx.clock.now());
       const accepted = await readCatalogFile(ctx.paths.acceptedCatalog);
       const catalog = accepted === undefined ? undefined : parseCatalog(accepted.text, ctx.paths.acceptedCatalog);
+      // The queue lives in the daemon: a waiting call has no journal entry until it is decided.
+      // A card planned against the current revision names none (revision_seen null): it counts under the one it runs at.
+      const waiting =
+        o.waiting !== true ? undefined : (await withOperator(ctx, {}, (c) => c.request('approvals.list', {}))).map((card) => ({ tool: card.tool, revision_seen: card.revision_seen ?? card.revision }));
       const j = openAudit(ctx);
-      if (j === null && o.json !== true) return ctx.out(noJournal(ctx));
-      const rows = j === null ? [] : withJournals(j, (jj) => readDrain(jj, catalog, { since, tool: o.tool }));
+      if (j === null && o.json !== true && waiting === undefined) return ctx.out(noJournal(ctx));
+      const rows =
+        j !== null ? withJournals(j, (jj) => readDrain(jj, catalog, { since, tool: o.tool, waiting }))
+        : waiting === undefined ? []
+        : revisionDrain({ heads: [], live: [], catalog, since, tool: o.tool, waiting });
       if (o.json === true) ctx.out(jsonForTerminal(drainJson(rows, since)));
       else if (rows.length === 0) ctx.out(o.tool === undefined ? 'no calls journaled yet' : `no calls of ${clean(o.tool, 64)} journaled`);
       else ctx.out(renderDrain(rows));

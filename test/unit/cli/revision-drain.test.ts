@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openJournals, type CallRecord } from '../../../src/journal/index.js';
 import { readDrain } from '../../../src/cli/drain-journal.js';
-import { renderDrain, retiredInUse, type RevisionUsage } from '../../../src/cli/revision-drain.js';
+import { renderDrain, retiredInUse, type RevisionUsage, type WaitingCall } from '../../../src/cli/revision-drain.js';
 import { ManualClock } from '../../helpers/clock.js';
 import { catalog, objectSchema, str, tool } from '../contracts/helpers.ts';
 
@@ -82,7 +82,7 @@ describe('audit revisions: drain counts', () => {
     j.close();
   }
 
-  const read = (opts: { since?: string; tool?: string } = {}): RevisionUsage[] => {
+  const read = (opts: { since?: string; tool?: string; waiting?: readonly WaitingCall[] } = {}): RevisionUsage[] => {
     const j = openJournals(dir, { readonly: true });
     try {
       return readDrain(j, accepted, opts);
@@ -134,6 +134,27 @@ describe('audit revisions: drain counts', () => {
     const found = retiredInUse(read(), accepted, retiring);
     assert.deepEqual(found.map((f) => [f.tool, f.revision, f.calls]), [['buscar_pedido', 1, 8]]);
     assert.deepEqual(retiredInUse(read({ since: '2026-04-01T00:00:00.000Z' }), accepted, retiring), []);
+  });
+
+  it('--waiting: the calls in the approval queue count under their planned revision, also one with no journaled call', () => {
+    const waiting = [
+      { tool: 'buscar_pedido', revision_seen: 1 },
+      { tool: 'buscar_pedido', revision_seen: 1 },
+      { tool: 'buscar_pedido', revision_seen: 3 },
+      { tool: 'new_tool', revision_seen: 7 },
+      { tool: 'other', revision_seen: null },
+    ];
+    const rows = read({ waiting });
+    const at = (tool: string, revision: number | null) => rows.find((r) => r.tool === tool && r.revision === revision)?.awaiting_approval;
+    assert.equal(at('buscar_pedido', 1), 2);
+    assert.equal(at('buscar_pedido', 3), 1);
+    assert.equal(at('new_tool', 7), 1, 'a revision no journaled call names still gets its row');
+    assert.equal(at('other', null), 1);
+    assert.equal(at('other', 1), 0, 'asked: zero, not unknown');
+    assert.ok(read().every((r) => !('awaiting_approval' in r)), 'not asked: no count (unknown), and no WAITING column');
+    assert.match(renderDrain(rows), /\bWAITING$/m);
+    assert.doesNotMatch(renderDrain(read()), /WAITING/);
+    assert.deepEqual(read({ waiting, tool: 'new_tool' }).map((r) => [r.tool, r.awaiting_approval]), [['new_tool', 1]]);
   });
 
   it('the table escapes what an agent controls', () => {
