@@ -35,8 +35,9 @@ export function promptHidden(prompt: string): Uint8Array {
   const buf = Buffer.alloc(4097);
   let len = 0;
   try {
-    writeSync(fd, prompt);
+    // Echo goes off before the prompt is shown: what is typed once the prompt appears is never echoed.
     setEcho(fd, false);
+    writeSync(fd, prompt);
     const one = Buffer.alloc(1);
     for (;;) {
       const n = readSync(fd, one, 0, 1, null);
