@@ -14,4 +14,4 @@ export type { KdfRunner } from './kdf.js';
 export { belowFloorWarning, belowProductionFloor, describeKdf, kdfProfileFromEnvironment, PRODUCTION_KDF_PROFILE, TEST_KDF, TEST_KDF_PROFILE, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE, vaultOptionsFor } from './kdf-profile.js';
 export type { KdfProfile } from './kdf-profile.js';
 export { CredentialKinds, isCredentialKind } from './types.js';
-export type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose, JournalMark, KdfParams } from './types.js';
+export type { Credential, CredentialKind, CredentialMeta, DerivedKeyPurpose, JournalGapMark, JournalMark, KdfParams } from './types.js';

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { corruptError } from './format.js';
 import { fieldsProblem, kindProblem, MAX_SECRET_PART_BYTES, nameProblem, rememberedPartsProblem, secretPartsProblem } from './credentials.js';
 import { sodium, zero } from './libsodium.js';
-import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type CredentialKind, type JournalMark, type RememberedMeta } from './types.js';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type CredentialKind, type JournalGapMark, type JournalMark, type RememberedMeta } from './types.js';
 
 /** The format every save writes; READABLE_PAYLOAD_FORMATS lists what is read. */
 export const PAYLOAD_FORMAT = 4;
@@ -59,6 +59,8 @@ export interface VaultContents {
   acceptedCatalog: CatalogMark | null;
   /** The journal this home keeps and its last anchored heads; null until one is recorded (and before format 4). */
   journal: JournalMark | null;
+  /** What restores decided about keys lost with a journal (FORMAT.md §4, `journal_gap`); undefined: never recorded (a vault saved before it was kept). */
+  journalGap?: JournalGapMark | null;
   readonly credentials: Map<string, StoredCredential>;
   /** Days a retired value (source `retired`, no `until`) stays remembered. */
   retentionDays: number;
@@ -92,6 +94,14 @@ const JournalRecord = z.strictObject({
   id: z.string().min(1).max(128),
   activity: Head,
   sessions: Head,
+});
+
+/** The most keys each list of `journal_gap` holds (journal/gap.ts MAX_RECORD_KEYS). */
+const GapKeyRecord = z.strictObject({ tool: z.string().min(1).max(256), key: z.string().min(1).max(1024) });
+const JournalGapRecord = z.strictObject({
+  held: z.array(GapKeyRecord).max(10_000),
+  released: z.array(GapKeyRecord).max(10_000),
+  unread: z.boolean(),
 });
 
 const RememberedRecord = z.strictObject({
@@ -135,6 +145,7 @@ const PayloadV4 = z.strictObject({
   created_at: Timestamp,
   accepted_catalog: Mark.nullable(),
   journal: JournalRecord.nullable(),
+  journal_gap: JournalGapRecord.nullable().optional(),
   retention_days: z.number().int().min(0).max(MAX_RETENTION_DAYS),
   remembered: z.array(RememberedRecord).max(MAX_REMEMBERED),
   credentials: z.array(CredentialRecord),
@@ -173,12 +184,16 @@ export function encodePayload(contents: ContentsToSeal): Uint8Array {
   const mark = contents.acceptedCatalog === null ? null : { sequence: contents.acceptedCatalog.sequence, digest: contents.acceptedCatalog.digest };
   const j = contents.journal ?? null;
   const journal = j === null ? null : { id: j.id, activity: { seq: j.activity.seq, hash: j.activity.hash }, sessions: { seq: j.sessions.seq, hash: j.sessions.hash } };
+  const g = contents.journalGap;
+  const copyKeys = (ks: JournalGapMark['held']): { tool: string; key: string }[] => ks.map((k) => ({ tool: k.tool, key: k.key }));
+  const gap = g === undefined ? {} : { journal_gap: g === null ? null : { held: copyKeys(g.held), released: copyKeys(g.released), unread: g.unread } };
   const json = JSON.stringify({
     format: PAYLOAD_FORMAT,
     generation: contents.generation,
     created_at: contents.createdAt,
     accepted_catalog: mark,
     journal,
+    ...gap,
     retention_days: contents.retentionDays ?? DEFAULT_RETENTION_DAYS,
     remembered,
     credentials,
@@ -257,7 +272,8 @@ export function decodePayload(plaintext: Uint8Array, source?: string): VaultCont
   const acceptedCatalog = parsed.data.format === 1 ? null : parsed.data.accepted_catalog;
   const retentionDays = parsed.data.format === 3 || parsed.data.format === 4 ? parsed.data.retention_days : DEFAULT_RETENTION_DAYS;
   const journal = parsed.data.format === 4 ? parsed.data.journal : null;
-  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, acceptedCatalog, journal, credentials, retentionDays, remembered };
+  const journalGap = parsed.data.format === 4 ? parsed.data.journal_gap : undefined;
+  return { generation: parsed.data.generation, createdAt: parsed.data.created_at, acceptedCatalog, journal, ...(journalGap === undefined ? {} : { journalGap }), credentials, retentionDays, remembered };
 }
 
 /** The credential rules for a decoded record (a credential's, or a remembered value's with its own part rule). */

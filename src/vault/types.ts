@@ -125,6 +125,19 @@ export interface JournalMark {
   readonly sessions: { readonly seq: number; readonly hash: string };
 }
 
+/**
+ * What the operator's restores decided about keys lost with a journal (FORMAT.md
+ * §4, `journal_gap`; journal/gap.ts `GapRecord`): the keys held, the keys
+ * released while part of a gap was unread, and whether part was unread. Kept
+ * here because the journal that journaled it is the one a later restore
+ * replaces.
+ */
+export interface JournalGapMark {
+  readonly held: readonly { readonly tool: string; readonly key: string }[];
+  readonly released: readonly { readonly tool: string; readonly key: string }[];
+  readonly unread: boolean;
+}
+
 /** Argon2id cost parameters as stored in the vault header. */
 export interface KdfParams {
   readonly opslimit: number;

@@ -19,7 +19,7 @@ import type { KeyWrap } from './format.js';
 import { sodium, zero } from './libsodium.js';
 import type { CatalogMark, StoredCredential, StoredRemembered, VaultContents } from './payload.js';
 import { MAX_REMEMBERED, zeroCredentials } from './payload.js';
-import { MAX_RETENTION_DAYS, type Credential, type CredentialKind, type CredentialMeta, type DerivedKeyPurpose, type JournalMark, type KdfParams, type RememberedSource, type RememberedValue } from './types.js';
+import { MAX_RETENTION_DAYS, type Credential, type CredentialKind, type CredentialMeta, type DerivedKeyPurpose, type JournalGapMark, type JournalMark, type KdfParams, type RememberedSource, type RememberedValue } from './types.js';
 
 /** @internal The mutable state behind an UnlockedVault. */
 export interface VaultState {
@@ -324,6 +324,19 @@ export class UnlockedVault {
   replaceJournalRecord(mark: JournalMark): void {
     const s = vaultState(this);
     s.contents.journal = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions } };
+    s.dirty = true;
+  }
+
+  /** What restores decided about keys lost with a journal (FORMAT.md §4, `journal_gap`): null when nothing is held, undefined when never recorded. */
+  get journalGap(): JournalGapMark | null | undefined {
+    const g = vaultState(this).contents.journalGap;
+    return g === undefined || g === null ? g : { held: g.held.map((k) => ({ ...k })), released: g.released.map((k) => ({ ...k })), unread: g.unread };
+  }
+
+  /** Records the gap state after an operator's restore, release or close (journal/gap.ts); a change to save. */
+  recordJournalGap(mark: JournalGapMark | null): void {
+    const s = vaultState(this);
+    s.contents.journalGap = mark === null ? null : { held: mark.held.map((k) => ({ tool: k.tool, key: k.key })), released: mark.released.map((k) => ({ tool: k.tool, key: k.key })), unread: mark.unread };
     s.dirty = true;
   }
 

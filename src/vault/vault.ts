@@ -129,7 +129,7 @@ export async function createVault(path: string, passphrase: Uint8Array, opts?: V
       throw new PosternError('VAULT_EXISTS', `a vault already exists at ${vaultPath}`, { details: { path: vaultPath } });
     }
     const keyWrap = await createKeyWrap(passphrase, dataKey, r.kdf, r.deriveKek);
-    const file = sealVaultContents(dataKey, keyWrap, { generation: 1, createdAt: r.now().toISOString(), acceptedCatalog: null, credentials: new Map() });
+    const file = sealVaultContents(dataKey, keyWrap, { generation: 1, createdAt: r.now().toISOString(), acceptedCatalog: null, journalGap: null, credentials: new Map() });
     await removeStaleTemps(vaultPath);
     await writeVaultFile(vaultPath, file);
   } finally {
