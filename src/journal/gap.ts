@@ -100,10 +100,10 @@ export class JournalGap {
     return new JournalGap();
   }
 
-  /** The gap as the sessions journal's events leave it. */
-  static read(sessions: SessionsJournal): JournalGap {
+  /** The gap as the sessions journal's events leave it (those up to `upTo` only, when given). */
+  static read(sessions: SessionsJournal, upTo = Number.MAX_SAFE_INTEGER): JournalGap {
     const g = new JournalGap();
-    for (const e of sessions.daemonEvents(GAP_EVENTS)) g.#apply(e);
+    for (const e of sessions.daemonEvents(GAP_EVENTS)) if (e.seq <= upTo) g.#apply(e);
     return g;
   }
 

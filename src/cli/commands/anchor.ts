@@ -24,8 +24,8 @@ import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { anchoredJournal, writeVault } from '../../home/vault-write.js';
 import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal, type AnchorContext, type AnchoredJournals, type AnchorInspection, type NewJournalPlan, type RecordedJournal } from '../../journal/anchor/index.js';
 import { PosternError } from '../../rules/errors.js';
-import { JournalGap } from '../../journal/gap.js';
-import { prepareRestore } from '../../journal/anchor/restore.js';
+import { JournalGap, type GapRecord } from '../../journal/gap.js';
+import { gapForNewJournal, prepareRestore, type RestorePlan } from '../../journal/anchor/restore.js';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openVault } from '../../vault/index.js';
@@ -42,6 +42,8 @@ export interface VaultFacts {
   readonly catalogDigest: string;
   /** The journal the vault recorded (vault/FORMAT.md §4, `journal`), or null. */
   readonly journal: RecordedJournal | null;
+  /** What restores decided (FORMAT.md §4, `journal_gap`); undefined when never recorded. */
+  readonly journalGap: GapRecord | null | undefined;
   wipe(): void;
 }
 
@@ -61,6 +63,7 @@ export async function vaultFacts(ctx: CliContext, given?: Uint8Array): Promise<V
       generation: vault.generation,
       catalogDigest: vault.acceptedCatalog?.digest ?? sha256Hex(''),
       journal: vault.journal,
+      journalGap: vault.journalGap,
       wipe() {
         key.fill(0);
         checkpointSeed.fill(0);
@@ -106,11 +109,15 @@ async function recordAnchoredJournal(ctx: CliContext, pass: Uint8Array): Promise
  * vault's record of it (vault/FORMAT.md §4). A kill before the change leaves
  * the home as it was; the next opener finishes a change it finds.
  */
-export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: NewJournalPlan, command: string): Promise<void> {
+export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: NewJournalPlan, command: string, gap?: GapRecord | null): Promise<void> {
   await writeVault(
     ctx,
     pass,
-    (v) => v.replaceJournalRecord(plan.mark),
+    (v) => {
+      v.replaceJournalRecord(plan.mark);
+      // The gap the new journal holds, where the next restore finds it (journal/gap.ts).
+      if (gap !== undefined) v.recordJournalGap(gap);
+    },
     async (_r, saved, change) => {
       if (saved === null) throw new PosternError('INTERNAL', 'the vault did not save the new journal it records');
       const sealed = plan.seal(saved.generation);
@@ -143,7 +150,7 @@ function removeStaleStaging(ctx: CliContext): void {
  * passphrase, the plan `build` makes beside the home, then `switchJournal`.
  * Null when the operator said no.
  */
-async function replaceJournal<P extends NewJournalPlan>(ctx: CliContext, o: { yes?: boolean }, question: string, build: (a: AnchorContext) => P, command: string): Promise<P | null> {
+async function replaceJournal<P extends NewJournalPlan & { readonly gapRecord: GapRecord | null }>(ctx: CliContext, o: { yes?: boolean }, question: string, build: (a: AnchorContext, f: VaultFacts) => P, command: string): Promise<P | null> {
   if (o.yes !== true && !canPrompt()) throw new PosternError('USAGE', 'no terminal to confirm: pass --yes');
   const lock = await takeDaemonLock(ctx.paths);
   let f: VaultFacts | undefined;
@@ -156,8 +163,8 @@ async function replaceJournal<P extends NewJournalPlan>(ctx: CliContext, o: { ye
     pass = await ctx.unlockPassphrase();
     f = await vaultFacts(ctx, pass);
     removeStaleStaging(ctx);
-    const plan = build(anchorContext(ctx, f));
-    await switchJournal(ctx, pass, plan, command);
+    const plan = build(anchorContext(ctx, f), f);
+    await switchJournal(ctx, pass, plan, command, plan.gapRecord);
     return plan;
   } finally {
     f?.wipe();
@@ -191,20 +198,42 @@ export async function withAnchoredJournals<T>(ctx: CliContext, fn: (opened: Anch
 
 /**
  * The operator's decision on a restored journal's gap (journal/gap.ts),
- * journaled in the sessions journal: the daemon lock (not while a daemon
- * runs: it reads the gap at start), the passphrase, the anchored journals.
+ * journaled in the sessions journal and then kept in the vault (`journal_gap`),
+ * where the next restore finds it: the daemon lock (not while a daemon runs:
+ * it reads the gap at start), the passphrase, the anchored journals. A vault
+ * whose record differs from the journal's (a run killed between the two) is
+ * brought in line even when there is nothing to decide.
  */
 async function journalGapDecision(
   ctx: CliContext,
   decide: (gap: JournalGap) => { type: 'journal_key_released' | 'journal_gap_closed'; data: Record<string, unknown> } | null,
   say: { done: string; nothing: string },
 ): Promise<void> {
-  await withAnchoredJournals(ctx, (opened) => {
-    const d = decide(JournalGap.read(opened.journals.sessions));
-    if (d === null) return ctx.out(say.nothing);
-    opened.journals.sessions.event(null, d.type, d.data);
-    ctx.out(`${say.done}; journaled as ${d.type}`);
-  });
+  const lock = await takeDaemonLock(ctx.paths);
+  let f: VaultFacts | undefined;
+  let pass: Uint8Array | undefined;
+  try {
+    pass = await ctx.unlockPassphrase();
+    f = await vaultFacts(ctx, pass);
+    const opened = openAnchoredJournals(anchorContext(ctx, f));
+    let record: GapRecord | null;
+    try {
+      const d = decide(JournalGap.read(opened.journals.sessions));
+      if (d === null) ctx.out(say.nothing);
+      else {
+        opened.journals.sessions.event(null, d.type, d.data);
+        ctx.out(`${say.done}; journaled as ${d.type}`);
+      }
+      record = JournalGap.read(opened.journals.sessions).record();
+    } finally {
+      opened.close();
+    }
+    if (JSON.stringify(record) !== JSON.stringify(f.journalGap ?? null)) await writeVault(ctx, pass, (v) => v.recordJournalGap(record), undefined, 'anchor gap decision');
+  } finally {
+    f?.wipe();
+    pass?.fill(0);
+    await lock.release();
+  }
 }
 
 /** One line per fact, for `anchor status` and `doctor`. */
@@ -237,6 +266,26 @@ export function describeInspection(i: AnchorInspection): { ok: boolean; line: st
   }
 }
 
+/** The most held keys `restore-journal` names one by one. */
+const KEYS_LISTED = 20;
+
+/** What a restore did, for the operator: the gap, the keys refused, and how to release them. */
+function reportRestore(ctx: CliContext, backup: string, plan: RestorePlan): void {
+  const g = plan.gap;
+  ctx.out(`restored journal ${plan.journalId} from ${clean(backup, 300)} (activity seq ${g.backup.activity}, sessions seq ${g.backup.sessions}); journaled as journal_restored`);
+  if (g.anchored.activity > g.backup.activity) ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
+  else if (g.complete) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
+  if (!g.complete) ctx.out('not all of the gap could be read and proved against the anchor and the signed checkpoints (rows changed, removed or damaged, or no authentic anchor says where the journal ended): every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and release it, or run `postern anchor close-gap`');
+  const held = plan.state.heldKeys(KEYS_LISTED + 1);
+  if (held.length > 0) {
+    ctx.out(`keys refused until released (this restore's and earlier restores' still held):`);
+    for (const k of held.slice(0, KEYS_LISTED)) ctx.out(`  ${clean(k.tool, 64)} ${clean(k.key, 200)}`);
+    if (held.length > KEYS_LISTED) ctx.out(`  … and more (\`postern audit session --daemon\` shows the journal_restored entry)`);
+  }
+  if (held.length > 0 || plan.state.unread) ctx.out('after checking at the target that a key\'s action did not happen: `postern anchor release-key TOOL KEY`');
+  if (plan.movedTo !== null) ctx.out(`the replaced journal was moved to ${clean(plan.movedTo, 300)}`);
+}
+
 export function registerAnchor(program: Command): void {
   const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, restore an older one, accept an older vault');
 
@@ -266,7 +315,16 @@ export function registerAnchor(program: Command): void {
     .action(async (o: { reason: string; yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const question = 'Start a new journal? Idempotency keys completed in the old one will not be known to it, so a retry with such a key could run again.';
-      const plan = await replaceJournal(ctx, o, question, (a) => prepareNewJournal(a, o.reason.slice(0, 500)), 'anchor new-journal');
+      const plan = await replaceJournal(
+        ctx,
+        o,
+        question,
+        (a, f) => {
+          const gapRecord = gapForNewJournal(a, f.journalGap);
+          return { ...prepareNewJournal(a, o.reason.slice(0, 500), gapRecord), gapRecord };
+        },
+        'anchor new-journal',
+      );
       if (plan !== null) ctx.out(`started journal ${plan.journalId}${plan.movedTo === null ? '' : `; the old journal was moved to ${clean(plan.movedTo, 300)}`}`);
     });
 
@@ -278,14 +336,12 @@ export function registerAnchor(program: Command): void {
     .action(async (backup: string, o: { reason: string; yes?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const question = 'Restore this older journal? Calls journaled after it are lost from the journal; their keys are refused until you check the targets and release them.';
-      const plan = await replaceJournal(ctx, o, question, (a) => prepareRestore(a, resolve(backup), o.reason.slice(0, 500)), 'anchor restore-journal');
+      const plan = await replaceJournal(ctx, o, question, (a, f) => {
+        const p = prepareRestore(a, resolve(backup), o.reason.slice(0, 500), f.journalGap);
+        return { ...p, gapRecord: p.state.record() };
+      }, 'anchor restore-journal');
       if (plan === null) return;
-      const g = plan.gap;
-      ctx.out(`restored journal ${plan.journalId} from ${clean(backup, 300)} (activity seq ${g.backup.activity}, sessions seq ${g.backup.sessions}); journaled as journal_restored`);
-      if (g.anchored.activity > g.backup.activity) ctx.out(`gap: activity seq ${g.backup.activity + 1}–${g.anchored.activity}; ${g.keys.length} key(s) read as claimed there are refused OUTCOME_UNKNOWN until released`);
-      else if (g.complete) ctx.out('gap: none (the backup reaches where the anchor says the journal ended)');
-      if (!g.complete) ctx.out('not all of the gap could be read (or no authentic anchor says where the journal ended): every key the restored journal does not know is refused OUTCOME_UNKNOWN until you check the targets and run `postern anchor close-gap`');
-      if (plan.movedTo !== null) ctx.out(`the replaced journal was moved to ${clean(plan.movedTo, 300)}`);
+      reportRestore(ctx, backup, plan);
     });
 
   anchor

@@ -33,6 +33,7 @@ import type { Clock } from '../../clock/index.js';
 import type { ChainBase } from '../types.js';
 import { PosternError } from '../../rules/errors.js';
 import { GENESIS_HASH } from '../chain.js';
+import type { GapRecord } from '../gap.js';
 import { openJournals, type JournalFacts, type Journals, type OpenOptions } from '../index.js';
 import { anchorFileText, anchorMismatch, readAnchor } from './file.js';
 import { journalPresence, sizeOf } from './presence.js';
@@ -312,7 +313,8 @@ export function replacementSite(ctx: AnchorContext): { previous: AnchorRecord | 
   return { previous, previousState, at, movedTo, stagedDir };
 }
 
-export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJournalPlan {
+/** `carry`: the gap earlier restores left (journal/gap.ts), held on in the new journal. */
+export function prepareNewJournal(ctx: AnchorContext, reason: string, carry: GapRecord | null = null): NewJournalPlan {
   const { previous, previousState, at, movedTo, stagedDir } = replacementSite(ctx);
   const id = randomUUID();
   mkdirSync(stagedDir, { recursive: true, mode: 0o700 });
@@ -326,6 +328,7 @@ export function prepareNewJournal(ctx: AnchorContext, reason: string): NewJourna
       previous_anchor: previousState,
       previous: previous === null ? null : { journal_id: previous.journal_id, counter: previous.counter, activity: previous.activity, sessions: previous.sessions, vault_generation: previous.vault_generation },
       moved_to: movedTo,
+      ...(carry === null ? {} : { gap: carry }),
     });
     facts = journals.facts();
   } finally {
