@@ -20,7 +20,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { cpSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -152,7 +152,7 @@ const EDITS: Record<string, (rows: Row[]) => Row[]> = {
   'keys renamed and re-chained': (rows) => rows.map((r) => (r['idempotency_key'] === null ? r : { ...r, idempotency_key: `renamed-${String(r['idempotency_key'])}` })),
   'rows removed, the journal padded back to its length, re-chained': (rows) => {
     const kept = rows.filter((r) => r['idempotency_key'] === null);
-    const filler = rows.filter((r) => r['idempotency_key'] !== null).map((r) => ({ ...r, kind: 'rejected', idempotency_key: null, claim: null, error_code: 'INPUT_INVALID' }));
+    const filler = rows.filter((r) => r['idempotency_key'] !== null).map((r) => ({ ...r, call_id: randomUUID(), kind: 'rejected', idempotency_key: null, claim: null, error_code: 'INPUT_INVALID' }));
     return [...kept, ...filler];
   },
   'arguments and claim changed and re-chained': (rows) =>

@@ -95,10 +95,12 @@ export function anchorContext(ctx: CliContext, f: VaultFacts): AnchorContext {
  * daemon's start compares the two. The caller holds the daemon lock, so the
  * anchor does not follow this save's generation; the daemon records it.
  */
-async function recordAnchoredJournal(ctx: CliContext, pass: Uint8Array): Promise<void> {
+async function recordAnchoredJournal(ctx: CliContext, pass: Uint8Array, gap: GapRecord | null): Promise<void> {
   await writeVault(ctx, pass, (v) => {
     const named = anchoredJournal(ctx.paths.anchor, v.deriveKey('journal-anchor'));
     if (named !== undefined) v.recordJournal(named);
+    // An older vault carries an older gap record: it now records the gap the anchored journal holds.
+    v.recordJournalGap(gap);
   });
 }
 
@@ -401,9 +403,14 @@ export function registerAnchor(program: Command): void {
           }
         }
         const opened = openAnchoredJournals(anchorContext(ctx, f), { acceptVault: true });
-        opened.close();
+        let gap: GapRecord | null;
+        try {
+          gap = JournalGap.read(opened.journals.sessions).record();
+        } finally {
+          opened.close();
+        }
         // An older vault carries an older record of the journal: it now records the one accepted with it.
-        await recordAnchoredJournal(ctx, pass);
+        await recordAnchoredJournal(ctx, pass, gap);
         ctx.out(`accepted vault generation ${i.verdict.found} (the anchor had ${i.verdict.anchored}); journaled`);
       } finally {
         f?.wipe();

@@ -79,15 +79,17 @@ function checkBackup(ctx: AnchorContext, dir: string, journalId: string): Journa
     for (const [name, r] of [['sessions', j.sessions.verify()], ['activity', j.activity.verify()]] as const) {
       if (!r.ok) throw refused(`the backup's ${name} journal does not verify (seq ${r.first_bad_seq}: ${r.reason})`);
     }
-    // Every signed checkpoint of this journal up to the backup's heads must name the backup's entries there.
+    // Every signed checkpoint of this journal up to the backup's heads must name the backup's entries there
+    // (but one a later restore rewound past: it names the history that restore replaced).
     if (ctx.checkpoints !== undefined) {
       const key = publicKeyOf(ctx.checkpoints.seed);
       const walk = walkTrust(readCheckpoints(ctx.checkpoints.path));
-      for (const c of walk.accepted) {
-        if (c.record.journal_id !== journalId || !walk.keys.includes(key)) continue;
+      const ours = walk.accepted.filter((c) => c.record.journal_id === journalId && walk.keys.includes(key));
+      for (const c of ours) {
         for (const name of ['sessions', 'activity'] as const) {
           const h = c.record[name];
           if (h.seq === 0 || h.seq > facts[name].head.seq || h.seq <= facts[name].base.seq) continue;
+          if (ours.some((later) => later.record.counter > c.record.counter && later.record[name].seq < h.seq)) continue;
           if (facts[name].hashAt(h.seq) !== h.hash) throw refused(`signed checkpoint #${c.record.counter} names another ${name} entry at seq ${h.seq} than the backup holds: it is not a copy of this journal's history`);
         }
       }
