@@ -52,3 +52,19 @@ test('payload format 3 reads as no journal recorded, its remembered values kept;
   assert.deepEqual(written['journal'], mark('J', 3, 2));
   assert.deepEqual(decodePayload(utf8(JSON.stringify(written))).journal, mark('J', 3, 2));
 });
+
+test('journal_gap: a new vault records none, a recorded gap survives every later save, a vault saved before it was kept reads as never recorded', async (t) => {
+  const { vault } = tempHome(t);
+  const opts: VaultOptions = { ...CHEAP };
+  await createVault(vault, pass, opts);
+  assert.equal((await openVault(vault, pass, opts)).journalGap, null, 'a new vault: no gap held');
+  const gap = { held: [{ tool: 'quick_write', key: 'k-1' }], released: [], unread: false };
+  await withVaultWriter(vault, pass, (v) => v.recordJournalGap(gap), opts);
+  assert.deepEqual((await openVault(vault, pass, opts)).journalGap, gap);
+  await withVaultWriter(vault, pass, (v) => v.setRetentionDays(9), opts);
+  assert.deepEqual((await openVault(vault, pass, opts)).journalGap, gap, 'carried by an unrelated save');
+  const legacy = decodePayload(utf8(JSON.stringify({ format: 4, generation: 2, created_at: '2025-01-01T00:00:00.000Z', accepted_catalog: null, journal: null, retention_days: 30, remembered: [], credentials: [] })));
+  assert.equal(legacy.journalGap, undefined, 'never recorded');
+  assert.equal('journal_gap' in (JSON.parse(Buffer.from(encodePayload(legacy)).toString()) as object), false, 'and still not, until a restore records it');
+  assert.throws(() => decodePayload(utf8(JSON.stringify({ format: 4, generation: 2, created_at: '2025-01-01T00:00:00.000Z', accepted_catalog: null, journal: null, journal_gap: { held: [{ tool: '', key: 'x' }], released: [], unread: false }, retention_days: 30, remembered: [], credentials: [] }))), /VAULT_CORRUPT|journal_gap/);
+});
