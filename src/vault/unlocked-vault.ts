@@ -333,10 +333,12 @@ export class UnlockedVault {
     return g === undefined || g === null ? g : { held: g.held.map((k) => ({ ...k })), released: g.released.map((k) => ({ ...k })), unread: g.unread };
   }
 
-  /** Records the gap state after an operator's restore, release or close (journal/gap.ts); a change to save. */
+  /** Records the gap state after an operator's restore, release or close (journal/gap.ts); a change to save when it differs. */
   recordJournalGap(mark: JournalGapMark | null): void {
     const s = vaultState(this);
-    s.contents.journalGap = mark === null ? null : { held: mark.held.map((k) => ({ tool: k.tool, key: k.key })), released: mark.released.map((k) => ({ tool: k.tool, key: k.key })), unread: mark.unread };
+    const copy = mark === null ? null : { held: mark.held.map((k) => ({ tool: k.tool, key: k.key })), released: mark.released.map((k) => ({ tool: k.tool, key: k.key })), unread: mark.unread };
+    if (JSON.stringify(copy) === JSON.stringify(s.contents.journalGap)) return;
+    s.contents.journalGap = copy;
     s.dirty = true;
   }
 
