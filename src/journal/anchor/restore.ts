@@ -22,7 +22,11 @@
  * be proved (rows edited and re-chained, deleted, damaged, a file gone) is
  * **unread**: every key the restored journal does not know is refused until
  * the operator releases it or closes the gap. `complete` says the whole gap
- * was proved read, so no other key can have been claimed in it.
+ * was proved read, so no other key can have been claimed in it. The backup
+ * is held to the same proof from the other side: the gap's walk starts from
+ * its head hash (a backup whose head is not on the vouched chain proves
+ * nothing of the gap), and a backup that reaches the vouched end must hold
+ * the vouched entry there.
  *
  * What earlier restores decided is not lost with the journal swapped out:
  * the vault's `journal_gap` record (journal/gap.ts) is carried into the
@@ -67,8 +71,13 @@ export interface RestorePlan extends NewJournalPlan {
 
 const refused = (why: string): PosternError => new PosternError('INPUT_INVALID', `nothing restored: ${why}`);
 
-/** Checks the backup and returns its facts (opened read-only, closed again). */
-function checkBackup(ctx: AnchorContext, dir: string, journalId: string): JournalFacts {
+/**
+ * Checks the backup and returns its facts (opened read-only, closed again),
+ * and whether it holds the vouched `end` of the activity chain when it
+ * reaches that far (a backup as long as the journal it replaces, or longer,
+ * is believed only as an extension of it: else none of the gap is known).
+ */
+function checkBackup(ctx: AnchorContext, dir: string, journalId: string, end: ChainHead): JournalFacts & { readonly holdsEnd: boolean } {
   if (journalPresence(dir).kind !== 'complete') throw refused(`${dir} does not hold both journal files (sessions.db and activity.db): give a copy of the journal directory`);
   const j = openJournals(dir, { readonly: true });
   try {
@@ -94,7 +103,8 @@ function checkBackup(ctx: AnchorContext, dir: string, journalId: string): Journa
         }
       }
     }
-    return facts;
+    const holdsEnd = facts.activity.head.seq < end.seq || facts.activity.hashAt(end.seq) === end.hash;
+    return { ...facts, holdsEnd };
   } finally {
     j.close();
   }
@@ -221,13 +231,14 @@ export function prepareRestore(ctx: AnchorContext, backupDir: string, reason: st
   const site = replacementSite(ctx);
   const end = site.previous !== null ? { id: site.previous.journal_id, activity: site.previous.activity, sessions: site.previous.sessions } : (ctx.vaultJournal ?? null);
   if (end === null) throw refused('neither an authentic anchor nor the vault records where this journal ended, so the gap cannot be known: start a new journal with `postern anchor new-journal`');
-  const backup = checkBackup(ctx, backupDir, end.id);
+  const backup = checkBackup(ctx, backupDir, end.id, end.activity);
   const B = { activity: backup.activity.head, sessions: backup.sessions.head };
   const anchored = { activity: Math.max(end.activity.seq, B.activity.seq), sessions: Math.max(end.sessions.seq, B.sessions.seq) };
   // Without an authentic anchor, the vault's record is only where the journal was at the last save: where it ended is unknown.
   const endKnown = site.previous !== null;
   const heads = [end.activity, ...(ctx.vaultJournal?.id === end.id ? [ctx.vaultJournal.activity] : [])];
-  const known = gapKeys(ctx, end.id, B.activity, anchored.activity, { heads, endKnown });
+  // A backup that reaches the end but holds another entry there is not this history: nothing of the gap is known.
+  const known = backup.holdsEnd ? gapKeys(ctx, end.id, B.activity, anchored.activity, { heads, endKnown }) : { keys: [], complete: false, unread: [{ from: 1, to: anchored.activity }] };
   const prior = priorGap(ctx, vaultGap, end);
   mkdirSync(site.stagedDir, { recursive: true, mode: 0o700 });
   copyJournalFile(join(backupDir, SESSIONS_SCHEMA.file), join(site.stagedDir, SESSIONS_SCHEMA.file));
