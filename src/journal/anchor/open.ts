@@ -42,6 +42,7 @@ import { readCheckpoints } from '../checkpoint/file.js';
 import { checkpointRefusal, judgeCheckpointFile } from '../checkpoint/inspect.js';
 import { CHECKPOINT_FORMAT, highestCounter, type CheckpointRecord } from '../checkpoint/record.js';
 import { CheckpointSigner, publicKeyOf } from '../checkpoint/signature.js';
+import { checkpointsLost, checkpointsShortOfVault } from '../checkpoint/vault-mark.js';
 import { proveClaims, readVerified, sealClaims, verifiedPath, type ClaimsProof } from './verified.js';
 import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, sealAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
 
@@ -268,6 +269,9 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
         const behind = judgeAgainstVault(anchor, ctx.vaultJournal);
         if (behind !== null) throw anchorMismatch(behind);
       }
+      // Checkpoints deleted, emptied or cut back read as "none yet" to the judgement below: the vault's record says how far they went.
+      const short = ctx.checkpoints === undefined ? null : checkpointsShortOfVault(ctx.checkpoints.path, ctx.vaultJournal?.checkpoints);
+      if (short !== null) throw checkpointsLost(short);
       signedPrune = refuseUnvouched(ctx, facts);
       // The idempotency claims are not chained: proved against the chain before recovery writes anything.
       const a = facts.activity;

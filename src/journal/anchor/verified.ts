@@ -44,6 +44,8 @@ import { CONTENT_COLUMNS } from '../activity-schema.js';
 import { entryHash, type Cell, type EntryRow } from '../chain.js';
 import { firstClaimMismatch, firstClaimMismatchAfter } from '../claims-check.js';
 import { canonicalJson } from '../json.js';
+import { openJournals } from '../index.js';
+import { journalPresence } from './presence.js';
 import type { ChainBase, ChainHead } from '../types.js';
 
 export const VERIFIED_FILE = 'claims.verified';
@@ -228,4 +230,24 @@ export function sealClaims(db: Database.Database, path: string, key: Uint8Array,
   if (hash === undefined) return null;
   writeVerified(path, key, { format: FORMAT, journal_id: found.journal_id, seq, hash, claims: claimsDigest(db, seq), at });
   return seq;
+}
+
+/**
+ * The same proof, read only, for `doctor --unlock` and `anchor status`: the
+ * refusal's message, or null when the claims are proved (or there are no
+ * journal files to prove them on).
+ */
+export function inspectClaims(journalDir: string, key: Uint8Array): string | null {
+  if (journalPresence(journalDir).kind !== 'complete') return null;
+  const j = openJournals(journalDir, { readonly: true });
+  try {
+    const a = j.facts().activity;
+    proveClaims(j.activityDb, { journal_id: a.journal_id ?? '', head: a.head, base: a.base }, readVerified(verifiedPath(journalDir), key));
+    return null;
+  } catch (e) {
+    if (e instanceof PosternError && e.code === 'JOURNAL_TAMPERED') return e.message;
+    throw e;
+  } finally {
+    j.close();
+  }
 }
