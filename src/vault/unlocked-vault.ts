@@ -295,7 +295,9 @@ export class UnlockedVault {
   /** The journal this vault last recorded (FORMAT.md §4, `journal`), or null. Readable while unlocked. */
   get journal(): JournalMark | null {
     const j = vaultState(this).contents.journal;
-    return j === null ? null : { id: j.id, activity: { ...j.activity }, sessions: { ...j.sessions }, checkpoints: j.checkpoints === undefined || j.checkpoints === null ? null : { ...j.checkpoints } };
+    if (j === null) return null;
+    const cp = j.checkpoints ?? null;
+    return { id: j.id, activity: { ...j.activity }, sessions: { ...j.sessions }, ...(cp === null ? {} : { checkpoints: { ...cp } }) };
   }
 
   /**
@@ -308,7 +310,7 @@ export class UnlockedVault {
     const held = s.contents.journal;
     // The checkpoint file is the home's, not the journal's: a mark without it keeps the one held (the file only grows).
     const checkpoints = mark.checkpoints ?? held?.checkpoints ?? null;
-    const copy = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions }, checkpoints: checkpoints === null ? null : { ...checkpoints } };
+    const copy = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions }, ...(checkpoints === null ? {} : { checkpoints: { ...checkpoints } }) };
     if (held === null || held.id !== mark.id) {
       s.contents.journal = copy;
       s.dirty = true;
@@ -328,7 +330,7 @@ export class UnlockedVault {
   replaceJournalRecord(mark: JournalMark): void {
     const s = vaultState(this);
     // The checkpoints are recorded afresh by the next save (the daemon's start makes one).
-    s.contents.journal = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions }, checkpoints: null };
+    s.contents.journal = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions } };
     s.dirty = true;
   }
 
