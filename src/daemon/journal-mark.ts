@@ -13,21 +13,30 @@
  * the checkpoints still guard the journal; the next save records it).
  */
 import type { AnchorKeeper, RecordedJournal } from '../journal/anchor/index.js';
+import { checkpointMark } from '../journal/checkpoint/vault-mark.js';
 import { isPosternError } from '../rules/errors.js';
 import { withVaultWriter, type UnlockedVault, type VaultOptions } from '../vault/index.js';
 
-/** The journal and heads the anchor file vouches for now. */
-export function anchoredHeads(keeper: AnchorKeeper): () => RecordedJournal {
+/** The journal and heads the anchor file vouches for now, and the checkpoint file as it is (checkpoint/vault-mark.ts). */
+export function anchoredHeads(keeper: AnchorKeeper, checkpointsPath: string): () => RecordedJournal {
   return () => {
     const w = keeper.written;
-    return { id: w.journal_id, activity: w.activity, sessions: w.sessions };
+    const key = keeper.checkpointKey;
+    let checkpoints = null;
+    try {
+      checkpoints = key === null ? null : checkpointMark(checkpointsPath, key);
+    } catch {
+      // unreadable now: the vault keeps the mark it has
+    }
+    return { id: w.journal_id, activity: w.activity, sessions: w.sessions, checkpoints };
   };
 }
 
-/** Saves the journal into the vault when the vault does not name it yet. */
+/** Saves the journal into the vault when the vault does not name it yet, or has not recorded the checkpoints yet. */
 export async function recordJournalInVault(vaultPath: string, held: UnlockedVault, heads: () => RecordedJournal, opts: VaultOptions, log: (line: string) => void): Promise<void> {
   const now = heads();
-  if (held.journal?.id === now.id) return;
+  const recorded = held.journal;
+  if (recorded?.id === now.id && ((recorded.checkpoints ?? null) !== null || (now.checkpoints ?? null) === null)) return;
   try {
     await withVaultWriter(vaultPath, { held }, (v) => v.recordJournal(now), opts);
   } catch (e) {

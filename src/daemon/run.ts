@@ -254,7 +254,7 @@ async function openHome(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOp
   // Refuses a journal that is missing, emptied, replaced, rolled back or rewritten, and an older vault.
   const anchored = openAnchoredJournals({ settle, journalDir: paths.journalDir, anchorPath: paths.anchor, key: vault.deriveKey('journal-anchor'), vaultGeneration: vault.generation, catalogDigest: snapshot.digest, clock, log, checkpoints: { path: paths.checkpoints, seed: vault.deriveKey('journal-checkpoint') }, vaultJournal: vault.journal });
   started.push(() => anchored.close());
-  journalHeads.of = anchoredHeads(anchored.keeper);
+  journalHeads.of = anchoredHeads(anchored.keeper, paths.checkpoints);
   await recordJournalInVault(paths.vault, vault, journalHeads.of, vaultOpts, log);
   if (settle.length > 0) {
     await clearPendingOutcomes(pendingFile);

@@ -26,6 +26,8 @@ import { takeDaemonLock } from './daemon-lock.js';
 import type { HomePaths } from './paths.js';
 import { anchorFileText, anchorIsAuthentic, readAnchor, sealAnchor, type RecordedJournal } from '../journal/anchor/index.js';
 import { HomeChange } from './change-record.js';
+import { checkpointMark } from '../journal/checkpoint/vault-mark.js';
+import { publicKeyOf } from '../journal/checkpoint/signature.js';
 import { isPosternError } from '../rules/errors.js';
 import { withVaultWriter, type VaultOptions, type VaultSave, type VaultUnlock } from '../vault/index.js';
 import type { UnlockedVault } from '../vault/unlocked-vault.js';
@@ -52,6 +54,16 @@ export function anchoredJournal(anchorPath: string, key: Uint8Array): RecordedJo
     return { id: r.journal_id, activity: r.activity, sessions: r.sessions };
   } catch {
     return undefined;
+  }
+}
+
+/** The anchored journal with the checkpoint file as it is now (journal/checkpoint/vault-mark.ts); unreadable: the vault keeps its mark. */
+function withCheckpoints(named: RecordedJournal | undefined, path: string, v: UnlockedVault): RecordedJournal | undefined {
+  if (named === undefined) return undefined;
+  try {
+    return { ...named, checkpoints: checkpointMark(path, publicKeyOf(v.deriveKey('journal-checkpoint'))) };
+  } catch {
+    return named;
   }
 }
 
@@ -143,7 +155,7 @@ export async function writeVault<T>(
         key = Uint8Array.from(v.deriveKey('journal-anchor'));
         return r;
       },
-      { ...ctx.vault, stage: change.vaultStage(), journalMark: (v) => opts.journalMark ?? anchoredJournal(ctx.paths.anchor, v.deriveKey('journal-anchor')) },
+      { ...ctx.vault, stage: change.vaultStage(), journalMark: (v) => opts.journalMark ?? withCheckpoints(anchoredJournal(ctx.paths.anchor, v.deriveKey('journal-anchor')), ctx.paths.checkpoints, v) },
       async (r, saved) => {
         await afterSave?.(r, saved, change);
         let staged: StagedFollow = { follow: 'not_saved', release: NO_LOCK };

@@ -59,3 +59,23 @@ export function firstClaimMismatch(db: Database.Database, base: ChainBase): numb
   if (b === undefined) return a;
   return Math.min(a, b);
 }
+
+const MISSING_CLAIMS_AFTER = `
+  SELECT i.seq AS seq FROM entries i
+  LEFT JOIN entries o ON o.call_id = i.call_id AND o.kind = 'outcome'
+  WHERE i.seq > ? AND i.kind = 'intent' AND i.claim = 'claimed' AND o.claim IS NOT 'released'
+    AND NOT EXISTS (SELECT 1 FROM idempotency c WHERE c.call_id = i.call_id)
+  ORDER BY i.seq LIMIT 1`;
+
+/**
+ * The same check for the claims of intents after `from` only (the rows at or
+ * before it are proved by the verified point's digest, anchor/verified.ts):
+ * a pass over the claim rows and over the entries after `from`.
+ */
+export function firstClaimMismatchAfter(db: Database.Database, from: number): number | undefined {
+  const a = db.prepare<[{ base: number }], number>(BAD_CLAIM_ROWS).pluck().get({ base: from });
+  const b = db.prepare<[number], number>(MISSING_CLAIMS_AFTER).pluck().get(from);
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}

@@ -78,6 +78,10 @@ export interface Journals {
   activityEntries(afterSeq: number, fn: (row: EntryRow) => boolean | void): void;
   /** The seqs of a call's activity entries (its first entry, then its outcome). */
   activityEntrySeqs(call_id: string): number[];
+  /** The activity database, read by the claims' verified point (anchor/verified.ts) only. */
+  readonly activityDb: Database.Database;
+  /** Throws JOURNAL_UNAVAILABLE when another process changed a journal since this process opened it (an exclusive open; a no-op otherwise). */
+  checkOwned(): void;
   /** Raw sessions entries after `afterSeq` in seq order, in one read transaction; `fn` returning false stops. */
   sessionsEntries(afterSeq: number, fn: (row: EntryRow) => boolean | void): void;
   /** The seqs of a session's entries (its start, its events, its close). */
@@ -104,8 +108,8 @@ export interface OpenOptions {
   readonly readonly?: boolean;
   /** The journal id given to files created by this open; random by default. */
   readonly journalId?: string;
-  /** Called with what was found, before recovery; throwing refuses the open. */
-  readonly admit?: (facts: JournalFacts) => void;
+  /** Called with what was found (and the activity database, to be read only), before recovery; throwing refuses the open. */
+  readonly admit?: (facts: JournalFacts, activityDb: Database.Database) => void;
   /** This process owns the journal: any change by someone else fails later writes closed. */
   readonly exclusive?: boolean;
   /** Told after each commit (not recovery's) with the journal's new head. */
@@ -148,7 +152,7 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
     const sessionsChain = new Chain(sessionsDb, SESSIONS_CONTENT_COLUMNS);
     const facts = (): JournalFacts =>
       guard('journal', 'read where the journals end', () => ({ sessions: factsOf(sessionsDb, sessionsChain), activity: factsOf(activityDb, store.chain) }));
-    opts.admit?.(facts());
+    opts.admit?.(facts(), activityDb);
     // Outcomes a stopped daemon had but could not journal go in first: their calls are not interrupted ones.
     // Like recovery's, these writes come before the watch starts following the chain.
     if (!readonly && opts.settle !== undefined) {
@@ -186,6 +190,11 @@ export function openJournals(dir: string, opts: OpenOptions = {}): Journals {
       recovered: Object.freeze(recovered),
       facts,
       activityEntries: (afterSeq, fn) => guard('activity', 'read entries', () => activityDb.transaction(() => store.chain.forEach(fn, afterSeq)).deferred()),
+      activityDb,
+      checkOwned() {
+        sessionsHooks.check();
+        activityHooks.check();
+      },
       activityEntrySeqs: (call_id) => guard('activity', 'read entries', () => activityDb.prepare<[string, string], number>(ENTRY_SEQS_SQL).pluck().all(call_id, call_id)),
       sessionsEntries: (afterSeq, fn) => guard('sessions', 'read entries', () => sessionsDb.transaction(() => sessionsChain.forEach(fn, afterSeq)).deferred()),
       sessionEntrySeqs: (session_id) => guard('sessions', 'read entries', () => sessionsDb.prepare<[string], number>('SELECT seq FROM entries WHERE session_id = ? ORDER BY seq').pluck().all(session_id)),

@@ -84,6 +84,11 @@ export const ErrorCodes = {
     action: 'restore_journal_or_run_postern_anchor_new_journal',
     summary: 'the journal does not match its anchor: it was removed, emptied, replaced, rolled back or rewritten',
   },
+  JOURNAL_TAMPERED: {
+    exit: 1,
+    action: 'restore_journal_or_run_postern_anchor_new_journal',
+    summary: 'the journal was edited outside Postern where its anchor does not reach (the idempotency claims, or entries since the last proof)',
+  },
   SHIP_UNAVAILABLE: { exit: 1, action: 'check_database', summary: 'the PostgreSQL database journals are shipped to cannot be reached, or refused the shipping role' },
   SHIP_CONFLICT: { exit: 1, action: 'investigate_shipped_rows', summary: 'the database already holds a different row for an entry this home ships: it is reported, never overwritten' },
   SHIP_GAP: { exit: 1, action: 'none', summary: 'entries were pruned from the local journal before they were shipped: the shipped chain has a gap from there' },

@@ -94,6 +94,10 @@ const JournalRecord = z.strictObject({
   id: z.string().min(1).max(128),
   activity: Head,
   sessions: Head,
+  checkpoints: z
+    .strictObject({ count: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER), counter: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), digest: z.string().regex(/^[0-9a-f]{64}$/) })
+    .nullable()
+    .optional(),
 });
 
 /** The most keys each list of `journal_gap` holds (journal/gap.ts MAX_RECORD_KEYS). */
@@ -183,7 +187,9 @@ export function encodePayload(contents: ContentsToSeal): Uint8Array {
   });
   const mark = contents.acceptedCatalog === null ? null : { sequence: contents.acceptedCatalog.sequence, digest: contents.acceptedCatalog.digest };
   const j = contents.journal ?? null;
-  const journal = j === null ? null : { id: j.id, activity: { seq: j.activity.seq, hash: j.activity.hash }, sessions: { seq: j.sessions.seq, hash: j.sessions.hash } };
+  const cp = j?.checkpoints ?? null;
+  const checkpoints = cp === null ? {} : { checkpoints: { count: cp.count, counter: cp.counter, digest: cp.digest } };
+  const journal = j === null ? null : { id: j.id, activity: { seq: j.activity.seq, hash: j.activity.hash }, sessions: { seq: j.sessions.seq, hash: j.sessions.hash }, ...checkpoints };
   const g = contents.journalGap;
   const copyKeys = (ks: JournalGapMark['held']): { tool: string; key: string }[] => ks.map((k) => ({ tool: k.tool, key: k.key }));
   const gap = g === undefined ? {} : { journal_gap: g === null ? null : { held: copyKeys(g.held), released: copyKeys(g.released), unread: g.unread } };

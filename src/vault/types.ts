@@ -123,6 +123,8 @@ export interface JournalMark {
   readonly id: string;
   readonly activity: { readonly seq: number; readonly hash: string };
   readonly sessions: { readonly seq: number; readonly hash: string };
+  /** The checkpoint file at that save (journal/checkpoint/vault-mark.ts); absent or null: not recorded. */
+  readonly checkpoints?: { readonly count: number; readonly counter: number; readonly digest: string } | null;
 }
 
 /**

@@ -295,7 +295,9 @@ export class UnlockedVault {
   /** The journal this vault last recorded (FORMAT.md §4, `journal`), or null. Readable while unlocked. */
   get journal(): JournalMark | null {
     const j = vaultState(this).contents.journal;
-    return j === null ? null : { id: j.id, activity: { ...j.activity }, sessions: { ...j.sessions } };
+    if (j === null) return null;
+    const cp = j.checkpoints ?? null;
+    return { id: j.id, activity: { ...j.activity }, sessions: { ...j.sessions }, ...(cp === null ? {} : { checkpoints: { ...cp } }) };
   }
 
   /**
@@ -306,11 +308,15 @@ export class UnlockedVault {
   recordJournal(mark: JournalMark): void {
     const s = vaultState(this);
     const held = s.contents.journal;
-    const copy = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions } };
+    // The checkpoint file is the home's, not the journal's: a mark without it keeps the one held (the file only grows).
+    const checkpoints = mark.checkpoints ?? held?.checkpoints ?? null;
+    const copy = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions }, ...(checkpoints === null ? {} : { checkpoints: { ...checkpoints } }) };
     if (held === null || held.id !== mark.id) {
       s.contents.journal = copy;
       s.dirty = true;
     } else if (mark.activity.seq >= held.activity.seq && mark.sessions.seq >= held.sessions.seq) {
+      // The first record of the checkpoints is a change to save: until then a deleted checkpoint file reads as none yet.
+      if ((held.checkpoints ?? null) === null && checkpoints !== null) s.dirty = true;
       s.contents.journal = copy;
     }
   }
@@ -323,6 +329,7 @@ export class UnlockedVault {
    */
   replaceJournalRecord(mark: JournalMark): void {
     const s = vaultState(this);
+    // The checkpoints are recorded afresh by the next save (the daemon's start makes one).
     s.contents.journal = { id: mark.id, activity: { ...mark.activity }, sessions: { ...mark.sessions } };
     s.dirty = true;
   }

@@ -22,6 +22,8 @@ import type { Command } from 'commander';
 import { sha256Hex } from '../../contracts/index.js';
 import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { anchoredJournal, writeVault } from '../../home/vault-write.js';
+import { checkpointsShortOfVault } from '../../journal/checkpoint/vault-mark.js';
+import { inspectClaims } from '../../journal/anchor/verified.js';
 import { describeProblem, inspectAnchor, openAnchoredJournals, prepareNewJournal, type AnchorContext, type AnchoredJournals, type AnchorInspection, type NewJournalPlan, type RecordedJournal } from '../../journal/anchor/index.js';
 import { PosternError } from '../../rules/errors.js';
 import { JournalGap, type GapRecord } from '../../journal/gap.js';
@@ -301,9 +303,13 @@ export function registerAnchor(program: Command): void {
       try {
         const i = inspectAnchor(ctx.paths.journalDir, ctx.paths.anchor, f.key, f.generation);
         const d = describeInspection(i);
-        if (o.json === true) ctx.out(JSON.stringify({ ...i, vault_generation: f.generation, ok: d.ok }, null, 2));
-        else ctx.out(clean(d.line, 2000));
-        if (!d.ok) process.exitCode = 1;
+        // What the daemon's start also refuses: checkpoints behind the vault's record, claims the chain does not prove.
+        const checkpoints = checkpointsShortOfVault(ctx.paths.checkpoints, f.journal?.checkpoints);
+        const claims = inspectClaims(ctx.paths.journalDir, f.key);
+        const ok = d.ok && checkpoints === null && claims === null;
+        if (o.json === true) ctx.out(JSON.stringify({ ...i, vault_generation: f.generation, checkpoints_problem: checkpoints, claims_problem: claims, ok }, null, 2));
+        else for (const line of [d.line, checkpoints, claims]) if (line !== null) ctx.out(clean(line, 2000));
+        if (!ok) process.exitCode = 1;
       } finally {
         f.wipe();
       }

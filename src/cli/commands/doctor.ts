@@ -18,6 +18,9 @@ import { inspectAnchor, journalPresence } from '../../journal/anchor/index.js';
 import { openJournals } from '../../journal/index.js';
 import { describeCheckpointInspection, inspectCheckpoints } from '../../journal/checkpoint/inspect.js';
 import { publicKeyOf } from '../../journal/checkpoint/signature.js';
+import { checkpointsShortOfVault } from '../../journal/checkpoint/vault-mark.js';
+import { inspectClaims } from '../../journal/anchor/verified.js';
+import type { RecordedJournal } from '../../journal/anchor/index.js';
 import { isPosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { describeInspection, vaultFacts } from './anchor.js';
@@ -87,17 +90,32 @@ function anchorFinding(paths: { journalDir: string; anchor: string }, unlocked: 
   return { status: 'ok', check, detail: line.line };
 }
 
-/** The checkpoint finding: the journals against the last signed checkpoint (under this vault's key when unlocked). */
-function checkpointFinding(paths: { journalDir: string; checkpoints: string }, seed: Uint8Array | undefined): Finding {
+/** The checkpoint finding: the journals against the last signed checkpoint (under this vault's key, and against the vault's record of the file, when unlocked). */
+function checkpointFinding(paths: { journalDir: string; checkpoints: string }, seed: Uint8Array | undefined, recorded?: RecordedJournal | null): Finding {
   const check = 'journal checkpoints';
   let line: { ok: boolean; line: string };
   try {
+    const short = checkpointsShortOfVault(paths.checkpoints, recorded?.checkpoints);
+    if (short !== null) return { status: 'warning', check, detail: short, fix: 'put back journal.checkpoints.jsonl from a backup, or `postern anchor new-journal`; the daemon will not start on this home; docs/audit.md ("Signed checkpoints")' };
     line = describeCheckpointInspection(inspectCheckpoints(paths.journalDir, paths.checkpoints, seed === undefined ? {} : { vaultKey: publicKeyOf(seed) }), false);
   } catch (e) {
     line = { ok: false, line: isPosternError(e) ? e.message : 'the checkpoints could not be inspected' };
   }
   if (!line.ok) return { status: 'warning', check, detail: line.line, fix: 'see `postern audit verify` and docs/audit.md ("Signed checkpoints")' };
   return { status: 'ok', check, detail: line.line };
+}
+
+/** The idempotency claims proved against the chain, as the daemon's start proves them (journal/anchor/verified.ts). */
+function claimsFinding(journalDir: string, key: Uint8Array): Finding {
+  const check = 'idempotency claims';
+  let problem: string | null;
+  try {
+    problem = inspectClaims(journalDir, key);
+  } catch (e) {
+    problem = isPosternError(e) ? e.message : 'the claims could not be checked';
+  }
+  if (problem !== null) return { status: 'warning', check, detail: problem, fix: 'see `postern audit verify --unlock` and docs/audit.md ("The idempotency claims")' };
+  return { status: 'ok', check, detail: 'every claim agrees with the chained entries' };
 }
 
 /** The vault header's cost, or undefined when there is no readable vault (the vault finding says why). */
@@ -111,7 +129,7 @@ async function headerKdf(path: string): Promise<KdfParams | undefined> {
 
 export async function runDoctor(
   paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string },
-  unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array },
+  unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array; journal?: RecordedJournal | null },
   profile: KdfProfile = PRODUCTION_KDF_PROFILE,
 ): Promise<Finding[]> {
   const home = await checkPrivateDir(paths.home);
@@ -124,7 +142,8 @@ export async function runDoctor(
     findings.push(pathFinding('catalog', await checkPrivateFile(paths.catalog), true));
     if (journalFilesThere(paths.journalDir)) findings.push(journalFilesFinding(paths.journalDir));
     findings.push(anchorFinding(paths, unlocked));
-    findings.push(checkpointFinding(paths, unlocked?.checkpointSeed));
+    findings.push(checkpointFinding(paths, unlocked?.checkpointSeed, unlocked?.journal));
+    if (unlocked !== undefined) findings.push(claimsFinding(paths.journalDir, unlocked.key));
     if (paths.runDir !== undefined) findings.push(shipFinding({ runDir: paths.runDir, journalDir: paths.journalDir }));
   }
   findings.push(...checkVaultKdf(kdf, profile));

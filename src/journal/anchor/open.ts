@@ -27,6 +27,7 @@
  * it it can only compare the journals with what the anchor claims.
  */
 import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../../clock/index.js';
@@ -42,6 +43,8 @@ import { readCheckpoints } from '../checkpoint/file.js';
 import { checkpointRefusal, judgeCheckpointFile } from '../checkpoint/inspect.js';
 import { CHECKPOINT_FORMAT, highestCounter, type CheckpointRecord } from '../checkpoint/record.js';
 import { CheckpointSigner, publicKeyOf } from '../checkpoint/signature.js';
+import { checkpointsLost, checkpointsShortOfVault } from '../checkpoint/vault-mark.js';
+import { proveClaims, readVerified, sealClaims, verifiedPath, type ClaimsProof } from './verified.js';
 import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, sealAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
 
 export interface AnchorContext {
@@ -139,7 +142,7 @@ function freshCounter(ctx: AnchorContext, counter: number): number {
 function openWithKeeper(
   ctx: AnchorContext,
   record: AnchorRecord,
-  opts: { journalId?: string; admit?: (f: JournalFacts) => void; beforeAnchor?: (j: Journals) => void },
+  opts: { journalId?: string; admit?: (f: JournalFacts, activityDb: Database.Database) => void; beforeAnchor?: (j: Journals) => void },
 ): Opened {
   let keeper: AnchorKeeper | undefined;
   const counter = freshCounter(ctx, record.counter);
@@ -197,12 +200,32 @@ interface Opened {
   readonly readBases: () => unknown;
 }
 
-function handle({ journals, keeper, readBases }: Opened, found: AnchoredJournals['found']): AnchoredJournals {
+function handle({ journals, keeper, readBases }: Opened, found: AnchoredJournals['found'], ctx: AnchorContext, proved: number): AnchoredJournals {
+  // A copy: the vault's own key array is zeroed when the vault locks, and the seal is written at close.
+  const sealKey = Uint8Array.from(ctx.key);
+  const seal = (): number => {
+    const at = ctx.clock.now().toISOString();
+    const f = journals.facts().activity;
+    return sealClaims(journals.activityDb, verifiedPath(ctx.journalDir), sealKey, { journal_id: f.journal_id ?? '', head: f.head, base: f.base }, proved, at) ?? proved;
+  };
+  try {
+    proved = seal();
+  } catch (e) {
+    ctx.log(`the idempotency claims' verified point could not be written (${e instanceof Error ? e.message : 'error'}): the next start proves them from the last one`);
+  }
   return {
     journals,
     keeper,
     found,
     close() {
+      try {
+        // Only over entries this process wrote itself: not when another process changed the journals.
+        journals.checkOwned();
+        seal();
+      } catch (e) {
+        ctx.log(`the idempotency claims were not sealed at close (${e instanceof Error ? e.message : 'error'}): the next start proves them from the last verified point`);
+      }
+      sealKey.fill(0);
       // The final checkpoint is signed after the journals are closed: it signs the bases as they are now (a prune may have moved them).
       readBases();
       journals.close();
@@ -229,15 +252,16 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
     const id = randomUUID();
     const opened = openWithKeeper(ctx, firstRecord(id, ctx, 0), { journalId: id });
     opened.journals.sessions.event(null, 'journal_started', { journal_id: id, reason: 'new home', previous: null });
-    return handle(opened, { kind: 'new' });
+    return handle(opened, { kind: 'new' }, ctx, 0);
   }
   if (presence.kind === 'none') throw anchorMismatch({ kind: 'missing', journal: 'activity' });
   if (presence.kind === 'problem') throw anchorMismatch(presence.problem);
   let verdict: AnchorVerdict | undefined;
   let signedPrune: SignedPrune | null = null;
+  let proof: ClaimsProof | undefined;
   const anchor = stored.record;
   const opened = openWithKeeper(ctx, anchor, {
-    admit: (facts) => {
+    admit: (facts, activityDb) => {
       verdict = judgeAnchor(anchor, facts, ctx.vaultGeneration);
       if (verdict.kind === 'journal_mismatch') throw anchorMismatch(verdict.problem);
       if (verdict.kind === 'vault_rolled_back' && opts.acceptVault !== true) throw vaultRolledBack(verdict.anchored, verdict.found);
@@ -246,7 +270,13 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
         const behind = judgeAgainstVault(anchor, ctx.vaultJournal);
         if (behind !== null) throw anchorMismatch(behind);
       }
+      // Checkpoints deleted, emptied or cut back read as "none yet" to the judgement below: the vault's record says how far they went.
+      const short = ctx.checkpoints === undefined ? null : checkpointsShortOfVault(ctx.checkpoints.path, ctx.vaultJournal?.checkpoints);
+      if (short !== null) throw checkpointsLost(short);
       signedPrune = refuseUnvouched(ctx, facts);
+      // The idempotency claims are not chained: proved against the chain before recovery writes anything.
+      const a = facts.activity;
+      proof = proveClaims(activityDb, { journal_id: a.journal_id ?? '', head: a.head, base: a.base }, readVerified(verifiedPath(ctx.journalDir), ctx.key));
     },
     // Before the start's checkpoint signs the bases as they are.
     beforeAnchor: (j) => {
@@ -268,7 +298,7 @@ export function openAnchoredJournals(ctx: AnchorContext, opts: { readonly accept
     }
   }
   keeper.flush(true);
-  return handle(opened, { kind: 'anchored', tail, vaultAccepted });
+  return handle(opened, { kind: 'anchored', tail, vaultAccepted }, ctx, proof?.from ?? 0);
 }
 
 /**

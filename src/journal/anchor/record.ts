@@ -69,6 +69,8 @@ export interface RecordedJournal {
   readonly id: string;
   readonly activity: ChainHead;
   readonly sessions: ChainHead;
+  /** The checkpoint file at that save (checkpoint/vault-mark.ts); absent or null: not recorded. */
+  readonly checkpoints?: { readonly count: number; readonly counter: number; readonly digest: string } | null;
 }
 
 /** Each journal file as found, for the judge. */
