@@ -43,19 +43,19 @@ export interface ReceiptFacts {
   readonly heads: Readonly<Record<JournalName, number>>;
 }
 
-async function present(client: pg.ClientBase): Promise<boolean> {
-  return ((await client.query(RECEIPTS_PRESENT)).rows[0] as { present?: boolean } | undefined)?.present === true;
+async function present(client: pg.ClientBase, privilege: 'INSERT' | 'SELECT'): Promise<boolean> {
+  return ((await client.query(RECEIPTS_PRESENT, [privilege])).rows[0] as { present?: boolean } | undefined)?.present === true;
 }
 
-/** Records a pass's receipt; nothing when the database was made before receipts (an admin's `--init-schema` adds the table). */
+/** Records a pass's receipt; nothing when the database was made before receipts or the role may not insert them (an admin's `--init-schema --grant` again). */
 export async function recordReceipt(client: pg.ClientBase, homeId: string, lineTexts: readonly string[], heads: Readonly<Record<JournalName, number>>): Promise<void> {
-  if (!(await present(client))) return;
+  if (!(await present(client, 'INSERT'))) return;
   const digest = prefixDigests(lineTexts).at(-1)!;
   await client.query(RECEIPT_INSERT, [homeId, lineTexts.length, digest, heads.activity, heads.sessions]);
 }
 
 export async function readReceipts(client: pg.ClientBase, homeId: string): Promise<ReceiptFacts | null> {
-  if (!(await present(client))) return null;
+  if (!(await present(client, 'SELECT'))) return null;
   const far = (await client.query(RECEIPTS_FURTHEST, [homeId])).rows[0] as { checkpoints: string | null; activity: string | null; sessions: string | null } | undefined;
   if (far?.checkpoints === null || far?.checkpoints === undefined) return null;
   const checkpoints = Number(far.checkpoints);

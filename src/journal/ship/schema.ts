@@ -199,8 +199,11 @@ export const BASES_SELECT = 'SELECT journal, base FROM postern_bases WHERE home_
 export const ENTRIES_PAGE = 'SELECT e.seq::text AS seq, e.row FROM postern_entries e WHERE e.home_id = $1 AND e.journal = $2 AND e.seq > $3 ORDER BY e.seq LIMIT $4';
 /** A page of one home's checkpoint lines, in file order, after position $2 (-1 for the first page). */
 export const CHECKPOINTS_PAGE = 'SELECT c.position::text AS position, c.line FROM postern_checkpoints c WHERE c.home_id = $1 AND c.position > $2 ORDER BY c.position LIMIT $3';
-/** Whether postern_receipts exists (a database made before it has none, and is read as such; shipping then records none). */
-export const RECEIPTS_PRESENT = "SELECT to_regclass('postern_receipts') IS NOT NULL AS present";
+/**
+ * Whether postern_receipts exists and this role may use it ($1: 'INSERT' or 'SELECT'). A database made
+ * before it, or a role not granted it yet, has none: shipping records none, verification reads none.
+ */
+export const RECEIPTS_PRESENT = "SELECT CASE WHEN to_regclass('postern_receipts') IS NULL THEN false ELSE has_table_privilege('postern_receipts', $1) END AS present";
 /** A shipping pass's receipt (ship/receipts.ts): what the database held of this home after it. */
 export const RECEIPT_INSERT = 'INSERT INTO postern_receipts (home_id, checkpoints, digest, activity, sessions) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING';
 /** The furthest any receipt of this home says the database held (nulls: no receipt). */
