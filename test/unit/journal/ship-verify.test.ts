@@ -19,7 +19,7 @@ import { openAnchoredJournals } from '../../../src/journal/anchor/index.js';
 import { CheckpointSigner, keyFingerprint } from '../../../src/journal/checkpoint/signature.js';
 import { entryHash } from '../../../src/journal/chain.js';
 import { canonicalJson } from '../../../src/journal/json.js';
-import { readCheckpoints } from '../../../src/journal/checkpoint/file.js';
+import { appendCheckpoint, readCheckpoints } from '../../../src/journal/checkpoint/file.js';
 import { shipPass, type ShipProgress } from '../../../src/journal/ship/shipper.js';
 import { SHIP_SCHEMA, shipGrants } from '../../../src/journal/ship/schema.js';
 import { connectShip } from '../../../src/journal/ship/connect.js';
@@ -180,8 +180,10 @@ describe('verify --from: every tamper found, every honest home ok', { skip: post
     const v = await verdict('big');
     assertHonest(v, 'big');
     assert.ok(v.activity.ok && v.activity.entries === p.local.activity, JSON.stringify(v.activity));
-    const out = await cli('big');
+    const out = await cli('big', '--json');
     assert.equal(out.code, 0, out.stdout + out.stderr);
+    const j = JSON.parse(out.stdout) as { ok: boolean; homes: { trusted_key: string; key_pinned: boolean; findings: string[] }[] };
+    assert.deepEqual({ ok: j.ok, key: j.homes[0]!.trusted_key, pinned: j.homes[0]!.key_pinned, findings: j.homes[0]!.findings }, { ok: true, key: keyFingerprint(keyOf('big')), pinned: false, findings: [] });
   });
 
   it('a home pruned before its first shipment verifies, its kept claims judged by the signed base', async () => {
@@ -207,6 +209,77 @@ describe('verify --from: every tamper found, every honest home ok', { skip: post
     const forged = await verdict('pruned-first');
     assert.equal(forged.ok, false);
     assert.match(forged.checkpoint.line, /base|prune/);
+  });
+
+  it('a gap accepted at the end of the chain, a passphrase change (a key change), a role granted before receipts: each ok', async () => {
+    // Shipped, then written and pruned whole before it was shipped again: the gap ends the chain.
+    const g = home('gap-at-end');
+    runs(g, 1, 3);
+    await ship('gap-at-end');
+    runs(g, 1, 3);
+    const a = openAnchoredJournals(g.ctx());
+    g.clock.advance(1000);
+    const plan = a.journals.prunePlan(g.clock.now().toISOString(), () => false);
+    const signed = a.journals.pruneBases(plan);
+    a.keeper.checkpointNow('prune', g.clock.now().toISOString(), signed);
+    a.journals.prune(plan, signed);
+    a.close();
+    const signer = new CheckpointSigner(g.seed);
+    const j = openJournals(g.dir, { readonly: true });
+    try {
+      const p = await shipPass(client, { journals: j, checkpointsPath: g.cpPath, homeName: 'gap-at-end' }, { acceptGap: { signer, at: g.clock.now() } });
+      assert.ok(p.accepted_gaps !== undefined && p.accepted_gaps.length > 0, JSON.stringify(p));
+    } finally {
+      j.close();
+      signer.close();
+    }
+    assertHonest(await verdict('gap-at-end'), 'gap-at-end');
+
+    // A key change: the old key signs a line naming the new one, and the new one signs from then on.
+    const k = home('key-changed');
+    runs(k, 2, 2);
+    const lines = readCheckpoints(k.cpPath);
+    const lastLine = lines.at(-1)!;
+    assert.notEqual(lastLine, 'malformed');
+    const newSeed = randomBytes(32);
+    const [oldSigner, newSigner] = [new CheckpointSigner(k.seed), new CheckpointSigner(newSeed)];
+    try {
+      if (lastLine === 'malformed') return;
+      const record = { ...lastLine.record, reason: 'key_change' as const, pruned_before: null, next_public_key: newSigner.publicKey };
+      appendCheckpoint(k.cpPath, { record, signature: oldSigner.sign(record) });
+      for (let c = 0; c < 2; c++) {
+        const o = openAnchoredJournals(k.ctx({ checkpoints: { path: k.cpPath, seed: newSeed } }));
+        calls(o.journals, 2, true);
+        k.clock.advance(1000);
+        o.close();
+      }
+      await ship('key-changed');
+      for (const key of [undefined, keyFingerprint(newSigner.publicKey), keyFingerprint(oldSigner.publicKey)]) {
+        const v = await verdict('key-changed', key === undefined ? {} : { key });
+        assert.equal(v.ok, true, `${key}: ${v.checkpoint.line} ${v.findings.join(' / ')}`);
+        assert.deepEqual(v.trust.keys, [oldSigner.publicKey, newSigner.publicKey]);
+      }
+    } finally {
+      oldSigner.close();
+      newSigner.close();
+    }
+
+    // A role granted before receipts existed ships on (no receipt), and its home verifies.
+    await db.admin('CREATE ROLE oldship LOGIN', 'team');
+    await db.admin('GRANT USAGE ON SCHEMA public TO oldship; GRANT SELECT, INSERT ON postern_homes, postern_bases, postern_entries, postern_checkpoints, postern_gaps TO oldship;', 'team');
+    const o = home('old-grant');
+    runs(o, 2, 2);
+    const old = await connectShip(db.url('oldship', 'team'));
+    const oj = openJournals(o.dir, { readonly: true });
+    try {
+      const p = await shipPass(old, { journals: oj, checkpointsPath: o.cpPath, homeName: 'old-grant' });
+      assert.deepEqual(p.remote, p.local);
+    } finally {
+      oj.close();
+      await old.end();
+    }
+    assert.equal(((await sql('SELECT count(*)::int AS n FROM postern_receipts WHERE home_id = $1', [await idOf('old-grant')])).rows[0] as { n: number }).n, 0);
+    assertHonest(await verdict('old-grant'), 'old-grant');
   });
 
   it('bodies rewritten and re-chained, the checkpoints deleted: found without --key, the key printed', async () => {
