@@ -28,6 +28,7 @@ import type { Journals, JournalName } from '../index.js';
 import type { EntryRow } from '../chain.js';
 import { canonicalJson } from '../json.js';
 import { readCheckpoints } from '../checkpoint/file.js';
+import { walkTrust } from '../checkpoint/record.js';
 import { PosternError } from '../../rules/errors.js';
 import type { CheckpointSigner } from '../checkpoint/signature.js';
 import type { ChainBase } from '../types.js';
@@ -78,7 +79,8 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
   const homeId = facts.activity.journal_id ?? facts.sessions.journal_id;
   if (homeId === null) throw new PosternError('INTERNAL', 'this journal has no id yet: start the daemon once before shipping');
   const lines = readCheckpoints(src.checkpointsPath);
-  const publicKey = [...lines].reverse().find((l) => l !== 'malformed')?.record.public_key ?? null;
+  // The key the home's checkpoints are trusted from (their first well-signed line's): `verify --from` holds them to it.
+  const publicKey = walkTrust(lines).keys[0] ?? null;
   await q(HOME_INSERT, [homeId, src.homeName, publicKey]);
 
   const maxRows = await q(SHIPPED_MAX, [homeId]);
