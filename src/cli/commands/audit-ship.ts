@@ -19,7 +19,7 @@ import { connectShip, describeTarget, shipError } from '../../journal/ship/conne
 import { listHomes, openRemoteHome, selectHomes, type ShippedHome } from '../../journal/ship/remote.js';
 import { SHIP_SCHEMA, shipGrants } from '../../journal/ship/schema.js';
 import { shipPass } from '../../journal/ship/shipper.js';
-import { describeGap, describeRow, verifyRemoteHome } from '../../journal/ship/verify.js';
+import { describeGap, describeRow, verifyRemoteHome, type RemoteVerdict } from '../../journal/ship/verify.js';
 import { CheckpointSigner, keyFingerprint } from '../../journal/checkpoint/signature.js';
 import { vaultFacts } from './anchor.js';
 import { PosternError } from '../../rules/errors.js';
@@ -141,6 +141,9 @@ export async function verifyFrom(ctx: CliContext, url: string, o: { home?: strin
       rows: v.rows,
       gaps: v.gaps,
       checkpoint: { ok: v.checkpoint.ok, line: v.checkpoint.line, keys: v.checkpoint.inspection.walk.keys.map(keyFingerprint) },
+      trusted_key: v.trust.key === null ? null : keyFingerprint(v.trust.key),
+      key_pinned: v.trust.pinned,
+      findings: v.findings,
     }));
     ctx.out(jsonForTerminal({ database: describeTarget(url), ok, homes }));
   } else {
@@ -153,14 +156,20 @@ export async function verifyFrom(ctx: CliContext, url: string, o: { home?: strin
       for (const f of v.rows.slice(0, 20)) ctx.out(`  ${describeRow(f)}`);
       if (v.rows.length > 20) ctx.out(`  … and ${v.rows.length - 20} more rows`);
       ctx.out(`  checkpoint: ${v.checkpoint.ok ? 'ok' : 'MISMATCH'}: ${clean(v.checkpoint.line, 2000)}`);
-      const signer = v.checkpoint.inspection.walk.keys[0];
-      if (signer !== undefined) {
-        const recorded = home.public_key === null ? '' : home.public_key === signer ? ' (the key recorded at its first shipment)' : ' (NOT the key recorded at its first shipment)';
-        ctx.out(`  signed by ${keyFingerprint(signer)}${recorded}: compare with \`postern audit key\` on that machine`);
-      }
+      for (const f of v.findings) ctx.out(`  ${clean(f, 400)}`);
+      ctx.out(`  ${trustLine(home, v.trust)}`);
     }
   }
   if (!ok) process.exitCode = 1;
+}
+
+/** The key a home's checkpoints were trusted under, always printed: a person compares it with `postern audit key` on that machine. */
+function trustLine(home: ShippedHome, t: RemoteVerdict['trust']): string {
+  if (t.key === null) return 'signed by: no key (no checkpoint line verifies)';
+  const how = t.pinned ? 'the key given with --key' : 'not pinned: the first shipped checkpoint\'s key';
+  const changes = t.keys.length > 1 ? `, then ${t.keys.slice(1).map(keyFingerprint).join(', ')} by key changes` : '';
+  const recorded = home.public_key === null ? '' : t.keys.includes(home.public_key) ? '; the home\'s record names the same' : '; NOT the key the home\'s record names';
+  return `signed by ${keyFingerprint(t.key)}${changes} (${how}${recorded}): compare with \`postern audit key\` on that machine`;
 }
 
 export function registerAuditShip(audit: Command): void {

@@ -22,10 +22,18 @@ import { BASE_META_KEY } from '../chain.js';
 import { ensureJournalDir, openJournalDb, type SchemaSpec } from '../database.js';
 import { parseCheckpointLine } from '../checkpoint/file.js';
 import type { StoredCheckpoint } from '../checkpoint/record.js';
-import { BASES_SELECT, CHECKPOINTS_SELECT, ENTRIES_PAGE, GAPS_PRESENT, GAPS_SELECT, HOMES_SELECT } from './schema.js';
+import { BASES_SELECT, CHECKPOINTS_PAGE, ENTRIES_PAGE, GAPS_PRESENT, GAPS_SELECT, HOMES_SELECT } from './schema.js';
 import type { StoredGap } from './gaps.js';
+import { readReceipts, type ReceiptFacts } from './receipts.js';
+import type { ChainBase } from '../types.js';
 
-const PAGE = 5000;
+/** Rows per page of the paged reads (entries, checkpoint lines). */
+export const REMOTE_PAGE = 5000;
+
+export interface RemoteOptions {
+  /** Rows per page (tests give a small one to walk many pages). */
+  readonly page?: number;
+}
 
 export interface ShippedHome {
   readonly home_id: string;
@@ -46,6 +54,12 @@ export interface RemoteHome {
   /** The copy, opened read-only like a local audit. */
   readonly journals: Journals;
   readonly checkpoints: readonly (StoredCheckpoint | 'malformed')[];
+  /** The checkpoint lines' stored texts, in file order (what receipts digest; `checkpoints` is each one parsed). */
+  readonly lineTexts: readonly string[];
+  /** The bases the database says each chain started at (untrusted: the signed checkpoints judge them). */
+  readonly bases: Readonly<Partial<Record<JournalName, ChainBase>>>;
+  /** What the home's furthest shipping receipts say the database held (null: none). */
+  readonly receipts: ReceiptFacts | null;
   readonly rows: readonly RowFinding[];
   /** The accepted gaps the database holds for this home (ship/gaps.ts), unjudged. */
   readonly gaps: readonly StoredGap[];
@@ -69,21 +83,29 @@ const SPECS: Record<JournalName, { spec: SchemaSpec; columns: readonly string[] 
 };
 
 /** Copies one home's shipped journals and checkpoints; `close()` removes the copy. */
-export async function openRemoteHome(client: pg.ClientBase, home: ShippedHome): Promise<RemoteHome> {
+export async function openRemoteHome(client: pg.ClientBase, home: ShippedHome, o: RemoteOptions = {}): Promise<RemoteHome> {
+  const page = o.page ?? REMOTE_PAGE;
   const root = mkdtempSync(join(tmpdir(), 'postern-shipped-'));
   const dir = join(root, 'journal');
   try {
     const bases = new Map(((await client.query(BASES_SELECT, [home.home_id])).rows as { journal: JournalName; base: string }[]).map((b) => [b.journal, b.base]));
     const findings: RowFinding[] = [];
     ensureJournalDir(dir);
-    for (const name of ['sessions', 'activity'] as const) await copyJournal(client, dir, home.home_id, name, bases.get(name), findings);
-    const lines = ((await client.query(CHECKPOINTS_SELECT, [home.home_id])).rows as { line: string }[]).map((r) => parseCheckpointLine(r.line));
+    for (const name of ['sessions', 'activity'] as const) await copyJournal(client, dir, home.home_id, name, bases.get(name), findings, page);
+    const lineTexts = await checkpointLines(client, home.home_id, page);
     const gaps = ((await client.query(GAPS_PRESENT)).rows[0] as { present?: boolean } | undefined)?.present === true ? ((await client.query(GAPS_SELECT, [home.home_id])).rows as StoredGap[]).map((g) => ({ ...g, after_seq: Number(g.after_seq) })) : [];
+    const receipts = await readReceipts(client, home.home_id);
     const journals = openJournals(dir, { readonly: true });
     return {
       home,
       journals,
-      checkpoints: lines,
+      checkpoints: lineTexts.map(parseCheckpointLine),
+      lineTexts,
+      bases: Object.fromEntries([...bases].flatMap(([name, text]) => {
+        const b = parsedBase(text);
+        return b === undefined ? [] : [[name, b]];
+      })),
+      receipts,
       rows: findings,
       gaps,
       close() {
@@ -94,6 +116,28 @@ export async function openRemoteHome(client: pg.ClientBase, home: ShippedHome): 
   } catch (e) {
     rmSync(root, { recursive: true, force: true });
     throw e;
+  }
+}
+
+/** Every checkpoint line of a home, in file order, a page at a time (keyset on the numeric position). */
+async function checkpointLines(client: pg.ClientBase, homeId: string, page: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let after = -1; ; ) {
+    const rows = (await client.query(CHECKPOINTS_PAGE, [homeId, after, page])).rows as { position: string; line: string }[];
+    for (const r of rows) out.push(r.line);
+    if (rows.length < page) return out;
+    after = Number(rows.at(-1)!.position);
+  }
+}
+
+/** A stored base, when it reads as one (a base that does not is left to the chain walk, which reports it). */
+function parsedBase(text: string): ChainBase | undefined {
+  try {
+    const b = JSON.parse(text) as Partial<ChainBase> | null;
+    if (b === null || !Number.isSafeInteger(b.seq) || typeof b.hash !== 'string') return undefined;
+    return { seq: b.seq!, hash: b.hash, claims_digest: typeof b.claims_digest === 'string' ? b.claims_digest : null };
+  } catch {
+    return undefined;
   }
 }
 
@@ -109,21 +153,33 @@ const CLAIMS_FROM_HISTORY = `
   WHERE i.kind = 'intent' AND i.claim = 'claimed' AND i.idempotency_key IS NOT NULL AND (o.seq IS NULL OR o.claim IN ('completed', 'outcome_unknown'))
   ORDER BY i.seq`;
 
-function prunedBase(text: string): boolean {
+/**
+ * The base as the copy's `meta` keeps it: null for a chain never pruned (chain.ts writes none); a pruned one
+ * without its claims digest. The claims a prune kept for the entries it removed are not shipped, so the copy
+ * holds none of them and has no digest to check them against; the digest itself is judged against the signed
+ * checkpoints (ship/verify.ts puts the shipped one back into the facts), which is all the database can show.
+ */
+function copyBase(text: string): string | null {
+  let parsed: unknown;
   try {
-    return (JSON.parse(text) as { seq?: unknown }).seq !== 0;
+    parsed = JSON.parse(text);
   } catch {
-    return true; // kept as found: the chain walk reports a malformed base
+    return text; // kept as found: the chain walk reports a malformed base
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return text;
+  const b = parsed as Record<string, unknown>;
+  if (b['seq'] === 0) return null;
+  return 'claims_digest' in b ? JSON.stringify({ ...b, claims_digest: null }) : text;
 }
 
-async function copyJournal(client: pg.ClientBase, dir: string, homeId: string, name: JournalName, base: string | undefined, findings: RowFinding[]): Promise<void> {
+async function copyJournal(client: pg.ClientBase, dir: string, homeId: string, name: JournalName, base: string | undefined, findings: RowFinding[], page: number): Promise<void> {
   const { spec, columns } = SPECS[name];
   const db = openJournalDb(dir, spec, false, homeId);
   try {
     db.pragma('synchronous = OFF');
     // A chain that was never pruned has no base in `meta` (chain.ts): only a pruned one is written.
-    if (base !== undefined && prunedBase(base)) db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(BASE_META_KEY, base);
+    const kept = base === undefined ? null : copyBase(base);
+    if (kept !== null) db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(BASE_META_KEY, kept);
     const names = [...columns, 'prev_hash', 'hash'];
     const insert = db.prepare(`INSERT INTO entries (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`);
     const put = db.transaction((rows: readonly { seq: string; row: string }[]) => {
@@ -148,10 +204,10 @@ async function copyJournal(client: pg.ClientBase, dir: string, homeId: string, n
       }
     });
     for (let after = 0; ; ) {
-      const page = (await client.query(ENTRIES_PAGE, [homeId, name, after, PAGE])).rows as { seq: string; row: string }[];
-      put(page);
-      if (page.length < PAGE) break;
-      after = Number(page.at(-1)!.seq);
+      const rows = (await client.query(ENTRIES_PAGE, [homeId, name, after, page])).rows as { seq: string; row: string }[];
+      put(rows);
+      if (rows.length < page) break;
+      after = Number(rows.at(-1)!.seq);
     }
     if (name === 'activity') db.exec(CLAIMS_FROM_HISTORY);
   } finally {

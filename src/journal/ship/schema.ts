@@ -142,9 +142,18 @@ CREATE TABLE IF NOT EXISTS postern_checkpoints (
   shipped_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (home_id, position)
 );
+CREATE TABLE IF NOT EXISTS postern_receipts (
+  home_id text NOT NULL,
+  checkpoints bigint NOT NULL CHECK (checkpoints >= 0),
+  digest text NOT NULL,
+  activity bigint NOT NULL CHECK (activity >= 0),
+  sessions bigint NOT NULL CHECK (sessions >= 0),
+  shipped_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (home_id, checkpoints, activity, sessions)
+);
 `;
 
-export const SHIP_TABLES = ['postern_homes', 'postern_bases', 'postern_entries', 'postern_checkpoints', 'postern_gaps'] as const;
+export const SHIP_TABLES = ['postern_homes', 'postern_bases', 'postern_entries', 'postern_checkpoints', 'postern_gaps', 'postern_receipts'] as const;
 
 /** What an admin grants the shipping role (and nothing more): insert and read, never update or delete. */
 export function shipGrants(role: string): string {
@@ -175,11 +184,29 @@ export const CHECKPOINT_AT = 'SELECT line FROM postern_checkpoints WHERE home_id
 /** An accepted gap (ship/gaps.ts): the signed record of the entries a home pruned before they were shipped. */
 export const GAP_INSERT = 'INSERT INTO postern_gaps (home_id, journal, after_seq, record, signature) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING';
 export const GAP_AT = 'SELECT journal, after_seq::text AS after_seq, record, signature FROM postern_gaps WHERE home_id = $1 AND journal = $2 AND after_seq = $3';
-export const GAPS_SELECT = 'SELECT journal, after_seq::text AS after_seq, record, signature FROM postern_gaps WHERE home_id = $1 ORDER BY journal, after_seq';
+export const GAPS_SELECT = 'SELECT g.journal, g.after_seq::text AS after_seq, g.record, g.signature FROM postern_gaps g WHERE g.home_id = $1 ORDER BY g.journal, g.after_seq';
 /** Whether postern_gaps exists (a database made before it has no gaps, and is read as such). */
 export const GAPS_PRESENT = "SELECT to_regclass('postern_gaps') IS NOT NULL AS present";
 export const HOMES_SELECT = 'SELECT home_id, name, public_key FROM postern_homes ORDER BY name, home_id';
 export const BASES_SELECT = 'SELECT journal, base FROM postern_bases WHERE home_id = $1';
-/** A page of one home's journal, by seq (the primary key). */
-export const ENTRIES_PAGE = 'SELECT seq::text AS seq, row FROM postern_entries WHERE home_id = $1 AND journal = $2 AND seq > $3 ORDER BY seq LIMIT $4';
-export const CHECKPOINTS_SELECT = 'SELECT position::text AS position, line FROM postern_checkpoints WHERE home_id = $1 ORDER BY position';
+/*
+ * Paged reads. Each orders and pages by the table's own numeric column, named
+ * with its table alias: a bare `ORDER BY seq` would name the `seq::text`
+ * output column and page in text order ('1', '10', '100', …, '2'), and the
+ * keyset (`> $n`) would then skip whole ranges.
+ */
+/** A page of one home's journal, by seq (the primary key), after seq $3. */
+export const ENTRIES_PAGE = 'SELECT e.seq::text AS seq, e.row FROM postern_entries e WHERE e.home_id = $1 AND e.journal = $2 AND e.seq > $3 ORDER BY e.seq LIMIT $4';
+/** A page of one home's checkpoint lines, in file order, after position $2 (-1 for the first page). */
+export const CHECKPOINTS_PAGE = 'SELECT c.position::text AS position, c.line FROM postern_checkpoints c WHERE c.home_id = $1 AND c.position > $2 ORDER BY c.position LIMIT $3';
+/**
+ * Whether postern_receipts exists and this role may use it ($1: 'INSERT' or 'SELECT'). A database made
+ * before it, or a role not granted it yet, has none: shipping records none, verification reads none.
+ */
+export const RECEIPTS_PRESENT = "SELECT CASE WHEN to_regclass('postern_receipts') IS NULL THEN false ELSE has_table_privilege('postern_receipts', $1) END AS present";
+/** A shipping pass's receipt (ship/receipts.ts): what the database held of this home after it. */
+export const RECEIPT_INSERT = 'INSERT INTO postern_receipts (home_id, checkpoints, digest, activity, sessions) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING';
+/** The furthest any receipt of this home says the database held (nulls: no receipt). */
+export const RECEIPTS_FURTHEST = 'SELECT max(r.checkpoints)::text AS checkpoints, max(r.activity)::text AS activity, max(r.sessions)::text AS sessions FROM postern_receipts r WHERE r.home_id = $1';
+/** The digests the receipts give for the first $2 checkpoint lines. */
+export const RECEIPT_DIGESTS = 'SELECT DISTINCT r.digest FROM postern_receipts r WHERE r.home_id = $1 AND r.checkpoints = $2 ORDER BY r.digest';

@@ -18,6 +18,8 @@
  * - a checkpoint is shipped only once the entries it vouches for are, and in
  *   file order (its position is its key), so the database never holds a
  *   checkpoint whose heads it cannot show;
+ * - each pass ends with a receipt (ship/receipts.ts) of what the database
+ *   then holds: the checkpoint lines from the file's start and the heads;
  * - only reads of the local journals: the shipper never writes them and
  *   never holds them open across a network wait.
  */
@@ -26,11 +28,13 @@ import type { Journals, JournalName } from '../index.js';
 import type { EntryRow } from '../chain.js';
 import { canonicalJson } from '../json.js';
 import { readCheckpoints } from '../checkpoint/file.js';
+import { walkTrust } from '../checkpoint/record.js';
 import { PosternError } from '../../rules/errors.js';
 import type { CheckpointSigner } from '../checkpoint/signature.js';
 import type { ChainBase } from '../types.js';
 import { BASE_INSERT, BASES_SELECT, CHECKPOINT_AT, CHECKPOINT_COUNT, CHECKPOINT_INSERT, ENTRIES_AT, ENTRIES_INSERT, GAP_AT, GAP_INSERT, HOME_INSERT, SHIPPED_MAX } from './schema.js';
 import { readGap, signGap, type GapRecord, type StoredGap } from './gaps.js';
+import { recordReceipt } from './receipts.js';
 
 export const DEFAULT_BATCH = 500;
 const JOURNALS: readonly JournalName[] = ['sessions', 'activity'];
@@ -75,7 +79,8 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
   const homeId = facts.activity.journal_id ?? facts.sessions.journal_id;
   if (homeId === null) throw new PosternError('INTERNAL', 'this journal has no id yet: start the daemon once before shipping');
   const lines = readCheckpoints(src.checkpointsPath);
-  const publicKey = [...lines].reverse().find((l) => l !== 'malformed')?.record.public_key ?? null;
+  // The key the home's checkpoints are trusted from (their first well-signed line's): `verify --from` holds them to it.
+  const publicKey = walkTrust(lines).keys[0] ?? null;
   await q(HOME_INSERT, [homeId, src.homeName, publicKey]);
 
   const maxRows = await q(SHIPPED_MAX, [homeId]);
@@ -105,7 +110,9 @@ export async function shipPass(client: pg.ClientBase, src: ShipSource, opts: Shi
       remote[name] = rows.at(-1)!.seq;
     }
   }
-  shipped.checkpoints = await shipCheckpoints(q, homeId, lines, remote);
+  const cps = await shipCheckpoints(q, homeId, lines, remote);
+  shipped.checkpoints = cps.inserted;
+  if (cps.held <= lines.length) await recordReceipt(client, homeId, lines.slice(0, cps.held).map(shippedText), remote);
   return { home_id: homeId, shipped, remote, local: { activity: facts.activity.head.seq, sessions: facts.sessions.head.seq }, ...(gaps.length === 0 ? {} : { accepted_gaps: gaps }) };
 }
 
@@ -179,16 +186,25 @@ async function insertBatch(q: Query, client: pg.ClientBase, homeId: string, name
   return inserted.size;
 }
 
-/** Ships checkpoint lines in file order from where the database stops, up to the first whose heads are not shipped yet. */
-async function shipCheckpoints(q: Query, homeId: string, lines: ReturnType<typeof readCheckpoints>, remote: Readonly<Record<JournalName, number>>): Promise<number> {
+/** A checkpoint line as it is shipped: its canonical JSON, or `malformed` for a line that does not parse (a torn append). */
+function shippedText(line: ReturnType<typeof readCheckpoints>[number]): string {
+  return line === 'malformed' ? 'malformed' : canonicalJson(line);
+}
+
+/**
+ * Ships checkpoint lines in file order from where the database stops, up to the first whose heads are not
+ * shipped yet. Returns how many went in, and how many lines the database holds from the start of the file.
+ */
+async function shipCheckpoints(q: Query, homeId: string, lines: ReturnType<typeof readCheckpoints>, remote: Readonly<Record<JournalName, number>>): Promise<{ inserted: number; held: number }> {
   const have = Number(((await q(CHECKPOINT_COUNT, [homeId])).rows[0] as { n: string }).n);
   let n = 0;
-  for (let pos = have; pos < lines.length; pos++) {
+  let pos = have;
+  for (; pos < lines.length; pos++) {
     const line = lines[pos]!;
     // A last line that does not parse may be an append still in progress: it waits for the next pass.
     if (line === 'malformed' && pos === lines.length - 1) break;
     if (line !== 'malformed' && line.record.journal_id === homeId && (line.record.activity.seq > remote.activity || line.record.sessions.seq > remote.sessions)) break;
-    const text = line === 'malformed' ? 'malformed' : canonicalJson(line);
+    const text = shippedText(line);
     const res = await q(CHECKPOINT_INSERT, [homeId, pos, text]);
     if (res.rowCount === 1) n++;
     else {
@@ -196,5 +212,5 @@ async function shipCheckpoints(q: Query, homeId: string, lines: ReturnType<typeo
       if (there?.line !== text) throw new PosternError('SHIP_CONFLICT', `the database holds a different checkpoint at line ${pos + 1} for home ${homeId}: left as it is`, { details: { home: homeId, journal: 'checkpoints', seq: pos + 1 } });
     }
   }
-  return n;
+  return { inserted: n, held: pos };
 }
