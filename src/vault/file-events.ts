@@ -21,7 +21,7 @@
  * write-back, whatever else it writes meanwhile.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from './kdf-profile.js';
+import { TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from './test-switch.js';
 
 export const KILL_AT_FILE_EVENT = 'POSTERN_TEST_KILL_AT_FILE_EVENT';
 export const KILL_SCOPE = 'POSTERN_TEST_KILL_SCOPE';
