@@ -16,6 +16,10 @@ import { withVaultWriter, type Credential, type UnlockedVault, type VaultOptions
 import { isPosternError } from '../rules/errors.js';
 import { holdPendingSecret, releasePendingSecret } from '../home/pending-secrets.js';
 import type { HomePaths } from '../home/paths.js';
+import { fileEventScope } from '../vault/file-events.js';
+
+/** The name of the write-back's file events, for the test kill scope (file-events.ts). */
+export const REFRESH_TOKEN_WRITE_BACK = 'refresh-token-write-back';
 
 export type RefreshTokenWrite = 'saved' | 'changed_meanwhile';
 
@@ -57,41 +61,44 @@ export interface RefreshTokenWriteBackParts {
 }
 
 /**
- * The daemon's keeper of a rotated refresh token: held durably first, in
- * the encrypted pending file the next start folds into the vault (the issuer
- * refuses the old token from now on, so a kill must not lose the new one);
+ * The daemon's keeper of a rotated refresh token: held durably first, one
+ * sealed line appended to the pending file the next start folds into the
+ * vault (the issuer refuses the old token from now on, so a kill at any file
+ * event after the answer must not lose the new one: pending-secrets.ts);
  * then learnt by the redactor (it is a secret from now on), saved with the
  * held vault key, dropped from the pending file, and the new generation
  * adopted. A failed save is logged, never thrown, and stays pending.
  */
 export function refreshTokenWriteBack(p: RefreshTokenWriteBackParts): (credential: Credential, next: Uint8Array) => Promise<void> {
-  return async (cred, next) => {
-    const name = cred.meta.name;
-    const sent = cred.secret['refresh_token'];
-    const entry = sent === undefined ? undefined : { name, part: 'refresh_token', sent: Uint8Array.from(sent), next: Uint8Array.from(next) };
-    let key: Uint8Array | undefined;
-    try {
-      if (entry !== undefined) {
-        key = Uint8Array.from(p.state.vault().deriveKey('pending-secret'));
-        await holdPendingSecret(p.paths, key, entry);
-      }
-    } catch (e) {
-      p.log(`credential ${name}: the rotated refresh token could not be held for the next start (${isPosternError(e) ? e.code : 'error'})`);
+  return (cred, next) => fileEventScope(REFRESH_TOKEN_WRITE_BACK, () => writeBack(p, cred, next));
+}
+
+async function writeBack(p: RefreshTokenWriteBackParts, cred: Credential, next: Uint8Array): Promise<void> {
+  const name = cred.meta.name;
+  const sent = cred.secret['refresh_token'];
+  const entry = sent === undefined ? undefined : { name, part: 'refresh_token', sent: Uint8Array.from(sent), next: Uint8Array.from(next) };
+  let key: Uint8Array | undefined;
+  try {
+    if (entry !== undefined) {
+      key = Uint8Array.from(p.state.vault().deriveKey('pending-secret'));
+      await holdPendingSecret(p.paths, key, entry);
     }
-    p.state.learnMinted(name, next);
-    if (sent === undefined || entry === undefined) return;
-    p.tokens.expectOwnChange(name);
-    try {
-      const r = await keepRotatedRefreshToken(p.vaultPath, p.state.vault(), name, sent, next, p.vault);
-      p.log(r === 'saved' ? `credential ${name}: the rotated refresh token was saved to the vault` : `credential ${name}: changed in the vault meanwhile; the rotated refresh token was not saved`);
-      if (key !== undefined) await releasePendingSecret(p.paths, key, entry);
-      await p.follower.refresh();
-    } catch (e) {
-      p.log(`credential ${name}: the rotated refresh token could not be saved (${isPosternError(e) ? e.code : 'error'}); it is kept for the next start`);
-    } finally {
-      key?.fill(0);
-      entry.sent.fill(0);
-      entry.next.fill(0);
-    }
-  };
+  } catch (e) {
+    p.log(`credential ${name}: the rotated refresh token could not be held for the next start (${isPosternError(e) ? e.code : 'error'})`);
+  }
+  p.state.learnMinted(name, next);
+  if (sent === undefined || entry === undefined) return;
+  p.tokens.expectOwnChange(name);
+  try {
+    const r = await keepRotatedRefreshToken(p.vaultPath, p.state.vault(), name, sent, next, p.vault);
+    p.log(r === 'saved' ? `credential ${name}: the rotated refresh token was saved to the vault` : `credential ${name}: changed in the vault meanwhile; the rotated refresh token was not saved`);
+    if (key !== undefined) await releasePendingSecret(p.paths, key, entry);
+    await p.follower.refresh();
+  } catch (e) {
+    p.log(`credential ${name}: the rotated refresh token could not be saved (${isPosternError(e) ? e.code : 'error'}); it is kept for the next start`);
+  } finally {
+    key?.fill(0);
+    entry.sent.fill(0);
+    entry.next.fill(0);
+  }
 }

@@ -52,7 +52,7 @@ import { sessionHooks } from './session-hooks.js';
 import { shutdown, type Endpoint } from './shutdown.js';
 import { takeDaemonLock } from '../home/daemon-lock.js';
 import { describeRecovery, finishPendingChange } from '../home/change-record.js';
-import { foldPendingIntoVault } from '../home/pending-secrets.js';
+import { describeFold, foldPendingIntoVault } from '../home/pending-secrets.js';
 import { DaemonState } from './state.js';
 import { onVaultChange, VaultFollower } from './vault-follow.js';
 import { anchoredHeads, recordJournalInVault } from './journal-mark.js';
@@ -244,7 +244,8 @@ async function openHome(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOp
   const recovered = describeRecovery(await finishPendingChange(paths));
   if (recovered !== undefined) log(recovered);
   const folded = await foldPendingIntoVault({ paths, clock, vault: vaultOpts, out: log }, passphrase);
-  if (folded !== 'none') log(folded === 'unreadable' ? `${paths.pendingSecrets} does not open with this vault: left as it is` : `${folded} received secret value(s) a stopped daemon had not saved were put into the vault`);
+  const foldLine = describeFold(folded, paths.pendingSecrets);
+  if (foldLine !== undefined) log(foldLine);
   const vault = await openVault(paths.vault, passphrase, vaultOpts);
   started.push(() => vault.lock());
   const { snapshot, inUse } = await loadSnapshot(paths, vault);

@@ -22,7 +22,7 @@ import type { DerivedKeyPurpose, RekeyKeys } from '../vault/index.js';
 import type { HomeChange } from './change-record.js';
 import { readAcceptance, readHistoryLines } from './catalog-store.js';
 import type { HomePaths } from './paths.js';
-import { openPendingSecrets, readPendingText, sealPendingSecrets } from './pending-secrets.js';
+import { openPendingLog, pendingFileText, readPendingText } from './pending-secrets.js';
 import { anchorFileText, anchorIsAuthentic, anchorMismatch, readAnchor, sealAnchor } from '../journal/anchor/index.js';
 import { readCheckpoints } from '../journal/checkpoint/file.js';
 import { lastCheckpoint, walkTrust, type CheckpointRecord } from '../journal/checkpoint/record.js';
@@ -167,21 +167,22 @@ function macdRecordFile<R>(kind: MacdRecordKind<R>): VaultKeyedArtefact {
   };
 }
 
-/** secrets.pending: received secrets not yet in the vault (pending-secrets.ts), encrypted under a derived key. */
+/** secrets.pending: received secrets not yet in the vault (pending-secrets.ts), sealed lines under a derived key. */
 const pendingSecretsFile: VaultKeyedArtefact = {
   name: 'pending secrets',
   purpose: 'pending-secret',
   async prepare(paths, oldKey, newKey) {
     const text = await readPendingText(paths);
-    if (text === undefined) return { summary: `${this.name}: none`, stage: nothing };
-    const entries = openPendingSecrets(oldKey, text);
-    if (entries === 'unreadable') return { summary: `${this.name}: does NOT open with the old key; left as it is`, stage: nothing };
-    const sealed = sealPendingSecrets(newKey, entries);
+    if (text === undefined || text.trim() === '') return { summary: `${this.name}: none`, stage: nothing };
+    const { entries, unopened } = openPendingLog(oldKey, text);
+    if (entries.length === 0) return { summary: `${this.name}: does NOT open with the old key; left as it is`, stage: nothing };
+    const sealed = pendingFileText(newKey, entries, unopened);
     for (const e of entries) {
       e.sent.fill(0);
       e.next.fill(0);
     }
-    return { summary: `${this.name}: re-encrypted`, stage: (c) => c.write(paths.pendingSecrets, sealed) };
+    const tail = unopened.length === 0 ? '' : ` (${unopened.length} line(s) that do not open left as they are)`;
+    return { summary: `${this.name}: re-encrypted${tail}`, stage: (c) => c.write(paths.pendingSecrets, sealed) };
   },
 };
 

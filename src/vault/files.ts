@@ -20,6 +20,7 @@ import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PosternError } from '../rules/errors.js';
 import { corruptError, MAX_FILE_BYTES } from './format.js';
+import { fileEvent } from './file-events.js';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY } = constants;
 
@@ -200,7 +201,9 @@ export async function writeVaultFile(path: string, bytes: Uint8Array): Promise<v
     } finally {
       await fh.close();
     }
+    fileEvent();
     await rename(temp, path);
+    fileEvent();
   } catch (e) {
     await unlink(temp).catch(() => undefined);
     throw ioError('write', path, e);
@@ -210,4 +213,5 @@ export async function writeVaultFile(path: string, bytes: Uint8Array): Promise<v
   } catch (e) {
     throw ioError('flush the directory of', path, e);
   }
+  fileEvent();
 }

@@ -26,9 +26,9 @@ import type { KdfRunner } from './kdf.js';
 import type { KdfParams } from './types.js';
 import type { VaultOptions } from './vault.js';
 
-export const TEST_KDF_SWITCH = 'POSTERN_TEST_KDF';
-/** The one value that turns the test profile on; it says what it does. */
-export const TEST_KDF_SWITCH_VALUE = 'insecure-fast-for-tests-only';
+import { TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from './test-switch.js';
+
+export { TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE };
 
 export interface KdfProfile {
   readonly name: 'production' | 'test';

@@ -23,8 +23,8 @@ export interface Installation {
   readonly passFile: string;
   daemon: ChildProcess | null;
   daemonLog: string;
-  /** Starts `postern daemon` with these extra arguments (e.g. `--unattended`). */
-  startDaemon(args?: readonly string[]): Promise<void>;
+  /** Starts `postern daemon` with these extra arguments (e.g. `--unattended`) and extra environment. */
+  startDaemon(args?: readonly string[], env?: Record<string, string>): Promise<void>;
   stopDaemon(signal?: NodeJS.Signals): Promise<number | null>;
   /** Writes catalog.yaml and accepts exactly those bytes with the CLI (`--digest`). */
   acceptCatalog(catalog: unknown): Promise<void>;
@@ -56,9 +56,9 @@ export async function install(opts: { secrets: { name: string; kind: string; val
     passFile,
     daemon: null,
     daemonLog: '',
-    async startDaemon(args = []) {
+    async startDaemon(args = [], env = {}) {
       const child = spawn(process.execPath, [...(process.env['POSTERN_DAEMON_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['POSTERN_DAEMON_PROF']}`] : []), CLI, 'daemon', ...args, ...g], {
-        env: childEnv(sb.home, { kdf }),
+        env: childEnv(sb.home, { kdf, extra: env }),
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });

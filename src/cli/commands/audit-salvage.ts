@@ -9,14 +9,20 @@
  * the copy is for reading and for the incident, not for the daemon: to put a
  * journal back, see `postern anchor restore-journal`.
  */
-import { closeSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { salvageJournal, type SalvageReport } from '../../journal/salvage.js';
 import type { EntryRow } from '../../journal/chain.js';
+import { ACTIVITY_SCHEMA } from '../../journal/activity-schema.js';
+import { SESSIONS_SCHEMA } from '../../journal/sessions.js';
 import { PosternError } from '../../rules/errors.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { contextFor } from '../context.js';
 import { openNewPrivateFile } from '../new-file.js';
+
+const JOURNALS = ['sessions', 'activity'] as const;
+const JOURNAL_FILES = { sessions: SESSIONS_SCHEMA.file, activity: ACTIVITY_SCHEMA.file } as const;
 
 function line(journal: string, row: EntryRow): string {
   const { body, ...rest } = row;
@@ -36,6 +42,10 @@ export function registerAuditSalvage(audit: Command): void {
     .requiredOption('--out <file>', 'write to this new file (mode 600)')
     .action((dir: string, o: { out: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
+      const present = JOURNALS.filter((j) => existsSync(join(dir, JOURNAL_FILES[j])));
+      if (present.length === 0) {
+        throw new PosternError('INPUT_INVALID', `nothing to salvage: ${clean(dir, 200)} holds no journal file (${Object.values(JOURNAL_FILES).join(', ')}); a home whose daemon never ran has no journal yet`);
+      }
       const fd = openNewPrivateFile(o.out, 'nothing salvaged to');
       const reports: SalvageReport[] = [];
       try {
@@ -43,7 +53,7 @@ export function registerAuditSalvage(audit: Command): void {
           const buf = Buffer.from(`${l}\n`, 'utf8');
           for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off);
         };
-        for (const journal of ['sessions', 'activity'] as const) {
+        for (const journal of present) {
           const r = salvageJournal(
             dir,
             journal,
@@ -63,6 +73,7 @@ export function registerAuditSalvage(audit: Command): void {
         if (e instanceof PosternError) throw e;
         throw new PosternError('FILE_IO', `salvage to ${clean(o.out, 200)} failed (${(e as NodeJS.ErrnoException).code ?? 'error'}); the partial file was removed`);
       }
+      for (const j of JOURNALS.filter((n) => !present.includes(n))) ctx.out(`${j}: no journal file (${JOURNAL_FILES[j]}): nothing to salvage`);
       for (const r of reports) {
         const ranges = r.unreadable.map((u) => `seq ${u.from} to ${u.to === null ? 'the end' : `seq ${u.to}`}`);
         ctx.out(`${r.journal}: ${r.entries} entries salvaged${ranges.length === 0 ? ', nothing unreadable' : `; unreadable: ${ranges.join(', ')}`}`);

@@ -5,7 +5,9 @@
  * the journals match their anchor. With `--unlock` (passphrase) the anchor's
  * MAC and the vault generation are checked too: a vault older than the
  * anchor's generation (a restored copy) is reported, and the signed
- * checkpoints are judged against this vault's checkpoint key.
+ * checkpoints are judged against this vault's checkpoint key. Every page of
+ * both journal files is read (journal/page-check.ts), so a damaged page the
+ * daemon would refuse with JOURNAL_DAMAGED is named with the way back.
  * Exits 0 unless `--strict` and something is not ok.
  */
 import { JournalGap } from '../../journal/gap.js';
@@ -16,6 +18,7 @@ import { checkCoreDumps, checkPtraceScope, checkTiocsti, checkVaultKdf, type Fin
 import { PRODUCTION_KDF_PROFILE, vaultKdf, type KdfParams, type KdfProfile } from '../../vault/index.js';
 import { inspectAnchor, journalPresence } from '../../journal/anchor/index.js';
 import { openJournals } from '../../journal/index.js';
+import { checkJournalPages } from '../../journal/page-check.js';
 import { describeCheckpointInspection, inspectCheckpoints } from '../../journal/checkpoint/inspect.js';
 import { publicKeyOf } from '../../journal/checkpoint/signature.js';
 import { checkpointsShortOfVault } from '../../journal/checkpoint/vault-mark.js';
@@ -55,9 +58,14 @@ function journalFilesThere(journalDir: string): boolean {
   }
 }
 
+/** The way back from a damaged journal file (docs/audit.md, "A damaged journal"). */
+const DAMAGED_FIX = 'stop the daemon and keep a copy of the journal directory; `postern audit verify` names the unreadable entries, `postern audit salvage DIR --out FILE` copies every entry that still reads; then `postern anchor restore-journal BACKUP` or `postern anchor new-journal`; docs/audit.md ("A damaged journal")';
+
 function journalFilesFinding(journalDir: string): Finding {
   const check = 'journal files';
   try {
+    // Every page, not only the ones the last entries are on: what the daemon would refuse is named here first.
+    checkJournalPages(journalDir);
     const j = openJournals(journalDir, { readonly: true });
     let gap: string | null;
     try {
@@ -67,11 +75,9 @@ function journalFilesFinding(journalDir: string): Finding {
       j.close();
     }
     if (gap !== null) return { status: 'warning', check, detail: gap, fix: 'check the targets, then `postern anchor release-key TOOL KEY` or `postern anchor close-gap`; docs/audit.md ("Restoring an older journal")' };
-    return { status: 'ok', check, detail: `${journalDir}: both journals open and their last entries can be read` };
+    return { status: 'ok', check, detail: `${journalDir}: both journals open and every page reads` };
   } catch (e) {
-    if (isPosternError(e) && e.code === 'JOURNAL_DAMAGED') {
-      return { status: 'warning', check, detail: e.message, fix: 'keep a copy of the journal directory; `postern audit verify` names the unreadable entries; docs/audit.md ("A damaged journal")' };
-    }
+    if (isPosternError(e) && e.code === 'JOURNAL_DAMAGED') return { status: 'warning', check, detail: `JOURNAL_DAMAGED: ${e.message}`, fix: DAMAGED_FIX };
     return { status: 'warning', check, detail: isPosternError(e) ? e.message : 'the journals could not be opened', fix: 'see docs/audit.md' };
   }
 }

@@ -39,6 +39,8 @@ export class GroupCommit {
   #scheduled = false;
   /** Transactions written so far (for tests). */
   commits = 0;
+  /** While set (a test's `holdIntents`), intents wait uncommitted; told once one does. */
+  #held: { readonly told: () => void } | null = null;
 
   readonly #windowMs: number;
   readonly #busy: () => boolean;
@@ -67,6 +69,25 @@ export class GroupCommit {
     });
   }
 
+  /**
+   * For tests: the intents asked for from now on wait, uncommitted, until
+   * `release` — the window in which a commit that waited (group commit, a
+   * slow disk) lets the world change under a call. `waiting` resolves once
+   * an intent waits behind the hold.
+   */
+  holdIntents(): { readonly waiting: Promise<void>; release(): void } {
+    let told!: () => void;
+    const waiting = new Promise<void>((resolve) => (told = resolve));
+    this.#held = { told };
+    return {
+      waiting,
+      release: () => {
+        this.#held = null;
+        this.#schedule();
+      },
+    };
+  }
+
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
@@ -88,6 +109,11 @@ export class GroupCommit {
     if (outcomes.length > 0) {
       const inputs = outcomes.map((w) => w.input);
       void settle(outcomes, () => (shared ? a.recordOutcomesAsync(inputs) : Promise.resolve(a.recordOutcomes(inputs))), () => this.commits++);
+    }
+    if (this.#held !== null) {
+      if (this.#intents.length > 0) this.#held.told();
+      if (this.#outcomes.length > 0) this.#schedule();
+      return;
     }
     const intents = this.#intents.splice(0, this.#maxBatch);
     if (intents.length > 0) {

@@ -6,6 +6,8 @@
  * was withdrawn, even when the catalog changes back before the call resumes.
  * A call refused before anything ran names no executed revision (answer
  * `_meta` and journal row alike); one that ran names the revision it ran.
+ * The re-check after the intent: a catalog accepted while the intent's
+ * commit waited (held by the group commit's test hook) still stops the call.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -150,6 +152,33 @@ describe('pipeline: a call waiting for approval across catalog swaps', () => {
     assert.equal(reached('swap-after'), 0);
     assert.deepEqual(executed('swap-after', r), [null, null]);
     swap([w1]);
+  });
+
+  it('approved, the intent committed while a catalog that rejects the plan is accepted: the re-check after the intent refuses (CONTRACT_STALE), nothing reaches the target, the key is released', async () => {
+    swap([w1]);
+    const hold = svc.commits.holdIntents();
+    const result = call('held-intent');
+    const card = await added();
+    svc.queue.decide(card.id, { verdict: 'approve', scope: 'once', call_digest: card.call_digest }, 'op');
+    // The intent waits behind the held commit; the catalog changes in that window.
+    await hold.waiting;
+    swap([w1, w2('reject')]);
+    hold.release();
+    const r = await result;
+    assert.equal(r.structuredContent?.['error_code'], 'CONTRACT_STALE', JSON.stringify(r));
+    assert.equal(reached('held-intent'), 0, 'nothing at the target');
+    const rows = journals.activity.listCalls({ idempotency_key: 'key-held-intent-000000', limit: 10 });
+    assert.equal(rows.length, 1);
+    assert.deepEqual([rows[0]?.outcome?.error_code, rows[0]?.outcome?.side_effect_started, rows[0]?.outcome?.claim], ['CONTRACT_STALE', false, 'released'], JSON.stringify(rows[0]));
+    // Released, not held: the same key and arguments run once the plan is valid again (after a new approval).
+    swap([w1]);
+    const again = call('held-intent');
+    const second = await added([card.id]);
+    svc.queue.decide(second.id, { verdict: 'approve', scope: 'once', call_digest: second.call_digest }, 'op');
+    const r2 = await again;
+    assert.equal(r2.isError, undefined, JSON.stringify(r2));
+    assert.notEqual(r2.structuredContent?.['replayed'], true);
+    assert.equal(reached('held-intent'), 1);
   });
 
   it('denied by the operator: nothing executed, no revision in the answer or the journal', async () => {
