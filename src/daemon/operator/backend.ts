@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../rules/errors.js';
-import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type DeviceView, type GrantView, type PairingView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
+import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type DeviceView, type GrantView, type PageStatusView, type PairingView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
@@ -50,6 +50,7 @@ export interface BackendParts {
     pair(name: string): PairingView;
     list(): DeviceView[];
     revoke(id: string): Promise<DeviceView>;
+    page(): PageStatusView | null;
   };
 }
 
@@ -148,6 +149,7 @@ export function createBackend(p: BackendParts): OperatorBackend {
       return p.devices.pair(name);
     },
     devices: () => p.devices?.list() ?? [],
+    pageStatus: () => p.devices?.page() ?? null,
     revokeDevice: (id) => {
       if (p.devices === undefined) return Promise.reject(new PosternError('DEVICE_NOT_FOUND', `no paired device ${id.slice(0, 32)}`));
       return p.devices.revoke(id);
