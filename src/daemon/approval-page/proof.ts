@@ -15,13 +15,14 @@
  *   not extractable, in IndexedDB; the daemon keeps only the public key) signs
  *   (origin, run id, view token, device id, method, path, body digest,
  *   counter). The view token is issued only with a real navigation to the
- *   page; the counter is used once per device and run.
+ *   page; the counter is used once under its view.
  *
  * Invariants: signatures are IEEE P1363 (r‖s), as WebCrypto makes them; a
  * message never contains a newline from a field (every field is checked
  * against its shape before it is signed or verified); a counter is accepted
- * once per (run, device) within a sliding window of REPLAY_WINDOW above the
- * highest seen, and never below it; view tokens are bounded in number.
+ * once per view within a sliding window of REPLAY_WINDOW below the highest
+ * seen, and never below it; a view belongs to one device; view tokens are
+ * bounded in number, and a forgotten one is refused.
  */
 import { createECDH, createHash, createPrivateKey, createPublicKey, hkdfSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 
@@ -125,34 +126,23 @@ export function verifies(key: KeyObject, message: string, signature: string): bo
 
 export const bodyDigest = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
 
-/** The counters each device used in this run: each once, none far below the highest. */
-export class Counters {
-  readonly #seen = new Map<string, { high: number; used: Set<number> }>();
+export type ViewVerdict = 'ok' | 'unknown' | 'other-device' | 'used';
 
-  /** Takes `counter` for `device`: true the first time, false when used or too old. */
-  take(device: string, counter: number): boolean {
-    let s = this.#seen.get(device);
-    if (s === undefined) {
-      s = { high: 0, used: new Set() };
-      this.#seen.set(device, s);
-    }
-    if (!Number.isSafeInteger(counter) || counter < 1 || counter <= s.high - REPLAY_WINDOW || s.used.has(counter)) return false;
-    s.used.add(counter);
-    if (counter > s.high) s.high = counter;
-    for (const c of s.used) if (c <= s.high - REPLAY_WINDOW) s.used.delete(c);
-    return true;
-  }
-}
-
-/** The view tokens this run issued, one per real navigation to the page (the oldest are forgotten past MAX_VIEWS). */
+/**
+ * The view tokens this run issued, one per real navigation to the page, and
+ * the counters used under each: a view belongs to the first device that signs
+ * with it, and each counter is good once (none REPLAY_WINDOW below the highest).
+ * Past MAX_VIEWS the oldest view is forgotten, with its counters — and is
+ * refused from then on, so forgetting never reopens a used counter.
+ */
 export class Views {
-  readonly #issued = new Set<string>();
+  readonly #issued = new Map<string, { device: string | null; high: number; used: Set<number> }>();
 
   issue(): string {
     const v = b64(randomBytes(24));
-    this.#issued.add(v);
+    this.#issued.set(v, { device: null, high: 0, used: new Set() });
     while (this.#issued.size > MAX_VIEWS) {
-      const oldest = this.#issued.values().next();
+      const oldest = this.#issued.keys().next();
       if (oldest.done === true) break;
       this.#issued.delete(oldest.value);
     }
@@ -161,5 +151,18 @@ export class Views {
 
   has(v: string): boolean {
     return this.#issued.has(v);
+  }
+
+  /** Takes `counter` under `view` for `device`. */
+  take(view: string, device: string, counter: number): ViewVerdict {
+    const s = this.#issued.get(view);
+    if (s === undefined) return 'unknown';
+    if (s.device !== null && s.device !== device) return 'other-device';
+    if (!Number.isSafeInteger(counter) || counter < 1 || counter <= s.high - REPLAY_WINDOW || s.used.has(counter)) return 'used';
+    s.device = device;
+    s.used.add(counter);
+    if (counter > s.high) s.high = counter;
+    for (const c of s.used) if (c <= s.high - REPLAY_WINDOW) s.used.delete(c);
+    return 'ok';
   }
 }

@@ -42,7 +42,7 @@ import { readBody } from '../http/node-bridge.js';
 import { DEVICE_HEADER, type DeviceRegistry } from './devices.js';
 import { judgePageRequest, PAGE_HEADERS, pageOrigins, type PageAddress } from './gate.js';
 import { DecisionNonces } from './nonces.js';
-import { B64URL, bodyDigest, Counters, devicePublicKey, newRunId, pairMessage, requestMessage, runFingerprint, signHello, verifies, Views, type PageIdentity } from './proof.js';
+import { B64URL, bodyDigest, devicePublicKey, newRunId, pairMessage, requestMessage, runFingerprint, signHello, verifies, Views, type PageIdentity } from './proof.js';
 import { RateLimit } from './rate.js';
 import { pageActivity, pageCard, type PageState } from './view.js';
 
@@ -165,7 +165,6 @@ class PageRoutes {
   readonly #pairing: RateLimit;
   readonly #deciding: RateLimit;
   readonly #views = new Views();
-  readonly #counters = new Counters();
   readonly #stale = new Map<string, string>();
 
   constructor(o: ApprovalPageOptions, scheme: 'http' | 'https') {
@@ -252,7 +251,8 @@ class PageRoutes {
     const counter = Number(m?.[1] ?? 0);
     const message = requestMessage({ origin: this.#origin(req), run: this.run, view, device: live.device.id, method: req.method ?? '', path: req.url ?? '', bodySha256: bodyDigest(body), counter });
     if (m === null || !verifies(live.key, message, m[2] ?? '')) throw proofFailed("the request's device signature does not verify for this daemon run");
-    if (!this.#counters.take(live.device.id, counter)) throw proofFailed('this request was already sent once (its counter is used)');
+    const taken = this.#views.take(view, live.device.id, counter);
+    if (taken !== 'ok') throw proofFailed(taken === 'used' ? 'this request was already sent once (its counter is used)' : "the page's token belongs to another device");
     return { device: live.device, body };
   }
 
@@ -268,7 +268,7 @@ class PageRoutes {
     };
   }
 
-  async #decide(p0: Proven): Promise<unknown> {
+  #decide(p0: Proven): unknown {
     const { queue } = this.#o;
     const d = p0.device;
     if (!this.#deciding.take(d.id)) throw new PosternError('PAGE_RATE_LIMITED', 'too many decisions from this device in a minute');
