@@ -355,7 +355,7 @@ export async function startApprovalPage(o: ApprovalPageOptions): Promise<Approva
       for (const st of routes.streams) {
         if (st.device !== id) continue;
         routes.streams.delete(st);
-        st.res.end();
+        st.res.end('data: revoked\n\n');
       }
     },
     async close() {

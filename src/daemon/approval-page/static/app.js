@@ -131,27 +131,29 @@ import { open, pair, whenStopped } from './device.js';
     if (message) say(message, 'DEVICE_UNPAIRED');
   }
 
+  /** Fetches the state and shows it; true when it was shown. */
   async function refresh() {
     if (busy) {
       again = true;
-      return;
+      return false;
     }
     busy = true;
     try {
       const r = await device.send('GET', '/api/state');
       if (r.status === 401 && r.json.error && r.json.error.code === 'DEVICE_UNPAIRED') {
         showPairing(`${r.json.error.code}: ${r.json.error.message}`);
-        return;
+        return false;
       }
       if (r.status !== 200) {
         say(r.json.error ? `${r.json.error.code}: ${r.json.error.message}` : `refused (${r.status})`, r.json.error ? r.json.error.code : 'ERROR');
-        return;
+        return false;
       }
       $('pair').hidden = true;
       $('app').hidden = false;
       render(r.json);
+      return true;
     } catch {
-      // device.js stopped the page and said why; nothing is retried.
+      return false; // device.js stopped the page and said why; nothing is retried.
     } finally {
       busy = false;
       if (again) {
@@ -175,7 +177,7 @@ import { open, pair, whenStopped } from './device.js';
         return;
       }
       device = o.device;
-      listen();
+      if (await refresh()) listen();
     } catch {
       // stopped: the message is on the page
     }
@@ -205,7 +207,7 @@ import { open, pair, whenStopped } from './device.js';
       device = r.device;
       history.replaceState(null, '', '/');
       say(`paired as ${device.name}`, '');
-      listen();
+      if (await refresh()) listen();
     })();
   });
 

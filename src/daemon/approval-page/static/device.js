@@ -31,6 +31,8 @@ export class Stopped extends Error {
 
 let stopped = null;
 const onStop = [];
+/** The counter of this page's signed requests: one per page load (the view token), whoever in the page signs. */
+let counter = 0;
 
 /** Stops every device request from now on (the first reason wins) and tells the page. */
 export function stop(message, code) {
@@ -148,7 +150,6 @@ class Device {
     this.key = rec.key;
     this.run = run;
     this.view = view;
-    this.counter = 0;
     this.streams = new Set();
     whenStopped(() => {
       for (const a of this.streams) a.abort();
@@ -157,11 +158,11 @@ class Device {
 
   async #headers(method, path, body) {
     if (stopped !== null) throw stopped;
-    const counter = ++this.counter;
+    const n = ++counter;
     const digest = hex(await crypto.subtle.digest('SHA-256', enc.encode(body)));
-    const message = [REQUEST, location.origin, this.run, this.view, this.id, method, path, digest, String(counter)].join('\n');
+    const message = [REQUEST, location.origin, this.run, this.view, this.id, method, path, digest, String(n)].join('\n');
     const sig = b64u(await crypto.subtle.sign(ECDSA, this.key, enc.encode(message)));
-    return { 'X-Postern-Device': this.id, 'X-Postern-View': this.view, 'X-Postern-Proof': `${counter}.${sig}` };
+    return { 'X-Postern-Device': this.id, 'X-Postern-View': this.view, 'X-Postern-Proof': `${n}.${sig}` };
   }
 
   /** One signed request; {status, json}. A failure to reach the daemon stops the page. */
@@ -191,10 +192,12 @@ class Device {
         throw stop(j.error ? `${j.error.code}: ${j.error.message}` : LOST, j.error ? j.error.code : 'DAEMON_LOST');
       }
       const reader = r.body.getReader();
+      const text = new TextDecoder();
       ping();
       for (;;) {
-        const { done } = await reader.read();
+        const { done, value } = await reader.read();
         if (done) break;
+        if (text.decode(value, { stream: true }).includes('data: revoked')) throw stop('this browser was revoked as a device: reload the page to pair it again', 'DEVICE_UNPAIRED');
         ping();
       }
       throw stop(LOST, 'DAEMON_LOST');
