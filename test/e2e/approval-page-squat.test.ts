@@ -141,6 +141,13 @@ function freePort(): Promise<number> {
   });
 }
 
+/** What the resident script reports of its attempts. */
+interface Attack {
+  readonly hello: boolean;
+  readonly found: Record<string, string>;
+  readonly tried: readonly { how: string; state: number; decide: number; stateCode: string | null; decideCode: string | null }[];
+}
+
 /** Headers that carry device material, in anything the squatter received. */
 const CREDENTIAL_HEADERS = ['cookie', 'x-postern-device', 'x-postern-proof', 'x-postern-view', 'x-postern-page', 'authorization'];
 
@@ -210,7 +217,7 @@ describe('the approval page while another process holds its port', { skip }, () 
       assert.match((await page.textContent('#status')) ?? '', /lost the daemon — reload when postern is running again/);
       // Whatever the tab might still do, it does it through device.js, which is stopped: a signed request now is refused before it is sent.
       const tried = await page.evaluate(async () => {
-        const m = (await import('/device.js' as string)) as { open(): Promise<unknown> };
+        const m = (await import(['', 'device.js'].join('/'))) as { open(): Promise<unknown> };
         return m.open().then(() => 'sent', (e: Error) => e.message);
       });
       assert.match(tried, /lost the daemon/);
@@ -259,7 +266,7 @@ describe('the approval page while another process holds its port', { skip }, () 
       assert.ok(r.status === 401 || r.status === 403, `${k}: ${r.status} ${r.text}`);
     }
     // The resident script, with the device key it holds, against the real daemon.
-    const attack = (await page.evaluate(`window.__attack(${JSON.stringify({ id: card.id, digest: card.call_digest })})`)) as { hello: boolean; found: Record<string, string>; tried: { how: string; state: number; decide: number; stateCode: string | null; decideCode: string | null }[] };
+    const attack = await page.evaluate<Attack>(`window.__attack(${JSON.stringify({ id: card.id, digest: card.call_digest })})`);
     assert.equal(attack.hello, true, 'the daemon signs a hello for anyone (that proves the daemon, it authorizes nothing)');
     assert.equal(attack.found['fetched'], '', 'a fetch of the page gets no page token');
     assert.doesNotMatch(attack.found['opened'] ?? '', /^[A-Za-z0-9_-]{32}$/, 'a window it opens is not readable (Cross-Origin-Opener-Policy)');

@@ -130,7 +130,7 @@ describe('the approval page in Chromium', { skip }, () => {
     await page.click('#pair-submit');
     await page.waitForSelector('#app[data-ready="yes"]');
     assert.equal(new URL(page.url()).hash, '', 'the code leaves the address bar');
-    const again = await page.evaluate(async (c) => ((await (await import('/device.js' as string) as { pair(c: string, k: string): Promise<{ error?: { code: string } }> }).pair(c, '')).error?.code ?? 'paired'), code);
+    const again = await page.evaluate(async (c) => ((await (await import(['', 'device.js'].join('/')) as { pair(c: string, k: string): Promise<{ error?: { code: string } }> }).pair(c, '')).error?.code ?? 'paired'), code);
     assert.equal(again, 'PAIRING_REFUSED', 'a code pairs one device');
     const list = await inst.sb.run(['approvals', 'devices', '--json', '--passphrase-file', inst.passFile]);
     const devices = JSON.parse(list.stdout) as { id: string; name: string; revoked_at: string | null }[];
