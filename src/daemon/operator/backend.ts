@@ -54,6 +54,9 @@ export interface BackendParts {
   };
 }
 
+/** The approval page's run fingerprint for the status line, when a page runs. */
+const pageRun = (page: PageStatusView | null): { page_run?: string } => (page === null ? {} : { page_run: page.run_fingerprint });
+
 const NO_PAGE = 'this daemon has no approval page: run `postern approvals page enable`, then restart the daemon';
 
 function quietly<T>(fn: () => T[]): T[] {
@@ -77,6 +80,7 @@ export function createBackend(p: BackendParts): OperatorBackend {
       sessions: p.live.size,
       pending: p.queue.list().length,
       grants: p.grants.list().length,
+      ...pageRun(p.devices?.page() ?? null),
       role,
     }),
     sessions: ({ include_ended, limit }) => {
