@@ -38,13 +38,13 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
-    // The approval page's one browser script (served as it is, no build step): plain JS, browser globals.
+    // The approval page's browser modules (served as they are, no build step): plain JS, browser globals.
     files: ['src/daemon/approval-page/static/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
-      sourceType: 'script',
+      sourceType: 'module',
       parserOptions: { projectService: false },
-      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', localStorage: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', location: 'readonly', history: 'readonly', setInterval: 'readonly' },
+      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', localStorage: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', location: 'readonly', history: 'readonly', setInterval: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', btoa: 'readonly', atob: 'readonly', crypto: 'readonly', indexedDB: 'readonly', navigator: 'readonly' },
     },
     // The countdown runs on the browser's clock, offset by the daemon's `now`: the daemon's Clock rule is not the page's.
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-restricted-syntax': 'off' },

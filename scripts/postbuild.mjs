@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // After tsc: make the CLI entry executable so `npx postern` and the bin link work,
-// and copy the approval page's static files (HTML, CSS, one script) next to their module:
+// and copy the approval page's static files (HTML, CSS, its scripts) next to their module:
 // they are served as they are, with no build step of their own.
 import { chmodSync, cpSync, existsSync } from 'node:fs';
 

@@ -2,8 +2,9 @@
  * The devices paired with the approval page: `approval-devices.json`, MAC'd
  * under the vault's catalog-mac key with its own domain string
  * (macd-record.ts). Each device has an id, the name the operator gave it at
- * pairing, the SHA-256 of its random secret (the secret itself is only ever
- * in the device's cookie), when it was paired and when it was revoked.
+ * pairing, the public half of the key pair its browser made (the private half
+ * never leaves the browser: a WebCrypto key that cannot be exported), when it
+ * was paired and when it was revoked.
  *
  * Invariants: the daemon is the only writer (pairing and revocation happen in
  * it); a file that is missing authorizes no device, and one that does not
@@ -11,13 +12,15 @@
  * a revoked device stays listed, revoked, so its id is never reused; each
  * save carries the next `sequence`, which the daemon also journals, and a
  * file whose sequence is below the journal's (an older copy put back) is
- * refused like a forged one.
+ * refused like a forged one. A file of the first format (devices that held a
+ * bearer secret) is refused: those devices pair again.
  */
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { macVerifies, readMacdRecord, writeMacdRecord, type MacdRecordKind } from './macd-record.js';
 import type { HomePaths } from './paths.js';
 
-export const APPROVAL_DEVICES_FORMAT = 'postern.approval-devices/1';
+export const APPROVAL_DEVICES_FORMAT = 'postern.approval-devices/2';
 const MAC_DOMAIN = 'postern approval-page devices v1\n';
 /** At most this many devices are kept (revoked ones included). */
 export const MAX_DEVICES = 64;
@@ -26,7 +29,8 @@ const DeviceSchema = z
   .object({
     id: z.string().regex(/^[0-9a-f]{16}$/),
     name: z.string().min(1).max(64),
-    secret_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    /** The device's ECDSA P-256 public key: its uncompressed point, base64url. */
+    public_key: z.string().regex(/^[A-Za-z0-9_-]{87}$/),
     paired_at: z.string().max(64),
     revoked_at: z.string().max(64).nullable(),
   })
@@ -47,13 +51,21 @@ export const APPROVAL_DEVICES: MacdRecordKind<ApprovalDevicesRecord> = {
 
 export type LoadedDevices = { readonly kind: 'ok'; readonly devices: PairedDevice[]; readonly sequence: number } | { readonly kind: 'refused'; readonly reason: string };
 
+async function isFirstFormat(paths: HomePaths): Promise<boolean> {
+  try {
+    return (await readFile(paths.approvalDevices, 'utf8')).includes('"postern.approval-devices/1"');
+  } catch {
+    return false;
+  }
+}
+
 export async function loadApprovalDevices(paths: HomePaths, key: Uint8Array): Promise<LoadedDevices> {
   const found = await readMacdRecord(paths.approvalDevices, RecordSchema);
   switch (found.kind) {
     case 'none':
       return { kind: 'ok', devices: [], sequence: 0 };
     case 'malformed':
-      return { kind: 'refused', reason: 'approval-devices.json is malformed' };
+      return { kind: 'refused', reason: (await isFirstFormat(paths)) ? 'approval-devices.json holds devices paired before device keys: pair them again' : 'approval-devices.json is malformed' };
     case 'stored':
       if (!macVerifies(key, MAC_DOMAIN, found.stored.record, found.stored.mac)) return { kind: 'refused', reason: 'approval-devices.json does not verify with this vault (forged, from another vault, or from before a passphrase change)' };
       return { kind: 'ok', devices: found.stored.record.devices, sequence: found.stored.record.sequence };

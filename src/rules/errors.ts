@@ -123,6 +123,7 @@ export const ErrorCodes = {
   APPROVAL_NOT_FOUND: { exit: 1, action: 'list_approvals', summary: 'no pending approval with that id' },
   PAGE_REFUSED: { exit: 1, action: 'open_the_page_at_its_own_address', summary: 'the approval page refused the request (its host, origin, method, path, content type or page token)' },
   DEVICE_UNPAIRED: { exit: 1, action: 'run_postern_approvals_pair', summary: 'the browser is not a paired device (never paired, or revoked)' },
+  DEVICE_PROOF_INVALID: { exit: 1, action: 'reload_the_page', summary: "the request's device proof does not hold (its signature, the page's token, the daemon run or a used counter): nothing was done" },
   DEVICE_NOT_FOUND: { exit: 1, action: 'list_devices', summary: 'no paired device with that id' },
   PAIRING_REFUSED: { exit: 1, action: 'run_postern_approvals_pair', summary: 'the pairing code is wrong, used or expired' },
   PAGE_RATE_LIMITED: { exit: 1, action: 'wait_and_retry', summary: 'too many pairing attempts or decisions from this device or address in a minute' },

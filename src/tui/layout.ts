@@ -12,7 +12,7 @@ export const FOOTER_ROWS = 4;
 
 /** Header rows: a second row when a badge (observer, locked, shipping, test vault, connection) may not fit beside the views. */
 export function headerRowCount(state: OperatorState, observe: boolean): number {
-  return observe || state.locked || state.shipProblem !== null || state.vaultBelowFloor || state.connection !== 'open' ? 2 : 1;
+  return observe || state.locked || state.shipProblem !== null || state.vaultBelowFloor || state.pageRun !== null || state.connection !== 'open' ? 2 : 1;
 }
 
 export function viewCtx(env: Env, state: OperatorState, ui: UiState): ViewCtx {

@@ -55,6 +55,7 @@ function headerRows(state: OperatorState, ui: UiState, env: Env): Line[] {
   if (state.locked) badges.push({ text: ' daemon locked ', tone: 'danger' });
   if (state.shipProblem !== null) badges.push({ text: ' journal shipping failing ', tone: 'warn' });
   if (state.vaultBelowFloor) badges.push({ text: ' TEST VAULT: key derivation below the production floor ', tone: 'danger' });
+  if (state.pageRun !== null) badges.push({ text: ` page run ${sanitizeForTerminal(state.pageRun, 16)} `, tone: 'badge' });
   if (state.connection === 'closed') badges.push({ text: ' disconnected ', tone: 'danger' });
   if (state.connection === 'connecting') badges.push({ text: ' connecting… ', tone: 'warn' });
   if (badges.length === 0) return [header];

@@ -33,6 +33,8 @@ export interface OperatorState {
   readonly lockReason: string | null;
   /** The vault's key derivation is below the production floor (a test-profile vault): a badge says so. */
   readonly vaultBelowFloor: boolean;
+  /** The approval page's run fingerprint, when the daemon runs a page (shown in the header). */
+  readonly pageRun: string | null;
   /** Journal shipping is failing or stopped: a badge says so (null: fine, or off). */
   readonly shipProblem: string | null;
   readonly pending: readonly ApprovalCard[];
@@ -56,6 +58,7 @@ export const initialState: OperatorState = {
   locked: false,
   lockReason: null,
   vaultBelowFloor: false,
+  pageRun: null,
   shipProblem: null,
   pending: [],
   stale: {},
@@ -146,6 +149,7 @@ export function reduce(s: OperatorState, a: StateAction): OperatorState {
         locked: snap.status.locked,
         lockReason: snap.status.lock_reason,
         vaultBelowFloor: snap.status.vault_kdf.below_floor,
+        pageRun: snap.status.page_run ?? null,
         shipProblem: snap.status.ship_problem ?? null,
         pending: [...snap.pending].sort(byAge),
         stale: {},

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { chromiumSkip, launchChromium, type Browser } from '../helpers/chromium.js';
 import { install, type Installation } from '../helpers/daemon.js';
+import { lootOrigin } from '../helpers/page-device.js';
 
 const skip = chromiumSkip();
 const BIND = '127.0.0.2';
@@ -87,7 +88,7 @@ describe('the approval page over TLS on another address', { skip }, () => {
     assert.equal(status, 421);
   });
 
-  it('a browser that accepted the certificate pairs, with a Secure, HttpOnly, SameSite=Strict cookie', async () => {
+  it('a browser that accepted the certificate pairs: its key stays in the browser, no cookie is set', async () => {
     const page = await browser.context.newPage();
     await page.goto(url.href);
     await page.waitForSelector('#pair:not([hidden])');
@@ -98,7 +99,9 @@ describe('the approval page over TLS on another address', { skip }, () => {
     await page.goto(link);
     await page.click('#pair-submit');
     await page.waitForSelector('#app[data-ready="yes"]');
-    const c = (await browser.context.cookies(url.href)).find((x) => x.name === 'postern_device');
-    assert.ok(c !== undefined && c.secure && c.httpOnly && c.sameSite === 'Strict', JSON.stringify(c));
+    assert.deepEqual(await browser.context.cookies(url.href), []);
+    const loot = await lootOrigin(page);
+    assert.equal(loot.record?.extractable, false);
+    assert.match(loot.exported, /^refused: /);
   });
 });

@@ -34,9 +34,7 @@ import { install, type Installation } from '../helpers/daemon.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { HOSTILE as H } from '../helpers/hostile-text.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
-
-/** The page's storage, as the functions run in the page (page.evaluate) see it. */
-declare const localStorage: { getItem(key: string): string | null };
+import { lootOrigin, rawRequest, sendSigned } from '../helpers/page-device.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const skip = chromiumSkip();
@@ -75,15 +73,8 @@ describe('the approval page in Chromium', { skip }, () => {
   const cardOnPage = (id: string): string => `[data-card-id="${id}"]`;
   const rowsOnPage = (id: string): Promise<[string, string][]> =>
     page.$$eval(`${cardOnPage(id)} table.rows tr`, (trs) => trs.map((tr) => [tr.children[0]?.textContent ?? '', tr.children[1]?.textContent ?? ''] as [string, string]));
-  /** Sends a decision from the page's own origin, as its script would (for what a tampered or replayed page sends). */
-  const sendFromPage = (body: string, token: string): Promise<{ status: number; json: { error?: { code: string } } }> =>
-    page.evaluate(
-      async ([b, t]) => {
-        const r = await fetch('/api/decide', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Postern-Page': t, 'X-Postern-Device': localStorage.getItem('postern.device-key') ?? '' }, body: b });
-        return { status: r.status, json: (await r.json()) as { error?: { code: string } } };
-      },
-      [body, token] as const,
-    );
+  /** Sends a decision from the page's own origin, signed by its device as its script would (for what a tampered or replayed page sends). */
+  const sendFromPage = (body: string): Promise<{ status: number; json: { error?: { code: string } } }> => sendSigned(page, 'POST', '/api/decide', JSON.parse(body));
 
   before(async () => {
     target = await startFakeHttp();
@@ -113,6 +104,7 @@ describe('the approval page in Chromium', { skip }, () => {
     agent = await inst.client({ name: 'page-agent' });
     browser = await launchChromium();
     page = await browser.context.newPage();
+    if (process.env['PAGE_DEBUG'] === '1') page.on('console', (m) => process.stderr.write(`[page] ${m.text()}\n`));
   });
   after(async () => {
     process.env['PATH'] = originalPath;
@@ -130,7 +122,7 @@ describe('the approval page in Chromium', { skip }, () => {
     const r = await inst.sb.run(['approvals', 'pair', '--name', 'phone', '--qr', '--passphrase-file', inst.passFile]);
     assert.equal(r.code, 0, r.stderr);
     const link = /open: (\S+)/.exec(r.stdout)?.[1] ?? '';
-    const code = /#pair=([A-Z0-9]+)$/.exec(link)?.[1] ?? '';
+    const code = /#pair=([A-Z0-9]+)&key=[A-Z0-9]{4}-[A-Z0-9]{4}$/.exec(link)?.[1] ?? '';
     assert.ok(link.startsWith(url) && code.length === 10, r.stdout);
     assert.match(r.stdout, /[▄▀█]{6}/, 'a QR code of the link');
     await page.goto(link);
@@ -138,16 +130,19 @@ describe('the approval page in Chromium', { skip }, () => {
     await page.click('#pair-submit');
     await page.waitForSelector('#app[data-ready="yes"]');
     assert.equal(new URL(page.url()).hash, '', 'the code leaves the address bar');
-    const again = await page.evaluate(async (c) => (await fetch('/api/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: c }) })).status, code);
-    assert.equal(again, 403, 'a code pairs one device');
+    const again = await page.evaluate(async (c) => ((await (await import(['', 'device.js'].join('/')) as { pair(c: string, k: string): Promise<{ error?: { code: string } }> }).pair(c, '')).error?.code ?? 'paired'), code);
+    assert.equal(again, 'PAIRING_REFUSED', 'a code pairs one device');
     const list = await inst.sb.run(['approvals', 'devices', '--json', '--passphrase-file', inst.passFile]);
     const devices = JSON.parse(list.stdout) as { id: string; name: string; revoked_at: string | null }[];
     assert.equal(devices.length, 1);
     assert.deepEqual([devices[0]!.name, devices[0]!.revoked_at], ['phone', null]);
     deviceId = devices[0]!.id;
-    const cookies = await browser.context.cookies(url);
-    const c = cookies.find((x) => x.name === 'postern_device');
-    assert.ok(c !== undefined && c.httpOnly && c.sameSite === 'Strict', JSON.stringify(cookies));
+    assert.deepEqual(await browser.context.cookies(url), [], 'no cookie: nothing is sent without a signature');
+    const loot = await lootOrigin(page);
+    assert.deepEqual([loot.record?.id, loot.record?.extractable, loot.local], [deviceId, false, {}], 'the device key is in IndexedDB, not extractable; nothing in localStorage');
+    assert.match(loot.exported, /^refused: InvalidAccessError/);
+    const shown = await page.textContent('#run');
+    assert.match(shown ?? '', new RegExp(`run ${/run ([A-Z0-9]{4}-[A-Z0-9]{4})/.exec(r.stdout)?.[1] ?? 'none'}`), 'the page shows the run fingerprint `pair` printed');
   });
 
   it('approve once: the card on the page is the one card view; the decision is the daemon\'s, journaled with the device id; sent again it is DECISION_REPLAYED', async () => {
@@ -166,8 +161,12 @@ describe('the approval page in Chromium', { skip }, () => {
     const { record } = await events.next('activity', (e) => e.record.tool === 'create_issue' && e.record.status === 'success');
     const shown = await inst.sb.run(['audit', 'show', record.id]);
     assert.match(shown.stdout, new RegExp(`by\\s+device:${deviceId} at `), shown.stdout);
-    const replay = await sendFromPage(req.postData() ?? '', req.headers()['x-postern-page'] ?? '');
+    const replay = await sendFromPage(req.postData() ?? '');
     assert.deepEqual([replay.status, replay.json.error?.code], [409, 'DECISION_REPLAYED']);
+    // The very request the page sent, sent again byte for byte: its counter is used.
+    const h = req.headers();
+    const again = await rawRequest(Number(new URL(url).port), 'POST', '/api/decide', { host: new URL(url).host, origin: new URL(url).origin, 'content-type': 'application/json', 'x-postern-device': h['x-postern-device'] ?? '', 'x-postern-view': h['x-postern-view'] ?? '', 'x-postern-proof': h['x-postern-proof'] ?? '' }, req.postData() ?? '');
+    assert.deepEqual([again.status, (JSON.parse(again.text) as { error: { code: string } }).error.code], [401, 'DEVICE_PROOF_INVALID']);
     await page.waitForSelector(`${cardOnPage(card.id)}`, { state: 'detached' });
     assert.equal(target.requests.filter((x) => x.body.toString('utf8').includes('first')).length, 1, 'it ran once');
   });
@@ -243,9 +242,9 @@ describe('the approval page in Chromium', { skip }, () => {
     await page.waitForSelector(`${cardOnPage(card.id)}[data-stale="yes"]`);
     await seen;
     assert.equal(await page.isDisabled(`${cardOnPage(card.id)} [data-action="approve-once"]`), true);
-    const state = await page.evaluate(async () => (await (await fetch('/api/state', { headers: { 'X-Postern-Device': localStorage.getItem('postern.device-key') ?? '' } })).json()) as { csrf: string; cards: { id: string; digest: string; nonce: string }[] });
+    const state = (await sendSigned(page, 'GET', '/api/state')).json as unknown as { cards: { id: string; digest: string; nonce: string }[] };
     const c = state.cards.find((x) => x.id === card.id)!;
-    const forced = await sendFromPage(JSON.stringify({ card_id: c.id, digest: c.digest, nonce: c.nonce, verdict: 'approve', scope: 'once' }), state.csrf);
+    const forced = await sendFromPage(JSON.stringify({ card_id: c.id, digest: c.digest, nonce: c.nonce, verdict: 'approve', scope: 'once' }));
     assert.deepEqual([forced.status, forced.json.error?.code], [409, 'DECISION_STALE']);
     await page.click(`${cardOnPage(card.id)} [data-action="deny"]`);
     const resolved = await events.next('approval.resolved', (e) => e.id === card.id);
@@ -272,15 +271,15 @@ describe('the approval page in Chromium', { skip }, () => {
     assert.ok(!text.includes(CANARY) && !text.includes(TOKEN) && !text.includes('rm -rf'), text);
   });
 
-  it('a revoked device is refused at once: the page is back at the pairing form; an older device file put back trusts it again never', async () => {
+  it('a revoked device is refused at once: the page says so and pairs again after a reload; an older device file put back trusts it again never', async () => {
     const beforeRevocation = await readFile(join(inst.sb.home, 'approval-devices.json'), 'utf8');
     const r = await inst.sb.run(['approvals', 'devices', 'revoke', deviceId.slice(0, 6), '--passphrase-file', inst.passFile]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /revoked device [0-9a-f]{16} \(phone\)/);
+    await page.waitForSelector('#status[data-code="DEVICE_UNPAIRED"]');
+    await page.reload();
     await page.waitForSelector('#pair:not([hidden])');
     assert.equal(await page.getAttribute('#status', 'data-code'), 'DEVICE_UNPAIRED');
-    const status = await page.evaluate(async () => (await fetch('/api/state', { headers: { 'X-Postern-Device': localStorage.getItem('postern.device-key') ?? '' } })).status);
-    assert.equal(status, 401);
     const list = await inst.sb.run(['approvals', 'devices', '--passphrase-file', inst.passFile]);
     assert.match(list.stdout, /phone\s+\S+\s+revoked /);
     // The copy from before the revocation, put back while the daemon is stopped: the journal knows a later save.
@@ -291,6 +290,6 @@ describe('the approval page in Chromium', { skip }, () => {
     const again = (JSON.parse(await readFile(join(inst.sb.home, 'run', 'approval-page.json'), 'utf8')) as { url: string }).url;
     await page.goto(again);
     await page.waitForSelector('#pair:not([hidden])');
-    assert.equal(await page.getAttribute('#status', 'data-code'), 'DEVICE_UNPAIRED', 'the cookie it still holds is refused');
+    assert.equal(await page.getAttribute('#status', 'data-code'), 'DEVICE_UNPAIRED', 'the key it still holds is refused');
   });
 });

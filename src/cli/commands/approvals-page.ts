@@ -23,15 +23,14 @@ import QRCode from 'qrcode';
 import { APPROVAL_PAGE_TLS_CREDENTIAL, makePageCertificate } from '../../home/approval-page-tls.js';
 import { writeVault } from '../../home/vault-write.js';
 import { APPROVAL_PAGE_DEFAULT_PORT, LOOPBACK, readApprovalPageAuthorization, removeApprovalPageAuthorization, writeApprovalPageAuthorization } from '../../home/approval-page-authorization.js';
-import { readApprovalPageInfo } from '../../daemon/approval-page/start.js';
-import { PosternError } from '../../rules/errors.js';
+import { isPosternError, PosternError } from '../../rules/errors.js';
 import { pairingLink } from '../../protocol/operator/index.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { renderTable } from '../table.js';
-import type { OperatorClient } from '../../protocol/operator/index.js';
+import type { OperatorClient, PageStatusView } from '../../protocol/operator/index.js';
 
 /** An authenticated operator connection for one command (approvals.ts's withOperator, handed in). */
 export type WithOperator = <T>(ctx: CliContext, fn: (c: OperatorClient) => Promise<T>) => Promise<T>;
@@ -52,6 +51,16 @@ function parseWebhook(v: string): string {
   if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new PosternError('USAGE', '--webhook must be an http:// or https:// URL');
   if (u.username !== '' || u.password !== '') throw new PosternError('USAGE', '--webhook must not carry a user name or password');
   return u.toString();
+}
+
+/** The running page as the daemon reports it over the operator channel: never from a file in the home, which an agent can write. */
+async function runningPage(ctx: CliContext, withOperator: WithOperator): Promise<{ daemon: boolean; page: PageStatusView | null }> {
+  try {
+    return { daemon: true, page: await withOperator(ctx, (c) => c.request('page.status', {})) };
+  } catch (e) {
+    if (isPosternError(e) && e.code === 'DAEMON_UNAVAILABLE') return { daemon: false, page: null };
+    throw e;
+  }
 }
 
 export function registerApprovalPage(approvals: Command, withOperator: WithOperator): void {
@@ -113,19 +122,20 @@ export function registerApprovalPage(approvals: Command, withOperator: WithOpera
 
   page
     .command('status')
-    .description('what is authorized (not verified without the passphrase) and the URL of a running page')
+    .description("what the authorization file says (not verified here), and the running page as the daemon reports it: its URL and run fingerprint (passphrase)")
     .option('--json', 'one JSON object')
     .action(async (o: { json?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const found = await readApprovalPageAuthorization(ctx.paths);
-      const running = await readApprovalPageInfo(ctx.paths);
+      const running = await runningPage(ctx, withOperator);
       const record = found.kind === 'stored' ? found.stored.record : null;
       if (o.json === true) {
-        ctx.out(jsonForTerminal({ authorization: found.kind === 'stored' ? 'present' : found.kind, port: record?.port ?? null, bind: record?.bind ?? null, tls_sha256: record?.tls_sha256 ?? null, webhook: record?.webhook ?? null, running: running === null ? null : { url: running.url } }));
+        ctx.out(jsonForTerminal({ authorization: found.kind === 'stored' ? 'present' : found.kind, port: record?.port ?? null, bind: record?.bind ?? null, tls_sha256: record?.tls_sha256 ?? null, webhook: record?.webhook ?? null, daemon: running.daemon, running: running.page }));
         return;
       }
-      ctx.out(`authorization: ${record === null ? `${found.kind} (run \`postern approvals page enable\`)` : `present, ${clean(record.bind, 64)} port ${record.port}${record.tls_sha256 === null ? '' : `, TLS certificate SHA-256 ${record.tls_sha256}`}${record.webhook === null ? '' : `, webhook ${clean(record.webhook.url, 200)}${record.webhook.arguments ? ' (with arguments)' : ''}`} (verified by the daemon with the vault key at start)`}`);
-      ctx.out(`page: ${running === null ? 'not running' : clean(running.url, 200)}`);
+      ctx.out(`authorization file: ${record === null ? `${found.kind} (run \`postern approvals page enable\`)` : `present, ${clean(record.bind, 64)} port ${record.port}${record.tls_sha256 === null ? '' : `, TLS certificate SHA-256 ${record.tls_sha256}`}${record.webhook === null ? '' : `, webhook ${clean(record.webhook.url, 200)}${record.webhook.arguments ? ' (with arguments)' : ''}`} (not verified here: the daemon verifies it with the vault key at start)`}`);
+      const p = running.page;
+      ctx.out(`page: ${!running.daemon ? 'no daemon is running' : p === null ? 'not running (the daemon did not open it: see its log)' : `${clean(p.url, 200)} (as the daemon reports it), run ${clean(p.run_fingerprint, 16)}${p.tls_sha256 === null ? '' : `, TLS certificate SHA-256 ${clean(p.tls_sha256, 64)}`}`}`);
     });
 
   approvals
@@ -139,6 +149,7 @@ export function registerApprovalPage(approvals: Command, withOperator: WithOpera
       const link = pairingLink(p);
       ctx.out(`pairing code for ${clean(p.name, 64)}: ${clean(p.code, 32)} (single use, until ${clean(p.expires_at, 40)})`);
       ctx.out(`open: ${clean(link, 300)}`);
+      ctx.out(`page key ${clean(p.page_key, 16)}, run ${clean(p.run_fingerprint, 16)} (the page shows the run once the daemon proved itself)`);
       if (p.tls_sha256 !== null) ctx.out(`certificate SHA-256 (check it in the browser): ${clean(p.tls_sha256, 64)}`);
       ctx.out('from another machine: ssh -L PORT:127.0.0.1:PORT this-host, then open the same URL there');
       if (o.qr === true || process.stdout.isTTY) ctx.out(await QRCode.toString(link, { type: 'terminal', small: true }));

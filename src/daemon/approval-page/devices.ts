@@ -1,32 +1,31 @@
 /**
  * Pairing and the paired devices, in the daemon. `postern approvals pair`
  * (an operator connection: proof of the passphrase) opens a one-time code;
- * the device that brings it back first gets its own id and a key in two
- * random 256-bit halves: one in an HttpOnly cookie, one in the page's own
- * storage, sent as a header. The daemon keeps only a SHA-256 of both in the
- * MAC'd device file (src/home/approval-devices.ts). Two halves because a
- * browser sends a cookie for 127.0.0.1 to every port of 127.0.0.1 — to a
- * server an agent runs there, too — while the page's storage belongs to its
- * own origin (scheme, host and port) and the cookie stays out of reach of
- * any script. A revoked device is refused from its next request on.
+ * the browser that brings it back first, with the public half of a key pair
+ * it made itself (WebCrypto, the private half not extractable and never sent),
+ * becomes a device with its own id. The daemon keeps only that public key in
+ * the MAC'd device file (src/home/approval-devices.ts); a device proves each
+ * request by a signature (proof.ts), so nothing the browser sends is a bearer
+ * secret that a server holding the page's port could keep and use. A revoked
+ * device is refused from its next request on.
  *
  * Invariants: a code is single-use, expires after PAIRING_TTL_MS (monotonic),
  * and all open codes are voided after MAX_WRONG_CODES wrong attempts (a guess
- * cannot outlast them); secrets and codes are compared as SHA-256 digests in
- * constant time; the file is saved before a pairing or a revocation is
- * answered, and a save that fails leaves the registry as it was.
+ * cannot outlast them); codes are compared as SHA-256 digests in constant
+ * time; a public key must be a P-256 point, and one already paired is refused;
+ * the file is saved before a pairing or a revocation is answered, and a save
+ * that fails leaves the registry as it was.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../clock/index.js';
 import type { PairedDevice } from '../../home/approval-devices.js';
 import { MAX_DEVICES } from '../../home/approval-devices.js';
 import { PosternError } from '../../rules/errors.js';
+import { devicePublicKey } from './proof.js';
 
 export const PAIRING_TTL_MS = 5 * 60_000;
 export const MAX_WRONG_CODES = 10;
-/** The cookie that carries `<device id>.<first half>`. */
-export const DEVICE_COOKIE = 'postern_device';
-/** The header that carries the second half (kept by the page in its origin's storage). */
+/** The header that names the device of a request (its proof is a signature: proof.ts). */
 export const DEVICE_HEADER = 'x-postern-device';
 /** Unambiguous characters (no 0/O, 1/I/L): a code is read off a screen and typed. */
 const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -65,6 +64,7 @@ export class DeviceRegistry {
   #sequence: number;
   readonly #codes = new Map<string, { digest: Buffer; name: string; openedAt: number }>();
   #wrong = 0;
+  readonly #keys = new Map<string, KeyObject>();
   readonly #clock: Clock;
   readonly #save: DeviceRegistryParts['save'];
 
@@ -94,8 +94,8 @@ export class DeviceRegistry {
     return { code, name, expires_at: new Date(this.#clock.now().getTime() + PAIRING_TTL_MS).toISOString() };
   }
 
-  /** Redeems a code once: a new device, the cookie's value and the header's, or PAIRING_REFUSED. */
-  async redeem(given: string): Promise<{ device: PairedDevice; cookie: string; header: string }> {
+  /** Redeems a code once for the browser whose public key is `publicKey`: a new device, or PAIRING_REFUSED. */
+  async redeem(given: string, publicKey: string): Promise<PairedDevice> {
     this.#expire();
     const digest = sha256(given.trim().toUpperCase().replace(/[\s-]/g, ''));
     let found: string | undefined;
@@ -108,25 +108,30 @@ export class DeviceRegistry {
       }
       throw new PosternError('PAIRING_REFUSED', 'that pairing code is wrong, used or expired: run `postern approvals pair` for a new one');
     }
+    if (devicePublicKey(publicKey) === null) throw new PosternError('PAIRING_REFUSED', 'the browser sent no valid device key: reload the page and pair again');
+    if (this.#devices.some((d) => d.public_key === publicKey)) throw new PosternError('PAIRING_REFUSED', 'that device key is already paired');
     this.#codes.delete(found);
     if (this.#devices.length >= MAX_DEVICES) throw new PosternError('PAIRING_REFUSED', `${MAX_DEVICES} devices are recorded: remove revoked ones first`);
-    const cookieHalf = randomBytes(32).toString('base64url');
-    const headerHalf = randomBytes(32).toString('base64url');
-    const device: PairedDevice = { id: randomBytes(8).toString('hex'), name: open.name, secret_sha256: sha256(`${cookieHalf}.${headerHalf}`).toString('hex'), paired_at: this.#clock.now().toISOString(), revoked_at: null };
+    const device: PairedDevice = { id: randomBytes(8).toString('hex'), name: open.name, public_key: publicKey, paired_at: this.#clock.now().toISOString(), revoked_at: null };
     const next = [...this.#devices, device];
     await this.#save(next, this.#sequence + 1);
     this.#devices = next;
     this.#sequence++;
-    return { device, cookie: `${device.id}.${cookieHalf}`, header: headerHalf };
+    return device;
   }
 
-  /** The live device a cookie and a header prove together, or null (either missing or malformed, unknown, wrong, revoked). */
-  authenticate(cookie: string | undefined, header: string | undefined): PairedDevice | null {
-    const m = cookie === undefined ? null : /^([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/.exec(cookie);
-    if (m === null || header === undefined || !/^[A-Za-z0-9_-]{43}$/.test(header)) return null;
-    const d = this.#devices.find((x) => x.id === m[1]);
+  /** A live device and its public key by id, or null (malformed, unknown, revoked). */
+  live(id: string | undefined): { device: PairedDevice; key: KeyObject } | null {
+    if (id === undefined || !/^[0-9a-f]{16}$/.test(id)) return null;
+    const d = this.#devices.find((x) => x.id === id);
     if (d === undefined || d.revoked_at !== null) return null;
-    return sameDigest(Buffer.from(d.secret_sha256, 'hex'), sha256(`${m[2] ?? ''}.${header}`)) ? d : null;
+    let key = this.#keys.get(d.public_key);
+    if (key === undefined) {
+      key = devicePublicKey(d.public_key) ?? undefined;
+      if (key === undefined) return null;
+      this.#keys.set(d.public_key, key);
+    }
+    return { device: d, key };
   }
 
   /** Revokes a device by id (or unique prefix); refused at once from then on. */

@@ -69,6 +69,8 @@ export interface PageStartDeps extends Omit<ApprovalPageOptions, 'bind' | 'port'
 
 export interface RunningPage extends ApprovalPageEndpoint {
   readonly record: ApprovalPageRecord;
+  /** The short code of the page key (proof.ts), which a pairing link carries. */
+  readonly pageKeyCode: string;
 }
 
 export async function startApprovalPageIfAuthorized(d: PageStartDeps): Promise<RunningPage | null> {
@@ -94,11 +96,12 @@ export async function startApprovalPageIfAuthorized(d: PageStartDeps): Promise<R
     await page.close();
     throw e;
   }
-  d.log(`approval page on ${page.url}${record.tls_sha256 === null ? '' : ` (TLS, certificate SHA-256 ${record.tls_sha256})`}`);
-  d.journalPage({ state: 'started', url: page.url, tls_sha256: record.tls_sha256, webhook: record.webhook !== null });
+  d.log(`approval page on ${page.url} (run ${page.runFingerprint})${record.tls_sha256 === null ? '' : ` (TLS, certificate SHA-256 ${record.tls_sha256})`}`);
+  d.journalPage({ state: 'started', url: page.url, run_fingerprint: page.runFingerprint, tls_sha256: record.tls_sha256, webhook: record.webhook !== null });
   return {
     ...page,
     record,
+    pageKeyCode: d.identity.keyCode,
     async close() {
       await page.close();
       await unlink(d.paths.approvalPageInfo).catch(() => undefined);

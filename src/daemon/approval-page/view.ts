@@ -46,9 +46,12 @@ export interface PageActivity {
 export interface PageState {
   readonly now: string;
   readonly device: { readonly id: string; readonly name: string };
-  readonly csrf: string;
+  /** This daemon run's short code, as `postern approvals page status` and `pair` print it. */
+  readonly run_fingerprint: string;
   readonly cards: readonly PageCard[];
   readonly activity: readonly PageActivity[];
+  /** Every paired device (revoked ones too), for the page to list and revoke. */
+  readonly devices: readonly { readonly id: string; readonly name: string; readonly paired_at: string; readonly revoked_at: string | null }[];
 }
 
 export function pageCard(card: ApprovalCard, stale: string | undefined, nonce: string): PageCard {

@@ -17,6 +17,7 @@ import type { EventBus } from '../events.js';
 import type { JournalEvent } from '../journal-event.js';
 import { startNotifications } from '../notify.js';
 import type { BackendParts } from '../operator/backend.js';
+import { pageIdentity } from './proof.js';
 import { loadDeviceRegistry, startApprovalPageIfAuthorized, tlsFromVault, type RunningPage } from './start.js';
 
 export interface PageWiringParts {
@@ -48,7 +49,7 @@ export async function wireApprovalPage(p: PageWiringParts): Promise<PageWiring> 
   const deviceOps: PageWiring['deviceOps'] = {
     pair: (name) => {
       if (running === null) throw new PosternError('USAGE', 'the approval page is not running: run `postern approvals page enable`, then restart the daemon');
-      return { ...devices.openPairing(name), url: running.url, tls_sha256: running.record.tls_sha256 };
+      return { ...devices.openPairing(name), url: running.url, tls_sha256: running.record.tls_sha256, page_key: running.pageKeyCode, run_fingerprint: running.runFingerprint };
     },
     list: () => devices.list().map(view),
     revoke: async (id) => {
@@ -57,6 +58,7 @@ export async function wireApprovalPage(p: PageWiringParts): Promise<PageWiring> 
       journalEvent(null, 'device_revoked', { device: d.id, name: d.name, sequence: devices.sequence });
       return view(d);
     },
+    page: () => (running === null ? null : { url: running.url, tls_sha256: running.record.tls_sha256, run_fingerprint: running.runFingerprint }),
   };
   return {
     deviceOps,
@@ -64,6 +66,8 @@ export async function wireApprovalPage(p: PageWiringParts): Promise<PageWiring> 
       running = await startApprovalPageIfAuthorized({
         paths: p.paths, clock: p.clock, queue: p.queue, bus: p.bus, devices, log: p.log,
         key: p.vault().deriveKey('catalog-mac'),
+        identity: pageIdentity(p.vault().deriveKey('catalog-mac')),
+        revoke: async (id) => (await deviceOps.revoke(id)),
         tls: (record) => tlsFromVault(p.vault(), record),
         activity,
         journal: (type, data) => journalEvent(null, type, data),

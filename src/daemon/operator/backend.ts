@@ -12,7 +12,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { Grant, GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../rules/errors.js';
-import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type DeviceView, type GrantView, type PairingView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
+import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type DeviceView, type GrantView, type PageStatusView, type PairingView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
 import { activityOfJournal } from '../activity-view.js';
 import type { OperatorBackend } from './handlers.js';
@@ -50,8 +50,12 @@ export interface BackendParts {
     pair(name: string): PairingView;
     list(): DeviceView[];
     revoke(id: string): Promise<DeviceView>;
+    page(): PageStatusView | null;
   };
 }
+
+/** The approval page's run fingerprint for the status line, when a page runs. */
+const pageRun = (page: PageStatusView | null): { page_run?: string } => (page === null ? {} : { page_run: page.run_fingerprint });
 
 const NO_PAGE = 'this daemon has no approval page: run `postern approvals page enable`, then restart the daemon';
 
@@ -76,6 +80,7 @@ export function createBackend(p: BackendParts): OperatorBackend {
       sessions: p.live.size,
       pending: p.queue.list().length,
       grants: p.grants.list().length,
+      ...pageRun(p.devices?.page() ?? null),
       role,
     }),
     sessions: ({ include_ended, limit }) => {
@@ -148,6 +153,7 @@ export function createBackend(p: BackendParts): OperatorBackend {
       return p.devices.pair(name);
     },
     devices: () => p.devices?.list() ?? [],
+    pageStatus: () => p.devices?.page() ?? null,
     revokeDevice: (id) => {
       if (p.devices === undefined) return Promise.reject(new PosternError('DEVICE_NOT_FOUND', `no paired device ${id.slice(0, 32)}`));
       return p.devices.revoke(id);

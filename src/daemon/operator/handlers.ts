@@ -18,6 +18,7 @@ import {
   isOperatorOp,
   type ActivityFilter,
   type ActivityView,
+  type PageStatusView,
   type CatalogInUse,
   type CatalogPendingView,
   type CredentialStateView,
@@ -63,6 +64,7 @@ export interface OperatorBackend {
   /** Approval-page devices (daemon/approval-page): open a pairing, list, revoke. */
   pairDevice(name: string): PairingView;
   devices(): DeviceView[];
+  pageStatus(): PageStatusView | null;
   revokeDevice(id: string): Promise<DeviceView>;
 }
 
@@ -145,6 +147,9 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
     case 'devices.list':
       paramsOf(op, params);
       return b.devices();
+    case 'page.status':
+      paramsOf(op, params);
+      return b.pageStatus();
     case 'devices.revoke':
       return { revoked: await b.revokeDevice(paramsOf(op, params).id) };
     case 'subscribe':

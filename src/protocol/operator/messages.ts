@@ -56,10 +56,14 @@ export type ShadowChange = z.infer<typeof ShadowChangeSchema>;
 export const DeviceViewSchema = z.strictObject({ id: z.string().max(32), name: z.string().max(64), paired_at: iso, revoked_at: iso.nullable() });
 export type DeviceView = z.infer<typeof DeviceViewSchema>;
 /** An open pairing: the one-time code, the page's URL to open, until when the code is good. */
-export const PairingViewSchema = z.strictObject({ code: z.string().max(32), name: z.string().max(64), url: z.string().max(300), expires_at: iso, tls_sha256: z.string().max(64).nullable() });
+export const PairingViewSchema = z.strictObject({ code: z.string().max(32), name: z.string().max(64), url: z.string().max(300), expires_at: iso, tls_sha256: z.string().max(64).nullable(), page_key: z.string().regex(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/), run_fingerprint: z.string().max(16) });
+/** The running approval page as the daemon reports it (the only source of its URL an operator is shown). */
+export const PageStatusViewSchema = z.strictObject({ url: z.string().max(300), tls_sha256: z.string().max(64).nullable(), run_fingerprint: z.string().max(16) });
+export type PageStatusView = z.infer<typeof PageStatusViewSchema>;
 export type PairingView = z.infer<typeof PairingViewSchema>;
 /** What the browser opens to pair: the page with the one-time code in its fragment (never sent to a server). */
-export const pairingLink = (p: Pick<PairingView, 'url' | 'code'>): string => `${p.url}#pair=${p.code}`;
+/** The pairing link: the code and the page key's short code, in the fragment (never sent); the page pairs only with a daemon holding that key. */
+export const pairingLink = (p: Pick<PairingView, 'url' | 'code' | 'page_key'>): string => `${p.url}#pair=${p.code}&key=${p.page_key}`;
 /** A paired device's name: printable ASCII words, at most 64 characters. */
 export const DEVICE_NAME = /^[\x21-\x7e]+( [\x21-\x7e]+)*$/;
 
@@ -153,6 +157,8 @@ export const OperatorOps = {
   /** Opens a one-time pairing code for a new approval-page device called `name`. */
   'devices.pair': { params: z.strictObject({ name: z.string().min(1).max(64).regex(DEVICE_NAME, 'printable ASCII') }), result: PairingViewSchema },
   'devices.list': { params: empty, result: z.array(DeviceViewSchema) },
+  /** The running approval page (null: none): its URL, certificate and run fingerprint. */
+  'page.status': { params: empty, result: PageStatusViewSchema.nullable() },
   /** Revokes a paired device (id or unique prefix): refused by the page at its next request. */
   'devices.revoke': { params: z.strictObject({ id: z.string().min(1).max(32) }), result: z.strictObject({ revoked: DeviceViewSchema }) },
   subscribe: { params: z.strictObject({ since: z.number().int().min(0).optional() }), result: OperatorSnapshotSchema },

@@ -163,6 +163,8 @@ export const StatusViewSchema = z.strictObject({
   role: z.enum(['operator', 'observer']),
   /** Journal shipping is failing or stopped (one line), or null; absent when shipping is off. */
   ship_problem: z.string().max(300).nullable().optional(),
+  /** The approval page's run fingerprint (the page shows the same once the daemon proved itself); absent when no page runs. */
+  page_run: z.string().max(16).optional(),
 });
 export type StatusView = z.infer<typeof StatusViewSchema>;
 

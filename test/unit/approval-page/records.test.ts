@@ -9,6 +9,7 @@
  * names the tool and links to the page, with the arguments only when the
  * operator opted in.
  */
+import { NodeDevice } from '../../helpers/page-device.js';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -76,7 +77,7 @@ describe('the approval page authorization', () => {
   it('passwd re-authenticates the authorization and the devices; no older copy verifies afterwards', async () => {
     const paths = await home();
     const newKey = randomBytes(32);
-    const device: PairedDevice = { id: '0123456789abcdef', name: 'phone', secret_sha256: 'b'.repeat(64), paired_at: at.toISOString(), revoked_at: null };
+    const device: PairedDevice = { id: '0123456789abcdef', name: 'phone', public_key: new NodeDevice().publicKey, paired_at: at.toISOString(), revoked_at: null };
     await writeApprovalPageAuthorization(paths, key, settings, at);
     await saveApprovalDevices(paths, key, [device], 1, at);
     const olderDevices = await readFile(paths.approvalDevices, 'utf8');
@@ -98,16 +99,16 @@ describe('pairing codes and devices', () => {
     const clock = new ManualClock('2026-03-01T12:00:00Z');
     const logged: string[] = [];
     const reg = await loadDeviceRegistry(paths, () => key, clock, (l) => logged.push(l), 0);
-    const { cookie, header } = await reg.redeem(reg.openPairing('phone').code);
+    const phone = await reg.redeem(reg.openPairing('phone').code, new NodeDevice().publicKey);
     const beforeRevocation = await readFile(paths.approvalDevices, 'utf8');
     await reg.revoke(reg.list()[0]!.id);
     assert.equal(reg.sequence, 2);
     await writeFile(paths.approvalDevices, beforeRevocation);
     const restarted = await loadDeviceRegistry(paths, () => key, clock, (l) => logged.push(l), reg.sequence);
-    assert.equal(restarted.authenticate(cookie, header), null);
+    assert.equal(restarted.live(phone.id), null);
     assert.deepEqual(restarted.list(), []);
     assert.match(logged.join('\n'), /ALARM: approval page: no device is trusted: approval-devices\.json is save 1, the journal recorded save 2/);
-    await restarted.redeem(restarted.openPairing('tablet').code);
+    await restarted.redeem(restarted.openPairing('tablet').code, new NodeDevice().publicKey);
     assert.equal(restarted.sequence, 3, 'the next save continues above the journal');
   });
 
@@ -116,24 +117,28 @@ describe('pairing codes and devices', () => {
     const reg = new DeviceRegistry({ devices: [], sequence: 0, clock, save: () => Promise.resolve() });
     const late = reg.openPairing('late');
     clock.advance(PAIRING_TTL_MS + 1);
-    await assert.rejects(reg.redeem(late.code), (e) => isPosternError(e, 'PAIRING_REFUSED'));
+    await assert.rejects(reg.redeem(late.code, new NodeDevice().publicKey), (e) => isPosternError(e, 'PAIRING_REFUSED'));
     const soon = reg.openPairing('soon');
     clock.advance(PAIRING_TTL_MS - 1);
-    const { device, cookie, header } = await reg.redeem(soon.code.toLowerCase());
-    assert.equal(reg.authenticate(cookie, header)?.id, device.id);
-    assert.equal(reg.authenticate(`${device.id}.${'A'.repeat(43)}`, header), null, 'another cookie');
-    assert.equal(reg.authenticate(cookie, 'A'.repeat(43)), null, 'another key');
-    assert.equal(reg.authenticate(cookie, undefined), null, 'the cookie alone (sent to any port of the host) proves nothing');
+    const key = new NodeDevice().publicKey;
+    await assert.rejects(reg.redeem(soon.code, 'A'.repeat(87)), (e) => isPosternError(e, 'PAIRING_REFUSED'), 'not a P-256 point');
+    const device = await reg.redeem(soon.code.toLowerCase(), key);
+    assert.equal(device.public_key, key);
+    assert.equal(reg.live(device.id)?.device.id, device.id);
+    assert.equal(reg.live('0000000000000000'), null, 'another id');
+    assert.equal(reg.live(undefined), null);
+    const again = reg.openPairing('again');
+    await assert.rejects(reg.redeem(again.code, key), (e) => isPosternError(e, 'PAIRING_REFUSED') && /already paired/.test(e.message), 'a key pairs once');
     await reg.revoke(device.id.slice(0, 6));
-    assert.equal(reg.authenticate(cookie, header), null);
+    assert.equal(reg.live(device.id), null);
     assert.ok(reg.list().some((d) => d.id === device.id && d.revoked_at !== null));
   });
 
   it('ten wrong codes void every open one', async () => {
     const reg = new DeviceRegistry({ devices: [], sequence: 0, clock: new ManualClock('2026-03-01T12:00:00Z'), save: () => Promise.resolve() });
     const open = reg.openPairing('x');
-    for (let i = 0; i < 10; i++) await assert.rejects(reg.redeem(`WRONG${i}`));
-    await assert.rejects(reg.redeem(open.code), (e) => isPosternError(e, 'PAIRING_REFUSED'));
+    for (let i = 0; i < 10; i++) await assert.rejects(reg.redeem(`WRONG${i}`, new NodeDevice().publicKey));
+    await assert.rejects(reg.redeem(open.code, new NodeDevice().publicKey), (e) => isPosternError(e, 'PAIRING_REFUSED'));
   });
 });
 

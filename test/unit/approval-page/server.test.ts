@@ -1,18 +1,25 @@
 /**
  * The approval page's listener in-process, with the daemon's own approval
  * queue and event bus: the gate (Host, Origin, Sec-Fetch-Site, method,
- * content type) and the headers of every answer; pairing once per code;
- * a decision bound to its card by digest and a single-use nonce — stale,
- * replayed, cross-card, foreign-device and token-less decisions refused
- * with their codes, nothing decided; a revoked device refused at once; the
- * decision made through the queue's own `decide`, attributed to the device.
+ * content type) and the headers of every answer; the page token only in a
+ * navigation's page; the daemon's signed hello; pairing once per code with a
+ * device key; every device request signed for this run, view, path, body and
+ * counter — a request sent again, moved to another path or body, or signed
+ * for another run refused DEVICE_PROOF_INVALID; a decision bound to its card
+ * by digest and a single-use nonce — stale, replayed, cross-card and
+ * foreign-device decisions refused with their codes, nothing decided; a
+ * revoked device refused at once; revocation from the page; the decision made
+ * through the queue's own `decide`, attributed to the device.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { ApprovalQueue, type CardDraft } from '../../../src/approvals/queue.js';
 import { EventBus } from '../../../src/daemon/events.js';
+import { createPublicKey, verify } from 'node:crypto';
 import { DeviceRegistry } from '../../../src/daemon/approval-page/devices.js';
+import { helloMessage, pageIdentity } from '../../../src/daemon/approval-page/proof.js';
+import { NodeDevice } from '../../helpers/page-device.js';
 import { PAGE_CSP } from '../../../src/daemon/approval-page/gate.js';
 import { startApprovalPage, type ApprovalPageEndpoint } from '../../../src/daemon/approval-page/server.js';
 import type { PairedDevice } from '../../../src/home/approval-devices.js';
@@ -44,12 +51,22 @@ describe('approval page listener', () => {
   let origin: string;
   const journal: Record<string, unknown>[] = [];
   const aborts = new AbortController();
+  const identity = pageIdentity(Buffer.alloc(32, 7));
+  let run = '';
+  let view = '';
+  /** Each device's own page token (a view belongs to the first device that signs with it). */
+  const views = new Map<NodeDevice, string>();
+  const navigate = async (): Promise<string> => {
+    const nav = await call('GET', '/', { headers: { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' } });
+    return /name="postern-view" content="([A-Za-z0-9_-]{32})"/.exec(String(nav.json))?.[1] ?? '';
+  };
 
-  /** `cookie` is a device's proof: its cookie and its key header. */
-  const call = (method: string, path: string, o: { headers?: Record<string, string>; body?: unknown; cookie?: { cookie: string; key: string } } = {}): Promise<Answer> =>
+  /** `device`: sign the request as that device does (this run, the test's view). */
+  const call = (method: string, path: string, o: { headers?: Record<string, string>; body?: unknown; device?: NodeDevice } = {}): Promise<Answer> =>
     new Promise((resolve, reject) => {
       const body = o.body === undefined ? undefined : JSON.stringify(o.body);
-      const headers: Record<string, string> = { host, ...(body === undefined ? {} : { 'content-type': 'application/json', origin }), ...(o.cookie === undefined ? {} : { cookie: o.cookie.cookie, 'x-postern-device': o.cookie.key }), ...o.headers };
+      const signed = o.device === undefined ? {} : o.device.headers({ origin, run, view: views.get(o.device) ?? view, method, path, body: body ?? '' });
+      const headers: Record<string, string> = { host, ...(body === undefined ? {} : { 'content-type': 'application/json', origin }), ...signed, ...o.headers };
       const req = request({ host: '127.0.0.1', port: page.port, method, path, headers }, (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString('utf8')));
@@ -59,16 +76,17 @@ describe('approval page listener', () => {
       req.end(body);
     });
 
-  const pairDevice = async (name: string): Promise<{ cookie: { cookie: string; key: string }; id: string; csrf: string }> => {
+  const pairDevice = async (name: string): Promise<{ device: NodeDevice; id: string }> => {
     const { code } = devices.openPairing(name);
-    const r = await call('POST', '/api/pair', { body: { code } });
+    const device = new NodeDevice();
+    views.set(device, await navigate());
+    clock.advance(60_000); // pairing is limited per address; these are the test's own
+    const r = await call('POST', '/api/pair', { body: device.pairing(code, origin, run, views.get(device) ?? '') });
     assert.equal(r.status, 200, JSON.stringify(r.json));
-    const set = String(r.headers['set-cookie']);
-    assert.match(set, /^postern_device=[0-9a-f]{16}\.[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\//);
-    const cookie = { cookie: set.split(';')[0]!, key: r.json.key as string };
-    assert.match(cookie.key, /^[A-Za-z0-9_-]{43}$/);
-    const s = await call('GET', '/api/state', { cookie });
-    return { cookie, id: r.json.device.id, csrf: s.json.csrf };
+    assert.equal(r.headers['set-cookie'], undefined, 'no cookie');
+    assert.equal(r.json.page_key, identity.publicKey);
+    device.id = r.json.device.id;
+    return { device, id: device.id };
   };
 
   const open = (over: Partial<CardDraft> = {}): { id: string; digest: string; decision: Promise<ApprovalDecision> } => {
@@ -76,20 +94,27 @@ describe('approval page listener', () => {
     return { id: r.card.id, digest: r.card.call_digest, decision: r.decision };
   };
 
-  const stateOf = async (d: { cookie: { cookie: string; key: string } }, id: string): Promise<{ nonce: string; digest: string; approve: { once: boolean; session: boolean } }> => {
-    const s = await call('GET', '/api/state', { cookie: d.cookie });
+  const stateOf = async (d: { device: NodeDevice }, id: string): Promise<{ nonce: string; digest: string; approve: { once: boolean; session: boolean } }> => {
+    const s = await call('GET', '/api/state', { device: d.device });
     const c = s.json.cards.find((x: { id: string }) => x.id === id);
     assert.ok(c !== undefined, `card ${id} on the page`);
     return c;
   };
 
-  const decide = (d: { cookie: { cookie: string; key: string }; csrf: string }, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Answer> =>
-    call('POST', '/api/decide', { cookie: d.cookie, body, headers: { 'x-postern-page': d.csrf, ...headers } });
+  const decide = (d: { device: NodeDevice }, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Answer> => call('POST', '/api/decide', { device: d.device, body, headers });
 
   before(async () => {
-    page = await startApprovalPage({ bind: '127.0.0.1', port: 0, tls: null, clock, queue, bus, devices, activity: () => [], journal: (_t, data) => journal.push(data) });
+    const revoke = async (id: string) => {
+      const d = await devices.revoke(id);
+      page.dropDevice(d.id);
+      return { id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at };
+    };
+    page = await startApprovalPage({ bind: '127.0.0.1', port: 0, tls: null, clock, queue, bus, devices, activity: () => [], journal: (_t, data) => journal.push(data), identity, revoke });
     host = `127.0.0.1:${page.port}`;
     origin = `http://${host}`;
+    view = await navigate();
+    const hello = await call('POST', '/api/hello', { body: { challenge: 'C'.repeat(43) } });
+    run = hello.json.run;
   });
   after(async () => {
     aborts.abort();
@@ -106,9 +131,55 @@ describe('approval page listener', () => {
     assert.equal(r.headers['access-control-allow-origin'], undefined);
     assert.doesNotMatch(String(r.json), /<script(?![^>]*\bsrc="\/app\.js")/, 'the only script is /app.js');
     assert.doesNotMatch(String(r.json), /\son\w+=/, 'no inline event handlers');
-    const js = await call('GET', '/app.js');
-    assert.match(String(js.headers['content-type']), /^text\/javascript/);
-    assert.doesNotMatch(String(js.json), /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/, 'agent text is only ever set as text');
+    assert.doesNotMatch(String(r.json), /<script(?![^>]*\bsrc="\/app\.js")/, 'the only script is /app.js');
+    assert.match(String(r.json), /name="postern-view" content=""/, 'a page fetched by a script (no navigation) carries no page token');
+    assert.equal(r.headers['cross-origin-opener-policy'], 'same-origin', 'a window it opens is not readable by its opener');
+    for (const f of ['/app.js', '/device.js']) {
+      const js = await call('GET', f);
+      assert.match(String(js.headers['content-type']), /^text\/javascript/);
+      assert.doesNotMatch(String(js.json), /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/, 'agent text is only ever set as text');
+    }
+    const sw = await call('GET', '/device.js', { headers: { 'service-worker': 'script' } });
+    assert.deepEqual([sw.status, sw.json.error.code], [403, 'PAGE_REFUSED'], 'no service worker script is ever served');
+  });
+
+  it('hello: the page key signs the challenge, the origin the browser addressed and the run', async () => {
+    const r = await call('POST', '/api/hello', { body: { challenge: 'Z'.repeat(43) } });
+    assert.deepEqual([r.json.page_key, r.json.run], [identity.publicKey, run]);
+    const point = Buffer.from(identity.publicKey, 'base64url');
+    const key = createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') }, format: 'jwk' });
+    const sig = Buffer.from(r.json.signature, 'base64url');
+    assert.ok(verify('sha256', Buffer.from(helloMessage('Z'.repeat(43), origin, run)), { key, dsaEncoding: 'ieee-p1363' }, sig));
+    assert.ok(!verify('sha256', Buffer.from(helloMessage('Z'.repeat(43), 'http://127.0.0.1:1', run)), { key, dsaEncoding: 'ieee-p1363' }, sig), 'another origin: another message');
+    assert.equal(pageIdentity(Buffer.alloc(32, 7)).publicKey, identity.publicKey, 'the same vault key gives the same page key');
+  });
+
+  it('a device request is good once, for its path, body, run and view only', async () => {
+    const d = await pairDevice('signer');
+    const mine = views.get(d.device) ?? '';
+    const h = d.device.headers({ origin, run, view: mine, method: 'GET', path: '/api/state' });
+    assert.equal((await call('GET', '/api/state', { headers: h })).status, 200);
+    const again = await call('GET', '/api/state', { headers: h });
+    assert.deepEqual([again.status, again.json.error.code], [401, 'DEVICE_PROOF_INVALID'], 'sent again');
+    const moved = d.device.headers({ origin, run, view: mine, method: 'GET', path: '/api/state' });
+    assert.equal((await call('GET', '/api/events', { headers: moved })).json.error.code, 'DEVICE_PROOF_INVALID', 'another path');
+    const otherRun = d.device.headers({ origin, run: 'A'.repeat(43), view: mine, method: 'GET', path: '/api/state' });
+    assert.equal((await call('GET', '/api/state', { headers: otherRun })).json.error.code, 'DEVICE_PROOF_INVALID', 'another run');
+    const noView = d.device.headers({ origin, run, view: '', method: 'GET', path: '/api/state' });
+    assert.equal((await call('GET', '/api/state', { headers: noView })).json.error.code, 'DEVICE_PROOF_INVALID', 'no page token');
+    const body = JSON.stringify({ id: '0000000000000000' });
+    const forBody = d.device.headers({ origin, run, view: mine, method: 'POST', path: '/api/revoke', body });
+    const swapped = await call('POST', '/api/revoke', { headers: forBody, body: { id: d.id } });
+    assert.equal(swapped.json.error.code, 'DEVICE_PROOF_INVALID', 'another body');
+    assert.equal(saved.find((x) => x.id === d.id)?.revoked_at, null);
+    const other = new NodeDevice();
+    other.id = d.id;
+    views.set(other, mine);
+    assert.equal((await call('GET', '/api/state', { device: other })).json.error.code, 'DEVICE_PROOF_INVALID', 'another key');
+    const first = await pairDevice('first');
+    views.set(d.device, views.get(first.device) ?? '');
+    assert.equal((await call('GET', '/api/state', { device: first.device })).status, 200);
+    assert.equal((await call('GET', '/api/state', { device: d.device })).json.error.code, 'DEVICE_PROOF_INVALID', "another device's page token");
   });
 
   it('refuses a foreign Host (DNS rebinding), a foreign Origin, a cross-site fetch, a form post and other methods', async () => {
@@ -127,13 +198,16 @@ describe('approval page listener', () => {
 
   it('a pairing code works once; a wrong one is refused', async () => {
     const { code } = devices.openPairing('laptop');
-    assert.equal((await call('POST', '/api/pair', { body: { code: 'WRONGWRONG' } })).json.error.code, 'PAIRING_REFUSED');
-    assert.equal((await call('POST', '/api/pair', { body: { code } })).status, 200);
-    const again = await call('POST', '/api/pair', { body: { code } });
+    assert.equal((await call('POST', '/api/pair', { body: new NodeDevice().pairing('WRONGWRONG', origin, run, view) })).json.error.code, 'PAIRING_REFUSED');
+    const unsigned = { ...new NodeDevice().pairing(code, origin, run, view), signature: 'A'.repeat(86) };
+    assert.equal((await call('POST', '/api/pair', { body: unsigned })).json.error.code, 'DEVICE_PROOF_INVALID', 'a key that did not sign');
+    assert.equal((await call('POST', '/api/pair', { body: new NodeDevice().pairing(code, origin, run, '') })).json.error.code, 'USAGE', 'no page token');
+    assert.equal((await call('POST', '/api/pair', { body: new NodeDevice().pairing(code, origin, run, view) })).status, 200);
+    const again = await call('POST', '/api/pair', { body: new NodeDevice().pairing(code, origin, run, view) });
     assert.equal(again.status, 403);
     assert.equal(again.json.error.code, 'PAIRING_REFUSED');
     assert.equal(saved.filter((d) => d.name === 'laptop').length, 1);
-    assert.ok(saved.every((d) => /^[0-9a-f]{64}$/.test(d.secret_sha256)), 'only a digest of the secret is kept');
+    assert.ok(saved.every((d) => /^[A-Za-z0-9_-]{87}$/.test(d.public_key)), 'only a public key is kept');
     assert.deepEqual(journal.at(-1), { device: saved.at(-1)!.id, name: 'laptop', sequence: devices.sequence });
   });
 
@@ -151,15 +225,15 @@ describe('approval page listener', () => {
     assert.equal(replay.json.error.code, 'DECISION_REPLAYED');
   });
 
-  it('refuses a decision without the page token, with another card\'s nonce, another device\'s nonce, or another digest — nothing decided', async () => {
+  it('refuses a decision with another card\'s nonce, another device\'s nonce, or another digest — nothing decided', async () => {
     const a = await pairDevice('tablet');
     const b = await pairDevice('desk');
     const one = open();
     const two = open();
     const s1 = await stateOf(a, one.id);
     const s2 = await stateOf(a, two.id);
-    const noToken = await call('POST', '/api/decide', { cookie: a.cookie, body: { card_id: one.id, digest: s1.digest, nonce: s1.nonce, verdict: 'deny' } });
-    assert.equal(noToken.json.error.code, 'PAGE_REFUSED');
+    const unsigned = await call('POST', '/api/decide', { headers: { 'x-postern-device': a.id, 'x-postern-view': views.get(a.device) ?? '' }, body: { card_id: one.id, digest: s1.digest, nonce: s1.nonce, verdict: 'deny' } });
+    assert.equal(unsigned.json.error.code, 'DEVICE_PROOF_INVALID');
     assert.equal((await decide(a, { card_id: one.id, digest: s1.digest, nonce: s2.nonce, verdict: 'approve', scope: 'once' })).json.error.code, 'DECISION_NONCE_INVALID');
     const sb = await stateOf(b, one.id);
     assert.equal((await decide(a, { card_id: one.id, digest: s1.digest, nonce: sb.nonce, verdict: 'approve', scope: 'once' })).json.error.code, 'DECISION_NONCE_INVALID');
@@ -203,10 +277,12 @@ describe('approval page listener', () => {
     const d = await pairDevice('lost-phone');
     const c = open();
     const s = await stateOf(d, c.id);
-    const cookieOnly = await call('GET', '/api/state', { headers: { cookie: d.cookie.cookie } });
-    assert.equal(cookieOnly.json.error.code, 'DEVICE_UNPAIRED', 'the cookie alone — a browser sends it to every port of 127.0.0.1 — proves nothing');
-    await devices.revoke(d.id);
-    assert.equal((await call('GET', '/api/state', { cookie: d.cookie })).json.error.code, 'DEVICE_UNPAIRED');
+    const other = await pairDevice('other-phone');
+    const r0 = await call('POST', '/api/revoke', { device: other.device, body: { id: d.id } });
+    assert.equal(r0.status, 200, JSON.stringify(r0.json));
+    assert.equal((await call('GET', '/api/state', { device: d.device })).json.error.code, 'DEVICE_UNPAIRED');
+    const listed = (await call('GET', '/api/state', { device: other.device })).json.devices.find((x: { id: string }) => x.id === d.id);
+    assert.notEqual(listed.revoked_at, null, 'the page lists it, revoked');
     const r = await decide(d, { card_id: c.id, digest: s.digest, nonce: s.nonce, verdict: 'approve', scope: 'once' });
     assert.equal(r.status, 401);
     assert.equal(queue.get(c.id)?.id, c.id, 'nothing decided');
@@ -217,11 +293,11 @@ describe('approval page listener', () => {
   it('pairing attempts are rate-limited per address', async () => {
     let limited: Answer | undefined;
     for (let i = 0; i < 12 && limited === undefined; i++) {
-      const r = await call('POST', '/api/pair', { body: { code: `NOPE${i}` } });
+      const r = await call('POST', '/api/pair', { body: new NodeDevice().pairing(`NOPE${i}`, origin, run, view) });
       if (r.status === 429) limited = r;
     }
     assert.equal(limited?.json.error.code, 'PAGE_RATE_LIMITED');
     clock.advance(60_000);
-    assert.equal((await call('POST', '/api/pair', { body: { code: 'NOPE' } })).json.error.code, 'PAIRING_REFUSED');
+    assert.equal((await call('POST', '/api/pair', { body: new NodeDevice().pairing('NOPE', origin, run, view) })).json.error.code, 'PAIRING_REFUSED');
   });
 });

@@ -26,7 +26,7 @@ const LABELS = new Set([
 const OWN_ROW = [
   /^$/,
   /^Postern {2}1 Approvals/,
-  /^ (observer \(read-only\)|TEST VAULT|daemon locked|disconnected|connecting)/,
+  /^ (observer \(read-only\)|TEST VAULT|daemon locked|page run|disconnected|connecting)/,
   /^Approval \d+ of \d+ · oldest first · /,
   /^(expires in \d|expired)/,
   /^ {10}┆( |$)/,

@@ -433,7 +433,7 @@ describe('approving a card the compact view cuts needs the rest seen', () => {
 
 describe('pairing a device from the TUI (P)', () => {
   const frame = (w: World): string => screenLines(w.env(), w.state, w.ui).map((l) => l.map((s) => s.text).join('')).join('\n');
-  const pairing = { code: 'K7Q2-9XWD', name: 'phone', url: 'http://127.0.0.1:47110/', expires_at: '2026-01-01T00:05:00.000Z', tls_sha256: null };
+  const pairing = { code: 'K7Q2-9XWD', name: 'phone', url: 'http://127.0.0.1:47110/', expires_at: '2026-01-01T00:05:00.000Z', tls_sha256: null, page_key: 'RKQS-H66C', run_fingerprint: 'F743-EXCV' };
 
   it('P asks for a name; Enter sends devices.pair; the answer shows the code and the link until the next key', () => {
     const w = new World({ pending: [A] });
@@ -446,7 +446,7 @@ describe('pairing a device from the TUI (P)', () => {
     w.ui = settle(w.ui, w.requests[0]!, { ok: true, result: pairing });
     const shown = frame(w);
     assert.match(shown, /pair phone: code K7Q2-9XWD \(single use, until 2026-01-01T00:05:00\.000Z/);
-    assert.match(shown, /open http:\/\/127\.0\.0\.1:47110\/#pair=K7Q2-9XWD/);
+    assert.match(shown, /open http:\/\/127\.0\.0\.1:47110\/#pair=K7Q2-9XWD&key=RKQS-H66C/);
     w.press('n');
     assert.doesNotMatch(frame(w), /K7Q2-9XWD/, 'any key hides the code');
   });

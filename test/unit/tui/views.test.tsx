@@ -233,6 +233,14 @@ describe('views', () => {
     p.unmount();
   });
 
+  it('the approval page\'s run fingerprint is in the header while a page runs (the page shows the same)', async () => {
+    const withPage = new FakeOperator('operator', emptySnapshot({ status: status({ page_run: 'K7Q2-9XWD' }) }));
+    const m = mount(withPage);
+    const f = await m.waitFor((f) => f.includes('page run'), 'the badge');
+    assert.match(f.split('\n').slice(0, 2).join('\n'), / page run K7Q2-9XWD/);
+    m.unmount();
+  });
+
   it('journal shipping failing is a badge on the status line, from the snapshot and from events, gone once it ships again', async () => {
     const c = new FakeOperator('operator', emptySnapshot({ status: status({ ship_problem: 'SHIP_UNAVAILABLE: cannot ship to db/audit: it cannot be reached' }) }));
     const m = mount(c);

@@ -1,15 +1,13 @@
-// The approval page's script (served by the daemon, same origin, no inline code).
+// The approval page's script (served by the daemon, same origin, no inline code; an ES module).
 // Every string the daemon sends is already escaped by Postern's terminal-text rules;
-// this script only ever places it with textContent, never as markup. The device's key is
-// half a cookie (HttpOnly) and half this origin's storage, sent as a header: a cookie for
-// 127.0.0.1 also goes to every other port of 127.0.0.1, this storage does not.
-'use strict';
-(function () {
+// this script only ever places it with textContent, never as markup. The device, the daemon's
+// proof of itself and every request that uses the device are device.js's.
+import { open, pair, whenStopped } from './device.js';
+
+{
   const $ = (id) => document.getElementById(id);
-  const KEY = 'postern.device-key';
-  let csrf = null;
+  let device = null;
   let offset = 0;
-  let stream = null;
   let busy = false;
   let again = false;
 
@@ -52,9 +50,14 @@
     const body = { card_id: card.id, digest: card.digest, nonce: card.nonce, verdict };
     if (verdict === 'approve') body.scope = scope;
     else body.reason = reason === '' ? null : reason;
-    const r = await fetch('/api/decide', { method: 'POST', credentials: 'same-origin', headers: { ...deviceHeader(), 'Content-Type': 'application/json', 'X-Postern-Page': csrf }, body: JSON.stringify(body) });
-    const j = await r.json().catch(() => ({}));
-    if (r.ok) {
+    let r;
+    try {
+      r = await device.send('POST', '/api/decide', body);
+    } catch {
+      return; // stopped: the message is on the page
+    }
+    const j = r.json;
+    if (r.status === 200) {
       const d = j.decision;
       say(d.kind === 'approved' ? `approved ${card.tool} ${d.scope === 'session' ? 'for the session' : 'once'}` : `denied ${card.tool}`, '');
     } else {
@@ -87,52 +90,70 @@
     return el('div', { class: `card${card.stale !== null ? ' stale' : ''}${card.widens ? ' widens' : ''}`, 'data-card-id': card.id, 'data-stale': card.stale !== null ? 'yes' : 'no' }, [head, rows, actions]);
   }
 
+  async function revoke(d) {
+    let r;
+    try {
+      r = await device.send('POST', '/api/revoke', { id: d.id });
+    } catch {
+      return; // stopped: the message is on the page
+    }
+    if (r.status === 200) say(`revoked device ${d.name} (${d.id})`, '');
+    else say(r.json.error ? `${r.json.error.code}: ${r.json.error.message}` : `refused (${r.status})`, r.json.error ? r.json.error.code : 'ERROR');
+    await refresh();
+  }
+
+  function renderDevice(d) {
+    const state = d.revoked_at === null ? (d.id === device.id ? 'this browser' : 'active') : `revoked ${d.revoked_at}`;
+    const item = el('li', { 'data-device-id': d.id }, [el('span', { class: 'device', text: `${d.name} (${d.id}) paired ${d.paired_at} — ${state}` })]);
+    if (d.revoked_at === null) {
+      const b = el('button', { class: 'deny', 'data-action': 'revoke', text: 'Revoke' });
+      b.addEventListener('click', () => void revoke(d));
+      item.appendChild(b);
+    }
+    return item;
+  }
+
   function render(s) {
-    csrf = s.csrf;
     offset = Date.parse(s.now) - Date.now();
     $('who').textContent = `device ${s.device.name} (${s.device.id})`;
+    $('run').textContent = `run ${s.run_fingerprint}`;
     $('pending-count').textContent = `(${s.cards.length})`;
     $('cards').replaceChildren(...(s.cards.length === 0 ? [el('p', { class: 'empty', text: 'nothing waits for approval' })] : s.cards.map(renderCard)));
+    $('devices').replaceChildren(...s.devices.map(renderDevice));
     $('activity').tBodies[0].replaceChildren(...s.activity.map((a) => el('tr', {}, [a.at, a.tool, a.status, a.decision, a.error_code].map((t) => el('td', { text: t })))));
     $('app').setAttribute('data-ready', 'yes');
     tick();
   }
 
-  function deviceHeader() {
-    return { 'X-Postern-Device': localStorage.getItem(KEY) || '' };
-  }
-
   function showPairing(message) {
     $('app').hidden = true;
     $('pair').hidden = false;
-    if (stream !== null) {
-      stream.abort();
-      stream = null;
-    }
     if (message) say(message, 'DEVICE_UNPAIRED');
   }
 
+  /** Fetches the state and shows it; true when it was shown. */
   async function refresh() {
     if (busy) {
       again = true;
-      return;
+      return false;
     }
     busy = true;
     try {
-      const r = await fetch('/api/state', { credentials: 'same-origin', headers: deviceHeader() });
-      if (r.status === 401) {
-        const j = await r.json().catch(() => ({}));
-        showPairing(j.error ? `${j.error.code}: ${j.error.message}` : '');
-        return;
+      const r = await device.send('GET', '/api/state');
+      if (r.status === 401 && r.json.error && r.json.error.code === 'DEVICE_UNPAIRED') {
+        showPairing(`${r.json.error.code}: ${r.json.error.message}`);
+        return false;
       }
-      if (!r.ok) throw new Error(String(r.status));
+      if (r.status !== 200) {
+        say(r.json.error ? `${r.json.error.code}: ${r.json.error.message}` : `refused (${r.status})`, r.json.error ? r.json.error.code : 'ERROR');
+        return false;
+      }
       $('pair').hidden = true;
       $('app').hidden = false;
-      render(await r.json());
-      listen();
-    } catch (e) {
-      $('conn').textContent = `not connected (${e.message}); trying again`;
-      setTimeout(() => void refresh(), 2000);
+      render(r.json);
+      return true;
+    } catch {
+      return false; // device.js stopped the page and said why; nothing is retried.
     } finally {
       busy = false;
       if (again) {
@@ -142,55 +163,64 @@
     }
   }
 
-  // The daemon's "changed" pings, read from a streamed response (an EventSource cannot send the key header).
+  // The daemon's "changed" pings; when the stream ends, device.js stops the page (no retry).
   function listen() {
-    if (stream !== null) return;
-    const mine = new AbortController();
-    stream = mine;
-    void (async () => {
-      try {
-        const r = await fetch('/api/events', { credentials: 'same-origin', headers: deviceHeader(), signal: mine.signal });
-        if (!r.ok || r.body === null) throw new Error(String(r.status));
-        $('conn').textContent = 'live';
-        const reader = r.body.getReader();
-        for (;;) {
-          const { done } = await reader.read();
-          if (done) break;
-          void refresh();
-        }
-      } catch {
-        if (mine.signal.aborted) return;
-      }
-      if (stream !== mine) return;
-      stream = null;
-      $('conn').textContent = 'reconnecting…';
-      setTimeout(() => void refresh(), 1000);
-    })();
+    device.listen(() => void refresh()).catch(() => undefined);
+    $('conn').textContent = 'live';
   }
+
+  async function start() {
+    try {
+      const o = await open();
+      if (o.unpaired) {
+        showPairing('this browser is not paired: pair it with `postern approvals pair`');
+        return;
+      }
+      device = o.device;
+      if (await refresh()) listen();
+    } catch {
+      // stopped: the message is on the page
+    }
+  }
+
+  whenStopped((e) => {
+    say(e.message, e.code);
+    $('conn').textContent = 'stopped';
+    $('app').hidden = true;
+    $('pair').hidden = true;
+    document.body.setAttribute('data-stopped', e.code);
+  });
 
   $('pair-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     void (async () => {
-      const r = await fetch('/api/pair', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: $('pair-code').value }) });
-      const j = await r.json().catch(() => ({}));
-      if (!r.ok) {
-        say(j.error ? `${j.error.code}: ${j.error.message}` : `refused (${r.status})`, j.error ? j.error.code : 'ERROR');
+      let r;
+      try {
+        r = await pair($('pair-code').value, $('pair-code').getAttribute('data-key') || '');
+      } catch {
+        return; // stopped: the message is on the page
+      }
+      if (r.error) {
+        say(`${r.error.code}: ${r.error.message}`, r.error.code);
         return;
       }
-      localStorage.setItem(KEY, j.key);
+      device = r.device;
       history.replaceState(null, '', '/');
-      say(`paired as ${j.device.name}`, '');
-      await refresh();
+      say(`paired as ${device.name}`, '');
+      if (await refresh()) listen();
     })();
   });
 
   // A pairing link carries its code in the fragment (never sent to the daemon in a URL).
   function codeFromLink() {
-    const m = /^#pair=([A-Za-z0-9-]{1,32})$/.exec(location.hash);
-    if (m) $('pair-code').value = m[1];
+    const m = /^#pair=([A-Za-z0-9-]{1,32})(?:&key=([A-Z0-9]{4}-[A-Z0-9]{4}))?$/.exec(location.hash);
+    if (m) {
+      $('pair-code').value = m[1];
+      $('pair-code').setAttribute('data-key', m[2] || '');
+    }
   }
   window.addEventListener('hashchange', codeFromLink);
   codeFromLink();
   setInterval(tick, 1000);
-  void refresh();
-})();
+  void start();
+}
