@@ -44,7 +44,7 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'script',
       parserOptions: { projectService: false },
-      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', localStorage: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', location: 'readonly', history: 'readonly', setInterval: 'readonly' },
+      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', localStorage: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', location: 'readonly', history: 'readonly', setInterval: 'readonly', IntersectionObserver: 'readonly' },
     },
     // The countdown runs on the browser's clock, offset by the daemon's `now`: the daemon's Clock rule is not the page's.
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-restricted-syntax': 'off' },

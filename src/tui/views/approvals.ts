@@ -37,12 +37,12 @@ const no = (reason: string): Offer => ({ ok: false, reason });
 export const LOCKED_REASON = 'daemon locked: nothing can be decided until it is unlocked';
 const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
 /** Why approving waits for the operator to read the rest of the card (the start of the reason). */
-export const UNSEEN_REASON = 'approval is not offered until every row of the card has been on screen';
+export const UNSEEN_REASON = 'approval is not offered until every row is seen';
 
 /** The reason, saying what is left: `unseen` rows of `total` in the details (null: the details were never opened at this width). */
 export function unseenReason(unseen: number | null, total: number | null): string {
-  if (unseen === null || total === null) return `${UNSEEN_REASON}: x opens the details, Space pages through them`;
-  return `${UNSEEN_REASON}: ${unseen} of ${total} rows not yet seen (x: details, Space/j: page through them)`;
+  if (unseen === null || total === null) return `${UNSEEN_REASON}: x opens the details`;
+  return `${UNSEEN_REASON}: ${unseen}/${total} rows unseen, Space pages`;
 }
 
 /** What the card on screen shows: its view, whether no value is cut, and whether the operator has seen all of it. */

@@ -144,7 +144,7 @@ describe('approvals view', () => {
     const f = await m.waitFor((f) => f.includes('long_tool'), 'the card');
     assert.match(f, /more characters \(x: details\)/);
     // Neither approval is offered until the whole card has been seen (the bar says how).
-    assert.match(f, /approval is not offered until every row of the card has been on screen/);
+    assert.match(f, /approval is not offered until every row is seen/);
     m.press('s');
     m.press('x');
     const d = await m.waitFor((f) => f.includes('x compact'), 'details');

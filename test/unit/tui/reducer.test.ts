@@ -398,7 +398,7 @@ describe('approving a card the compact view cuts needs every row of its details 
   const P = DECISION_PAUSE_MS;
   const decided = (w: World): number => w.requests.filter((r) => r.op === 'approvals.decide').length;
   const pages = (n: number): string[] => Array.from({ length: n }, () => 'space');
-  const refused = (w: World): void => assert.match(w.ui.message ?? '', new RegExp(`^${UNSEEN_REASON}: (\\d+ of \\d+ rows not yet seen|x opens the details)`));
+  const refused = (w: World): void => assert.match(w.ui.message ?? '', new RegExp(`^${UNSEEN_REASON}: (\\d+/\\d+ rows unseen|x opens the details)`));
 
   const rows: [string, string[], boolean][] = [
     // keys pressed (after the pause), then `a`: is a decision sent?
