@@ -63,6 +63,25 @@ export const SIZES_LABEL = SUMMARY_LABEL;
  * the summary and every row, nothing cut), the rows the seen rule counts.
  */
 export function cardRows(card: ApprovalCard, width: number, expanded: boolean): CardRows {
+  const key = `${width}:${expanded ? 'details' : 'compact'}`;
+  let forCard = folded.get(card);
+  if (forCard === undefined) {
+    forCard = new Map();
+    folded.set(card, forCard);
+  }
+  const known = forCard.get(key);
+  if (known !== undefined) return known;
+  const rows = foldCard(card, width, expanded);
+  // A few widths per card at most (a resize); the map goes with the card.
+  if (forCard.size > 8) forCard.clear();
+  forCard.set(key, rows);
+  return rows;
+}
+
+/** Folded rows already made, per card object and width (cards are immutable; rows are pure of card and width). */
+const folded = new WeakMap<ApprovalCard, Map<string, CardRows>>();
+
+function foldCard(card: ApprovalCard, width: number, expanded: boolean): CardRows {
   const view = cardView(card);
   if (expanded) {
     const lines: Line[] = [];

@@ -150,7 +150,7 @@ describe('the approval page: nothing unseen is approved, and it fits a phone', {
       await page.waitForSelector(sel);
       const labels = await page.$$eval(`${sel} .row`, (rows) => rows.map((r) => r.getAttribute('data-label')));
       assert.deepEqual(labels.slice(0, 2), ['what', 'arg sizes'], 'the card opens with the sentence and the summary of every argument');
-      assert.match((await page.textContent(`${sel} [data-label="arg sizes"] .value`)) ?? '', /LONG|a299 /);
+      assert.match((await page.textContent(`${sel} [data-label="arg sizes"] .value`)) ?? '', /LONG|a119 /);
       assert.equal(await page.isDisabled(`${sel} [data-action="approve-once"]`), true, 'Approve once is disabled');
       // Forced from the page's own origin, as a tampered script would: refused, nothing ran.
       const forced = await page.evaluate(async (id) => {

@@ -8,7 +8,7 @@
  *   padding  — 200 × "please summarise the logs " then the payload
  *   middle   — the payload in the middle of a 2,799-character value
  *   json     — a huge single-line JSON document with the payload inside
- *   many     — 300 small arguments, the payload one of them
+ *   many     — 120 small arguments (the catalog's most is 128), the payload one of them
  */
 
 /** What must never reach the target unless the operator saw it. */
@@ -36,10 +36,10 @@ function hugeJson(): string {
 }
 
 /** The many-arguments case's argument names. */
-export const MANY_NAMES: readonly string[] = Array.from({ length: 300 }, (_, i) => `a${String(i).padStart(3, '0')}`);
+export const MANY_NAMES: readonly string[] = Array.from({ length: 120 }, (_, i) => `a${String(i).padStart(3, '0')}`);
 
 function many(): Record<string, string> {
-  return Object.fromEntries(MANY_NAMES.map((n, i) => [n, i === 150 ? PAYLOAD : `v-${i}`]));
+  return Object.fromEntries(MANY_NAMES.map((n, i) => [n, i === 60 ? PAYLOAD : `small value number ${i}`]));
 }
 
 export const UNSEEN_CORPUS: readonly UnseenCase[] = [

@@ -48,8 +48,19 @@ export interface Presentation {
   readonly chars: number;
 }
 
+/** Presentations already made, per card object (a card is never changed once made: a new one is a new object). */
+const made = new WeakMap<ApprovalCard, Presentation>();
+
 /** The card's full presentation (every row unfolded) and its digest. */
 export function presentation(card: ApprovalCard): Presentation {
+  const known = made.get(card);
+  if (known !== undefined) return known;
+  const p = makePresentation(card);
+  made.set(card, p);
+  return p;
+}
+
+function makePresentation(card: ApprovalCard): Presentation {
   const whole = cardView(card, { maxValue: Number.POSITIVE_INFINITY });
   const rows: CardRow[] = [{ label: SENTENCE_LABEL, value: whole.sentence, hidden: 0, tone: 'normal' }, whole.summary, ...whole.rows];
   const text = rows.map((r) => `${r.label}\t${r.value}`).join('\n');
