@@ -120,7 +120,7 @@ describe('the approval page: nothing unseen is approved, and it fits a phone', {
     const { card } = await events.next('approval.added', (e) => e.card.tool === 'create_ticket');
     await page.waitForSelector(onPage(card.id));
     assert.equal(await page.textContent(`${onPage(card.id)} .sentence`), `POST /tickets on 127.0.0.1 with credential tok — write, does not widen`);
-    assert.match((await page.textContent(`${onPage(card.id)} [data-label="arg sizes"] .value`)) ?? '', /^title 34 chars$/);
+    assert.match((await page.textContent(`${onPage(card.id)} [data-label="arg sizes"] .value`)) ?? '', /^title 34 chars · idempotency_key \d+ chars$/);
     for (const [width, height] of SIZES) {
       await page.setViewportSize({ width, height });
       await page.evaluate(() => window.scrollTo(0, 0));

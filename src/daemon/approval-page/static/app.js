@@ -97,6 +97,7 @@
     const seen = seenSet(card);
     const spans = chunks.map((t, j) => el('span', { class: `chunk${card.needs_seen && !seen.has(`${i}:${j}`) ? ' unseen' : ''}`, text: t, 'data-chunk': `${i}:${j}`, hidden: folded && j >= 2 }));
     const value = el('div', { class: 'value' }, spans);
+    const cell = el('div', { class: 'cell' }, [value]);
     if (folded) {
       const rest = Array.from(r.value).length - 2 * CHUNK;
       const more = el('button', { class: 'more', 'data-action': 'show-row', text: `show all (${rest.toLocaleString('en-US')} more characters)` });
@@ -105,9 +106,9 @@
         for (const sp of value.querySelectorAll('.chunk[hidden]')) sp.hidden = false;
         more.remove();
       });
-      value.appendChild(more);
+      cell.appendChild(more);
     }
-    return el('div', { class: `row ${r.tone}`, 'data-label': r.label }, [el('div', { class: 'label', text: r.label }), value]);
+    return el('div', { class: `row ${r.tone}`, 'data-label': r.label }, [el('div', { class: 'label', text: r.label }), cell]);
   }
 
   function chunkCount(card) {
