@@ -73,7 +73,7 @@ describe('the approval page: nothing unseen is approved, and it fits a phone', {
       description: 'Open a ticket.',
       effect: 'write',
       approval: 'per-call',
-      revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'target', method: 'POST', path: '/tickets', body: { title: '{title}' } } }],
+      revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'target', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
     };
     await inst.acceptCatalog({ targets: { target: { http: { origin: target.origin, credential: 'tok', auth: 'bearer', allow_private: true } } }, tools: { ...corpusTools(), create_ticket: ticket } });
     const enabled = await inst.sb.run(['approvals', 'page', 'enable', '--port', '0', '--passphrase-file', inst.passFile]);
@@ -119,7 +119,7 @@ describe('the approval page: nothing unseen is approved, and it fits a phone', {
     const call = waiting('create_ticket', { title: 'Printer on floor 3 is out of toner' });
     const { card } = await events.next('approval.added', (e) => e.card.tool === 'create_ticket');
     await page.waitForSelector(onPage(card.id));
-    assert.equal(await page.textContent(`${onPage(card.id)} .sentence`), `POST /tickets on 127.0.0.1 with credential tok — write, does not widen`);
+    assert.equal(await page.textContent(`${onPage(card.id)} .sentence`), `POST /echo on 127.0.0.1 with credential tok — write, does not widen`);
     assert.match((await page.textContent(`${onPage(card.id)} [data-label="arg sizes"] .value`)) ?? '', /^title 34 chars · idempotency_key \d+ chars$/);
     for (const [width, height] of SIZES) {
       await page.setViewportSize({ width, height });
@@ -136,7 +136,7 @@ describe('the approval page: nothing unseen is approved, and it fits a phone', {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.click(`${onPage(card.id)} [data-action="approve-once"]`);
     assert.equal((await call).isError, undefined);
-    assert.ok(target.requests.some((r) => r.url === '/tickets'));
+    assert.ok(target.requests.some((r) => r.body.toString('utf8').includes('out of toner')));
   });
 
   for (const c of UNSEEN_CORPUS) {
