@@ -44,7 +44,7 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'module',
       parserOptions: { projectService: false },
-      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', localStorage: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', location: 'readonly', history: 'readonly', setInterval: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', btoa: 'readonly', atob: 'readonly', crypto: 'readonly', indexedDB: 'readonly', navigator: 'readonly' },
+      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', localStorage: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', location: 'readonly', history: 'readonly', setInterval: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', btoa: 'readonly', atob: 'readonly', crypto: 'readonly', indexedDB: 'readonly', navigator: 'readonly', IntersectionObserver: 'readonly' },
     },
     // The countdown runs on the browser's clock, offset by the daemon's `now`: the daemon's Clock rule is not the page's.
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-restricted-syntax': 'off' },

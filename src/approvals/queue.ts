@@ -10,13 +10,16 @@
  * call comes back for them; voiding the queue voids those too. A card may
  * carry a stale check: after a catalog change the operator's view is told
  * which cards no longer match the accepted contract, and a waiting call that
- * re-plans withdraws its card (voided) before anything runs.
+ * re-plans withdraws its card (voided) before anything runs. A card too
+ * large for one view is approved only by a verdict naming its presentation
+ * as seen (APPROVAL_UNSEEN otherwise: src/protocol/operator/presentation.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/index.js';
 import type { Catalog } from '../contracts/index.js';
 import { PosternError } from '../rules/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
+import { checkSeen } from '../protocol/operator/presentation.js';
 import { ParkedApprovals } from './parked.js';
 
 export type QueueEvent =
@@ -91,7 +94,7 @@ export class ApprovalQueue {
     return this.#pending.get(id)?.card;
   }
 
-  /** Applies an operator's verdict. Throws APPROVAL_NOT_FOUND / APPROVAL_MISMATCH / USAGE. */
+  /** Applies an operator's verdict. Throws APPROVAL_NOT_FOUND / APPROVAL_MISMATCH / APPROVAL_UNSEEN / USAGE. */
   decide(id: string, verdict: OperatorVerdict, by: string): ApprovalDecision {
     const p = this.#pending.get(id);
     if (p === undefined) throw new PosternError('APPROVAL_NOT_FOUND', `no pending approval ${id.slice(0, 64)}`);
@@ -105,6 +108,7 @@ export class ApprovalQueue {
         if (verdict.scope === 'session' && p.card.scope_allowed !== 'session') {
           throw new PosternError('USAGE', 'this call widens authority or needs per-call approval: approve it once, not for the session');
         }
+        checkSeen(p.card, verdict);
         d = { kind: 'approved', scope: verdict.scope, by, at };
         break;
       case 'deny':

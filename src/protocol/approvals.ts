@@ -84,8 +84,16 @@ export const ApprovalDecisionSchema = z.discriminatedUnion('kind', [
 ]);
 export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 
+/**
+ * Which presentation of the card the operator had on screen in full
+ * (src/protocol/operator/presentation.ts): its SHA-256, hex. A card too large
+ * for one view is approved only with the digest of its own presentation.
+ */
+export const SeenSchema = z.object({ presentation: z.string().regex(/^[0-9a-f]{64}$/) });
+export type Seen = z.infer<typeof SeenSchema>;
+
 export const OperatorVerdictSchema = z.discriminatedUnion('verdict', [
-  z.object({ verdict: z.literal('approve'), scope: z.enum(['once', 'session']), call_digest: z.string().optional() }),
+  z.object({ verdict: z.literal('approve'), scope: z.enum(['once', 'session']), call_digest: z.string().optional(), seen: SeenSchema.optional() }),
   z.object({ verdict: z.literal('deny'), reason: z.string().max(500).nullable() }),
 ]);
 export type OperatorVerdict = z.infer<typeof OperatorVerdictSchema>;

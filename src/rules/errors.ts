@@ -73,6 +73,7 @@ export const ErrorCodes = {
   TASK_LIMIT_REACHED: { exit: 1, action: 'wait_for_a_task', summary: 'this session has as many running tasks as it may' },
   TASK_NOT_SUPPORTED: { exit: 1, action: 'call_without_task', summary: 'this tool does not run as a task' },
   APPROVAL_MISMATCH: { exit: 1, action: 'request_new_approval', summary: 'the call differs from what was approved' },
+  APPROVAL_UNSEEN: { exit: 1, action: 'show_the_whole_card_then_approve', summary: 'the card is too large for one view and the approval does not say its whole presentation was seen: nothing was approved' },
   JOURNAL_UNAVAILABLE: { exit: 1, action: 'check_journal', summary: 'the journal cannot be written, so nothing was run' },
   JOURNAL_DAMAGED: {
     exit: 1,

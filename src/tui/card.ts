@@ -5,11 +5,12 @@
  *
  * Invariants: `fullyShown` is false whenever a value was cut, by the card
  * view's character budget or by the compact card's row budget; the first row
- * names every argument with its size, so a huge value is obvious even when
- * it is cut; the countdown is computed from the injected clock only.
+ * names every argument with its size (the card view's summary), so a huge
+ * value is obvious even when it is cut; the details are the card's whole
+ * presentation, nothing cut; the countdown is computed from the injected
+ * clock only.
  */
-import { cardView, type ApprovalCard, type CardView } from './contract.js';
-import { sanitizeForTerminal } from '../rules/terminal-text.js';
+import { SUMMARY_LABEL, cardView, presentation, type ApprovalCard, type CardView } from './contract.js';
 import { foldField } from './text.js';
 import type { Line, Tone } from './lines.js';
 
@@ -21,8 +22,6 @@ import type { Line, Tone } from './lines.js';
 const DETAILS_ONLY: ReadonlySet<string> = new Set(['id', 'digest', 'expires', 'method', 'path']);
 /** Rows per value in the compact card. */
 export const COMPACT_ROWS = 3;
-/** Characters per value in the details view: enough to reach what long padding would push away. */
-export const DETAILS_VALUE_MAX = 100_000;
 
 export interface CardRows {
   readonly lines: Line[];
@@ -55,40 +54,50 @@ function toneOf(t: CardView['rows'][number]['tone']): Tone {
   }
 }
 
-/** The summary row's label. */
-export const SIZES_LABEL = 'arg sizes';
-/** An argument this long is marked, so it stands out in the summary. */
-const LONG_VALUE = 200;
+/** The summary row's label (the one card view's). */
+export const SIZES_LABEL = SUMMARY_LABEL;
 
-function sizeOf(v: unknown): string {
-  if (typeof v === 'string') {
-    const n = Array.from(v).length;
-    return `${n.toLocaleString('en-US')} char${n === 1 ? '' : 's'}${n >= LONG_VALUE ? ' (LONG)' : ''}`;
-  }
-  const n = Array.from(JSON.stringify(v) ?? 'null').length;
-  const what = Array.isArray(v) ? `${v.length} item${v.length === 1 ? '' : 's'}, ` : '';
-  return `${what}${n.toLocaleString('en-US')} chars of JSON${n >= LONG_VALUE ? ' (LONG)' : ''}`;
-}
-
-/** Every argument's name and size, in the order the call gives them: "body 1,900 chars (LONG) · title 12 chars". */
-export function argumentSizes(args: unknown): string {
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) return `one value, ${sizeOf(args)}`;
-  const entries = Object.entries(args as Record<string, unknown>);
-  if (entries.length === 0) return 'none';
-  return entries.map(([k, v]) => `${sanitizeForTerminal(k, 40)} ${sizeOf(v)}`).join(' · ');
-}
-
-/** Rows of the card; a compact card gives each value a few rows, details give it all. */
+/**
+ * Rows of the card. The compact card gives each value a few rows; the
+ * details are the card's whole presentation (presentation.ts: the sentence,
+ * the summary and every row, nothing cut), the rows the seen rule counts.
+ */
 export function cardRows(card: ApprovalCard, width: number, expanded: boolean): CardRows {
-  const view = cardView(card, expanded ? { maxValue: DETAILS_VALUE_MAX } : {});
-  const maxRows = expanded ? Number.POSITIVE_INFINITY : COMPACT_ROWS;
+  const key = `${width}:${expanded ? 'details' : 'compact'}`;
+  let forCard = folded.get(card);
+  if (forCard === undefined) {
+    forCard = new Map();
+    folded.set(card, forCard);
+  }
+  const known = forCard.get(key);
+  if (known !== undefined) return known;
+  const rows = foldCard(card, width, expanded);
+  // A few widths per card at most (a resize); the map goes with the card.
+  if (forCard.size > 8) forCard.clear();
+  forCard.set(key, rows);
+  return rows;
+}
+
+/** Folded rows already made, per card object and width (cards are immutable; rows are pure of card and width). */
+const folded = new WeakMap<ApprovalCard, Map<string, CardRows>>();
+
+function foldCard(card: ApprovalCard, width: number, expanded: boolean): CardRows {
+  const view = cardView(card);
+  if (expanded) {
+    const lines: Line[] = [];
+    for (const row of presentation(card).rows) {
+      const tone = toneOf(row.tone);
+      for (const r of foldField(row.label, row.value, 0, width, Number.POSITIVE_INFINITY).rows) lines.push([{ text: r, tone }]);
+    }
+    return { lines, fullyShown: view.fullyShown, view };
+  }
   const lines: Line[] = [];
   // A summary, not the call: cutting it leaves nothing unseen.
-  for (const r of foldField(SIZES_LABEL, argumentSizes(card.normalized_arguments), 0, width, maxRows).rows) lines.push([{ text: r, tone: 'plain' }]);
+  for (const r of foldField(SIZES_LABEL, view.summary.value, 0, width, COMPACT_ROWS).rows) lines.push([{ text: r, tone: 'plain' }]);
   let fullyShown = view.fullyShown;
   for (const row of view.rows) {
-    if (!expanded && DETAILS_ONLY.has(row.label)) continue;
-    const f = foldField(row.label, row.value, row.hidden, width, maxRows);
+    if (DETAILS_ONLY.has(row.label)) continue;
+    const f = foldField(row.label, row.value, row.hidden, width, COMPACT_ROWS);
     if (!f.complete) fullyShown = false;
     const tone = toneOf(row.tone);
     for (const r of f.rows) lines.push([{ text: r, tone }]);

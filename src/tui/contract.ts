@@ -4,7 +4,7 @@
  * of it is src/protocol (the only layer the TUI shares with the daemon); the
  * TUI imports these names from here so what it depends on is listed once.
  */
-export type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
+export type { ApprovalCard, ApprovalDecision, OperatorVerdict, Seen } from '../protocol/approvals.js';
 export type {
   ActivityView,
   CatalogChangeView,
@@ -21,4 +21,5 @@ export type {
   CardRow,
   CardView,
 } from '../protocol/operator/index.js';
-export { cardView, CARD_VALUE_MAX, DEVICE_NAME, PairingViewSchema, pairingLink } from '../protocol/operator/index.js';
+export type { Presentation } from '../protocol/operator/index.js';
+export { cardView, presentation, CARD_VALUE_MAX, DEVICE_NAME, PairingViewSchema, pairingLink, SUMMARY_LABEL } from '../protocol/operator/index.js';

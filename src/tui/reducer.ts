@@ -11,10 +11,13 @@
  * `y` only; a prompt takes typed and pasted text whole; Ctrl-C quits from
  * anywhere (asking first while calls wait); the focus is settled after every
  * step (focus.ts), so what the next key acts on is what the next frame shows;
- * a card whose details are on screen to their last row is recorded as seen
- * (ui.seen), which is what lets a card the compact view cuts be approved.
+ * the rows of a card's details that the next frame draws are recorded
+ * (ui.coverage), and a card every row of which has been drawn is recorded as
+ * seen (ui.seen) — which is what lets a card the compact view cuts be
+ * approved; jumping to the end covers the end only.
  */
 import { cardInView, refocus } from './focus.js';
+import { complete, cover, coverageFor } from './coverage.js';
 import { match, type KeyPress } from './keys/keymap.js';
 import { askQuit, decision, keyCtx, say, type KeyCtx } from './keys/actions.js';
 import { GLOBAL_KEYS, viewKeys } from './keys/tables.js';
@@ -37,12 +40,15 @@ export function step(ui: UiState, state: OperatorState, key: KeyPress, env: Env)
   return { ...out, ui: noteSeen(refocus(out.ui, state, env.monoMs), state, env) };
 }
 
-/** Records that the operator has had the card on screen whole: the details are open at their end (what the next frame shows). */
+/** Records the rows of the details the next frame draws; a card all of whose rows were drawn is seen. */
 function noteSeen(ui: UiState, state: OperatorState, env: Env): UiState {
   if (ui.view !== 'approvals' || !ui.expanded || ui.mode.kind === 'help') return ui;
   const v = approvalsView(viewCtx(env, state, ui));
-  if (v.card === null || !v.atEnd || ui.seen[v.card.id] === true) return ui;
-  return { ...ui, seen: { ...ui.seen, [v.card.id]: true } };
+  if (v.card === null || v.drawn === null || ui.seen[v.card.id] === true) return ui;
+  const d = v.drawn;
+  const cov = cover(coverageFor(ui.coverage[v.card.id], d.width, d.total), d.from, d.to);
+  const next = { ...ui, coverage: { ...ui.coverage, [v.card.id]: cov } };
+  return complete(cov) ? { ...next, seen: { ...ui.seen, [v.card.id]: true } } : next;
 }
 
 function stepMode(c: KeyCtx, k: KeyPress): Step {

@@ -5,6 +5,7 @@
  * produce rows; the reducer (reducer.ts) is the only thing that changes it.
  */
 import type { OperatorVerdict } from './contract.js';
+import type { Coverage } from './coverage.js';
 import type { OperatorState } from './state.js';
 
 export const VIEWS = ['approvals', 'activity', 'sessions', 'grants', 'catalog'] as const;
@@ -42,8 +43,10 @@ export interface UiState {
   readonly pauseFrom: number | null;
   /** Cards the operator decided here, until the focus moves off them. */
   readonly decided: Readonly<Record<string, true>>;
-  /** Cards whose details the operator has scrolled to the end: approving them is offered although the compact card cuts them. */
+  /** Cards every row of whose details has been on screen: approving them is offered although the compact card cuts them. */
   readonly seen: Readonly<Record<string, true>>;
+  /** Which rows of each card's details have been on screen (coverage.ts). */
+  readonly coverage: Readonly<Record<string, Coverage>>;
   /** The approvals queue goes session by session (each session's oldest first) instead of oldest first. */
   readonly bySession: boolean;
   readonly expanded: boolean;
@@ -67,6 +70,7 @@ export const initialUi: UiState = {
   pauseFrom: null,
   decided: {},
   seen: {},
+  coverage: {},
   bySession: false,
   expanded: false,
   scroll: 0,

@@ -25,7 +25,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
-import { cardView } from '../../src/protocol/operator/index.js';
+import { presentation } from '../../src/protocol/operator/index.js';
 import { cardRows } from '../../src/tui/card.js';
 import { terminalLines } from '../../src/cli/context.js';
 import { PIPED_COLUMNS } from '../helpers/cli.js';
@@ -72,7 +72,7 @@ describe('the approval page in Chromium', { skip }, () => {
     c.callTool({ name, arguments: { ...args, idempotency_key: key() } }, { onprogress: () => undefined, resetTimeoutOnProgress: true, timeout: 120_000 }) as Promise<Result>;
   const cardOnPage = (id: string): string => `[data-card-id="${id}"]`;
   const rowsOnPage = (id: string): Promise<[string, string][]> =>
-    page.$$eval(`${cardOnPage(id)} table.rows tr`, (trs) => trs.map((tr) => [tr.children[0]?.textContent ?? '', tr.children[1]?.textContent ?? ''] as [string, string]));
+    page.$$eval(`${cardOnPage(id)} .rows .row`, (rows) => rows.map((r) => [r.querySelector('.label')?.textContent ?? '', r.querySelector('.value')?.textContent ?? ''] as [string, string]));
   /** Sends a decision from the page's own origin, signed by its device as its script would (for what a tampered or replayed page sends). */
   const sendFromPage = (body: string): Promise<{ status: number; json: { error?: { code: string } } }> => sendSigned(page, 'POST', '/api/decide', JSON.parse(body));
 
@@ -149,7 +149,7 @@ describe('the approval page in Chromium', { skip }, () => {
     const call = waiting(agent, 'create_issue', { title: `first ${CANARY}` });
     const { card } = await events.next('approval.added');
     await page.waitForSelector(cardOnPage(card.id));
-    assert.deepEqual(await rowsOnPage(card.id), cardView(card).rows.map((r) => [r.label, r.value]));
+    assert.deepEqual(await rowsOnPage(card.id), presentation(card).rows.map((r) => [r.label, r.value]));
     assert.match((await page.textContent(`${cardOnPage(card.id)} .countdown`)) ?? '', /^(\d+s|\dm\d\ds) left$/, 'a countdown to the expiry');
     const sent = page.waitForRequest('**/api/decide');
     await page.click(`${cardOnPage(card.id)} [data-action="approve-once"]`);
@@ -206,20 +206,20 @@ describe('the approval page in Chromium', { skip }, () => {
     const { card } = await events.next('approval.added');
     await page.waitForSelector(cardOnPage(card.id));
     const rows = await rowsOnPage(card.id);
-    assert.deepEqual(rows, cardView(card).rows.map((r) => [r.label, r.value]));
+    assert.deepEqual(rows, presentation(card).rows.map((r) => [r.label, r.value]));
     const text = await page.innerText('body');
     assert.ok(!RAW_HIDDEN.test(text), 'nothing invisible or controlling reaches the page raw');
     // The client name's RLO is escaped by the sanitizer; the arguments' ESC was already \u001b in their JSON (its backslash doubled).
     assert.ok(text.includes('safe\\u202Etxt.exe'), 'the bidi override is visible');
     assert.ok(text.includes('ok\\\\u001b[2K'), 'the erase-line is visible');
-    assert.match(text, /… \+\d+ more/, 'the 10,000 spaces are folded visibly');
+    assert.match(text, /show all \([\d,]+ more characters\)/, 'the 10,000 spaces are folded visibly, to be expanded in place');
     const shown = await inst.sb.run(['approvals', 'show', card.id.slice(0, 8), '--passphrase-file', inst.passFile]);
     assert.equal(shown.code, 0, shown.stderr);
     // The CLI prints each row as `label value`, folded to its pipe's width behind its continuation mark.
     for (const [label, value] of rows) assert.ok(shown.stdout.includes(terminalLines(`${label.padEnd(14)}${value}`, Number(PIPED_COLUMNS))), `the page's ${label} row is what the CLI prints`);
-    // And what the TUI draws for the card (its compact rows, on a screen wide enough to fold nothing).
-    const tui = cardRows(card, 100_000, false).lines.map((l) => l.map((s) => s.text).join(''));
-    for (const [label, value] of rows) if (!['id', 'digest', 'expires', 'method', 'path'].includes(label)) assert.ok(tui.some((t) => t.includes(value)), `the page's ${label} row is what the TUI draws`);
+    // And what the TUI's details draw for the card (on a screen wide enough to fold nothing).
+    const tui = cardRows(card, 100_000, true).lines.map((l) => l.map((s) => s.text).join(''));
+    for (const [label, value] of rows) assert.ok(tui.some((t) => t.includes(value)), `the page's ${label} row is what the TUI draws`);
     assert.equal(await page.isDisabled(`${cardOnPage(card.id)} [data-action="approve-session"]`), true);
     const png = await page.locator(cardOnPage(card.id)).screenshot();
     assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');

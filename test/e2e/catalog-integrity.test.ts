@@ -257,7 +257,9 @@ describe('catalog integrity: an agent with file access cannot widen, restore or 
         id = (JSON.parse(list.stdout) as { id: string; tool: string }[]).find((c) => c.tool === 'note')?.id;
       }
       assert.ok(id, 'the card showed up');
-      const approve = await inst.sb.run(['approvals', 'approve', id, ...g()]);
+      const shown = await inst.sb.run(['approvals', 'show', id, ...g()]);
+      const digest = /presentation {2}sha256 ([0-9a-f]{64})/.exec(shown.stdout)?.[1] ?? '';
+      const approve = await inst.sb.run(['approvals', 'approve', id, '--digest', digest.slice(0, 8), ...g()]);
       assert.equal(approve.code, 0, approve.stderr);
       assert.equal((await pending).isError, undefined);
       assert.equal(api.requests.length, before + 1);

@@ -7,8 +7,12 @@
  *
  * Invariants: every string taken from a card passes through
  * src/protocol/operator/card-view.ts or sanitizeForTerminal (or
- * jsonForTerminal) before it is printed; an approval
- * is always bound to the call digest of the card the id resolved to, so the
+ * jsonForTerminal) before it is printed; `show` prints the card's whole
+ * presentation (src/protocol/operator/presentation.ts: nothing cut) and its
+ * digest, and `approve` needs a prefix of that digest (`--digest`, at least
+ * PRESENTATION_PREFIX_MIN hex characters), so approving from here implies
+ * having fetched the whole card; the approval is bound to the call digest of
+ * the card the id resolved to and says which presentation was seen, so the
  * daemon refuses it if the call is not the one named; a session grant is
  * refused for a card that cannot be shown in full; ids may be given as a
  * unique prefix, never an ambiguous one.
@@ -19,7 +23,7 @@ import type { Command } from 'commander';
 import { openVault } from '../../vault/index.js';
 import { PosternError } from '../../rules/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../protocol/approvals.js';
-import { OPERATOR_SOCKET_FILE, cardView, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
+import { OPERATOR_SOCKET_FILE, PRESENTATION_PREFIX_MIN, cardView, matchPresentationPrefix, presentation, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { NO_DAEMON_MESSAGE, connectOperator } from '../operator-client.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
@@ -117,15 +121,28 @@ export function resolveCard(cards: readonly ApprovalCard[], given: string): Appr
   throw new PosternError('USAGE', `${matches.length} pending approvals start with ${shown}: give more of the id`);
 }
 
-/** The verdict for `approve`, bound to the card's digest (a prefix of ≥ 12 characters is accepted). */
+/** The whole presentation, one row a line (`label  value`, nothing cut), and the digest `approve --digest` needs. */
+export function presentationLines(card: ApprovalCard): { lines: string[]; digest: string; needsSeen: boolean } {
+  const p = presentation(card);
+  return { lines: p.rows.map((r) => `${r.label.padEnd(14)}${r.value}`), digest: p.digest, needsSeen: p.needsSeen };
+}
+
+/**
+ * The verdict for `approve`: bound to the card's call digest and naming its
+ * presentation as seen — only when `given` is a prefix of that presentation's
+ * digest (what `approvals show` printed). Throws USAGE without one,
+ * APPROVAL_UNSEEN for a prefix of anything else.
+ */
 export function approveVerdict(card: ApprovalCard, o: { session?: boolean; digest?: string }): OperatorVerdict {
-  let digest = card.call_digest;
-  if (o.digest !== undefined) {
-    const prefixOk = o.digest.length >= 12 && card.call_digest.startsWith(o.digest);
-    // A digest that does not match is sent as given, and the daemon refuses it (APPROVAL_MISMATCH).
-    digest = prefixOk ? card.call_digest : o.digest;
+  const short = clean(card.id.slice(0, SHORT_ID));
+  if (o.digest === undefined || o.digest.trim() === '') {
+    throw new PosternError('USAGE', `approve needs --digest: run \`postern approvals show ${short}\`, read the whole card, and give the first ${PRESENTATION_PREFIX_MIN}+ characters of the presentation digest it prints`);
   }
-  return { verdict: 'approve', scope: o.session === true ? 'session' : 'once', call_digest: digest };
+  const full = matchPresentationPrefix(presentation(card), o.digest);
+  if (full === null) {
+    throw new PosternError('APPROVAL_UNSEEN', `--digest ${clean(o.digest, 64)} is not (a ${PRESENTATION_PREFIX_MIN}+ character prefix of) this card's presentation digest: run \`postern approvals show ${short}\` again; nothing was approved`);
+  }
+  return { verdict: 'approve', scope: o.session === true ? 'session' : 'once', call_digest: card.call_digest, seen: { presentation: full } };
 }
 
 function describeDecision(card: ApprovalCard, d: ApprovalDecision): string {
@@ -171,20 +188,22 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
 
   approvals
     .command('show <id>')
-    .description('show every field of one pending approval')
+    .description('show the whole card of one pending approval (nothing cut) and the presentation digest `approve --digest` needs')
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const ctx = contextFor(cmd);
       const card = await withOperator(ctx, deps, async (c) => resolveCard(await c.request('approvals.list', {}), id));
-      const d = cardDetails(card);
-      for (const line of d.lines) ctx.out(line);
-      if (d.hidden > 0) ctx.out(`(${d.hidden} characters not shown: this call can only be approved once)`);
+      const p = presentationLines(card);
+      for (const line of p.lines) ctx.out(line);
+      if (!cardView(card).fullyShown) ctx.out('(values longer than a card folds are shown whole above: this call can only be approved once)');
+      ctx.out(`presentation  sha256 ${p.digest}`);
+      ctx.out(`approve with: postern approvals approve ${clean(card.id.slice(0, SHORT_ID))} --digest ${p.digest.slice(0, 12)}`);
     });
 
   approvals
     .command('approve <id>')
-    .description('approve a pending call once (or for the rest of its session with --session)')
+    .description('approve a pending call once (or for the rest of its session with --session); needs --digest from `approvals show`')
     .option('--session', 'approve this tool for the rest of the agent session (not offered for widening calls)')
-    .option('--digest <digest>', 'the call digest you checked in `approvals show` (in full, or its first 12+ characters); refused if the call differs')
+    .option('--digest <prefix>', `the presentation digest \`approvals show\` printed (its first ${PRESENTATION_PREFIX_MIN}+ hex characters); refused if the card differs`)
     .action(async (id: string, o: { session?: boolean; digest?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const line = await withOperator(ctx, deps, async (c) => {
@@ -192,7 +211,8 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
         if (o.session === true && !cardView(card).fullyShown) {
           throw new PosternError('USAGE', 'this call has values too long to show in full: approve it once, not for the session');
         }
-        const d = await c.request('approvals.decide', { approval_id: card.id, verdict: approveVerdict(card, o) });
+        const verdict = approveVerdict(card, o);
+        const d = await c.request('approvals.decide', { approval_id: card.id, verdict });
         return describeDecision(card, d);
       });
       ctx.out(line);
@@ -228,7 +248,11 @@ function printCard(ctx: CliContext, card: ApprovalCard): void {
   ctx.out(`--- waiting for approval: ${clean(card.id.slice(0, SHORT_ID))} ${clean(card.tool, 40)}${card.widening.length > 0 ? ' (WIDENS AUTHORITY)' : ''}`);
   for (const line of d.lines) ctx.out(`  ${line}`);
   const session = d.view.sessionApproval.offered ? ` (or --session)` : ` (${d.view.sessionApproval.why})`;
-  ctx.out(`  decide: postern approvals approve ${clean(card.id.slice(0, SHORT_ID))}${session} | postern approvals deny ${clean(card.id.slice(0, SHORT_ID))}`);
+  const short = clean(card.id.slice(0, SHORT_ID));
+  const p = presentationLines(card);
+  // A card cut here is approved only after `show` printed it whole; a card shown whole here carries its digest.
+  const approve = p.needsSeen || d.hidden > 0 ? `postern approvals show ${short}, then approve with the digest it prints` : `postern approvals approve ${short} --digest ${p.digest.slice(0, 12)}${session}`;
+  ctx.out(`  decide: ${approve} | postern approvals deny ${short}`);
 }
 
 function describeResolution(card: ApprovalCard | undefined, id: string, d: ApprovalDecision): string {

@@ -58,7 +58,7 @@ export function judgePageRequest(r: PageGateInput, a: PageAddress): PageGateVerd
 }
 
 /** The headers of every answer: nothing runs or loads that is not the page's own, nothing frames it, nothing is cached. */
-export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Content-Security-Policy': PAGE_CSP,
   'X-Frame-Options': 'DENY',

@@ -9,8 +9,9 @@
  *   POST /api/pair   {code, public_key, view, signature}   a one-time code → a device
  *   GET  /api/state               cards, activity, devices, the run fingerprint   (device)
  *   GET  /api/events              "changed" pings (an event stream)                (device)
- *   POST /api/decide {card_id, digest, nonce, verdict, scope?, reason?}            (device)
+ *   POST /api/decide {card_id, digest, nonce, verdict, scope?, reason?, seen?}     (device)
  *   POST /api/revoke {id}         revokes a paired device                          (device)
+ *   GET  /manifest.webmanifest  /icon.svg  /icon-192.png  /icon-512.png   (static: installable as an app)
  *
  * Invariants: every request passes the gate first (gate.ts: Host, Origin,
  * Sec-Fetch-Site, method, content type) and a service worker's script fetch
@@ -83,6 +84,10 @@ const STATIC: Readonly<Record<string, { file: string; type: string }>> = {
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/device.js': { file: 'device.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/manifest.webmanifest': { file: 'manifest.webmanifest', type: 'application/manifest+json; charset=utf-8' },
+  '/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
+  '/icon-192.png': { file: 'icon-192.png', type: 'image/png' },
+  '/icon-512.png': { file: 'icon-512.png', type: 'image/png' },
 };
 
 const b64 = (n: number) => z.string().length(n).regex(B64URL);
@@ -96,11 +101,13 @@ const DecideSchema = z.strictObject({
   verdict: z.enum(['approve', 'deny']),
   scope: z.enum(['once', 'session']).optional(),
   reason: z.string().max(500).nullable().optional(),
+  /** The presentation the page had in view whole (presentation.ts); the queue checks it. */
+  seen: z.strictObject({ presentation: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
 });
 
 const STATUS: Partial<Record<ErrorCode, number>> = {
   DEVICE_UNPAIRED: 401, DEVICE_PROOF_INVALID: 401, DEVICE_NOT_FOUND: 404, PAIRING_REFUSED: 403, PAGE_RATE_LIMITED: 429, DECISION_STALE: 409, DECISION_REPLAYED: 409,
-  DECISION_NONCE_INVALID: 409, APPROVAL_MISMATCH: 409, APPROVAL_NOT_FOUND: 410, USAGE: 400, PAGE_REFUSED: 403,
+  DECISION_NONCE_INVALID: 409, APPROVAL_MISMATCH: 409, APPROVAL_UNSEEN: 409, APPROVAL_NOT_FOUND: 410, USAGE: 400, PAGE_REFUSED: 403,
 };
 
 function loadStatic(): Map<string, Buffer> {
@@ -287,8 +294,8 @@ class PageRoutes {
     if (why !== undefined) throw new PosternError('DECISION_STALE', `the contract changed while the call waited: ${why.slice(0, 200)}`);
     const view = pageCard(card, undefined, p.nonce);
     const scope = p.scope ?? 'once';
-    if (scope === 'session' && !view.approve.session) throw new PosternError('USAGE', view.approve.why ?? 'session approval is not offered for this card');
-    return queue.decide(card.id, { verdict: 'approve', scope, call_digest: p.digest }, by);
+    if (scope === 'session' && !view.approve.session && view.approve.when_seen?.session !== true) throw new PosternError('USAGE', view.approve.why ?? 'session approval is not offered for this card');
+    return queue.decide(card.id, { verdict: 'approve', scope, call_digest: p.digest, ...(p.seen === undefined ? {} : { seen: p.seen }) }, by);
   }
 
   async #revoke(p: Proven): Promise<DeviceView> {

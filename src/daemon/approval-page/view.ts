@@ -8,10 +8,16 @@
  * sanitized here by the terminal-text rules (control, bidi, zero-width and
  * other invisible characters visibly escaped), and the page only ever sets
  * it as text; labels are Postern's own; a stale card offers deny only; a
- * session grant is offered exactly when the card view offers it.
+ * session grant is offered exactly when the card view offers it. The rows are
+ * the card's whole presentation (src/protocol/operator/presentation.ts: the
+ * sentence of what will happen, the summary of every argument, then every
+ * row, nothing cut), with its digest; a card the seen rule holds offers no
+ * approval as such (`approve.once` false) — only once the page has had every
+ * part of it in view (`approve.when_seen`), and the daemon checks the digest
+ * the decision names.
  */
 import type { ApprovalCard } from '../../protocol/approvals.js';
-import { cardView, type RowTone, type ActivityView } from '../../protocol/operator/index.js';
+import { cardView, presentation, type RowTone, type ActivityView } from '../../protocol/operator/index.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 
 export interface PageRow {
@@ -31,8 +37,24 @@ export interface PageCard {
   readonly widens: boolean;
   /** Why the card is stale (its contract changed while it waited), or null. */
   readonly stale: string | null;
+  /** One sentence of what will happen (the card view's). */
+  readonly sentence: string;
+  /** The whole presentation: the sentence, the argument summary, then every row, nothing cut. */
   readonly rows: readonly PageRow[];
-  readonly approve: { readonly once: boolean; readonly session: boolean; readonly why: string | null };
+  /** The presentation's digest: what a decision names as seen. */
+  readonly presentation: string;
+  /** The card cannot be shown whole in one view: approving needs every part of it seen first. */
+  readonly needs_seen: boolean;
+  /**
+   * What may be approved now (`once`, `session`), why not, and — for a card
+   * the seen rule holds — what may be approved once every part was in view.
+   */
+  readonly approve: {
+    readonly once: boolean;
+    readonly session: boolean;
+    readonly why: string | null;
+    readonly when_seen: { readonly once: boolean; readonly session: boolean } | null;
+  };
 }
 
 export interface PageActivity {
@@ -54,9 +76,19 @@ export interface PageState {
   readonly devices: readonly { readonly id: string; readonly name: string; readonly paired_at: string; readonly revoked_at: string | null }[];
 }
 
+/** Why approving waits on the page: the card is larger than one view. */
+export const UNSEEN_WHY = 'this card is larger than one view: approval is offered once every part of it has been on screen (show all, then scroll through it)';
+
 export function pageCard(card: ApprovalCard, stale: string | undefined, nonce: string): PageCard {
   const view = cardView(card);
+  const p = presentation(card);
   const staleWhy = stale === undefined ? null : clean(stale, 300);
+  const session = view.sessionApproval.offered;
+  const sessionWhy = view.sessionApproval.offered ? null : view.sessionApproval.why;
+  let approve: PageCard['approve'];
+  if (staleWhy !== null) approve = { once: false, session: false, why: 'approval is not offered: the contract changed while the call waited (stale)', when_seen: null };
+  else if (p.needsSeen) approve = { once: false, session: false, why: sessionWhy === null ? UNSEEN_WHY : `${UNSEEN_WHY}; ${sessionWhy}`, when_seen: { once: true, session } };
+  else approve = { once: true, session, why: sessionWhy, when_seen: null };
   return {
     id: card.id,
     tool: clean(card.tool, 80),
@@ -67,11 +99,11 @@ export function pageCard(card: ApprovalCard, stale: string | undefined, nonce: s
     expires_at: card.expires_at,
     widens: card.widening.length > 0,
     stale: staleWhy,
-    rows: view.rows.map((r) => ({ label: r.label, value: r.value, tone: r.tone })),
-    approve:
-      staleWhy !== null
-        ? { once: false, session: false, why: 'approval is not offered: the contract changed while the call waited (stale)' }
-        : { once: true, session: view.sessionApproval.offered, why: view.sessionApproval.offered ? null : view.sessionApproval.why },
+    sentence: view.sentence,
+    rows: p.rows.map((r) => ({ label: r.label, value: r.value, tone: r.tone })),
+    presentation: p.digest,
+    needs_seen: p.needsSeen,
+    approve,
   };
 }
 

@@ -11,6 +11,11 @@
  * annotation never lowers the risk shown: the effect row shows Postern's own
  * effect class, and the annotations beside it are marked when they claim less.
  * Rows carry no terminal styling; `tone` lets a front end colour them.
+ * Every surface opens a card with the same two summaries from here: one
+ * sentence of what will happen (`cardSentence`) and one row naming every
+ * argument with its size, LONG when it is, and where normalization changed
+ * it (`argumentSummary`). What counts as having seen a card whole is
+ * ./presentation.ts.
  */
 import type { ApprovalCard } from '../approvals.js';
 import { sanitizeWithInfo } from '../../rules/terminal-text.js';
@@ -35,6 +40,10 @@ export type SessionApproval = { readonly offered: true } | { readonly offered: f
 
 export interface CardView {
   readonly id: string;
+  /** One sentence of what will happen, sanitized (`cardSentence`). */
+  readonly sentence: string;
+  /** Every argument's name and size, sanitized and never folded (`argumentSummary`). */
+  readonly summary: CardRow;
   readonly rows: readonly CardRow[];
   /** Characters hidden over all rows. */
   readonly hidden: number;
@@ -138,5 +147,59 @@ export function cardView(card: ApprovalCard, opts: CardViewOptions = {}): CardVi
   if (card.widening.length > 0) sessionApproval = { offered: false, why: 'session approval is not offered: this revision widens authority' };
   else if (card.scope_allowed !== 'session') sessionApproval = { offered: false, why: 'session approval is not offered: this tool needs approval for every call' };
   else if (!fullyShown) sessionApproval = { offered: false, why: `session approval is not offered: ${hidden} characters of this card are not shown` };
-  return { id: card.id, rows, hidden, fullyShown, sessionApproval };
+  return { id: card.id, sentence: cardSentence(card), summary: { label: SUMMARY_LABEL, value: argumentSummary(card), hidden: 0, tone: 'normal' }, rows, hidden, fullyShown, sessionApproval };
+}
+
+/** The summary row's label. */
+export const SUMMARY_LABEL = 'arg sizes';
+/** An argument this long (characters of its value or of its JSON) is marked LONG in the summary. */
+export const LONG_ARGUMENT = 200;
+/** The longest the sentence may be before it is folded (its parts are in the rows, whole). */
+const SENTENCE_MAX = 400;
+
+function sizeOf(v: unknown): string {
+  if (typeof v === 'string') {
+    const n = Array.from(v).length;
+    return `${n.toLocaleString('en-US')} char${n === 1 ? '' : 's'}${n >= LONG_ARGUMENT ? ' (LONG)' : ''}`;
+  }
+  const n = Array.from(JSON.stringify(v) ?? 'null').length;
+  const what = Array.isArray(v) ? `${v.length} item${v.length === 1 ? '' : 's'}, ` : '';
+  return `${what}${n.toLocaleString('en-US')} chars of JSON${n >= LONG_ARGUMENT ? ' (LONG)' : ''}`;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Every argument's name and size, in the order the call gives them, marked
+ * where normalization changed it: "body 1,900 chars (LONG) · title 12 chars
+ * (normalized differs)". Sanitized; names are cut at 40 characters (the
+ * values themselves are in the rows, whole).
+ */
+export function argumentSummary(card: Pick<ApprovalCard, 'raw_arguments' | 'normalized_arguments'>): string {
+  const norm = card.normalized_arguments;
+  const raw = card.raw_arguments;
+  const differs = json(raw) !== json(norm);
+  if (!isRecord(norm)) return `one value, ${sizeOf(norm)}${differs ? ' (normalized differs)' : ''}`;
+  const rawRec = isRecord(raw) ? raw : {};
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(norm)) {
+    const mark = !isRecord(raw) ? '' : !(k in rawRec) ? ' (added by normalization)' : json(rawRec[k]) !== json(v) ? ' (normalized differs)' : '';
+    parts.push(`${sanitizeWithInfo(k, 40).text} ${sizeOf(v)}${mark}`);
+  }
+  for (const k of Object.keys(rawRec)) if (!(k in norm)) parts.push(`${sanitizeWithInfo(k, 40).text} ${sizeOf(rawRec[k])} (dropped by normalization)`);
+  if (!isRecord(raw) && differs) parts.push('(normalized differs)');
+  return parts.length === 0 ? 'none' : parts.join(' · ');
+}
+
+/**
+ * One sentence of what will happen: "POST /tickets on api.example.com with
+ * credential tok — write, does not widen". Sanitized; folded past
+ * SENTENCE_MAX characters (every part of it is a row of the card, whole).
+ */
+export function cardSentence(card: ApprovalCard): string {
+  const t = card.target;
+  const cred = card.credential === null ? 'without a credential' : `with credential ${card.credential}`;
+  const what = t.kind === 'http' ? `${t.method} ${t.path} on ${t.host}` : `run ${t.command} on ${t.host} as ${t.user}`;
+  const widens = card.widening.length === 0 ? 'does not widen' : `WIDENS authority (${card.widening.join('; ')})`;
+  return sanitizeWithInfo(`${what} ${cred} — ${card.effect}, ${widens}`, SENTENCE_MAX).text;
 }

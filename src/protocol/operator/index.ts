@@ -15,6 +15,7 @@
  *   port-transport.ts    connectPortTransport(port, {role}) — private MessagePort (postern up)
  *   operator-client.ts   createOperatorClient(transport)
  *   card-view.ts         the rows an approval card shows (sanitized, folded, fullyShown)
+ *   presentation.ts      a card's whole presentation, its digest, and the "seen" rule the daemon checks
  *
  * The approval card and verdict are ../approvals.ts.
  */
@@ -24,6 +25,7 @@ export * from './messages.js';
 export type * from './transport.js';
 export type * from './client.js';
 export * from './card-view.js';
+export * from './presentation.js';
 export { createOperatorClient, fromWire, type OperatorClientOptions } from './operator-client.js';
 export { connectSocketTransport, NO_DAEMON_MESSAGE, type SocketTransportOptions } from './socket-transport.js';
 export { connectPortTransport, acceptPortTransport, type PortTransportOptions } from './port-transport.js';

@@ -5,6 +5,7 @@
  * (an observer's leaves out the deciding ones), and the reducer runs the
  * first entry, view before everywhere, that answers to a key.
  */
+import { presentation, type ApprovalCard, type Seen } from '../contract.js';
 import { acceptBlocked } from '../views/catalog.js';
 import { visibleGrants } from '../views/grants.js';
 import { VIEWS, type Step, type UiState, type ViewId } from '../ui.js';
@@ -36,6 +37,9 @@ import {
 
 export type Entry = KeyEntry<KeyCtx, Step>;
 
+/** What an approval sent from here says was seen: the card's presentation (a deciding key runs only once `offers` holds it seen). */
+const seenOf = (card: ApprovalCard): Seen => ({ presentation: presentation(card).digest });
+
 const offered = (what: 'approveOnce' | 'approveSession' | 'deny') => (c: KeyCtx): boolean => !c.observe && c.approvals?.offers[what].ok === true;
 
 const FILTER_HINT: Readonly<Partial<Record<ViewId, string>>> = { activity: 'filter (session: tool: status: decision: error)' };
@@ -62,11 +66,11 @@ export const GLOBAL_KEYS: readonly Entry[] = [
 const DECIDE_KEYS: readonly Entry[] = [
   {
     keys: ['a'], key: 'a', description: 'approve once', help: 'approve this call once', decides: true, shown: offered('approveOnce'),
-    handler: (c) => gate(c, 'approveOnce', 'a', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'once', call_digest: card.call_digest }, 'approve once')),
+    handler: (c) => gate(c, 'approveOnce', 'a', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'once', call_digest: card.call_digest, seen: seenOf(card) }, 'approve once')),
   },
   {
     keys: ['s'], key: 's', description: 'approve for session', help: 'approve for the session (not widening or part-shown cards)', decides: true, shown: offered('approveSession'),
-    handler: (c) => gate(c, 'approveSession', 's', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'session', call_digest: card.call_digest }, 'approve for session')),
+    handler: (c) => gate(c, 'approveSession', 's', (card) => decision(c.ui, card, { verdict: 'approve', scope: 'session', call_digest: card.call_digest, seen: seenOf(card) }, 'approve for session')),
   },
   {
     keys: ['d'], key: 'd', description: 'deny', help: 'deny', decides: true, shown: offered('deny'),

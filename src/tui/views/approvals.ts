@@ -9,11 +9,14 @@
  * happened to it until the operator moves; an observer is offered no
  * deciding key at all; nothing is offered while the decision pause runs; no
  * approval is offered for a card the operator has not seen whole — the
- * compact card shows all of it, or the details were scrolled to their end
- * (ui.seen, kept by the reducer).
+ * compact card shows all of it (and the card is not one the seen rule
+ * holds: presentation.ts), or every row of the details has been on screen
+ * (ui.coverage and ui.seen, kept by the reducer); the reason then says how
+ * many rows are still unseen.
  */
-import type { ApprovalCard, ApprovalDecision, CardView } from '../contract.js';
+import { presentation, type ApprovalCard, type ApprovalDecision, type CardView } from '../contract.js';
 import { cardRows, countdown } from '../card.js';
+import { cover, coverageFor, coveredRows, complete, type Coverage } from '../coverage.js';
 import { focusedCard, paused, queue } from '../focus.js';
 import { line, type Line } from '../lines.js';
 import { sanitizeForTerminal } from '../../rules/terminal-text.js';
@@ -33,14 +36,22 @@ const no = (reason: string): Offer => ({ ok: false, reason });
 /** Why nothing is decided while the daemon is locked (the grants and catalog keys say it too). */
 export const LOCKED_REASON = 'daemon locked: nothing can be decided until it is unlocked';
 const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
-/** Why approving waits for the operator to read the rest of the card. */
-export const UNSEEN_REASON = 'approval is not offered until the whole card is seen: x opens the details, scroll to the end (G)';
+/** Why approving waits for the operator to read the rest of the card (the start of the reason). */
+export const UNSEEN_REASON = 'approval is not offered until every row is seen';
+
+/** The reason, saying what is left: `unseen` rows of `total` in the details (null: the details were never opened at this width). */
+export function unseenReason(unseen: number | null, total: number | null): string {
+  if (unseen === null || total === null) return `${UNSEEN_REASON}: x opens the details`;
+  return `${UNSEEN_REASON}: ${unseen}/${total} rows unseen, Space pages`;
+}
 
 /** What the card on screen shows: its view, whether no value is cut, and whether the operator has seen all of it. */
 export interface Shown {
   readonly fullyShown: boolean;
   readonly seen: boolean;
   readonly view: CardView;
+  /** The rows of the details not yet on screen, and how many there are (null: not counted at this width yet). */
+  readonly unseen: { readonly rows: number; readonly total: number } | null;
 }
 
 /** What may be done with the card on screen, and why not. */
@@ -58,7 +69,7 @@ export function offers(ctx: ViewCtx, card: ApprovalCard | null, shown: Shown | n
     const r = no('approval is not offered: the contract changed while the call waited (stale)');
     return { approveOnce: r, approveSession: r, deny: yes };
   }
-  const once: Offer = shown?.seen === true ? yes : no(UNSEEN_REASON);
+  const once: Offer = shown?.seen === true ? yes : no(unseenReason(shown?.unseen?.rows ?? null, shown?.unseen?.total ?? null));
   let session: Offer = yes;
   const sa = shown?.view.sessionApproval;
   if (sa === undefined) session = no('session approval is not offered: the card is not shown');
@@ -102,6 +113,8 @@ export interface ApprovalsView {
   readonly fullyShown: boolean;
   /** The details are open and their last row is on screen. */
   readonly atEnd: boolean;
+  /** The details are open: the rows [from, to) of `total` are on screen at this width (what the reducer records as covered). */
+  readonly drawn: { readonly from: number; readonly to: number; readonly total: number; readonly width: number } | null;
   /** The furthest the details can scroll (0 in the compact card). */
   readonly maxScroll: number;
 }
@@ -128,7 +141,7 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
     } else {
       lines.push(line('No calls are waiting for approval.', 'dim'));
     }
-    return { lines, disabled: [], card, offers: offers(ctx, null, null), fullyShown: false, atEnd: false, maxScroll: 0 };
+    return { lines, disabled: [], card, offers: offers(ctx, null, null), fullyShown: false, atEnd: false, maxScroll: 0, drawn: null };
   }
   lines.push(line(clipCells(queueHead(ctx, q, q.indexOf(card)), width), 'title'));
   const cd = countdown(card, ctx.nowMs);
@@ -141,32 +154,62 @@ export function approvalsView(ctx: ViewCtx): ApprovalsView {
   lines.push(status);
   const err = ui.cardError[card.id];
   if (err !== undefined) for (const r of foldCells(`! ${sanitizeForTerminal(err, 300)}`, width)) lines.push(line(r, 'danger'));
-  const rows = cardRows(card, width, ui.expanded);
   const room = Math.max(1, height - lines.length);
+  const body = ui.expanded ? detailsBody(ctx, card, room) : compactBody(ctx, card, room);
+  lines.push(...body.lines);
+  const o = offers(ctx, card, body.shown);
+  const disabled = [...new Set([o.approveOnce, o.approveSession, o.deny].flatMap((x) => (x.ok ? [] : [x.reason])))];
+  return { lines, disabled: ctx.observe ? [] : disabled, card, offers: o, fullyShown: body.shown.fullyShown, atEnd: body.atEnd, maxScroll: body.maxScroll, drawn: body.drawn };
+}
+
+interface Body {
+  readonly lines: Line[];
+  readonly shown: Shown;
+  readonly atEnd: boolean;
+  readonly maxScroll: number;
+  readonly drawn: ApprovalsView['drawn'];
+}
+
+/** The compact card shows the card whole when nothing in it is cut, it fits, and the seen rule does not hold the card. */
+function compactWhole(ctx: ViewCtx, card: ApprovalCard, room: number): boolean {
+  const compact = cardRows(card, ctx.width, false);
+  return compact.fullyShown && compact.lines.length <= room && !presentation(card).needsSeen;
+}
+
+/** What the details would count as unseen for this card at this width (null before they were ever drawn at it). */
+function unseenOf(cov: Coverage | undefined, width: number): Shown['unseen'] {
+  if (cov === undefined || cov.width !== width) return null;
+  return { rows: cov.total - coveredRows(cov), total: cov.total };
+}
+
+function compactBody(ctx: ViewCtx, card: ApprovalCard, room: number): Body {
+  const rows = cardRows(card, ctx.width, false);
   let body = rows.lines;
   let fullyShown = rows.fullyShown;
-  let maxScroll = 0;
-  let atEnd = false;
-  // The compact card is seen whole when nothing in it is cut and it fits; else the details must be read to the end.
-  const compact = ui.expanded ? cardRows(card, width, false) : rows;
-  let seen = (compact.fullyShown && compact.lines.length <= room) || ui.seen[card.id] === true;
-  if (ui.expanded) {
-    maxScroll = body.length <= room ? 0 : body.length - room + 1;
-    const from = Math.min(ui.scroll, maxScroll);
-    atEnd = from >= maxScroll;
-    seen ||= atEnd;
-    const end = Math.min(body.length, from + room);
-    body = body.slice(from, end);
-    if (end < rows.lines.length || from > 0) {
-      body = body.slice(0, Math.max(0, room - 1));
-      body.push(line(clipCells(`rows ${from + 1}–${from + body.length} of ${rows.lines.length} (j/k, Space/PgDn, g/G scroll)`, width), 'dim'));
-    }
-  } else if (body.length > room) {
-    body = [...body.slice(0, room - 1), line(clipCells(`… +${rows.lines.length - room + 1} more rows (x: details)`, width), 'dim')];
+  if (body.length > room) {
+    body = [...body.slice(0, room - 1), line(clipCells(`… +${rows.lines.length - room + 1} more rows (x: details)`, ctx.width), 'dim')];
     fullyShown = false;
   }
-  lines.push(...body);
-  const o = offers(ctx, card, { fullyShown, seen, view: rows.view });
-  const disabled = [...new Set([o.approveOnce, o.approveSession, o.deny].flatMap((x) => (x.ok ? [] : [x.reason])))];
-  return { lines, disabled: ctx.observe ? [] : disabled, card, offers: o, fullyShown, atEnd, maxScroll };
+  const seen = compactWhole(ctx, card, room) || ctx.ui.seen[card.id] === true;
+  return { lines: body, shown: { fullyShown, seen, view: rows.view, unseen: unseenOf(ctx.ui.coverage[card.id], ctx.width) }, atEnd: false, maxScroll: 0, drawn: null };
+}
+
+/** The details: the whole presentation, scrolled; the rows on screen count toward the card's coverage. */
+function detailsBody(ctx: ViewCtx, card: ApprovalCard, room: number): Body {
+  const { ui, width } = ctx;
+  const rows = cardRows(card, width, true);
+  const total = rows.lines.length;
+  const maxScroll = total <= room ? 0 : total - room + 1;
+  const from = Math.min(ui.scroll, maxScroll);
+  const end = Math.min(total, from + room);
+  let body = rows.lines.slice(from, end);
+  if (end < total || from > 0) {
+    body = body.slice(0, Math.max(0, room - 1));
+    body.push(line(clipCells(`rows ${from + 1}–${from + body.length} of ${total} (j/k, Space/PgDn, g/G scroll)`, width), 'dim'));
+  }
+  const shownTo = from + (end < total || from > 0 ? Math.max(0, Math.min(end - from, room - 1)) : end - from);
+  const cov = cover(coverageFor(ui.coverage[card.id], width, total), from, shownTo);
+  const seen = compactWhole(ctx, card, room) || ui.seen[card.id] === true || complete(cov);
+  const shown: Shown = { fullyShown: rows.fullyShown, seen, view: rows.view, unseen: { rows: total - coveredRows(cov), total } };
+  return { lines: body, shown, atEnd: shownTo >= total, maxScroll, drawn: { from, to: shownTo, total, width } };
 }

@@ -253,7 +253,7 @@ describe('approval page listener', () => {
     const c = open();
     bus.emit({ type: 'approval.stale', id: c.id, reason: 'revision 2 rejects calls planned against revision 1' });
     const s = await stateOf(d, c.id);
-    assert.deepEqual(s.approve, { once: false, session: false, why: 'approval is not offered: the contract changed while the call waited (stale)' });
+    assert.deepEqual(s.approve, { once: false, session: false, why: 'approval is not offered: the contract changed while the call waited (stale)', when_seen: null });
     const r = await decide(d, { card_id: c.id, digest: s.digest, nonce: s.nonce, verdict: 'approve', scope: 'once' });
     assert.equal(r.json.error.code, 'DECISION_STALE');
     assert.equal(queue.get(c.id)?.id, c.id, 'still pending');

@@ -6,6 +6,8 @@ import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { draft } from '../operator/helpers.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 import { systemClock } from '../../../src/clock/index.js';
+import { presentation } from '../../../src/protocol/operator/index.js';
+import { PAYLOAD } from '../../helpers/unseen-corpus.js';
 
 describe('ApprovalQueue', () => {
   it('a second request does not replace the first: both settle independently', async () => {
@@ -57,5 +59,27 @@ describe('ApprovalQueue', () => {
     q.decide(a.card.id, { verdict: 'deny', reason: null }, 'op');
     await a.decision;
     assert.deepEqual(events, ['added', 'resolved']);
+  });
+
+  it('a card too large for one view is approved only naming its presentation as seen (APPROVAL_UNSEEN otherwise); a denial always goes through', async () => {
+    const q = new ApprovalQueue(systemClock);
+    const text = `${'please summarise the logs '.repeat(200)}${PAYLOAD}`;
+    const big = q.request(draft({ raw_arguments: { text }, normalized_arguments: { text } }), { timeoutMs: 5_000 });
+    const digest = presentation(big.card).digest;
+    assert.equal(presentation(big.card).needsSeen, true);
+    const unseen = (e: unknown): boolean => isPosternError(e, 'APPROVAL_UNSEEN') && !e.sideEffectStarted && e.requiredAction === 'show_the_whole_card_then_approve';
+    assert.throws(() => q.decide(big.card.id, { verdict: 'approve', scope: 'once' }, 'op'), unseen);
+    assert.throws(() => q.decide(big.card.id, { verdict: 'approve', scope: 'once', seen: { presentation: '0'.repeat(64) } }, 'op'), unseen);
+    assert.equal(q.list().length, 1, 'still waiting');
+    q.decide(big.card.id, { verdict: 'approve', scope: 'once', seen: { presentation: digest } }, 'op');
+    assert.equal((await big.decision).kind, 'approved');
+    const small = q.request(draft(), { timeoutMs: 5_000 });
+    assert.equal(presentation(small.card).needsSeen, false);
+    assert.throws(() => q.decide(small.card.id, { verdict: 'approve', scope: 'once', seen: { presentation: digest } }, 'op'), unseen, 'a seen naming another card is refused');
+    const other = q.request(draft({ raw_arguments: { text }, normalized_arguments: { text } }), { timeoutMs: 5_000 });
+    q.decide(other.card.id, { verdict: 'deny', reason: null }, 'op');
+    assert.equal((await other.decision).kind, 'denied');
+    q.decide(small.card.id, { verdict: 'approve', scope: 'once' }, 'op');
+    assert.equal((await small.decision).kind, 'approved');
   });
 });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { registerApprovals, resolveCard, targetSummary } from '../../../src/cli/commands/approvals.js';
 import type { ApprovalCard } from '../../../src/protocol/approvals.js';
+import { presentation } from '../../../src/protocol/operator/index.js';
 import { assertInert, draft, rejectsWith, startHarness, tempRun, type Harness } from './helpers.js';
 import { PIPED_COLUMNS } from '../../helpers/cli.js';
 
@@ -87,20 +88,26 @@ describe('postern approvals', () => {
     assert.equal(JSON.parse(json)[0].tool, hostile.tool);
   });
 
-  it('approve by unique prefix binds the card digest and resolves the waiting call once', async (t) => {
+  it('approve by unique prefix, with the presentation digest `show` printed, binds the card digest and resolves the waiting call once', async (t) => {
     const { h, cli } = await cliFor(t);
     const a = h!.queue.request(draft(), { timeoutMs: 60_000 });
-    const out = await cli.run(['approvals', 'approve', a.card.id.slice(0, 6)]);
+    const shown = await cli.run(['approvals', 'show', a.card.id.slice(0, 6)]);
+    const digest = /presentation {2}sha256 ([0-9a-f]{64})/.exec(shown)?.[1] ?? '';
+    assert.equal(digest, presentation(a.card).digest);
+    await rejectsWith(cli.run(['approvals', 'approve', a.card.id.slice(0, 6)]), 'USAGE', /approve needs --digest/);
+    const out = await cli.run(['approvals', 'approve', a.card.id.slice(0, 6), '--digest', digest.slice(0, 8)]);
     assert.match(out, /^approved [0-9a-f]{8} \(create_issue\) once, by operator-cli\n$/);
     const d = await a.decision;
     assert.equal(d.kind === 'approved' && d.scope, 'once');
   });
 
-  it('approve with a wrong digest is APPROVAL_MISMATCH; an unknown id APPROVAL_NOT_FOUND', async (t) => {
+  it('approve with a digest that is not the presentation\'s is APPROVAL_UNSEEN; an unknown id APPROVAL_NOT_FOUND', async (t) => {
     const { h, cli } = await cliFor(t);
     const a = h!.queue.request(draft(), { timeoutMs: 60_000 });
     t.after(() => h!.queue.voidAll('test over'));
-    await rejectsWith(cli.run(['approvals', 'approve', a.card.id, '--digest', 'sha256:bbbbbbbbbbbbbbbb']), 'APPROVAL_MISMATCH');
+    await rejectsWith(cli.run(['approvals', 'approve', a.card.id, '--digest', 'sha256:bbbbbbbbbbbbbbbb']), 'APPROVAL_UNSEEN');
+    await rejectsWith(cli.run(['approvals', 'approve', a.card.id, '--digest', a.card.call_digest]), 'APPROVAL_UNSEEN');
+    await rejectsWith(cli.run(['approvals', 'approve', a.card.id, '--digest', presentation(a.card).digest.slice(0, 7)]), 'APPROVAL_UNSEEN');
     await rejectsWith(cli.run(['approvals', 'deny', 'ffffffff-0000']), 'APPROVAL_NOT_FOUND');
     assert.equal(h!.queue.list().length, 1);
   });
@@ -109,10 +116,11 @@ describe('postern approvals', () => {
     const { h, cli } = await cliFor(t);
     const a = h!.queue.request({ ...hostile, scope_allowed: 'session', widening: [] }, { timeoutMs: 60_000 });
     t.after(() => h!.queue.voidAll('test over'));
-    await rejectsWith(cli.run(['approvals', 'approve', a.card.id, '--session']), 'USAGE', /too long to show in full/);
+    await rejectsWith(cli.run(['approvals', 'approve', a.card.id, '--session', '--digest', presentation(a.card).digest]), 'USAGE', /too long to show in full/);
     const shown = await cli.run(['approvals', 'show', a.card.id]);
     assertInert(shown, true);
-    assert.match(shown, /characters not shown/);
+    assert.match(shown, /shown whole above: this call can only be approved once/);
+    assert.ok(shown.includes('rm -rf ~'), 'show prints the whole card, the end of the long argv too');
     assert.equal(h!.queue.list().length, 1);
   });
 

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeOperator, card, emptySnapshot } from './fake-client.js';
 import { T0, manualClock, mount } from './harness.js';
+import { presentation } from '../../../src/protocol/operator/index.js';
 
 const A = card({ id: 'aaaa1111-card', tool: 'first_tool', requested_at: '2026-01-01T00:00:00.000Z' });
 const B = card({ id: 'bbbb2222-card', tool: 'second_tool', requested_at: '2026-01-01T00:00:05.000Z' });
@@ -29,7 +30,7 @@ describe('approvals view', () => {
     m.press('a');
     const r = await c.nextRequest(0);
     assert.equal(r.op, 'approvals.decide');
-    assert.deepEqual(r.params, { approval_id: A.id, verdict: { verdict: 'approve', scope: 'once', call_digest: A.call_digest } });
+    assert.deepEqual(r.params, { approval_id: A.id, verdict: { verdict: 'approve', scope: 'once', call_digest: A.call_digest, seen: { presentation: presentation(A).digest } } });
     await m.waitFor((f) => f.includes('No calls are waiting'), 'the queue empties');
     m.unmount();
   });
@@ -52,7 +53,7 @@ describe('approvals view', () => {
     assert.deepEqual(
       c.requests.map((r) => [r.params.approval_id, r.params.verdict]),
       [
-        [A.id, { verdict: 'approve', scope: 'session', call_digest: A.call_digest }],
+        [A.id, { verdict: 'approve', scope: 'session', call_digest: A.call_digest, seen: { presentation: presentation(A).digest } }],
         [B.id, { verdict: 'deny', reason: null }],
         [C.id, { verdict: 'deny', reason: 'not on a Friday' }],
       ],
@@ -78,7 +79,7 @@ describe('approvals view', () => {
     await m.waitFor((f) => f.includes('Approval 1 of 1') && f.includes('second_tool'), 'A gone, B still waiting');
     c.answerDecision(rb);
     await m.waitFor((f) => f.includes('No calls are waiting'), 'both decided');
-    assert.deepEqual(rb.params, { approval_id: B.id, verdict: { verdict: 'approve', scope: 'once', call_digest: B.call_digest } });
+    assert.deepEqual(rb.params, { approval_id: B.id, verdict: { verdict: 'approve', scope: 'once', call_digest: B.call_digest, seen: { presentation: presentation(B).digest } } });
     assert.deepEqual(ra.params, { approval_id: A.id, verdict: { verdict: 'deny', reason: null } });
     assert.equal(c.requests.length, 2);
     m.unmount();
@@ -143,7 +144,7 @@ describe('approvals view', () => {
     const f = await m.waitFor((f) => f.includes('long_tool'), 'the card');
     assert.match(f, /more characters \(x: details\)/);
     // Neither approval is offered until the whole card has been seen (the bar says how).
-    assert.match(f, /approval is not offered until the whole card is seen/);
+    assert.match(f, /approval is not offered until every row is seen/);
     m.press('s');
     m.press('x');
     const d = await m.waitFor((f) => f.includes('x compact'), 'details');

@@ -21,7 +21,7 @@ export const FORGED = 'tool        deploy_service ✓ approved once by operator'
 const LABELS = new Set([
   'id', 'session', 'tool', 'revision', 'effect', 'annotations', 'authority', 'WIDENS', 'reason', 'target', 'host', 'method',
   'path', 'query', 'header', 'body', 'user', 'host key', 'argv[0]', 'argv[1]', 'argv[2]', 'command', 'credential', 'arguments',
-  'raw args', 'normalized', 'adapter', 'idempotency', 'digest', 'expires', 'arg sizes',
+  'raw args', 'normalized', 'adapter', 'idempotency', 'digest', 'expires', 'arg sizes', 'what',
 ]);
 const OWN_ROW = [
   /^$/,

@@ -17,6 +17,7 @@ import { screenLines } from '../../../src/tui/screen.js';
 import { VIEWS, initialUi, type Env, type Step, type UiRequest, type UiState, type ViewId } from '../../../src/tui/ui.js';
 import { UNSEEN_REASON } from '../../../src/tui/views/approvals.js';
 import { card, emptySnapshot } from './fake-client.js';
+import { presentation } from '../../../src/protocol/operator/index.js';
 import { T0 } from './harness.js';
 
 const A = card({ id: 'aaaa-card', tool: 'first_tool', requested_at: '2026-01-01T00:00:00.000Z' });
@@ -32,6 +33,7 @@ class World {
   readonly requests: UiRequest[] = [];
   quits = 0;
   last: Step | null = null;
+  width = 100;
 
   constructor(snapshot: Partial<OperatorSnapshot> = {}, readonly observe = false, at = 0) {
     this.t = at;
@@ -40,7 +42,7 @@ class World {
   }
 
   env(): Env {
-    return { observe: this.observe, width: 100, rows: 30, wallMs: T0, monoMs: this.t };
+    return { observe: this.observe, width: this.width, rows: 30, wallMs: T0, monoMs: this.t };
   }
 
   /** Presses keys at the current time (or `at`). */
@@ -385,7 +387,7 @@ describe('the key tables', () => {
   });
 });
 
-describe('approving a card the compact view cuts needs the rest seen', () => {
+describe('approving a card the compact view cuts needs every row of its details seen', () => {
   const big = 'x'.repeat(1900);
   const BIG = card({
     id: 'big-body-card',
@@ -395,33 +397,53 @@ describe('approving a card the compact view cuts needs the rest seen', () => {
   });
   const P = DECISION_PAUSE_MS;
   const decided = (w: World): number => w.requests.filter((r) => r.op === 'approvals.decide').length;
+  const pages = (n: number): string[] => Array.from({ length: n }, () => 'space');
+  const refused = (w: World): void => assert.match(w.ui.message ?? '', new RegExp(`^${UNSEEN_REASON}: (\\d+/\\d+ rows unseen|x opens the details)`));
 
   const rows: [string, string[], boolean][] = [
     // keys pressed (after the pause), then `a`: is a decision sent?
     ['the compact card (the body cut)', [], false],
     ['the details, at their top', ['x'], false],
-    ['the details, one page down', ['x', ' '], false],
-    ['the details, at their end', ['x', 'G'], true],
-    ['back in the compact card after reading the details to the end', ['x', 'G', 'q'], true],
-    ['the details opened again from the top, once read', ['x', 'G', 'q', 'x'], true],
+    ['the details, one page down', ['x', 'space'], false],
+    ['the details, jumped to their end (G): the middle never drawn', ['x', 'G'], false],
+    ['back in the compact card after jumping to the end', ['x', 'G', 'esc'], false],
+    ['the details paged through to their end', ['x', ...pages(8)], true],
+    ['back in the compact card after paging through', ['x', ...pages(8), 'q'], true],
+    ['the details read a row at a time', ['x', ...Array.from({ length: 80 }, () => 'j')], true],
+    ['the top, then the end, then back up a row: the middle still unseen', ['x', 'G', 'k'], false],
+    ['the top, then the end, then g and G again: the middle still unseen', ['x', 'G', 'g', 'G', 'esc', 'x', 'G'], false],
   ];
   for (const [where, keys, sends] of rows) {
-    it(`${where}: a ${sends ? 'approves once' : 'is refused, saying why'}`, () => {
+    it(`${where}: a ${sends ? 'approves once, naming the presentation seen' : 'is refused, saying what is left'}`, () => {
       const w = new World({ pending: [BIG] });
       w.keys(keys, P);
       w.press('a', P);
       assert.equal(decided(w), sends ? 1 : 0);
-      if (!sends) assert.equal(w.ui.message, UNSEEN_REASON);
+      if (!sends) refused(w);
+      else {
+        const v = w.requests.find((r) => r.op === 'approvals.decide')?.params;
+        assert.deepEqual(v && 'verdict' in v ? v.verdict : null, { verdict: 'approve', scope: 'once', call_digest: BIG.call_digest, seen: { presentation: presentation(BIG).digest } });
+      }
     });
   }
+
+  it('a resize starts the count again: rows of another width are other rows', () => {
+    const w = new World({ pending: [BIG] });
+    w.keys(['x', 'space'], P);
+    const covered = w.ui.coverage[BIG.id];
+    assert.ok(covered !== undefined && covered.ranges.length === 1);
+    w.width = 60;
+    w.press('j', P);
+    assert.equal(w.ui.coverage[BIG.id]?.width, 60);
+  });
 
   it('the seen mark is the card\'s own: the next card is judged afresh', () => {
     const BIG2 = card({ ...BIG, id: 'big-body-card-2', requested_at: '2026-01-01T00:00:09.000Z' });
     const w = new World({ pending: [BIG, BIG2] });
-    w.keys(['x', 'G', 'q', 'n'], P);
+    w.keys(['x', ...pages(8), 'q', 'n'], P);
     w.press('a', 2 * P + 1);
     assert.equal(decided(w), 0);
-    assert.equal(w.ui.message, UNSEEN_REASON);
+    refused(w);
   });
 
   it('a card the compact view shows whole is approved at once', () => {

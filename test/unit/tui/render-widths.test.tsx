@@ -48,7 +48,7 @@ describe('graphemes of unsettled width on three terminals (80×24)', () => {
       assertPinned(screen, 'compact');
       // The first row under the countdown names the arguments and their sizes: the long body is plain to see.
       assert.match(screen.rows()[3] ?? '', /^arg sizes {3}body \d{3} chars \(LONG\)$/);
-      assert.match(screen.text(), /^approval is not offered until the whole card is seen/m);
+      assert.match(screen.text(), /^approval is not offered until every row is seen/m);
       stdin.type('x');
       await screen.waitFor((t) => t.includes('x compact'), 'details');
       for (let page = 0; page < 12; page++) {

@@ -49,6 +49,8 @@ import { open, pair, whenStopped } from './device.js';
     say(`sending ${verdict} for ${card.tool}…`, '');
     const body = { card_id: card.id, digest: card.digest, nonce: card.nonce, verdict };
     if (verdict === 'approve') body.scope = scope;
+    // Said only when it is so: a card the seen rule holds has had every part of it on screen.
+    if (verdict === 'approve' && card.needs_seen && seenSet(card).size >= chunkCount(card)) body.seen = { presentation: card.presentation };
     else body.reason = reason === '' ? null : reason;
     let r;
     try {
@@ -66,18 +68,81 @@ import { open, pair, whenStopped } from './device.js';
     await refresh();
   }
 
+  // The seen rule (src/protocol/operator/presentation.ts), as the page keeps it: a card larger than one
+  // view is cut into chunks; a chunk counts once it has been wholly inside the viewport above the
+  // sticky decision bar; approval is offered once every chunk of every row has counted. Kept per
+  // presentation digest, so a re-render never forgets what was seen, and another card starts afresh.
+  const CHUNK = 240;
+  const FOLD = 480;
+  const seenChunks = new Map();
+  const expanded = new Set();
+  let observer = null;
+
+  function chunksOf(value) {
+    const cps = Array.from(value);
+    const out = [];
+    for (let i = 0; i < cps.length; i += CHUNK) out.push(cps.slice(i, i + CHUNK).join(''));
+    return out.length === 0 ? [''] : out;
+  }
+
+  function seenSet(card) {
+    let s = seenChunks.get(card.presentation);
+    if (s === undefined) {
+      s = new Set();
+      seenChunks.set(card.presentation, s);
+    }
+    return s;
+  }
+
+  function renderRow(card, r, i) {
+    const chunks = chunksOf(r.value);
+    const folded = card.needs_seen && r.value.length > FOLD && !expanded.has(`${card.presentation}:${i}`);
+    const seen = seenSet(card);
+    const spans = chunks.map((t, j) => el('span', { class: `chunk${card.needs_seen && !seen.has(`${i}:${j}`) ? ' unseen' : ''}`, text: t, 'data-chunk': `${i}:${j}`, hidden: folded && j >= 2 }));
+    const value = el('div', { class: 'value' }, spans);
+    const cell = el('div', { class: 'cell' }, [value]);
+    if (folded) {
+      const rest = Array.from(r.value).length - 2 * CHUNK;
+      const more = el('button', { class: 'more', 'data-action': 'show-row', text: `show all (${rest.toLocaleString('en-US')} more characters)` });
+      more.addEventListener('click', () => {
+        expanded.add(`${card.presentation}:${i}`);
+        for (const sp of value.querySelectorAll('.chunk[hidden]')) sp.hidden = false;
+        more.remove();
+      });
+      cell.appendChild(more);
+    }
+    return el('div', { class: `row ${r.tone}`, 'data-label': r.label }, [el('div', { class: 'label', text: r.label }), cell]);
+  }
+
+  function chunkCount(card) {
+    return card.rows.reduce((n, r) => n + chunksOf(r.value).length, 0);
+  }
+
+  // Enables what the card offers once it has been seen whole, and says how much is left.
+  function updateSeen(node, card) {
+    if (!card.needs_seen) return;
+    const total = chunkCount(card);
+    const done = seenSet(card).size;
+    const all = done >= total;
+    const progress = node.querySelector('.seen-progress');
+    progress.textContent = all ? 'every part of this card has been on screen' : `${total - done} of ${total} parts of this card not yet on screen`;
+    progress.className = `seen-progress${all ? ' done' : ''}`;
+    const ok = all && card.approve.when_seen !== null;
+    node.querySelector('[data-action="approve-once"]').disabled = !(ok && card.approve.when_seen.once);
+    node.querySelector('[data-action="approve-session"]').disabled = !(ok && card.approve.when_seen.session);
+    node.setAttribute('data-seen', all ? 'yes' : 'no');
+  }
+
   function renderCard(card) {
-    const head = el('div', { class: 'card-head' }, [
-      el('span', { class: 'tool', text: card.tool }),
-      el('span', { class: 'revision', text: card.revision }),
-      el('span', { class: 'countdown', 'data-expires': card.expires_at }),
-    ]);
+    const head = el('div', { class: 'card-head' }, [el('span', { class: 'tool', text: card.tool }), el('span', { class: 'revision', text: card.revision })]);
     if (card.widens) head.appendChild(el('span', { class: 'badge widens', text: 'WIDENS AUTHORITY' }));
     if (card.stale !== null) {
       head.appendChild(el('span', { class: 'badge stale', text: 'STALE' }));
       head.appendChild(el('span', { class: 'stale-why', text: card.stale }));
     }
-    const rows = el('table', { class: 'rows' }, [el('tbody', {}, card.rows.map((r) => el('tr', { class: r.tone, 'data-label': r.label }, [el('td', { class: 'label', text: r.label }), el('td', { class: 'value', text: r.value })])))]);
+    const rows = el('div', { class: 'rows' }, card.rows.map((r, i) => renderRow(card, r, i)));
+    const body = el('div', { class: 'card-body' }, [el('p', { class: 'sentence', text: card.sentence }), head, rows]);
+    if (card.needs_seen) body.appendChild(el('p', { class: 'seen-progress' }));
     const reason = el('input', { class: 'reason', placeholder: 'reason (optional)', maxLength: 500 });
     const once = el('button', { class: 'approve', 'data-action': 'approve-once', text: 'Approve once', disabled: !card.approve.once });
     const session = el('button', { class: 'approve', 'data-action': 'approve-session', text: 'Approve for session', disabled: !card.approve.session });
@@ -85,9 +150,71 @@ import { open, pair, whenStopped } from './device.js';
     once.addEventListener('click', () => void decide(card, 'approve', 'once'));
     session.addEventListener('click', () => void decide(card, 'approve', 'session'));
     deny.addEventListener('click', () => void decide(card, 'deny', undefined, reason.value));
-    const actions = el('div', { class: 'actions' }, [once, session, deny, reason]);
-    if (card.approve.why !== null) actions.appendChild(el('span', { class: 'why', text: card.approve.why }));
-    return el('div', { class: `card${card.stale !== null ? ' stale' : ''}${card.widens ? ' widens' : ''}`, 'data-card-id': card.id, 'data-stale': card.stale !== null ? 'yes' : 'no' }, [head, rows, actions]);
+    const actions = el('div', { class: 'actions' }, [el('span', { class: 'countdown', 'data-expires': card.expires_at }), once, session, deny]);
+    if (card.needs_seen) {
+      const all = el('button', { 'data-action': 'show-all', text: 'Show all' });
+      all.addEventListener('click', () => {
+        card.rows.forEach((_r, i) => expanded.add(`${card.presentation}:${i}`));
+        for (const b of node.querySelectorAll('[data-action="show-row"]')) b.click();
+      });
+      actions.appendChild(all);
+    }
+    actions.appendChild(reason);
+    if (card.approve.why !== null) body.appendChild(el('p', { class: 'why', text: card.approve.why }));
+    const node = el('div', { class: `card${card.stale !== null ? ' stale' : ''}${card.widens ? ' widens' : ''}`, 'data-card-id': card.id, 'data-stale': card.stale !== null ? 'yes' : 'no' }, [body, actions]);
+    updateSeen(node, card);
+    return node;
+  }
+
+  // One observer over every chunk of the cards the seen rule holds; the viewport ends above the sticky bar.
+  function observeChunks(cards, nodes) {
+    if (observer !== null) observer.disconnect();
+    observer = null;
+    const held = cards.map((c, i) => [c, nodes[i]]).filter(([c]) => c.needs_seen);
+    if (held.length === 0) return;
+    const bar = Math.max(0, ...held.map(([, n]) => n.querySelector('.actions').getBoundingClientRect().height));
+    observer = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting || e.intersectionRatio < 0.999) continue;
+        const node = e.target.closest('[data-card-id]');
+        const card = held.find(([c]) => c.id === node.getAttribute('data-card-id'));
+        if (card === undefined) continue;
+        seenSet(card[0]).add(e.target.getAttribute('data-chunk'));
+        e.target.classList.remove('unseen');
+        observer.unobserve(e.target);
+        updateSeen(card[1], card[0]);
+      }
+    }, { rootMargin: `0px 0px -${Math.ceil(bar)}px 0px`, threshold: [0, 1] });
+    for (const [card, node] of held) {
+      const seen = seenSet(card);
+      for (const sp of node.querySelectorAll('.chunk')) if (!seen.has(sp.getAttribute('data-chunk'))) observer.observe(sp);
+    }
+  }
+
+  function renderActivity(list) {
+    const head = el('div', { class: 'act-row head' }, ['at', 'tool', 'status', 'decision', 'error'].map((t) => el('span', { text: t })));
+    $('activity').replaceChildren(head, ...list.map((a) => el('div', { class: 'act-row' }, [a.at, a.tool, a.status, a.decision, a.error_code].map((t, i) => el('span', { class: ['at', 'tool', 'status', 'decision', 'error'][i], text: t })))));
+  }
+
+  // The paired devices and the run fingerprint, when the daemon sends them.
+  function renderDevices(s) {
+    $('run').textContent = typeof s.run_fingerprint === 'string' ? `run ${s.run_fingerprint}` : '';
+    const list = Array.isArray(s.devices) ? s.devices : null;
+    $('devices-section').hidden = list === null;
+    if (list === null) return;
+    $('devices').replaceChildren(...list.map((d) => {
+      const revoked = d.revoked_at !== null && d.revoked_at !== undefined;
+      const item = el('li', { 'data-device-id': d.id }, [
+        el('span', { class: `name${revoked ? ' revoked' : ''}${d.id === s.device.id ? ' this' : ''}`, text: `${d.name}${d.id === s.device.id ? ' (this device)' : ''}` }),
+        el('span', { class: 'paired', text: `paired ${d.paired_at}` }),
+      ]);
+      if (!revoked) {
+        const b = el('button', { class: 'deny', 'data-action': 'revoke-device', text: 'Revoke' });
+        b.addEventListener('click', () => { if (window.confirm(`Revoke the device ${d.name}? It will have to be paired again.`)) void revoke(d); });
+        item.appendChild(b);
+      } else item.appendChild(el('span', { class: 'revoked', text: 'revoked' }));
+      return item;
+    }));
   }
 
   async function revoke(d) {
@@ -102,27 +229,17 @@ import { open, pair, whenStopped } from './device.js';
     await refresh();
   }
 
-  function renderDevice(d) {
-    const state = d.revoked_at === null ? (d.id === device.id ? 'this browser' : 'active') : `revoked ${d.revoked_at}`;
-    const item = el('li', { 'data-device-id': d.id }, [el('span', { class: 'device', text: `${d.name} (${d.id}) paired ${d.paired_at} — ${state}` })]);
-    if (d.revoked_at === null) {
-      const b = el('button', { class: 'deny', 'data-action': 'revoke', text: 'Revoke' });
-      b.addEventListener('click', () => void revoke(d));
-      item.appendChild(b);
-    }
-    return item;
-  }
-
   function render(s) {
     offset = Date.parse(s.now) - Date.now();
     $('who').textContent = `device ${s.device.name} (${s.device.id})`;
-    $('run').textContent = `run ${s.run_fingerprint}`;
     $('pending-count').textContent = `(${s.cards.length})`;
-    $('cards').replaceChildren(...(s.cards.length === 0 ? [el('p', { class: 'empty', text: 'nothing waits for approval' })] : s.cards.map(renderCard)));
-    $('devices').replaceChildren(...s.devices.map(renderDevice));
-    $('activity').tBodies[0].replaceChildren(...s.activity.map((a) => el('tr', {}, [a.at, a.tool, a.status, a.decision, a.error_code].map((t) => el('td', { text: t })))));
+    const nodes = s.cards.map(renderCard);
+    $('cards').replaceChildren(...(s.cards.length === 0 ? [el('p', { class: 'empty', text: 'nothing waits for approval' })] : nodes));
+    renderActivity(s.activity);
+    renderDevices(s);
     $('app').setAttribute('data-ready', 'yes');
     tick();
+    observeChunks(s.cards, nodes);
   }
 
   function showPairing(message) {
