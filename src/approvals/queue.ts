@@ -13,6 +13,7 @@
  * re-plans withdraws its card (voided) before anything runs. A card too
  * large for one view is approved only by a verdict naming its presentation
  * as seen (APPROVAL_UNSEEN otherwise: src/protocol/operator/presentation.ts).
+ * A verdict for a card no longer pending says what became of it (resolved.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/index.js';
@@ -21,6 +22,7 @@ import { PosternError } from '../rules/errors.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict, PresenceProof } from '../protocol/approvals.js';
 import { checkSeen } from '../protocol/operator/presentation.js';
 import { ParkedApprovals } from './parked.js';
+import { approvalNotFound, ResolvedApprovals } from './resolved.js';
 
 export type QueueEvent =
   | { readonly type: 'added'; readonly card: ApprovalCard }
@@ -43,6 +45,8 @@ export class ApprovalQueue {
   readonly #now: () => Date;
   /** Cards whose call was answered APPROVAL_PENDING, kept for the same call's return. */
   readonly parked = new ParkedApprovals();
+  /** What became of the last resolved cards (APPROVAL_NOT_FOUND says it). */
+  readonly resolved = new ResolvedApprovals();
 
   constructor(clock: Clock) {
     this.#now = () => clock.now();
@@ -70,6 +74,7 @@ export class ApprovalQueue {
         clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);
         this.#pending.delete(card.id);
+        this.resolved.remember(card.id, d);
         resolve(d);
         this.#emit({ type: 'resolved', id: card.id, decision: d });
       };
@@ -100,7 +105,7 @@ export class ApprovalQueue {
    */
   decide(id: string, verdict: OperatorVerdict, by: string, presence?: PresenceProof): ApprovalDecision {
     const p = this.#pending.get(id);
-    if (p === undefined) throw new PosternError('APPROVAL_NOT_FOUND', `no pending approval ${id.slice(0, 64)}`);
+    if (p === undefined) throw approvalNotFound(id.slice(0, 64), this.resolved.get(id));
     const at = this.#now().toISOString();
     let d: ApprovalDecision;
     switch (verdict.verdict) {

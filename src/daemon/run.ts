@@ -383,5 +383,6 @@ function announceStart(f: StartFacts): void {
   if (f.opts.kdf.name === 'test') log(`WARNING: the test key-derivation profile is on (POSTERN_TEST_KDF): vaults as cheap as ${describeKdf(f.opts.kdf.floor)} are opened`);
   const cheap = belowProductionFloor(vault.kdf);
   if (cheap) log(`WARNING: ${belowFloorWarning(vault.kdf)}`);
+  if (snapshot.acceptedAt === null) log('no catalog accepted yet: agents see no tools; write catalog.yaml (postern catalog new) and run postern catalog accept');
   log(`daemon ready: ${snapshot.catalog.tools.size} tools, agent socket ${f.agentSocket}${cheap ? `, vault ${describeKdf(vault.kdf)} (TEST PROFILE, below the production floor)` : ''}`);
 }

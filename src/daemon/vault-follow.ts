@@ -133,6 +133,9 @@ export function onVaultChange(p: VaultChangeParts): (change: VaultChange) => voi
     p.anchor.noteVaultGeneration(change.to);
     p.rejudgeCatalog();
     const list = (names: readonly string[]): string => (names.length === 0 ? '-' : names.join(','));
-    p.log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
+    // A generation that changed no credential (the daemon's own journal anchor or catalog mark, a new
+    // passphrase) is not worded as a secret change.
+    if (change.added.length + change.rotated.length + change.removed.length === 0) p.log(`vault generation ${change.to} in use (was ${change.from}): no credential changed`);
+    else p.log(`vault generation ${change.to} adopted (was ${change.from}): added ${list(change.added)}; rotated ${list(change.rotated)}; removed ${list(change.removed)}; ${closed} SSH connections retired`);
   };
 }

@@ -85,7 +85,7 @@ function parseSigned(text: string): SignedRecord | 'malformed' {
 }
 
 /** The record file as it is: missing, malformed, or a record with its MAC (not yet checked). */
-export async function readAcceptance(paths: HomePaths): Promise<StoredRecord> {
+export async function readAcceptance(paths: Pick<HomePaths, 'acceptedRecord'>): Promise<StoredRecord> {
   const raw = await readOptional(paths.acceptedRecord);
   if (raw === undefined) return { kind: 'missing' };
   const s = parseSigned(raw);

@@ -21,7 +21,8 @@ import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { openVault } from '../../vault/index.js';
-import { PosternError } from '../../rules/errors.js';
+import { isPosternError, PosternError } from '../../rules/errors.js';
+import { approvalNotFound } from '../../approvals/resolved.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../protocol/approvals.js';
 import { OPERATOR_SOCKET_FILE, PRESENTATION_PREFIX_MIN, cardView, matchPresentationPrefix, presentation, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
 import { contextFor, type CliContext } from '../context.js';
@@ -121,6 +122,20 @@ export function resolveCard(cards: readonly ApprovalCard[], given: string): Appr
   throw new PosternError('USAGE', `${matches.length} pending approvals start with ${shown}: give more of the id`);
 }
 
+/**
+ * The pending card a full id or unique prefix names; when none is pending, APPROVAL_NOT_FOUND says
+ * what became of it (expired, decided, withdrawn or unknown: the daemon remembers recent ones).
+ */
+async function pendingCard(c: OperatorClient, given: string): Promise<ApprovalCard> {
+  try {
+    return resolveCard(await c.request('approvals.list', {}), given);
+  } catch (e) {
+    if (!isPosternError(e, 'APPROVAL_NOT_FOUND') || given === '') throw e;
+    const gone = await c.request('approvals.resolved', { prefix: given.slice(0, 200) });
+    throw approvalNotFound(`${clean(given, 64)}`, gone.length === 1 ? gone[0]?.decision : undefined);
+  }
+}
+
 /** The whole presentation, one row a line (`label  value`, nothing cut), and the digest `approve --digest` needs. */
 export function presentationLines(card: ApprovalCard): { lines: string[]; digest: string; needsSeen: boolean } {
   const p = presentation(card);
@@ -191,7 +206,7 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
     .description('show the whole card of one pending approval (nothing cut) and the presentation digest `approve --digest` needs')
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const card = await withOperator(ctx, deps, async (c) => resolveCard(await c.request('approvals.list', {}), id));
+      const card = await withOperator(ctx, deps, (c) => pendingCard(c, id));
       const p = presentationLines(card);
       for (const line of p.lines) ctx.out(line);
       if (!cardView(card).fullyShown) ctx.out('(values longer than a card folds are shown whole above: this call can only be approved once)');
@@ -207,7 +222,7 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
     .action(async (id: string, o: { session?: boolean; digest?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
       const line = await withOperator(ctx, deps, async (c) => {
-        const card = resolveCard(await c.request('approvals.list', {}), id);
+        const card = await pendingCard(c, id);
         if (o.session === true && !cardView(card).fullyShown) {
           throw new PosternError('USAGE', 'this call has values too long to show in full: approve it once, not for the session');
         }
@@ -226,7 +241,7 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
       const ctx = contextFor(cmd);
       if (o.reason !== undefined && o.reason.length > 500) throw new PosternError('USAGE', '--reason is limited to 500 characters');
       const line = await withOperator(ctx, deps, async (c) => {
-        const card = resolveCard(await c.request('approvals.list', {}), id);
+        const card = await pendingCard(c, id);
         const d = await c.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'deny', reason: o.reason ?? null } });
         return describeDecision(card, d);
       });

@@ -36,6 +36,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { configFile, type Places } from '../setup/hosts.js';
 import { claudeShellFinding, codexShellFinding, geminiShellFinding, type FoundConfig } from '../setup/sandbox.js';
+import { readAcceptance, readCatalogFile, type CatalogFile } from '../../home/catalog-store.js';
+import { sequenceOf, type StoredRecord } from '../../contracts/index.js';
 
 async function readOptional(path: string): Promise<string | undefined> {
   try {
@@ -131,6 +133,33 @@ function claimsFinding(journalDir: string, key: Uint8Array): Finding {
   return { status: 'ok', check, detail: 'every claim agrees with the chained entries' };
 }
 
+/**
+ * Whether catalog.yaml is the accepted catalog: never accepted (agents see no tools), or edited since
+ * the last acceptance (the daemon keeps the accepted copy). Read without the key: the record's MAC is
+ * checked by the daemon and by `postern catalog show --verify`.
+ */
+async function catalogAcceptanceFinding(paths: { catalog: string; acceptedRecord: string }): Promise<Finding> {
+  const check = 'catalog acceptance';
+  let stored: StoredRecord;
+  let file: CatalogFile | undefined;
+  try {
+    [stored, file] = await Promise.all([readAcceptance(paths), readCatalogFile(paths.catalog)]);
+  } catch (e) {
+    return { status: 'warning', check, detail: isPosternError(e) ? e.message : 'the catalog files could not be read', fix: 'check the permissions of the home' };
+  }
+  if (stored.kind === 'missing') {
+    const first = file === undefined ? 'write catalog.yaml (`postern catalog new`), then run `postern catalog accept`' : 'review catalog.yaml, then run `postern catalog accept`';
+    return { status: 'warning', check, detail: 'no catalog was ever accepted: the daemon serves agents no tools', fix: first };
+  }
+  if (stored.kind === 'malformed') return { status: 'warning', check, detail: stored.why, fix: 'run `postern catalog show --verify`; docs/catalog.md' };
+  const seq = ` #${sequenceOf(stored.record)}`;
+  if (file === undefined) return { status: 'ok', check, detail: `catalog.yaml is absent; the accepted catalog${seq} stays in use` };
+  if (file.digest !== stored.record.digest) {
+    return { status: 'warning', check, detail: `catalog.yaml differs from the accepted catalog${seq}: the daemon keeps using the accepted one`, fix: 'review the change with `postern catalog show`, then run `postern catalog accept` (or put the accepted file back)' };
+  }
+  return { status: 'ok', check, detail: `catalog.yaml is the accepted catalog${seq}` };
+}
+
 /** The vault header's cost, or undefined when there is no readable vault (the vault finding says why). */
 async function headerKdf(path: string): Promise<KdfParams | undefined> {
   try {
@@ -158,7 +187,7 @@ export async function agentShellFindings(home: string, p: Places): Promise<Findi
 }
 
 export async function runDoctor(
-  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string },
+  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string; acceptedRecord?: string },
   unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array; journal?: RecordedJournal | null },
   profile: KdfProfile = PRODUCTION_KDF_PROFILE,
 ): Promise<Finding[]> {
@@ -170,6 +199,7 @@ export async function runDoctor(
     findings.push(pathFinding('vault', vault, false));
     if (vault.ok) kdf = await headerKdf(paths.vault);
     findings.push(pathFinding('catalog', await checkPrivateFile(paths.catalog), true));
+    if (paths.acceptedRecord !== undefined) findings.push(await catalogAcceptanceFinding({ catalog: paths.catalog, acceptedRecord: paths.acceptedRecord }));
     if (journalFilesThere(paths.journalDir)) findings.push(journalFilesFinding(paths.journalDir));
     findings.push(anchorFinding(paths, unlocked));
     findings.push(checkpointFinding(paths, unlocked?.checkpointSeed, unlocked?.journal));

@@ -169,7 +169,8 @@ export interface SignedRecord {
  * come from `history` (authenticated entries; others are ignored).
  */
 export function judgeSuccessor(key: Uint8Array, current: CurrentAcceptance, next: StoredRecord, history: readonly SignedRecord[]): Succession {
-  if (next.kind === 'missing') return { kind: 'refuse', reason: 'the acceptance record was removed; keeping the catalog in use' };
+  // Nothing was ever accepted and there is still no record: nothing changed (a first start, not a removal).
+  if (next.kind === 'missing') return current.digest === null ? { kind: 'same' } : { kind: 'refuse', reason: 'the acceptance record was removed; keeping the catalog in use' };
   if (next.kind === 'malformed') return { kind: 'refuse', reason: `the acceptance record is malformed (${next.why}); keeping the catalog in use` };
   const { record } = next;
   if (verifyAcceptance(key, record, next.mac).kind !== 'authentic') return { kind: 'refuse', reason: 'the acceptance record does not verify with this vault; keeping the catalog in use' };

@@ -103,6 +103,8 @@ async function run(op: OperatorOp, params: unknown, d: HandlerDeps): Promise<unk
       const p = paramsOf(op, params);
       return b.queue.decide(p.approval_id, p.verdict, b.operatorName);
     }
+    case 'approvals.resolved':
+      return b.queue.resolved.matching(paramsOf(op, params).prefix);
     case 'approvals.report':
       paramsOf(op, params);
       return b.runReport();

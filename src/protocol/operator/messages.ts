@@ -132,6 +132,8 @@ export type OperatorSnapshot = z.infer<typeof OperatorSnapshotSchema>;
 export const OperatorOps = {
   'approvals.list': { params: empty, result: z.array(ApprovalCardSchema) },
   'approvals.decide': { params: z.strictObject({ approval_id: id, verdict: OperatorVerdictSchema }), result: ApprovalDecisionSchema },
+  /** What became of the remembered resolved cards whose id starts with `prefix` (read-only; APPROVAL_NOT_FOUND's state). */
+  'approvals.resolved': { params: z.strictObject({ prefix: id }), result: z.array(z.strictObject({ id, decision: ApprovalDecisionSchema })) },
   /** This daemon run's report so far (read-only). */
   'approvals.report': { params: empty, result: RunReportSchema },
   'sessions.list': {

@@ -31,6 +31,55 @@ describe('ApprovalQueue', () => {
     assert.throws(() => q.decide(a.card.id, { verdict: 'approve', scope: 'once' }, 'op'), (e) => isPosternError(e, 'APPROVAL_NOT_FOUND'));
   });
 
+  it('APPROVAL_NOT_FOUND says what became of the card: expired, decided, withdrawn or unknown', async () => {
+    const q = new ApprovalQueue(systemClock);
+    const stateOf = (id: string): unknown => {
+      try {
+        q.decide(id, { verdict: 'approve', scope: 'once' }, 'op');
+      } catch (e) {
+        if (isPosternError(e, 'APPROVAL_NOT_FOUND')) return [e.details['state'], e.details['decision'] ?? null, e.message];
+        throw e;
+      }
+      return 'decided now';
+    };
+    const expired = q.request(draft(), { timeoutMs: 10 });
+    await expired.decision;
+    const approved = q.request(draft(), { timeoutMs: 5_000 });
+    q.decide(approved.card.id, { verdict: 'approve', scope: 'once' }, 'op');
+    const denied = q.request(draft(), { timeoutMs: 5_000 });
+    q.decide(denied.card.id, { verdict: 'deny', reason: null }, 'op');
+    const voided = q.request(draft(), { timeoutMs: 5_000 });
+    q.voidAll('vault locked');
+    const rows: [string, string, string | null, RegExp][] = [
+      [expired.card.id, 'expired', 'timeout', /expired at .*nobody decided in time/],
+      [approved.card.id, 'decided', 'approved', /already approved \(once\)/],
+      [denied.card.id, 'decided', 'denied', /already denied/],
+      [voided.card.id, 'withdrawn', 'voided', /withdrawn/],
+      ['no-such-id', 'unknown', null, /knows no approval with that id/],
+    ];
+    for (const [id, state, decision, message] of rows) {
+      const got = stateOf(id) as [string, string | null, string];
+      assert.deepEqual(got.slice(0, 2), [state, decision], id);
+      assert.match(got[2], message);
+    }
+  });
+
+  it('remembers the last 1024 resolved cards, forgetting the oldest first', async () => {
+    const q = new ApprovalQueue(systemClock);
+    const ids: string[] = [];
+    for (let i = 0; i < 1025; i++) {
+      const r = q.request(draft(), { timeoutMs: 5_000 });
+      q.decide(r.card.id, { verdict: 'deny', reason: null }, 'op');
+      ids.push(r.card.id);
+      await r.decision;
+    }
+    assert.equal(q.resolved.get(ids[0] ?? ''), undefined, 'the oldest is forgotten');
+    assert.equal(q.resolved.get(ids[1] ?? '')?.kind, 'denied');
+    assert.equal(q.resolved.get(ids[1024] ?? '')?.kind, 'denied');
+    assert.deepEqual(q.resolved.matching((ids[1024] ?? '').slice(0, 36)).map((r) => r.id), [ids[1024]]);
+    assert.deepEqual(q.resolved.matching(''), []);
+  });
+
   it('refuses a verdict for another call digest and a session grant on a per-call card', async () => {
     const q = new ApprovalQueue(systemClock);
     const a = q.request(draft({ scope_allowed: 'per-call' }), { timeoutMs: 5_000 });

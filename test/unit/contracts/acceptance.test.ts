@@ -95,6 +95,9 @@ describe('judgeSuccessor: what a running daemon may adopt', () => {
     assert.equal(j.kind, 'refuse');
     assert.match(j.kind === 'refuse' ? j.reason : '', /#2, not newer than #3/);
   });
+  it('from nothing accepted, no record yet is no change (a first start raises no alarm)', () => {
+    assert.equal(judgeSuccessor(key, { sequence: 0, digest: null }, { kind: 'missing' }, []).kind, 'same');
+  });
   it('from nothing accepted, the first acceptance is adopted', () => {
     assert.equal(judgeSuccessor(key, { sequence: 0, digest: null }, stored(r1), []).kind, 'adopt');
   });

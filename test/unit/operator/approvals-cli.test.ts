@@ -112,6 +112,17 @@ describe('postern approvals', () => {
     assert.equal(h!.queue.list().length, 1);
   });
 
+  it('a card no longer pending: APPROVAL_NOT_FOUND says it was decided or expired, by prefix too', async (t) => {
+    const { h, cli } = await cliFor(t);
+    const a = h!.queue.request(draft(), { timeoutMs: 60_000 });
+    h!.queue.decide(a.card.id, { verdict: 'deny', reason: null }, 'op');
+    await rejectsWith(cli.run(['approvals', 'deny', a.card.id.slice(0, 8)]), 'APPROVAL_NOT_FOUND', /already denied/);
+    const b = h!.queue.request(draft(), { timeoutMs: 10 });
+    await b.decision;
+    await rejectsWith(cli.run(['approvals', 'show', b.card.id]), 'APPROVAL_NOT_FOUND', /expired at /);
+    await rejectsWith(cli.run(['approvals', 'deny', 'ffffffff-0000']), 'APPROVAL_NOT_FOUND', /knows no approval with that id/);
+  });
+
   it('a session grant is refused for a card that cannot be shown in full', async (t) => {
     const { h, cli } = await cliFor(t);
     const a = h!.queue.request({ ...hostile, scope_allowed: 'session', widening: [] }, { timeoutMs: 60_000 });
