@@ -162,6 +162,7 @@ export function callDetails(c: CallView): string[] {
     out.field('  by', `${a.decided_by ?? '-'} at ${a.decided_at ?? '-'}`);
     out.field('  approval id', a.id ?? '-');
     if (a.rule !== undefined) out.field('  pre-approval rule', a.rule);
+    if (a.presence !== undefined) out.field('  presence', `passkey ${a.presence.credential} (user present: ${yesNo(a.presence.user_present)}, user verified: ${yesNo(a.presence.user_verified)})`);
   }
   out.field('side effect started', c.outcome === null ? yesNo(r.side_effect_started) : `${yesNo(c.outcome.side_effect_started)} (when first journaled: ${yesNo(r.side_effect_started)})`);
   const t = c.target;

@@ -47,6 +47,20 @@ export function lootOrigin(page: Page): Promise<OriginLoot> {
   return page.evaluate<OriginLoot>(LOOT_SCRIPT);
 }
 
+/**
+ * Pairs the page's browser: `pairing` is the output of `postern approvals pair`; its link is opened
+ * (on `hostname` when given: `localhost` for passkeys), the code submitted, the page shown.
+ * Returns the link as opened.
+ */
+export async function pairFromLink(page: Page, pairing: string, hostname?: string): Promise<URL> {
+  const link = new URL(/open: (\S+)/.exec(pairing)?.[1] ?? 'about:blank');
+  if (hostname !== undefined) link.hostname = hostname;
+  await page.goto(link.href);
+  await page.click('#pair-submit');
+  await page.waitForSelector('#app[data-ready="yes"]');
+  return link;
+}
+
 /** A request signed by the page's device module (as the page's own script signs), after the daemon proved itself. */
 export function sendSigned(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; json: { error?: { code: string }; [k: string]: unknown } }> {
   return page.evaluate(
