@@ -58,12 +58,15 @@ import { oversizedAnswer, SHIM_LINE_LIMIT } from '../protocol/agent-limits.js';
 import { idFromEdges, screenBytes } from '../protocol/jsonrpc-screen.js';
 import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
 import { encodeHello, listingOf, type RelayedListing } from '../protocol/shim-hello.js';
+import { Listens } from './listens.js';
 import { asksForTask, ClientOutput, isModern, StandIn, STATUS_TOOL, type Json, type Owed } from './stand-in.js';
 
 /** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
 export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
 /** Daemon lines are relayed as they come; longer ones than this are not parsed (their id is read from the edges). */
 const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
+/** While the client has listens open, the start of each daemon line is held this long to see whether it ends one. */
+const HELD_HEAD_BYTES = 4096;
 
 export interface ShimOptions {
   readonly socketPath: string;
@@ -113,6 +116,8 @@ class ShimSession {
   #initialized = false;
   /** Client requests sent to the daemon and not answered yet, by id. */
   readonly #pending = new Map<string, Owed>();
+  /** The client's open `subscriptions/listen` requests (2026-07-28): they outlive daemon connections. */
+  readonly #listens = new Listens();
   /** The daemon's last full tools/list relayed to the client: declared in the hello of every reconnect. */
   #relayed: RelayedListing | null = null;
 
@@ -146,8 +151,10 @@ class ShimSession {
     const s: Socket | null = this.#socket;
     const up = s !== null && !s.destroyed;
     if (up && isRequest(msg) && isStatusCall(msg)) return this.#standIn.statusWhileUp(msg['id'], msg['params']);
+    // A listen is held by the shim, not owed by one connection: it stays open when the daemon goes away.
+    const held = isRequest(msg) && msg['method'] === 'subscriptions/listen' && this.#listens.add(msg, line);
     if (up) {
-      if (isRequest(msg)) this.#pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']), task: asksForTask(msg) });
+      if (isRequest(msg) && !held) this.#pending.set(idKey(msg['id']), { id: msg['id'], method: String(msg['method']), modern: isModern(msg['params']), task: asksForTask(msg) });
       s.write(Buffer.concat([line, Buffer.from('\n')]));
     } else if (isRequest(msg)) {
       this.#standIn.alone(msg['id'], String(msg['method']), msg['params']);
@@ -177,6 +184,7 @@ class ShimSession {
     if (msg?.['method'] === 'notifications/cancelled') {
       const rid = (msg['params'] as Json | undefined)?.['requestId'];
       if (rid !== undefined) this.#pending.delete(idKey(rid));
+      if (rid !== undefined) this.#listens.cancel(rid);
     }
   }
 
@@ -198,9 +206,11 @@ class ShimSession {
       },
     );
     // The bytes go to the client first: noting what they answer (a whole tools/list is parsed for
-    // the reconnect hello) is the shim's bookkeeping, not on the client's path.
+    // the reconnect hello) is the shim's bookkeeping, not on the client's path. While listens are
+    // open, a short line that ends one (the daemon stopping) is kept from the client.
+    const relay = new HeldRelay(this.#out, () => this.#listens.size > 0, (line) => !this.#listens.isClosingResult(parseObject(line)));
     return (chunk) => {
-      this.#out.relay(chunk);
+      relay.push(chunk);
       track(chunk);
     };
   }
@@ -229,35 +239,57 @@ class ShimSession {
     s.write(this.#hello());
   }
 
-  /** Reconnects and replays the session's initialize, swallowing the daemon's answer to it. */
+  /**
+   * Reconnects and replays the session's initialize and open listens,
+   * swallowing the daemon's answers to them; then tells the client to list
+   * again: a 2025 session once it was given the stand-in listing (a changed
+   * catalog the daemon tells it itself, from the hello), and every listen
+   * that asked for tool changes (its subscription is replayed only after the
+   * hello, so the daemon could not tell it).
+   */
   async #reconnect(): Promise<void> {
     const s = await tryConnect(this.#opts.socketPath);
     if (s === null) return;
     const init = this.#initialize;
-    if (init === null) return this.#attach(s);
+    if (init === null && this.#listens.size === 0) return this.#attach(s);
     if (!(await this.#replay(s, init)) || s.destroyed) {
       s.destroy();
       return;
     }
     this.#adopt(s);
-    if (this.#standIn.listed) {
-      this.#standIn.listed = false;
-      this.#out.write({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-    }
+    if (this.#standIn.listed && init !== null) this.#out.write({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    this.#standIn.listed = false;
+    for (const notice of this.#listens.toolsChanged()) this.#out.write(notice);
   }
 
-  /** Sends the hello and the replayed initialize on `s`; true once the daemon accepted it. Up to its answer, lines are the shim's own; the bytes after it are the client's. */
-  #replay(s: Socket, init: Buffer): Promise<boolean> {
-    const initId = idKey(parseObject(init)?.['id']);
+  /**
+   * Sends the hello, the replayed initialize and the open listens on `s`; true
+   * once the daemon accepted the initialize and answered every listen. Up to
+   * then, lines are the shim's own; the bytes after are the client's.
+   */
+  #replay(s: Socket, init: Buffer | null): Promise<boolean> {
+    const initId = init === null ? undefined : idKey(parseObject(init)?.['id']);
+    const listens = this.#listens.replay();
     const forward = this.#forwarder();
     let ready = false;
+    let initOk = init === null;
     let answered: (ok: boolean) => void = () => undefined;
     const replayed = new Promise<boolean>((resolve) => (answered = resolve));
     const replayLines = lineSplitter(MAX_TRACKED_LINE_BYTES, (line) => {
+      if (ready) return;
       const m = parseObject(line);
-      if (!ready && isResponse(m) && idKey(m['id']) === initId) {
+      if (initId !== undefined && isResponse(m) && idKey(m['id']) === initId) {
+        if ('error' in m) {
+          ready = true;
+          return answered(false);
+        }
+        initOk = true;
+      }
+      const listen = Listens.answers(m, listens.ids);
+      if (listen !== undefined) listens.ids.delete(listen);
+      if (initOk && listens.ids.size === 0) {
         ready = true;
-        answered(!('error' in m));
+        answered(true);
       }
     });
     s.on('data', (d: Buffer) => {
@@ -272,9 +304,59 @@ class ShimSession {
     });
     s.on('error', () => undefined);
     s.once('close', () => answered(false));
-    const notice = this.#initialized ? encodeLine({ jsonrpc: '2.0', method: 'notifications/initialized' }) : '';
-    s.write(Buffer.concat([Buffer.from(this.#hello()), init, Buffer.from(`\n${notice}`)]));
+    const opening = init === null ? [] : [init, Buffer.from(`\n${this.#initialized ? encodeLine({ jsonrpc: '2.0', method: 'notifications/initialized' }) : ''}`)];
+    s.write(Buffer.concat([Buffer.from(this.#hello()), ...opening, ...listens.lines.flatMap((l) => [l, Buffer.from('\n')])]));
     return replayed;
+  }
+}
+
+/**
+ * Daemon bytes to the client as they come — except, when `holding()`, the
+ * start of each line (up to HELD_HEAD_BYTES) waits until the shim can see
+ * whether `pass(line)` lets it through; a longer line is relayed as it comes.
+ */
+class HeldRelay {
+  readonly #out: ClientOutput;
+  readonly #holding: () => boolean;
+  readonly #pass: (line: Buffer) => boolean;
+  #held: Buffer[] = [];
+  #heldBytes = 0;
+  /** The current line is being relayed as it comes. */
+  #through = false;
+
+  constructor(out: ClientOutput, holding: () => boolean, pass: (line: Buffer) => boolean) {
+    this.#out = out;
+    this.#holding = holding;
+    this.#pass = pass;
+  }
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    if (this.#heldBytes === 0 && !this.#through && !this.#holding()) {
+      this.#out.relay(chunk);
+      this.#through = chunk[chunk.length - 1] !== 0x0a;
+      return;
+    }
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl === -1 ? chunk.length : nl + 1;
+      const piece = chunk.subarray(start, end);
+      start = end;
+      if (this.#through || (this.#heldBytes === 0 && !this.#holding())) {
+        this.#out.relay(piece);
+        this.#through = nl === -1;
+        continue;
+      }
+      this.#held.push(Buffer.from(piece));
+      this.#heldBytes += piece.length;
+      if (nl === -1 && this.#heldBytes <= HELD_HEAD_BYTES) continue;
+      const head = Buffer.concat(this.#held);
+      this.#held = [];
+      this.#heldBytes = 0;
+      this.#through = nl === -1;
+      if (this.#through || this.#pass(head)) this.#out.relay(head);
+    }
   }
 }
 

@@ -11,9 +11,12 @@
  * - 2026-07-28 results carry `resultType: 'complete'` and server info, and a
  *   stand-in listing is not cacheable;
  * - a `tools/call` that was in flight when the connection dropped is reported
- *   as possibly started (`unknown`), never as not run.
+ *   as possibly started (`unknown`), never as not run;
+ * - a `subscriptions/listen` is acknowledged and stays open: the shim tells it
+ *   when the daemon is back (listens.ts).
  */
 import { encodeLine } from '../protocol/ndjson.js';
+import { acknowledgement } from './listens.js';
 import { toolErrorResult } from '../protocol/tool-result.js';
 import { ErrorCodes } from '../rules/errors.js';
 
@@ -159,6 +162,12 @@ export class StandIn {
       case 'server/discover':
         // The 2026-07-28 era's opening (in place of initialize): the era the daemon speaks, nothing cacheable.
         return this.result(id, 'server/discover', true, { supportedVersions: [MODERN_PROTOCOL], capabilities: { tools: { listChanged: true } }, instructions: this.#instructions, ttlMs: 0, cacheScope: 'private' });
+      case 'subscriptions/listen': {
+        // The 2026-07-28 era's way to be told of changes: acknowledged and kept open (listens.ts).
+        const ack = acknowledgement(id, params);
+        if (ack === undefined) return this.#out.write({ jsonrpc: '2.0', id, error: { code: -32602, message: "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter" } });
+        return this.#out.write(ack);
+      }
       case 'ping':
         return this.result(id, method, modern, {});
       case 'tools/list':
