@@ -23,6 +23,7 @@ export function claudeSandboxSettings(home: string): Record<string, unknown> {
   return {
     sandbox: {
       enabled: true,
+      failIfUnavailable: true,
       allowUnsandboxedCommands: false,
       filesystem: { denyRead: [p], denyWrite: [p] },
       network: { allowLocalBinding: false, allowAllUnixSockets: false },
