@@ -21,7 +21,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Installation } from '../helpers/daemon.js';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
-import { BWRAP, bwrapSkip, installWithReadTool } from '../helpers/bwrap.js';
+import { BWRAP, bwrapSkip, installWithReadTool } from '../helpers/boundary.js';
 
 const skip = bwrapSkip();
 

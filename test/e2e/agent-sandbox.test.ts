@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Installation } from '../helpers/daemon.js';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
-import { BWRAP, bwrapSkip, installWithReadTool } from '../helpers/bwrap.js';
+import { BWRAP, bwrapSkip, installWithReadTool } from '../helpers/boundary.js';
 
 const skip = bwrapSkip();
 

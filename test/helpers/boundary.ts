@@ -1,7 +1,8 @@
 /**
- * bubblewrap for the boundary tests (test/e2e/agent-sandbox.test.ts,
- * agent-devcontainer.test.ts): skipped with the reason when it is absent or
- * cannot make namespaces here; POSTERN_REQUIRE_BWRAP=1 (CI) makes that a failure.
+ * For the boundary tests (test/e2e/agent-sandbox, agent-devcontainer,
+ * agent-other-user): bubblewrap — skipped with the reason when it is absent or
+ * cannot make namespaces here, POSTERN_REQUIRE_BWRAP=1 (CI) makes that a
+ * failure — and an installation with one read tool to call through.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
