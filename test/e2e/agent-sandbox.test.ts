@@ -29,17 +29,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { install, type Installation } from '../helpers/daemon.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-
-const BWRAP = '/usr/bin/bwrap';
-
-function bwrapSkip(): string | false {
-  const works = existsSync(BWRAP) && spawnSync(BWRAP, ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']).status === 0;
-  if (works) return false;
-  if (process.env['POSTERN_REQUIRE_BWRAP'] === '1') throw new Error(`POSTERN_REQUIRE_BWRAP=1 but ${BWRAP} is absent or cannot make namespaces here (apt-get install bubblewrap)`);
-  return `${BWRAP} is absent or cannot make namespaces here (apt-get install bubblewrap; POSTERN_REQUIRE_BWRAP=1 makes this a failure)`;
-}
+import type { Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import { BWRAP, bwrapSkip, installWithReadTool } from '../helpers/boundary.js';
 
 const skip = bwrapSkip();
 
@@ -159,14 +151,7 @@ describe('a sandboxed agent shell against the daemon (bubblewrap)', { skip }, ()
   };
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: 'CANARY-sandbox-token' }] });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: {
-        get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {}, required: [] }, http: { target: 'local', method: 'GET', path: '/json' } }] },
-      },
-    });
+    ({ inst, http } = await installWithReadTool('CANARY-sandbox-token'));
     pagePort = await freePort();
     listenerPort = await freePort();
     const page = await inst.sb.run(['approvals', 'page', 'enable', '--port', String(pagePort), '--passphrase-file', inst.passFile]);

@@ -19,8 +19,8 @@ import { homePaths, resolveHome } from '../../home/paths.js';
 import { readListenerInfo } from '../../home/http-listener-info.js';
 import { PosternError } from '../../rules/errors.js';
 import { configFile, hostNote, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
-import { launchSpec, type LaunchSpec } from '../setup/launch.js';
-import { sandboxAdvice } from '../setup/sandbox.js';
+import { cliEntry, launchSpec, type LaunchSpec } from '../setup/launch.js';
+import { devcontainerSetup, sandboxAdvice } from '../setup/sandbox.js';
 import { examples } from '../help.js';
 
 interface SetupOpts {
@@ -87,7 +87,7 @@ async function writeConfig(host: Exclude<Host, 'json'>, file: string, spec: Laun
 export function registerSetup(program: Command): void {
   program
     .command('setup')
-    .argument('<host>', `the agent host: ${Hosts.join(', ')}`)
+    .argument('<host>', `the agent host: ${Hosts.join(', ')}, or devcontainer (the mounts and entry for an agent in a container)`)
     .description("print (or with --write, merge into the host's config) the MCP entry that launches `postern mcp` by absolute path")
     .option('--write', "merge the entry into the host's config file (keeps other entries, leaves a .postern-backup)")
     .option('--force', 'with --write: replace an existing, different postern entry')
@@ -102,8 +102,15 @@ export function registerSetup(program: Command): void {
       'postern setup vscode --write --scope project   # merges servers.postern into ./.vscode/mcp.json',
       'postern setup json > postern-mcp.json',
       'postern setup json --http            # the running HTTP listener: URL and bearer token',
+      'postern setup devcontainer           # the agent socket mount and the entry for an agent in a container',
     ]))
     .action(async (host: string, o: SetupOpts) => {
+      if (host === 'devcontainer') {
+        if (o.write === true || o.http === true) throw new PosternError('USAGE', 'devcontainer is printed only: add the mounts and the entry to the container\'s configuration');
+        const home = o.home !== undefined ? resolve(o.home) : resolveHome();
+        process.stdout.write(`${devcontainerSetup(homePaths(home).agentSocket, resolve(dirname(cliEntry()), '..', '..'))}\n`);
+        return;
+      }
       if (!isHost(host)) throw new PosternError('USAGE', `unknown host "${host.slice(0, 40)}" (expected one of ${Hosts.join(', ')})`);
       const home = o.home !== undefined ? resolve(o.home) : resolveHome();
       const spec = launchSpec(home);

@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import type { Finding } from '../../home/host-checks.js';
-import type { Host, Places } from './hosts.js';
+import { SERVER_NAME, type Host, type Places } from './hosts.js';
 
 /**
  * A path in Claude Code's sandbox settings: `//` marks an absolute path
@@ -23,6 +23,7 @@ export function claudeSandboxSettings(home: string): Record<string, unknown> {
   return {
     sandbox: {
       enabled: true,
+      failIfUnavailable: true,
       allowUnsandboxedCommands: false,
       filesystem: { denyRead: [p], denyWrite: [p] },
       network: { allowLocalBinding: false, allowAllUnixSockets: false },
@@ -210,4 +211,28 @@ export function geminiShellFinding(file: FoundConfig, env: NodeJS.ProcessEnv): F
   }
   if (value === 'sandbox-exec') return { status: 'ok', check, detail: `${file.path}: sandbox-exec (macOS): writes outside the project are refused; the shell can still read the Postern home and reach the network` };
   return { status: 'ok', check, detail: `${file.path}: sandbox ${JSON.stringify(value)}: the shell runs in a container with the project directory only (never add the Postern home to SANDBOX_MOUNTS); it can still reach the network` };
+}
+
+/** Where a container sees the Postern home (only its agent socket is there) and the Postern checkout. */
+export const CONTAINER_HOME = '/run/postern/home';
+export const CONTAINER_CHECKOUT = '/opt/postern';
+
+/**
+ * `postern setup devcontainer`: the two bind mounts (the agent socket, and the
+ * Postern checkout read-only so the container's node runs the same shim) and
+ * the MCP entry for an agent host inside the container. Nothing else of the
+ * home goes in: no vault, no records, no operator socket.
+ */
+export function devcontainerSetup(agentSocket: string, checkout: string): string {
+  const socketTarget = `${CONTAINER_HOME}/run/agent.sock`;
+  const entry = { mcpServers: { [SERVER_NAME]: { command: 'node', args: [`${CONTAINER_CHECKOUT}/dist/cli/main.js`, 'mcp'], env: { POSTERN_HOME: CONTAINER_HOME } } } };
+  return [
+    '# A container (devcontainer.json): the agent socket and the Postern checkout (read-only), nothing else of the home:',
+    JSON.stringify({ mounts: [`source=${agentSocket},target=${socketTarget},type=bind`, `source=${checkout},target=${CONTAINER_CHECKOUT},type=bind,readonly`], containerEnv: { POSTERN_HOME: CONTAINER_HOME } }, null, 2),
+    `# or with docker run: --mount type=bind,source=${agentSocket},target=${socketTarget} --mount type=bind,source=${checkout},target=${CONTAINER_CHECKOUT},readonly`,
+    "# The MCP entry for the agent host inside the container (the container's node, 20.18.1 or newer, on its PATH):",
+    JSON.stringify(entry, null, 2),
+    '# The container runs with your uid (the socket is yours), its own processes and network: it cannot signal the daemon, bind its ports on',
+    '# this machine, or read the home. The mount names the socket file: after the daemon restarts, restart the container.',
+  ].join('\n');
 }
