@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/index.js';
 import type { Catalog } from '../contracts/index.js';
 import { PosternError } from '../rules/errors.js';
-import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../protocol/approvals.js';
+import type { ApprovalCard, ApprovalDecision, OperatorVerdict, PresenceProof } from '../protocol/approvals.js';
 import { checkSeen } from '../protocol/operator/presentation.js';
 import { ParkedApprovals } from './parked.js';
 import { approvalNotFound, ResolvedApprovals } from './resolved.js';
@@ -99,8 +99,11 @@ export class ApprovalQueue {
     return this.#pending.get(id)?.card;
   }
 
-  /** Applies an operator's verdict. Throws APPROVAL_NOT_FOUND / APPROVAL_MISMATCH / APPROVAL_UNSEEN / USAGE. */
-  decide(id: string, verdict: OperatorVerdict, by: string): ApprovalDecision {
+  /**
+   * Applies an operator's verdict. Throws APPROVAL_NOT_FOUND / APPROVAL_MISMATCH / APPROVAL_UNSEEN / USAGE.
+   * `presence`: the WebAuthn assertion the approval page verified for this approval (recorded with it).
+   */
+  decide(id: string, verdict: OperatorVerdict, by: string, presence?: PresenceProof): ApprovalDecision {
     const p = this.#pending.get(id);
     if (p === undefined) throw approvalNotFound(id.slice(0, 64), this.resolved.get(id));
     const at = this.#now().toISOString();
@@ -114,7 +117,7 @@ export class ApprovalQueue {
           throw new PosternError('USAGE', 'this call widens authority or needs per-call approval: approve it once, not for the session');
         }
         checkSeen(p.card, verdict);
-        d = { kind: 'approved', scope: verdict.scope, by, at };
+        d = { kind: 'approved', scope: verdict.scope, by, at, ...(presence === undefined ? {} : { presence }) };
         break;
       case 'deny':
         d = { kind: 'denied', reason: verdict.reason, by, at };

@@ -16,6 +16,9 @@ import { canPrompt, isJsonDocument, promptHidden, promptNote, textColumns } from
 
 export const MIN_PASSPHRASE_LENGTH = 12;
 
+/** A link `link` prints whole: http(s), printable ASCII, no space. */
+export const WHOLE_LINK = /^https?:\/\/[\x21-\x7e]+$/;
+
 export interface CliContext {
   readonly paths: HomePaths;
   /**
@@ -31,6 +34,12 @@ export interface CliContext {
    */
   newPassphrase(opts?: { file?: string | undefined; ignoreGlobalFile?: boolean }): Promise<Uint8Array>;
   out(line: string): void;
+  /**
+   * Prints a link of Postern's own whole, on a line of its own, so it is
+   * copied in one piece (a terminal wraps it; nothing else is on its rows).
+   * Anything but a plain printable http(s) URL is printed as `out` prints.
+   */
+  link(url: string): void;
   /** The command's one clock. */
   readonly clock: Clock;
   /** The key-derivation profile (production unless the test switch is set; see vault/kdf-profile.ts). */
@@ -141,17 +150,26 @@ export function contextFor(cmd: Command): CliContext {
       const raw = process.stdout.isTTY !== true && (opts.json === true || opts.format === 'json' || opts.format === 'github' || isJsonDocument(line));
       process.stdout.write(terminalLines(line, raw ? undefined : textColumns(process.stdout, process.env)));
     },
+    link(url: string) {
+      process.stdout.write(linkLines(url, textColumns(process.stdout, process.env)));
+    },
   };
 }
 
 /**
  * What `out` writes for one line: text (to a terminal, a pipe or a file —
  * a pager soft-wraps as a terminal does) has every row folded to `columns`
- * less the row margin, behind a visible continuation mark, so text an agent
- * controls can never start a row of its own; `columns` undefined (JSON to a
- * pipe or a file) prints the line as it is.
+ * less the row margin, at a space where the row has one (words and
+ * timestamps stay whole), behind a visible continuation mark, so text an
+ * agent controls can never start a row of its own; `columns` undefined (JSON
+ * to a pipe or a file) prints the line as it is.
  */
 export function terminalLines(line: string, columns: number | undefined): string {
   if (columns === undefined || !Number.isFinite(columns) || columns < 1) return `${line}\n`;
-  return `${foldLinesToWidth(line, rowWidth(columns)).join('\n')}\n`;
+  return `${foldLinesToWidth(line, rowWidth(columns), '', { atSpaces: true }).join('\n')}\n`;
+}
+
+/** What `link` writes: a plain http(s) link whole on its own line; anything else as terminalLines folds it. */
+export function linkLines(url: string, columns: number | undefined): string {
+  return WHOLE_LINK.test(url) ? `${url}\n` : terminalLines(url, columns);
 }

@@ -22,6 +22,10 @@ export type Effect = (typeof Effects)[number];
 export const ApprovalModes = ['none', 'session', 'per-call'] as const;
 export type ApprovalMode = (typeof ApprovalModes)[number];
 
+/** Whether an approval given on the approval page needs a WebAuthn assertion (a passkey, user verified). */
+export const PresenceModes = ['required', 'none'] as const;
+export type PresenceMode = (typeof PresenceModes)[number];
+
 export const HttpMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HttpMethods)[number];
 
@@ -201,6 +205,11 @@ export interface Tool {
   readonly description: string;
   readonly effect: Effect;
   readonly approval: ApprovalMode;
+  /**
+   * `approval.presence`, resolved: `required` when declared so, or by default for a destructive
+   * tool that needs approval; `none` otherwise or when declared `presence: none`.
+   */
+  readonly presence: PresenceMode;
   /** Strictly increasing revision numbers; never empty. */
   readonly revisions: readonly Revision[];
   /** The last revision. */

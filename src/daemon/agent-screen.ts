@@ -3,11 +3,9 @@
  * carried it (a line on the agent socket, a POST body on the HTTP listener).
  * One home for these rules; the transports only frame and answer.
  *
- * - not UTF-8, or not JSON → -32700 Parse error (with the request's id when a
- *   lenient reading finds one), never "repaired" into U+FFFD and run;
- * - an envelope the SDK would drop without a word → the answer of
- *   `protocol/jsonrpc-screen.ts` (-32602 / -32600), or a silent drop for a
- *   notification;
+ * - not UTF-8, not JSON, or an envelope the SDK would drop without a word →
+ *   the answer of `protocol/jsonrpc-screen.ts` (-32700 / -32602 / -32600), or
+ *   a silent drop for a notification;
  * - a `tools/call` whose arguments carry an own `__proto__` key → the SDK's
  *   schema copy would drop that key (and re-parent the object), so the call
  *   is refused here as VALIDATION_FAILED (-32602, the tool error in `data`)
@@ -16,9 +14,8 @@
  * `protocol/agent-limits.ts` (`oversizedAnswer`), from the same limit.
  */
 import { randomUUID } from 'node:crypto';
-import { isUtf8 } from 'node:buffer';
 import { PosternError } from '../rules/errors.js';
-import { screenMessage } from '../protocol/jsonrpc-screen.js';
+import { screenBytes } from '../protocol/jsonrpc-screen.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { Trail } from './pipeline/trail.js';
 import { refusedCall } from './pipeline/refusal.js';
@@ -40,18 +37,7 @@ function asId(v: unknown): RpcId {
   return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? v : null;
 }
 
-/** The id of a message that cannot be accepted, if a lenient reading finds one. */
-function lenientId(bytes: Buffer): RpcId {
-  try {
-    const v: unknown = JSON.parse(bytes.toString('utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? asId((v as Json)['id']) : null;
-  } catch {
-    return null;
-  }
-}
-
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-const parseError = (id: RpcId, why: string): AgentScreenVerdict => ({ kind: 'answer', response: { jsonrpc: '2.0', id, error: { code: -32700, message: `Parse error: ${why}` } } });
 
 /** Journals the refusal through the call pipeline's own trail and answers with its tool error. */
 function refuseProtoKey(svc: Services, session: SessionInfo, id: RpcId, name: unknown, args: unknown): AgentScreenVerdict {
@@ -71,16 +57,10 @@ function refuseProtoKey(svc: Services, session: SessionInfo, id: RpcId, name: un
 
 /** The verdict on one whole message (already within the size limit). */
 export function screenAgentMessage(bytes: Buffer, svc: Services, session: SessionInfo): AgentScreenVerdict {
-  if (!isUtf8(bytes)) return parseError(lenientId(bytes), 'the message is not valid UTF-8');
-  let msg: unknown;
-  try {
-    msg = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return parseError(null, 'the message is not valid JSON');
-  }
-  const verdict = screenMessage(msg);
+  const verdict = screenBytes(bytes);
   if (verdict.kind === 'answer') return verdict;
   if (verdict.kind === 'drop') return { kind: 'drop' };
+  const msg = verdict.message;
   if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
     const m = msg as Json;
     const params = m['params'];

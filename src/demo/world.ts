@@ -140,6 +140,7 @@ async function populate(dir: string, clock: Clock, register: (stop: () => Promis
     unlockPassphrase: () => Promise.resolve(pass()),
     newPassphrase: () => Promise.resolve(pass()),
     out: (line) => void accepted.push(line),
+    link: (url) => void accepted.push(url),
   };
 
   return {

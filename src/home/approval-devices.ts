@@ -13,7 +13,8 @@
  * save carries the next `sequence`, which the daemon also journals, and a
  * file whose sequence is below the journal's (an older copy put back) is
  * refused like a forged one. A file of the first format (devices that held a
- * bearer secret) is refused: those devices pair again.
+ * bearer secret) is refused: those devices pair again. A device's passkeys
+ * (registered from the page) are kept with it and removed with its revocation.
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
@@ -25,6 +26,22 @@ const MAC_DOMAIN = 'postern approval-page devices v1\n';
 /** At most this many devices are kept (revoked ones included). */
 export const MAX_DEVICES = 64;
 
+/** A passkey registered from the page for a device (presence: src/daemon/approval-page/presence.ts). */
+const PasskeySchema = z
+  .object({
+    /** The WebAuthn credential id, base64url. */
+    id: z.string().min(1).max(1400).regex(/^[A-Za-z0-9_-]+$/),
+    /** Its COSE public key, base64url. */
+    public_key: z.string().min(1).max(2048).regex(/^[A-Za-z0-9_-]+$/),
+    /** The highest signature counter seen (it only grows; 0 for authenticators that keep none). */
+    counter: z.number().int().min(0),
+    added_at: z.string().max(64),
+  })
+  .strict();
+export type Passkey = z.infer<typeof PasskeySchema>;
+/** At most this many passkeys per device. */
+export const MAX_PASSKEYS = 8;
+
 const DeviceSchema = z
   .object({
     id: z.string().regex(/^[0-9a-f]{16}$/),
@@ -33,6 +50,8 @@ const DeviceSchema = z
     public_key: z.string().regex(/^[A-Za-z0-9_-]{87}$/),
     paired_at: z.string().max(64),
     revoked_at: z.string().max(64).nullable(),
+    /** Its passkeys (absent: none); a revoked device has none. */
+    passkeys: z.array(PasskeySchema).max(MAX_PASSKEYS).optional(),
   })
   .strict();
 export type PairedDevice = z.infer<typeof DeviceSchema>;

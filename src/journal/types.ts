@@ -21,6 +21,8 @@ export interface ApprovalRecord {
   readonly outcome: 'approved' | 'denied' | 'timeout' | 'voided' | 'pending' | 'cancelled';
   /** The pre-approval rule that approved the call (an unattended daemon); absent otherwise. */
   readonly rule?: string;
+  /** The WebAuthn assertion an approval on the approval page carried (credential id, user present / verified); absent otherwise. */
+  readonly presence?: { readonly credential: string; readonly user_present: boolean; readonly user_verified: boolean };
 }
 
 /** Where a vault secret was found (and redacted) in a call: what the agent sent, what it was answered. */
@@ -234,6 +236,8 @@ export const SESSION_EVENT_TYPES = [
   'journal_gap_closed',
   /** The operator released one key the gap of a restore held (`postern anchor release-key`). */
   'journal_key_released',
+  /** A passkey was registered from the approval page for a paired device (its id, the credential id). */
+  'passkey_added',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

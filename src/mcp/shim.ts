@@ -33,15 +33,17 @@
  * - `notifications/cancelled` is forwarded like any line, so the daemon
  *   cancels the call (and its approval card) the client gave up on;
  * - client lines are split on bytes and forwarded byte for byte, so a
- *   multi-byte character that straddles two reads arrives intact and invalid
- *   UTF-8 is not "repaired" into U+FFFD (the daemon refuses it, with its id);
+ *   multi-byte character that straddles two reads arrives intact; invalid
+ *   UTF-8 is never "repaired" into U+FFFD (it is refused, with its id);
  * - the daemon's bytes are relayed as they come; the shim's own answers never
  *   land inside one of its lines;
  * - answers the shim makes itself fit the request's protocol era (2026-07-28
  *   results carry `resultType`, and a stand-in listing is not cacheable);
- * - a request whose envelope the SDK would drop (`params` an array or
- *   `null`…) is answered here with the daemon's own rule
- *   (`protocol/jsonrpc-screen.ts`), daemon or no daemon;
+ * - a line that is not UTF-8 or not JSON (-32700), a request whose envelope
+ *   the SDK would drop (`params` an array or `null`…), or a `tools/call`
+ *   without a string name or with arguments that are not an object (-32602)
+ *   is answered here with the daemon's own rule (`protocol/jsonrpc-screen.ts`),
+ *   daemon or no daemon, and never forwarded;
  * - a client line longer than the daemon accepts is not forwarded; it is
  *   answered (when its id can be found) and discarded, with bounded memory;
  * - MCP tasks live in the daemon's session and end with its connection: while
@@ -52,9 +54,8 @@
  *   `tasks/list` is empty.
  */
 import { connect, type Socket } from 'node:net';
-import { isUtf8 } from 'node:buffer';
 import { oversizedAnswer, SHIM_LINE_LIMIT } from '../protocol/agent-limits.js';
-import { idFromEdges, screenMessage, type ScreenVerdict } from '../protocol/jsonrpc-screen.js';
+import { idFromEdges, screenBytes } from '../protocol/jsonrpc-screen.js';
 import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
 import { encodeHello, listingOf, type RelayedListing } from '../protocol/shim-hello.js';
 import { asksForTask, ClientOutput, isModern, StandIn, STATUS_TOOL, type Json, type Owed } from './stand-in.js';
@@ -89,15 +90,6 @@ const idKey = (id: unknown): string => JSON.stringify(id ?? null);
 function isStatusCall(m: Json): boolean {
   const params = m['params'];
   return m['method'] === 'tools/call' && typeof params === 'object' && params !== null && (params as Json)['name'] === STATUS_TOOL;
-}
-
-/** The screen's verdict on a line that is JSON; undefined when it is not (the daemon answers the parse error, with its id). */
-function screenLine(line: Buffer): ScreenVerdict | undefined {
-  try {
-    return screenMessage(JSON.parse(line.toString('utf8')) as unknown);
-  } catch {
-    return undefined;
-  }
 }
 
 function parseObject(line: string | Buffer): Json | null {
@@ -135,13 +127,13 @@ class ShimSession {
     if (first !== null) this.#attach(first);
   }
 
-  /** A client line, forwarded byte for byte (invalid UTF-8 included: the daemon refuses it with its id). */
+  /** A client line: answered here when the screen refuses it, else forwarded byte for byte. */
   async line(line: Buffer): Promise<void> {
-    // An envelope the daemon's SDK would drop is answered here, by the same rule as the daemon's screen.
-    const verdict = isUtf8(line) ? screenLine(line) : undefined;
-    if (verdict?.kind === 'answer') return this.#out.write(verdict.response);
-    if (verdict?.kind === 'drop') return;
-    const msg = parseObject(line);
+    // What the daemon's screen refuses is answered here by the same rule, daemon or no daemon.
+    const verdict = screenBytes(line);
+    if (verdict.kind === 'answer') return this.#out.write(verdict.response);
+    if (verdict.kind === 'drop') return;
+    const msg = verdict.message as Json;
     this.#note(msg, line);
     if (this.#socket === null && isRequest(msg)) {
       if (msg['method'] === 'initialize') {

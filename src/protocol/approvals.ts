@@ -53,6 +53,8 @@ export const ApprovalCardSchema = z.object({
   effect: z.string(),
   /** What the tool advertises to the agent; shown beside `effect`, never lowering the risk shown. */
   annotations: ToolAnnotationsSchema.nullable().default(null),
+  /** `required`: an approval given on the approval page needs a WebAuthn assertion (catalog `approval.presence`); absent: none. */
+  presence: z.enum(['required', 'none']).optional(),
   revision: z.number(),
   revision_seen: z.number().nullable(),
   /** `session` when the operator may approve for the rest of the session; `per-call` otherwise. */
@@ -74,9 +76,13 @@ export const ApprovalCardSchema = z.object({
 });
 export type ApprovalCard = z.infer<typeof ApprovalCardSchema>;
 
+/** The WebAuthn assertion an approval on the page carried (src/daemon/approval-page/presence.ts): the credential and its flags. */
+export const PresenceProofSchema = z.object({ credential: z.string(), user_present: z.boolean(), user_verified: z.boolean() });
+export type PresenceProof = z.infer<typeof PresenceProofSchema>;
+
 /** How a card was resolved: the one definition, used by the queue and the wire. */
 export const ApprovalDecisionSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('approved'), scope: z.enum(['once', 'session']), by: z.string(), at: z.string() }),
+  z.object({ kind: z.literal('approved'), scope: z.enum(['once', 'session']), by: z.string(), at: z.string(), presence: PresenceProofSchema.optional() }),
   z.object({ kind: z.literal('denied'), reason: z.string().nullable(), by: z.string(), at: z.string() }),
   z.object({ kind: z.literal('timeout'), at: z.string() }),
   z.object({ kind: z.literal('voided'), reason: z.string(), at: z.string() }),

@@ -131,6 +131,9 @@ export const ErrorCodes = {
   DECISION_STALE: { exit: 1, action: 'review_the_card_again', summary: 'the card changed while it was open (its contract changed): nothing was decided' },
   DECISION_REPLAYED: { exit: 1, action: 'reload_the_page', summary: 'this decision was already sent once (its nonce is used): nothing was decided again' },
   DECISION_NONCE_INVALID: { exit: 1, action: 'reload_the_page', summary: 'the decision does not carry a nonce issued for this card and device: nothing was decided' },
+  PRESENCE_REQUIRED: { exit: 1, action: 'approve_with_a_passkey', summary: 'the tool needs presence: an approval on the page must carry a passkey assertion, and this one carries none: nothing was approved' },
+  PRESENCE_INVALID: { exit: 1, action: 'reload_the_page', summary: 'the passkey assertion (or registration) does not verify for this device, card, daemon run and decision: nothing was approved' },
+  PRESENCE_UNAVAILABLE: { exit: 1, action: 'open_the_page_on_localhost_or_approve_in_the_tui', summary: 'passkeys cannot be used on the page at this address (an IP address is not a WebAuthn relying-party id): nothing was approved' },
   PAGE_LISTEN_FAILED: { exit: 1, action: 'choose_another_port', summary: 'the authorized approval page could not bind its address and port' },
   INTERNAL: { exit: 1, action: 'report_bug', summary: 'an unexpected internal failure' },
 

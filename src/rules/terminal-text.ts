@@ -16,9 +16,12 @@
  * characters not shown), so nothing hides past the edge of the screen.
  *
  * Widths no terminal agrees on are escaped too: enclosing marks (a keycap's
- * U+20E3), Hangul vowel and final jamo (U+1160–U+11FF, U+D7B0–U+D7FF) and
- * every code point Unicode assigned after 14.0 (a terminal with an older
- * width table draws them 0–2 cells).
+ * U+20E3), the conjoining Hangul jamo — leading, vowel and final
+ * (U+1100–U+11FF, U+A960–U+A97F, U+D7B0–U+D7FF; a run of them is one
+ * grapheme that a terminal may join or draw 2 cells apiece) — and every code
+ * point Unicode assigned after 14.0 (a terminal with an older width table
+ * draws them 0–2 cells). A grapheme no row could hold (counted at its
+ * widest) is shown as escapes when folded, so it never overruns a row.
  *
  * Rows: `cellWidth` counts the widest a terminal may draw a string — each
  * code point on its own (a terminal that does not join a cluster draws every
@@ -40,8 +43,8 @@ const INVISIBLE = new Set([0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x2800, 0x316
 const MAX_COMBINING_RUN = 4;
 const NEEDS_ESCAPE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Cn}\p{Zs}\p{Default_Ignorable_Code_Point}]/u;
 const IS_MARK = /\p{M}/u;
-/** Enclosing marks and Hangul medial/final jamo: drawn 0, 1 or 2 cells depending on the terminal. */
-const UNSETTLED_WIDTH = /[\p{Me}\u1160-\u11FF\uD7B0-\uD7FF]/u;
+/** Enclosing marks and conjoining Hangul jamo: drawn 0, 1 or 2 cells (a run joined or not) depending on the terminal. */
+const UNSETTLED_WIDTH = /[\p{Me}\u1100-\u11FF\uA960-\uA97F\uD7B0-\uD7FF]/u;
 
 /**
  * Code points Unicode 15.0–17.0 assigned (ranges, hex). A terminal whose
@@ -208,6 +211,47 @@ export function cellWidth(s: string): number {
   return n;
 }
 
+/**
+ * Cells most terminals draw a printable string in (string-width: East Asian
+ * ambiguous characters and the "…" narrow, as ink measures). Columns are
+ * padded by it, so they line up where text is drawn that way; whether a row
+ * fits is counted by cellWidth, so a terminal that draws wider shifts a
+ * column but never wraps a row.
+ */
+export function drawnWidth(s: string): number {
+  return PRINTABLE_ASCII.test(s) ? s.length : stringWidth(s);
+}
+
+/** `text` followed by spaces up to `width` drawn cells (see drawnWidth). */
+export function padCells(text: string, width: number): string {
+  return text + ' '.repeat(Math.max(0, width - drawnWidth(text)));
+}
+
+/** What ends a value cut short by cutCells. */
+export const CUT_MARK = '…';
+
+/**
+ * Cuts printable (Postern's own or sanitized) text to at most `width` cells
+ * counted at the widest (cellWidth), the mark included: the "…" is counted 2
+ * cells as a terminal drawing ambiguous characters wide draws it, so the cut
+ * text fits on every terminal; padded with padCells it keeps the space
+ * before the next column where the mark is drawn 1 cell.
+ */
+export function cutCells(text: string, width: number): string {
+  if (cellWidth(text) <= width) return text;
+  const room = width - cellWidth(CUT_MARK);
+  if (room < 0) return '.'.repeat(Math.max(0, width));
+  let out = '';
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const w = clusterCells(segment);
+    if (used + w > room) break;
+    out += segment;
+    used += w;
+  }
+  return `${out}${CUT_MARK}`;
+}
+
 /** Cells a screen leaves empty at the end of every row: a row never touches the terminal's last column. */
 export const ROW_MARGIN = 1;
 
@@ -219,38 +263,95 @@ export function rowWidth(columns: number): number {
 /** Starts every folded row after the first: visible, and never produced by sanitized text at a row's start. */
 export const CONTINUATION = '\u2506 ';
 
+/** Cells a grapheme may take and still be kept whole on the narrowest row (a toned emoji, a flag). */
+const MAX_WHOLE_CLUSTER = 4;
+
+export interface FoldOptions {
+  /**
+   * Break at the last space of a row when it has one (words, timestamps and
+   * links stay whole); a word longer than a row is still cut. Off: rows are
+   * filled to the width (the TUI's card, whose rows the seen rule counts).
+   */
+  readonly atSpaces?: boolean;
+}
+
 /**
  * Folds one line into rows of at most `width` cells. Rows after the first are
  * `indent` + CONTINUATION + the next part of the line. The line should
  * already be sanitized; a character that still needs escaping (a newline, a
  * control) is escaped here rather than printed, so a caller's mistake cannot
- * reach the terminal raw. Grapheme clusters are never split. Every row has at
- * least one cluster, so a terminal narrower than the indent still progresses.
+ * reach the terminal raw. Grapheme clusters are never split; one wider than
+ * a continuation row could hold is shown as escapes instead, so no row is
+ * wider than `width` whatever the text. Every row has at least one cluster,
+ * so a terminal narrower than the indent still progresses.
  */
-export function foldToWidth(line: string, width: number, indent = ''): string[] {
+export function foldToWidth(line: string, width: number, indent = '', opts: FoldOptions = {}): string[] {
   const lead = `${indent}${CONTINUATION}`;
   const leadWidth = cellWidth(lead);
+  const pieces = foldPieces(line, Math.max(width - leadWidth, MAX_WHOLE_CLUSTER));
+  // Cells of the word each piece begins: a row may end at a space only when the word after it fits a row of its own.
+  const wordAfter = new Array<number>(pieces.length + 1).fill(0);
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const p = pieces[i];
+    wordAfter[i] = p === undefined || p.text === ' ' ? 0 : p.w + (wordAfter[i + 1] ?? 0);
+  }
   const rows: string[] = [];
   let row = '';
   let used = 0;
-  for (const { segment } of graphemes.segment(line)) {
-    const piece = escapeStray(segment);
-    const w = piece === segment ? clusterCells(piece) : cellWidth(piece);
+  // The last space of the row the row may end at: its index in `row` and the cells before it.
+  let brk: { at: number; used: number } | null = null;
+  pieces.forEach(({ text: piece, w }, i) => {
     if (used + w > width && row !== '' && row !== lead) {
-      rows.push(row);
-      row = lead;
-      used = leadWidth;
+      if (opts.atSpaces === true && brk !== null && piece !== ' ') {
+        // The row ends at that space; the word it was in moves on whole.
+        const rest = row.slice(brk.at + 1);
+        const carried = used - brk.used - 1;
+        rows.push(row.slice(0, brk.at).trimEnd());
+        row = lead + rest;
+        used = leadWidth + carried;
+      } else {
+        rows.push(piece === ' ' && opts.atSpaces === true ? row.trimEnd() : row);
+        row = lead;
+        used = leadWidth;
+      }
+      brk = null;
+      if (piece === ' ' && opts.atSpaces === true) return;
     }
+    const next = wordAfter[i + 1] ?? 0;
+    const wordFits = next > 0 && leadWidth + next <= width;
+    if (piece === ' ' && wordFits && (rows.length === 0 ? row : row.slice(lead.length)).trim() !== '') brk = { at: row.length, used };
     row += piece;
     used += w;
-  }
+  });
   rows.push(row);
   return rows;
 }
 
+/** The line's graphemes as printed, with their cells; one wider than `most` cells becomes escapes of 1 cell each. */
+function foldPieces(line: string, most: number): { text: string; w: number }[] {
+  const out: { text: string; w: number }[] = [];
+  for (const { segment } of graphemes.segment(line)) {
+    const piece = escapeStray(segment);
+    const w = piece === segment ? clusterCells(piece) : cellWidth(piece);
+    if (w > most) for (const ch of escapeAll(piece)) out.push({ text: ch, w: 1 });
+    else out.push({ text: piece, w });
+  }
+  return out;
+}
+
 /** Folds text that may hold several lines (a JSON dump): each line folded on its own. */
-export function foldLinesToWidth(text: string, width: number, indent = ''): string[] {
-  return text.split('\n').flatMap((l) => foldToWidth(l, width, indent));
+export function foldLinesToWidth(text: string, width: number, indent = '', opts: FoldOptions = {}): string[] {
+  return text.split('\n').flatMap((l) => foldToWidth(l, width, indent, opts));
+}
+
+/** Every code point outside printable ASCII as an escape: a grapheme too wide for any row, shown piece by piece. */
+function escapeAll(piece: string): string {
+  let out = '';
+  for (const ch of piece) {
+    const cp = ch.codePointAt(0) ?? 0;
+    out += PRINTABLE_ASCII.test(ch) ? ch : cp <= 0xffff ? `\\u${hex(cp, 4)}` : `\\u{${hex(cp, 5)}}`;
+  }
+  return out;
 }
 
 function escapeStray(segment: string): string {

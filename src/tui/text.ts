@@ -9,28 +9,17 @@
  * never begins a screen row; a field cut short says so with "+N more" and
  * reports `complete: false`.
  */
-import { CONTINUATION, cellWidth, foldToWidth, sanitizeWithInfo } from '../rules/terminal-text.js';
+import { CONTINUATION, cellWidth, cutCells, foldToWidth, sanitizeWithInfo } from '../rules/terminal-text.js';
 
 export const LABEL_WIDTH = 12;
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 export function cells(s: string): number {
   return cellWidth(s);
 }
 
-/** Cuts Postern-authored (or already sanitized) text to `width` cells, marking the cut with "…". */
+/** Cuts Postern-authored (or already sanitized) text to `width` cells, the "…" included (the one rule: cutCells). */
 export function clipCells(text: string, width: number): string {
-  if (cellWidth(text) <= width) return text;
-  if (width <= 0) return '';
-  let out = '';
-  let used = 0;
-  for (const { segment } of graphemes.segment(text)) {
-    const w = cellWidth(segment);
-    if (used + w > width - 1) break;
-    out += segment;
-    used += w;
-  }
-  return `${out}…`;
+  return cutCells(text, width);
 }
 
 /** Folds sanitized text to `width`; rows after the first start with the continuation mark. */

@@ -1,6 +1,8 @@
 /**
- * Malformed JSON-RPC envelopes always get an answer (issue 8 item 9): the
- * SDK drops a request whose `params` is an array or `null` (or a string, a
+ * Malformed JSON-RPC envelopes always get an answer (issue 8 item 9), and
+ * the same one daemon or no daemon (docs/errors.md): unparseable lines are
+ * -32700, a `tools/call` without a string name or with arguments that are
+ * not an object is -32602. The SDK drops a request whose `params` is an array or `null` (or a string, a
  * number, a boolean; or whose `_meta` is not an object; or whose id is
  * unusable) without a word. Each variant of the corpus is spoken by hand —
  * straight to the daemon's agent socket, through the built `postern mcp`
@@ -45,7 +47,7 @@ class Peer {
     });
   }
   send(m: unknown): void {
-    this.out.write(typeof m === 'string' ? m : `${JSON.stringify(m)}\n`);
+    this.out.write(typeof m === 'string' || Buffer.isBuffer(m) ? m : `${JSON.stringify(m)}\n`);
   }
   /** The message at `index` (0-based), once it has arrived. */
   async at(index: number): Promise<Json> {
@@ -105,7 +107,7 @@ const invalidParams: [string, Json][] = [
   ['ping, params null', { method: 'ping', params: null }],
 ];
 
-/** Requests whose tools/call params are an object but wrong: the SDK answers -32602 itself. */
+/** Requests whose tools/call params are an object but wrong: -32602 by the screen, daemon or no daemon. */
 const badCallParams: [string, Json][] = [
   ['tools/call, params missing', { method: 'tools/call' }],
   ['tools/call, no name', call({ arguments: {} })],
@@ -126,6 +128,14 @@ const invalidRequests: [string, unknown, unknown][] = [
   ['a number', 5, null],
   ['jsonrpc 1.0', { jsonrpc: '1.0', id: 'v1', method: 'tools/list' }, 'v1'],
   ['method a number', { jsonrpc: '2.0', id: 'm1', method: 7 }, 'm1'],
+];
+
+/** Lines that are not JSON, or not UTF-8: -32700, with the id a lenient reading finds. */
+const unparseable: [string, Buffer, unknown][] = [
+  ['malformed JSON', Buffer.from('{"jsonrpc":"2.0","id":"j1","method":\n'), null],
+  ['not JSON at all', Buffer.from('tools/list please\n'), null],
+  ['invalid UTF-8 in a call', Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"u1","method":"tools/call","params":{"name":"echo_read","arguments":{"q":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}}}\n')]), 'u1'],
+  ['invalid UTF-8 in a listing', Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"u2","method":"tools/list","params":{"cursor":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}}\n')]), 'u2'],
 ];
 
 /** Notifications with bad params: never answered. */
@@ -181,10 +191,12 @@ describe('malformed JSON-RPC envelopes are answered, never dropped', () => {
           const id = `c${n++}`;
           const r = await peer.exchange({ jsonrpc: '2.0', id, ...m });
           assert.equal(r['id'], id, `${what}: ${JSON.stringify(r)}`);
-          // The daemon's SDK answers -32602; with no daemon the stand-in refuses the same envelope alike or answers the call.
-          const code = (r['error'] as Json | undefined)?.['code'];
-          if (route.includes('no daemon')) assert.ok(code === -32602 || r['result'] !== undefined, `${what}: ${JSON.stringify(r)}`);
-          else assert.equal(code, -32602, `${what}: ${JSON.stringify(r)}`);
+          assert.equal((r['error'] as Json | undefined)?.['code'], -32602, `${what}: ${JSON.stringify(r)}`);
+        }
+        for (const [what, bytes, id] of unparseable) {
+          const r = await peer.exchange(bytes);
+          assert.equal(r['id'], id, `${what}: ${JSON.stringify(r)}`);
+          assert.equal((r['error'] as Json | undefined)?.['code'], -32700, `${what}: ${JSON.stringify(r)}`);
         }
         for (const [what, m, id] of invalidRequests) {
           const r = await peer.exchange(m);

@@ -91,7 +91,7 @@ describe('postern setup', () => {
     }
     const toml = await readFile(codex, 'utf8');
     assert.ok(toml.startsWith(before));
-    assert.match(toml, /\[mcp_servers\.postern\]\ncommand = ".*"\nargs = \[".*main\.js", "mcp"\]\nenv = \{ POSTERN_HOME = ".*other-home" \}\n$/);
+    assert.match(toml, /\[mcp_servers\.postern\]\ncommand = ".*"\nargs = \[".*main\.js", "mcp"\]\nenv = \{ POSTERN_HOME = ".*other-home" \}\n# Postern asks .*\ndefault_tools_approval_mode = "approve"\n$/);
     const c = JSON.parse(await readFile(cursor, 'utf8')) as { mcpServers: Record<string, unknown> };
     assert.deepEqual(Object.keys(c.mcpServers), ['github', 'postern']);
     const cc = JSON.parse(await readFile(claude, 'utf8')) as { numStartups: number; mcpServers: { postern: { type: string } } };

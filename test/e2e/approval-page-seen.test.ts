@@ -87,7 +87,7 @@ describe('the approval page: nothing unseen is approved, and it fits a phone', {
     const url = (JSON.parse(await readFile(join(inst.sb.home, 'run', 'approval-page.json'), 'utf8')) as { url: string }).url;
     const r = await inst.sb.run(['approvals', 'pair', '--name', 'phone', '--passphrase-file', inst.passFile]);
     assert.equal(r.code, 0, r.stderr);
-    const link = /open: (\S+)/.exec(r.stdout)?.[1] ?? '';
+    const link = /open[^\n]*:\n(\S+)/.exec(r.stdout)?.[1] ?? '';
     assert.ok(link.startsWith(url), r.stdout);
     await page.goto(link);
     await page.click('#pair-submit');

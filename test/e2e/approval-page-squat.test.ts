@@ -194,7 +194,7 @@ describe('the approval page while another process holds its port', { skip }, () 
     const r = await inst.sb.run(['approvals', 'pair', '--name', 'phone', '--passphrase-file', inst.passFile]);
     assert.equal(r.code, 0, r.stderr);
     runPrinted = /run ([A-Z0-9]{4}-[A-Z0-9]{4})/.exec(r.stdout)?.[1] ?? '';
-    await page.goto(/open: (\S+)/.exec(r.stdout)?.[1] ?? '');
+    await page.goto(/open[^\n]*:\n(\S+)/.exec(r.stdout)?.[1] ?? '');
     await page.click('#pair-submit');
     await page.waitForSelector('#app[data-ready="yes"]');
     assert.equal(await page.textContent('#run'), `run ${runPrinted}`);

@@ -95,7 +95,7 @@ describe('the approval page over TLS on another address', { skip }, () => {
     const r = await inst.sb.run(['approvals', 'pair', '--name', 'tablet', '--passphrase-file', inst.passFile]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`certificate SHA-256 \\(check it in the browser\\): ${fingerprint}`));
-    const link = /open: (\S+)/.exec(r.stdout)?.[1] ?? '';
+    const link = /open[^\n]*:\n(\S+)/.exec(r.stdout)?.[1] ?? '';
     await page.goto(link);
     await page.click('#pair-submit');
     await page.waitForSelector('#app[data-ready="yes"]');

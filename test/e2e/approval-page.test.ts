@@ -121,7 +121,7 @@ describe('the approval page in Chromium', { skip }, () => {
     assert.equal(await page.getAttribute('#status', 'data-code'), 'DEVICE_UNPAIRED');
     const r = await inst.sb.run(['approvals', 'pair', '--name', 'phone', '--qr', '--passphrase-file', inst.passFile]);
     assert.equal(r.code, 0, r.stderr);
-    const link = /open: (\S+)/.exec(r.stdout)?.[1] ?? '';
+    const link = /open[^\n]*:\n(\S+)/.exec(r.stdout)?.[1] ?? '';
     const code = /#pair=([A-Z0-9]+)&key=[A-Z0-9]{4}-[A-Z0-9]{4}$/.exec(link)?.[1] ?? '';
     assert.ok(link.startsWith(url) && code.length === 10, r.stdout);
     assert.match(r.stdout, /[▄▀█]{6}/, 'a QR code of the link');

@@ -148,7 +148,8 @@ export function registerApprovalPage(approvals: Command, withOperator: WithOpera
       const p = await withOperator(ctx, (c) => c.request('devices.pair', { name: o.name }));
       const link = pairingLink(p);
       ctx.out(`pairing code for ${clean(p.name, 64)}: ${clean(p.code, 32)} (single use, until ${clean(p.expires_at, 40)})`);
-      ctx.out(`open: ${clean(link, 300)}`);
+      ctx.out('open (the link is on the next line, whole):');
+      ctx.link(clean(link, 2000));
       ctx.out(`page key ${clean(p.page_key, 16)}, run ${clean(p.run_fingerprint, 16)} (the page shows the run once the daemon proved itself)`);
       if (p.tls_sha256 !== null) ctx.out(`certificate SHA-256 (check it in the browser): ${clean(p.tls_sha256, 64)}`);
       ctx.out('from another machine: ssh -L PORT:127.0.0.1:PORT this-host, then open the same URL there');

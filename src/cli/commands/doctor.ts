@@ -8,6 +8,9 @@
  * checkpoints are judged against this vault's checkpoint key. Every page of
  * both journal files is read (journal/page-check.ts), so a damaged page the
  * daemon would refuse with JOURNAL_DAMAGED is named with the way back.
+ * For each agent host configuration found (Claude Code, Codex, Gemini CLI),
+ * whether the agent's shell is sandboxed away from the home, what it can
+ * still reach, and the setting that closes each gap (docs/sandbox.md).
  * Exits 0 unless `--strict` and something is not ok.
  */
 import { JournalGap } from '../../journal/gap.js';
@@ -29,6 +32,10 @@ import { contextFor } from '../context.js';
 import { describeInspection, vaultFacts } from './anchor.js';
 import { renderTable } from '../table.js';
 import { shipFinding } from '../ship-status.js';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { configFile, type Places } from '../setup/hosts.js';
+import { claudeShellFinding, codexShellFinding, geminiShellFinding, type FoundConfig } from '../setup/sandbox.js';
 import { readAcceptance, readCatalogFile, type CatalogFile } from '../../home/catalog-store.js';
 import { sequenceOf, type StoredRecord } from '../../contracts/index.js';
 
@@ -162,6 +169,23 @@ async function headerKdf(path: string): Promise<KdfParams | undefined> {
   }
 }
 
+async function found(path: string): Promise<FoundConfig | undefined> {
+  const text = await readOptional(path);
+  return text === undefined ? undefined : { path, text };
+}
+
+/** For each agent host whose configuration is on this machine: whether its shell is sandboxed away from the home (src/cli/setup/sandbox.ts). */
+export async function agentShellFindings(home: string, p: Places): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const claude = (await Promise.all([join(p.userHome, '.claude', 'settings.json'), join(p.cwd, '.claude', 'settings.json'), join(p.cwd, '.claude', 'settings.local.json')].map(found))).filter((f) => f !== undefined);
+  if (claude.length > 0) findings.push(claudeShellFinding(claude, home, p));
+  const codex = await found(configFile('codex', 'user', p) ?? '');
+  if (codex !== undefined) findings.push(codexShellFinding(codex, home));
+  const gemini = (await found(join(p.cwd, '.gemini', 'settings.json'))) ?? (await found(configFile('gemini', 'user', p) ?? ''));
+  if (gemini !== undefined) findings.push(geminiShellFinding(gemini, p.env));
+  return findings;
+}
+
 export async function runDoctor(
   paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string; acceptedRecord?: string },
   unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array; journal?: RecordedJournal | null },
@@ -186,6 +210,7 @@ export async function runDoctor(
   findings.push(checkTiocsti(await readOptional('/proc/sys/dev/tty/legacy_tiocsti')));
   findings.push(checkPtraceScope(await readOptional('/proc/sys/kernel/yama/ptrace_scope')));
   findings.push(checkCoreDumps(await readOptional('/proc/self/limits')));
+  findings.push(...(await agentShellFindings(paths.home, { userHome: homedir(), cwd: process.cwd(), env: process.env, platform: process.platform })));
   return findings;
 }
 

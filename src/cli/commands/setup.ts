@@ -5,7 +5,9 @@
  * every other entry, goes through a temp file and a rename (the file is
  * replaced whole or not at all), keeps the previous file beside it as
  * `<file>.postern-backup`, and refuses an existing different `postern` entry
- * unless `--force`. Nothing here reads the vault.
+ * unless `--force`. Each host's own sandbox settings for the agent's shell
+ * follow the entry (src/cli/setup/sandbox.ts, docs/sandbox.md): printed, never
+ * written. Nothing here reads the vault.
  */
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readFile, realpath, stat } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import { readListenerInfo } from '../../home/http-listener-info.js';
 import { PosternError } from '../../rules/errors.js';
 import { configFile, hostNote, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
 import { launchSpec, type LaunchSpec } from '../setup/launch.js';
+import { sandboxAdvice } from '../setup/sandbox.js';
 import { examples } from '../help.js';
 
 interface SetupOpts {
@@ -114,8 +117,10 @@ export function registerSetup(program: Command): void {
         return;
       }
       if (!existsSync(homePaths(home).vault)) process.stderr.write(`postern: note: no vault in ${home} yet: run \`postern init\` before the agent connects\n`);
+      const advice = sandboxAdvice(host, home, places);
       if (o.write !== true) {
         out(snippet(host, spec, places));
+        if (advice !== undefined) out(`\n${advice}`);
         return;
       }
       if (host === 'json') throw new PosternError('USAGE', 'json has no config file to write: redirect the output instead');
@@ -124,5 +129,6 @@ export function registerSetup(program: Command): void {
       await writeConfig(host, file, spec, o.force === true, out);
       const note = hostNote(host);
       if (note !== undefined) out(`note: ${note}`);
+      if (advice !== undefined) out(`\n${advice}`);
     });
 }

@@ -66,6 +66,14 @@ export function jsonEntry(host: Host, spec: LaunchSpec): Record<string, unknown>
   return host === 'claude-code' || host === 'vscode' ? { type: 'stdio', ...base } : base;
 }
 
+/**
+ * Why the Codex entry lets every Postern tool through: Postern is the approver
+ * (its cards, its policies), and Codex's own prompt for MCP tools cannot be
+ * answered in a headless run (`approval policy is never` refuses the call
+ * before Postern sees it).
+ */
+const CODEX_APPROVAL_WHY = '# Postern asks the operator to approve its calls itself: Codex passes them through';
+
 export function codexBlock(spec: LaunchSpec): string {
   const env = Object.entries(spec.env).map(([k, v]) => `${k} = ${tomlString(v)}`).join(', ');
   return [
@@ -73,6 +81,8 @@ export function codexBlock(spec: LaunchSpec): string {
     `command = ${tomlString(spec.command)}`,
     `args = [${spec.args.map(tomlString).join(', ')}]`,
     `env = { ${env} }`,
+    CODEX_APPROVAL_WHY,
+    'default_tools_approval_mode = "approve"',
   ].join('\n');
 }
 

@@ -13,7 +13,7 @@ import type { DocPath, IssueSink } from './issues.js';
 import { findProperty, type ObjectNode, type SchemaNode } from '../schema/schema-node.js';
 import { zodOf } from '../schema/schema-zod.js';
 import { checkShape, isRecord } from './shape-check.js';
-import type { OutputAdapter, Revision, Target, Tool } from '../types.js';
+import type { ApprovalMode, Effect, OutputAdapter, PresenceMode, Revision, Target, Tool } from '../types.js';
 import { isAdapter } from '../types.js';
 
 /** Names of Postern's built-in tools (`postern_call_status`); no catalog tool may use it. */
@@ -161,7 +161,18 @@ function buildTool(name: string, raw: unknown, sink: IssueSink, targets: Readonl
     else if (prev.retired !== undefined || r.retired !== undefined) sink.add(cat, 'a canary and the revision before it must both be served (not retired)');
   });
   if (!ok || t === undefined || current === undefined) return undefined;
-  return { name, description: t.description, effect: t.effect, approval: t.approval, revisions, current, ...(t.limits === undefined ? {} : { limits: t.limits }) };
+  return { name, description: t.description, effect: t.effect, ...toolApproval(t.approval, t.effect), revisions, current, ...(t.limits === undefined ? {} : { limits: t.limits }) };
+}
+
+/**
+ * A tool's `approval:` — a mode, or `{ mode, presence? }` — resolved: presence on the approval
+ * page is required when declared, and by default for a destructive tool that needs approval;
+ * `presence: none` opts out.
+ */
+export function toolApproval(given: ApprovalMode | { mode: ApprovalMode; presence?: PresenceMode | undefined }, effect: Effect): { approval: ApprovalMode; presence: PresenceMode } {
+  const approval = typeof given === 'string' ? given : given.mode;
+  const declared = typeof given === 'string' ? undefined : given.presence;
+  return { approval, presence: declared ?? (effect === 'destructive' && approval !== 'none' ? 'required' : 'none') };
 }
 
 export function buildTools(raw: Record<string, unknown>, sink: IssueSink, targets: ReadonlyMap<string, Target>): Map<string, Tool> {

@@ -6,7 +6,7 @@
  * these parsed shapes. Schemas, bodies and adapter values stay `unknown`.
  */
 import { z } from 'zod';
-import { ApprovalModes, Effects, HttpMethods } from '../types.js';
+import { ApprovalModes, Effects, HttpMethods, PresenceModes } from '../types.js';
 
 export const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** MCP tool names; `postern_` is reserved for built-in tools. */
@@ -146,7 +146,10 @@ export const RevisionShape = z.strictObject({
 export const ToolShape = z.strictObject({
   description: z.string().min(1).max(4000),
   effect: z.enum(Effects, { error: `must be one of ${Effects.join(', ')}` }),
-  approval: z.enum(ApprovalModes, { error: `must be one of ${ApprovalModes.join(', ')}` }),
+  approval: z.union([
+    z.enum(ApprovalModes),
+    z.strictObject({ mode: z.enum(ApprovalModes), presence: z.enum(PresenceModes).optional() }),
+  ], { error: `must be one of ${ApprovalModes.join(', ')}, or { mode: ${ApprovalModes.join(' | ')}, presence?: ${PresenceModes.join(' | ')} }` }),
   revisions: z.array(z.unknown()).min(1).max(1000),
   limits: LimitsShape.optional(),
 });

@@ -108,6 +108,10 @@ function toolLevel(oldTool: Tool, tool: Tool, hasNewLink: boolean): Change[] {
     const looser = order.indexOf(tool.approval) < order.indexOf(oldTool.approval);
     out.push(change(name, 'metadata', 'tool', [{ code: looser ? 'approval_loosened' : 'approval_tightened', text: `approval ${oldTool.approval} → ${tool.approval}${looser ? ' (less oversight)' : ''}` }]));
   }
+  if (tool.presence !== oldTool.presence) {
+    const dropped = tool.presence === 'none';
+    out.push(change(name, 'metadata', 'tool', [{ code: dropped ? 'approval_loosened' : 'approval_tightened', text: `presence on the approval page ${oldTool.presence} → ${tool.presence}${dropped ? ' (less oversight)' : ''}` }]));
+  }
   if (tool.description !== oldTool.description) out.push(change(name, 'metadata', 'tool', [{ code: 'description_changed', text: 'description changed' }]));
   // Raising or removing a limit lets the agent do more: a widening (shown, not gated); adding or lowering one narrows.
   const limits = limitChanges(limitsOf(oldTool), limitsOf(tool));

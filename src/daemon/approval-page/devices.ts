@@ -19,7 +19,7 @@
 import { createHash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../clock/index.js';
 import type { PairedDevice } from '../../home/approval-devices.js';
-import { MAX_DEVICES } from '../../home/approval-devices.js';
+import { MAX_DEVICES, MAX_PASSKEYS, type Passkey } from '../../home/approval-devices.js';
 import { PosternError } from '../../rules/errors.js';
 import { devicePublicKey } from './proof.js';
 
@@ -140,12 +140,43 @@ export class DeviceRegistry {
     const d = matches.length === 1 ? matches[0] : undefined;
     if (d === undefined) throw new PosternError('DEVICE_NOT_FOUND', matches.length === 0 ? `no paired device ${given.slice(0, 32)}: see \`postern approvals devices\`` : `${matches.length} devices start with ${given.slice(0, 32)}: give more of the id`);
     if (d.revoked_at !== null) return d;
-    const revoked: PairedDevice = { ...d, revoked_at: this.#clock.now().toISOString() };
-    const next = this.#devices.map((x) => (x.id === d.id ? revoked : x));
+    // Its passkeys go with it: a revoked device proves nothing any more.
+    const { passkeys: _gone, ...kept } = d;
+    const revoked: PairedDevice = { ...kept, revoked_at: this.#clock.now().toISOString() };
+    await this.#replace(revoked);
+    return revoked;
+  }
+
+  /** The passkeys of a device (none for an unknown or revoked one). */
+  passkeys(id: string): readonly Passkey[] {
+    const d = this.#devices.find((x) => x.id === id);
+    return d === undefined || d.revoked_at !== null ? [] : (d.passkeys ?? []);
+  }
+
+  /** Adds a passkey to a live device (saved before it counts). */
+  async addPasskey(id: string, key: Passkey): Promise<void> {
+    const d = this.#devices.find((x) => x.id === id && x.revoked_at === null);
+    if (d === undefined) throw new PosternError('DEVICE_UNPAIRED', 'this device is not paired (or it was revoked)');
+    const keys = d.passkeys ?? [];
+    if (keys.some((k) => k.id === key.id)) throw new PosternError('PRESENCE_INVALID', 'that passkey is already registered for this device');
+    if (keys.length >= MAX_PASSKEYS) throw new PosternError('PRESENCE_INVALID', `${MAX_PASSKEYS} passkeys are registered for this device`);
+    await this.#replace({ ...d, passkeys: [...keys, key] });
+  }
+
+  /** Keeps a passkey's new signature counter (saved before the approval it proved is given). */
+  async passkeyUsed(id: string, credential: string, counter: number): Promise<void> {
+    const d = this.#devices.find((x) => x.id === id && x.revoked_at === null);
+    const keys = d?.passkeys ?? [];
+    if (d === undefined || !keys.some((k) => k.id === credential && k.counter !== counter)) return;
+    await this.#replace({ ...d, passkeys: keys.map((k) => (k.id === credential ? { ...k, counter } : k)) });
+  }
+
+  /** Saves the list with `d` in place of the device of its id, then holds it (a failed save changes nothing). */
+  async #replace(d: PairedDevice): Promise<void> {
+    const next = this.#devices.map((x) => (x.id === d.id ? d : x));
     await this.#save(next, this.#sequence + 1);
     this.#devices = next;
     this.#sequence++;
-    return revoked;
   }
 
   #expire(): void {

@@ -11,6 +11,8 @@
  *   GET  /api/events              "changed" pings (an event stream)                (device)
  *   POST /api/decide {card_id, digest, nonce, verdict, scope?, reason?, seen?}     (device)
  *   POST /api/revoke {id}         revokes a paired device                          (device)
+ *   POST /api/passkey/options     opens a passkey registration for the device      (device; localhost only)
+ *   POST /api/passkey/register {response}   the passkey the browser made         (device; localhost only)
  *   GET  /manifest.webmanifest  /icon.svg  /icon-192.png  /icon-512.png   (static: installable as an app)
  *
  * Invariants: every request passes the gate first (gate.ts: Host, Origin,
@@ -24,7 +26,9 @@
  * its first use), the card's digest, and a card that is not stale, and then
  * goes through the approval queue's own `decide` — the path a TUI or CLI
  * decision takes — attributed to `device:<id>`; pairing and decisions are
- * rate-limited; a revoked device is refused at its next request and its event
+ * rate-limited; an approval of a card that needs presence also carries a
+ * passkey assertion over the card's digest, the run and the nonce
+ * (presence.ts); a revoked device is refused at its next request and its event
  * streams are closed.
  */
 import { readFileSync } from 'node:fs';
@@ -46,6 +50,7 @@ import { DecisionNonces } from './nonces.js';
 import { B64URL, bodyDigest, devicePublicKey, newRunId, pairMessage, requestMessage, runFingerprint, signHello, verifies, Views, type PageIdentity } from './proof.js';
 import { RateLimit } from './rate.js';
 import { pageActivity, pageCard, type PageState } from './view.js';
+import { AssertionSchema, PasskeyDesk, presenceChallenge, type PageAt } from './presence.js';
 
 const MAX_BODY = 16 * 1024;
 export const VIEW_HEADER = 'x-postern-view';
@@ -62,7 +67,7 @@ export interface ApprovalPageOptions {
   readonly bus: EventBus;
   readonly devices: DeviceRegistry;
   readonly activity: () => ActivityView[];
-  readonly journal: (type: 'device_paired', data: Record<string, unknown>) => void;
+  readonly journal: (type: 'device_paired' | 'passkey_added', data: Record<string, unknown>) => void;
   /** The page's identity key (proof.ts): derived from the vault, pinned by every paired browser. */
   readonly identity: PageIdentity;
   /** Revokes a device as the operator channel does (saved, journaled, its streams closed). */
@@ -83,6 +88,7 @@ const STATIC: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/device.js': { file: 'device.js', type: 'text/javascript; charset=utf-8' },
+  '/presence.js': { file: 'presence.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/manifest.webmanifest': { file: 'manifest.webmanifest', type: 'application/manifest+json; charset=utf-8' },
   '/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
@@ -103,11 +109,14 @@ const DecideSchema = z.strictObject({
   reason: z.string().max(500).nullable().optional(),
   /** The presentation the page had in view whole (presentation.ts); the queue checks it. */
   seen: z.strictObject({ presentation: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  /** A passkey's assertion over the card's presence challenge (presence.ts), for a tool that needs presence. */
+  presence: AssertionSchema.optional(),
 });
 
 const STATUS: Partial<Record<ErrorCode, number>> = {
   DEVICE_UNPAIRED: 401, DEVICE_PROOF_INVALID: 401, DEVICE_NOT_FOUND: 404, PAIRING_REFUSED: 403, PAGE_RATE_LIMITED: 429, DECISION_STALE: 409, DECISION_REPLAYED: 409,
   DECISION_NONCE_INVALID: 409, APPROVAL_MISMATCH: 409, APPROVAL_UNSEEN: 409, APPROVAL_NOT_FOUND: 410, USAGE: 400, PAGE_REFUSED: 403,
+  PRESENCE_REQUIRED: 409, PRESENCE_INVALID: 409, PRESENCE_UNAVAILABLE: 409,
 };
 
 function loadStatic(): Map<string, Buffer> {
@@ -173,6 +182,7 @@ class PageRoutes {
   readonly #deciding: RateLimit;
   readonly #views = new Views();
   readonly #stale = new Map<string, string>();
+  readonly #passkeys: PasskeyDesk;
 
   constructor(o: ApprovalPageOptions, scheme: 'http' | 'https') {
     this.#o = o;
@@ -180,6 +190,7 @@ class PageRoutes {
     this.#nonces = new DecisionNonces(o.clock, { ttlMs: 24 * 3600_000 });
     this.#pairing = new RateLimit(o.clock, { max: 10, windowMs: 60_000 });
     this.#deciding = new RateLimit(o.clock, { max: 60, windowMs: 60_000 });
+    this.#passkeys = new PasskeyDesk(o.devices, o.clock, (data) => o.journal('passkey_added', data));
   }
 
   get runFingerprint(): string {
@@ -212,11 +223,17 @@ class PageRoutes {
       case 'POST /api/pair':
         return this.#pair(req, res);
       case 'GET /api/state':
-        return send(res, 200, this.#state((await this.#proven(req)).device));
+        return send(res, 200, this.#state(this.#at(req), (await this.#proven(req)).device));
       case 'GET /api/events':
         return this.#events(req, res, (await this.#proven(req)).device);
       case 'POST /api/decide':
-        return send(res, 200, { decision: await this.#decide(await this.#proven(req)) });
+        return send(res, 200, { decision: await this.#decide(this.#at(req), await this.#proven(req)) });
+      case 'POST /api/passkey/options':
+        return send(res, 200, { options: await this.#passkeys.options(this.#at(req), this.#limited(await this.#proven(req)).device) });
+      case 'POST /api/passkey/register': {
+        const p = this.#limited(await this.#proven(req));
+        return send(res, 200, { passkey: await this.#passkeys.register(this.#at(req), p.device.id, parseJson(p.body)) });
+      }
       case 'POST /api/revoke':
         return send(res, 200, { revoked: await this.#revoke(await this.#proven(req)) });
       default:
@@ -238,6 +255,16 @@ class PageRoutes {
   /** The origin the browser addressed (the gate admitted only the page's own Host values). */
   #origin(req: IncomingMessage): string {
     return `${this.address.scheme}://${(header(req, 'host') ?? '').toLowerCase()}`;
+  }
+
+  #at(req: IncomingMessage): PageAt {
+    return { host: (header(req, 'host') ?? '').toLowerCase(), origin: this.#origin(req) };
+  }
+
+  /** A device's request that counts against its minute's budget. */
+  #limited(p: Proven): Proven {
+    if (!this.#deciding.take(p.device.id)) throw new PosternError('PAGE_RATE_LIMITED', 'too many requests from this device in a minute');
+    return p;
   }
 
   #hello(req: IncomingMessage, raw: Buffer): unknown {
@@ -263,19 +290,23 @@ class PageRoutes {
     return { device: live.device, body };
   }
 
-  #state(d: PairedDevice): PageState {
+  #state(at: PageAt, d: PairedDevice): PageState {
     const o = this.#o;
     return {
       now: o.clock.now().toISOString(),
       device: { id: d.id, name: d.name },
       run_fingerprint: this.runFingerprint,
-      cards: o.queue.list().map((c) => pageCard(c, this.#stale.get(c.id), this.#nonces.issue(d.id, c.id, c.call_digest))),
+      presence: this.#passkeys.status(at, d.id),
+      cards: o.queue.list().map((c) => {
+        const nonce = this.#nonces.issue(d.id, c.id, c.call_digest);
+        return pageCard(c, this.#stale.get(c.id), nonce, presenceChallenge(c.call_digest, this.run, nonce));
+      }),
       activity: o.activity().slice(0, 20).map(pageActivity),
-      devices: o.devices.list().map((x) => ({ id: x.id, name: x.name, paired_at: x.paired_at, revoked_at: x.revoked_at })),
+      devices: o.devices.list().map((x) => ({ id: x.id, name: x.name, paired_at: x.paired_at, revoked_at: x.revoked_at, passkeys: x.passkeys?.length ?? 0 })),
     };
   }
 
-  #decide(p0: Proven): unknown {
+  async #decide(at: PageAt, p0: Proven): Promise<unknown> {
     const { queue } = this.#o;
     const d = p0.device;
     if (!this.#deciding.take(d.id)) throw new PosternError('PAGE_RATE_LIMITED', 'too many decisions from this device in a minute');
@@ -292,14 +323,17 @@ class PageRoutes {
     if (p.verdict === 'deny') return queue.decide(card.id, { verdict: 'deny', reason: p.reason ?? null }, by);
     const why = this.#stale.get(card.id);
     if (why !== undefined) throw new PosternError('DECISION_STALE', `the contract changed while the call waited: ${why.slice(0, 200)}`);
-    const view = pageCard(card, undefined, p.nonce);
+    const challenge = presenceChallenge(card.call_digest, this.run, p.nonce);
+    const view = pageCard(card, undefined, p.nonce, challenge);
     const scope = p.scope ?? 'once';
     if (scope === 'session' && !view.approve.session && view.approve.when_seen?.session !== true) throw new PosternError('USAGE', view.approve.why ?? 'session approval is not offered for this card');
-    return queue.decide(card.id, { verdict: 'approve', scope, call_digest: p.digest, ...(p.seen === undefined ? {} : { seen: p.seen }) }, by);
+    // Presence is a rule of the page: an approval here of a tool that needs it carries a passkey's assertion over this card, run and nonce.
+    const presence = card.presence === 'required' ? await this.#passkeys.approve(at, d.id, challenge, p.presence) : undefined;
+    return queue.decide(card.id, { verdict: 'approve', scope, call_digest: p.digest, ...(p.seen === undefined ? {} : { seen: p.seen }) }, by, presence);
   }
 
   async #revoke(p: Proven): Promise<DeviceView> {
-    if (!this.#deciding.take(p.device.id)) throw new PosternError('PAGE_RATE_LIMITED', 'too many requests from this device in a minute');
+    this.#limited(p);
     const r = RevokeSchema.safeParse(parseJson(p.body));
     if (!r.success) throw new PosternError('USAGE', 'the revocation is not {id}');
     return this.#o.revoke(r.data.id);

@@ -43,6 +43,10 @@ export interface PageCard {
   readonly rows: readonly PageRow[];
   /** The presentation's digest: what a decision names as seen. */
   readonly presentation: string;
+  /** `required`: approving on the page needs a passkey's assertion over `presence_challenge` (presence.ts). */
+  readonly presence: 'required' | 'none';
+  /** The challenge (base64url) that binds the card's digest, the daemon run and this nonce; null when presence is not needed. */
+  readonly presence_challenge: string | null;
   /** The card cannot be shown whole in one view: approving needs every part of it seen first. */
   readonly needs_seen: boolean;
   /**
@@ -70,16 +74,18 @@ export interface PageState {
   readonly device: { readonly id: string; readonly name: string };
   /** This daemon run's short code, as `postern approvals page status` and `pair` print it. */
   readonly run_fingerprint: string;
+  /** Whether passkeys work at the address the page was opened on (localhost only), and this device's passkeys. */
+  readonly presence: { readonly available: boolean; readonly why: string | null; readonly passkeys: readonly { readonly id: string; readonly added_at: string }[] };
   readonly cards: readonly PageCard[];
   readonly activity: readonly PageActivity[];
   /** Every paired device (revoked ones too), for the page to list and revoke. */
-  readonly devices: readonly { readonly id: string; readonly name: string; readonly paired_at: string; readonly revoked_at: string | null }[];
+  readonly devices: readonly { readonly id: string; readonly name: string; readonly paired_at: string; readonly revoked_at: string | null; readonly passkeys: number }[];
 }
 
 /** Why approving waits on the page: the card is larger than one view. */
 export const UNSEEN_WHY = 'this card is larger than one view: approval is offered once every part of it has been on screen (show all, then scroll through it)';
 
-export function pageCard(card: ApprovalCard, stale: string | undefined, nonce: string): PageCard {
+export function pageCard(card: ApprovalCard, stale: string | undefined, nonce: string, presenceChallenge: string): PageCard {
   const view = cardView(card);
   const p = presentation(card);
   const staleWhy = stale === undefined ? null : clean(stale, 300);
@@ -102,6 +108,8 @@ export function pageCard(card: ApprovalCard, stale: string | undefined, nonce: s
     sentence: view.sentence,
     rows: p.rows.map((r) => ({ label: r.label, value: r.value, tone: r.tone })),
     presentation: p.digest,
+    presence: card.presence === 'required' ? 'required' : 'none',
+    presence_challenge: card.presence === 'required' ? presenceChallenge : null,
     needs_seen: p.needsSeen,
     approve,
   };

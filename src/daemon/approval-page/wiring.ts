@@ -42,7 +42,7 @@ export interface PageWiring {
 export async function wireApprovalPage(p: PageWiringParts): Promise<PageWiring> {
   const { journalEvent } = p;
   // The device file's number the journal last saw: a file older than that trusts no device.
-  const journaled = Math.max(0, ...(['device_paired', 'device_revoked'] as const).map((t) => Number(p.journals.sessions.latestEvent(null, t)?.data['sequence'] ?? 0) || 0));
+  const journaled = Math.max(0, ...(['device_paired', 'device_revoked', 'passkey_added'] as const).map((t) => Number(p.journals.sessions.latestEvent(null, t)?.data['sequence'] ?? 0) || 0));
   const devices = await loadDeviceRegistry(p.paths, () => p.vault().deriveKey('catalog-mac'), p.clock, p.log, journaled);
   let running: RunningPage | null = null;
   const view = (d: { id: string; name: string; paired_at: string; revoked_at: string | null }) => ({ id: d.id, name: d.name, paired_at: d.paired_at, revoked_at: d.revoked_at });

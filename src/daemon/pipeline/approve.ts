@@ -37,7 +37,7 @@ import { advertiseTool, authorityDigest } from '../../contracts/index.js';
 import type { StaleCheck } from '../../approvals/queue.js';
 import { requiredApproval, type ApprovalRequirement } from '../../approvals/policy.js';
 import type { ApprovalWait } from '../../approvals/parked.js';
-import type { ApprovalCard, ApprovalDecision, TargetView } from '../../protocol/approvals.js';
+import type { ApprovalCard, ApprovalDecision, PresenceProof, TargetView } from '../../protocol/approvals.js';
 import type { LimitUsage } from '../../protocol/limit-usage.js';
 import { PosternError } from '../../rules/errors.js';
 import { progressTokenOf, type CallRequest, type Services, type SessionInfo } from './context.js';
@@ -158,7 +158,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
     case 'approved':
       req.status?.(`approved by ${d.by}; running`);
       // Taken back from another session: the grant was offered to the card's session, so this call runs once.
-      if (d.scope === 'session' && card.session.id !== session.id) return { mode: 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved' };
+      if (d.scope === 'session' && card.session.id !== session.id) return { mode: 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved', ...presenceOf(d) };
       if (d.scope === 'session') {
         const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, revision: s.revision.revision, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
         try {
@@ -168,7 +168,7 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
         }
       }
       // The record says how this call was approved: once, or for the rest of the session.
-      return { mode: d.scope === 'session' ? 'session' : 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved' };
+      return { mode: d.scope === 'session' ? 'session' : 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved', ...presenceOf(d) };
     case 'denied':
       throw new ApprovalEnded({ mode, id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'denied' },
         new PosternError('APPROVAL_DENIED', d.reason === null ? 'the operator denied the call' : `the operator denied the call: ${d.reason}`, { details: { reason: d.reason } }));
@@ -183,6 +183,9 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
         new PosternError('CALL_CANCELLED', 'the client gave up on the call (cancelled it or closed its connection) while it waited for approval; nothing was run'));
   }
 }
+
+/** The WebAuthn assertion an approval on the page carried, for the journal record (absent otherwise). */
+const presenceOf = (d: { presence?: PresenceProof | undefined }): { presence?: PresenceProof } => (d.presence === undefined ? {} : { presence: d.presence });
 
 /** A card left open by APPROVAL_PENDING ended and no call took its decision: the journal says how (nothing ran). */
 function journalUnclaimed(svc: Services, card: ApprovalCard, s: ApprovalSubject, d: ApprovalDecision): void {
@@ -223,6 +226,7 @@ function openCard(svc: Services, session: SessionInfo, s: ApprovalSubject, need:
       session: { id: session.id, client_name: session.clientName, client_version: session.clientVersion, pid: session.pid },
       tool: s.tool.name,
       effect: s.tool.effect,
+      presence: s.tool.presence,
       annotations: { ...advertiseTool(s.tool).annotations },
       revision: s.revision.revision,
       revision_seen: s.revisionSeen,

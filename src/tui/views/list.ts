@@ -3,14 +3,17 @@
  * selected row inverted), table cells cut to their column, and the filter
  * language `/` sets (`field:value` tokens and bare words, case-insensitive).
  */
-import { sanitizeForTerminal } from '../../rules/terminal-text.js';
+import { cutCells, padCells, sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { cells, clipCells } from '../text.js';
 import { line, type Line } from '../lines.js';
 
-/** One table cell: sanitized, cut to `w - 1` cells (a cut value never runs into the next column) and padded to `w`. */
+/**
+ * One table cell: sanitized, cut to `w - 1` cells at the widest (a cut value
+ * never runs into the next column) and padded to `w` cells as drawn, so the
+ * columns after it line up.
+ */
 export function col(value: string, w: number): string {
-  const s = clipCells(sanitizeForTerminal(value, 400), Math.max(1, w - 1));
-  return s + ' '.repeat(Math.max(0, w - cells(s)));
+  return padCells(cutCells(sanitizeForTerminal(value, 400), Math.max(1, w - 1)), w);
 }
 
 export function clampCursor(cursor: number, count: number): number {

@@ -13,9 +13,11 @@ import type { ApprovalCard } from '../../../src/protocol/approvals.js';
 import { presentation } from '../../../src/protocol/operator/index.js';
 import { assertInert, draft, rejectsWith, startHarness, tempRun, type Harness } from './helpers.js';
 import { PIPED_COLUMNS } from '../../helpers/cli.js';
+import { CONTINUATION, cellWidth } from '../../../src/rules/terminal-text.js';
 
 interface Cli {
-  run(args: string[]): Promise<string>;
+  /** `columns`: the pager's width (COLUMNS); a wide one unless a test reads the fold. */
+  run(args: string[], columns?: string): Promise<string>;
   keyRequests: number;
 }
 
@@ -26,7 +28,7 @@ async function cliFor(t: Parameters<typeof startHarness>[0], withDaemon = true):
   const h = withDaemon ? await startHarness(t, { socket: join(home, 'run', 'operator.sock') }) : null;
   const cli: Cli = {
     keyRequests: 0,
-    async run(args) {
+    async run(args, columns = PIPED_COLUMNS) {
       const program = new Command().exitOverride();
       registerApprovals(program, {
         operatorKey: () => {
@@ -41,7 +43,7 @@ async function cliFor(t: Parameters<typeof startHarness>[0], withDaemon = true):
       const oldColumns = process.env['COLUMNS'];
       process.env['POSTERN_HOME'] = home;
       // A wide pager, as the CLI's children get (test/helpers/cli.ts): the table is read whole.
-      process.env['COLUMNS'] = PIPED_COLUMNS;
+      process.env['COLUMNS'] = columns;
       process.stdout.write = (s: string | Uint8Array) => (out.push(String(s)), true);
       try {
         await program.parseAsync(args, { from: 'user' });
@@ -99,6 +101,20 @@ describe('postern approvals', () => {
     assert.match(out, /^approved [0-9a-f]{8} \(create_issue\) once, by operator-cli\n$/);
     const d = await a.decision;
     assert.equal(d.kind === 'approved' && d.scope, 'once');
+  });
+
+  it('show at 80 columns: a run of lone Hangul jamo is shown escaped and folded; no row is wider, none begins with agent text', async (t) => {
+    const { h, cli } = await cliFor(t);
+    const jamo = '\u1100'.repeat(40);
+    const a = h!.queue.request(draft({ raw_arguments: { title: jamo }, normalized_arguments: { title: jamo } }), { timeoutMs: 60_000 });
+    t.after(() => h!.queue.voidAll('test over'));
+    const rows = (await cli.run(['approvals', 'show', a.card.id.slice(0, 6)], '80')).split('\n').slice(0, -1);
+    assert.ok(!rows.join('').includes('\u1100'), 'no raw jamo');
+    assert.ok(rows.join('').includes('\\u1100'), 'shown as \\u1100');
+    for (const r of rows) {
+      assert.ok(cellWidth(r) <= 79, `${cellWidth(r)} cells: ${r}`);
+      assert.ok(r.startsWith(CONTINUATION) || /^[a-z][a-z ]*[a-z]( {2,}|:)|^approve with|^\(values/.test(r), `a row Postern did not begin: ${r}`);
+    }
   });
 
   it('approve with a digest that is not the presentation\'s is APPROVAL_UNSEEN; an unknown id APPROVAL_NOT_FOUND', async (t) => {

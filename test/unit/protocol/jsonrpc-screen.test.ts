@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { screenMessage } from '../../../src/protocol/jsonrpc-screen.js';
+import { screenBytes, screenMessage } from '../../../src/protocol/jsonrpc-screen.js';
 
 const rows: [string, unknown, 'pass' | 'drop' | number, (string | number | null)?][] = [
   ['a well-formed call', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: {} } }, 'pass'],
@@ -32,6 +32,12 @@ const rows: [string, unknown, 'pass' | 'drop' | number, (string | number | null)
   ['a batch', [{ jsonrpc: '2.0', id: 1, method: 'ping' }], -32600, null],
   ['a string', 'tools/list', -32600, null],
   ['null', null, -32600, null],
+  ['tools/call without params', { jsonrpc: '2.0', id: 5, method: 'tools/call' }, -32602, 5],
+  ['tools/call without a name', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { arguments: {} } }, -32602, 5],
+  ['tools/call, name a number', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 5 } }, -32602, 5],
+  ['tools/call, arguments an array', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 't', arguments: [] } }, -32602, 5],
+  ['tools/call, arguments null', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 't', arguments: null } }, -32602, 5],
+  ['tools/call, arguments absent', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 't' } }, 'pass'],
   ['a notification with params null', { jsonrpc: '2.0', method: 'notifications/cancelled', params: null }, 'drop'],
   ['a notification with a bad method', { jsonrpc: '2.0', method: 5 }, 'drop'],
 ];
@@ -47,4 +53,22 @@ describe('JSON-RPC envelope screen', () => {
       assert.equal((v.response['error'] as { code: number }).code, want);
     });
   }
+});
+
+describe('bytes that are not a message: -32700, daemon or no daemon', () => {
+  const parse = (bytes: Buffer): { id: unknown; code: unknown } => {
+    const v = screenBytes(bytes);
+    assert.equal(v.kind, 'answer', JSON.stringify(v));
+    const r = v.kind === 'answer' ? v.response : {};
+    return { id: r['id'], code: (r['error'] as { code?: number } | undefined)?.code };
+  };
+  it('malformed JSON: id null', () => assert.deepEqual(parse(Buffer.from('{"jsonrpc":"2.0","id":1,')), { id: null, code: -32700 }));
+  it('invalid UTF-8: the id a lenient reading finds, never run as U+FFFD', () => {
+    const bytes = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"t","arguments":{"q":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}}')]);
+    assert.deepEqual(parse(bytes), { id: 'u', code: -32700 });
+  });
+  it('a well-formed message passes, parsed', () => {
+    const v = screenBytes(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}'));
+    assert.deepEqual(v, { kind: 'pass', message: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+  });
 });

@@ -28,6 +28,8 @@ const ESCAPED: [string, string][] = [
   ['ಕೳ', 'ಕ\\u0CF3'],
   ['\u{1FAE8}', '\\u{1FAE8}'],
   ['\u{2EBF0}', '\\u{2EBF0}'],
+  ['\u1100', '\\u1100'],
+  ['\ua960', '\\uA960'],
   ['\u1161', '\\u1161'],
   ['\u11a8', '\\u11A8'],
   ['\ud7b0', '\\uD7B0'],
@@ -65,5 +67,24 @@ describe('the width of a grapheme is counted at its widest', () => {
     assert.ok(rows.length > 3);
     for (const r of rows) assert.ok(widestDraw(r) <= 79, `${widestDraw(r)}: ${r}`);
     for (const r of rows.slice(1)) assert.ok(r.startsWith(`          ${CONTINUATION}`), r);
+  });
+
+  it('shows a run of lone Hangul jamo (one grapheme) as escapes, so it folds like any text', () => {
+    const run = '\u1100'.repeat(40);
+    assert.equal([...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(run)].length, 1, 'one grapheme');
+    assert.equal(sanitizeForTerminal(run, 1000), '\\u1100'.repeat(40));
+    const rows = foldToWidth(`body          ${sanitizeForTerminal(run, 1000)}`, rowWidth(80), '          ');
+    for (const r of rows) assert.ok(widestDraw(r) <= 79, `${widestDraw(r)}: ${r}`);
+  });
+
+  it('shows a grapheme no row can hold as escapes when folding, so no row is wider than the width', () => {
+    // Consonant–virama chains join into one grapheme (Unicode 15.1); each piece is counted at its widest.
+    const chain = 'क्'.repeat(40);
+    for (const width of [20, 40, 79]) {
+      const rows = foldToWidth(`body          ${chain}`, width, '          ');
+      for (const r of rows) assert.ok(widestDraw(r) <= width, `${width}: ${widestDraw(r)}: ${r}`);
+      assert.ok(rows.join('').includes('\\u094D'), 'shown as escapes');
+    }
+    assert.deepEqual(foldToWidth('👍🏽🇺🇸 ok', 40), ['👍🏽🇺🇸 ok'], 'graphemes that fit a row are kept whole');
   });
 });

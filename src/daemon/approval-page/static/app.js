@@ -2,7 +2,8 @@
 // Every string the daemon sends is already escaped by Postern's terminal-text rules;
 // this script only ever places it with textContent, never as markup. The device, the daemon's
 // proof of itself and every request that uses the device are device.js's.
-import { open, pair, whenStopped } from './device.js';
+import { open, pair, Stopped, whenStopped } from './device.js';
+import { assertPresence, createPasskey, supported } from './presence.js';
 
 {
   const $ = (id) => document.getElementById(id);
@@ -10,6 +11,17 @@ import { open, pair, whenStopped } from './device.js';
   let offset = 0;
   let busy = false;
   let again = false;
+  // What the daemon says of passkeys at this address: {available, why, passkeys} (state.presence).
+  let presence = { available: false, why: null, passkeys: [] };
+
+  // Why a card that needs presence cannot be approved here now (null: it can, with the passkey).
+  function presenceWhy(card) {
+    if (card.presence !== 'required') return null;
+    if (!presence.available) return `this tool needs presence (a passkey): ${presence.why || 'passkeys are not available here'}`;
+    if (!supported()) return 'this tool needs presence (a passkey), and this browser has no WebAuthn: approve in the TUI';
+    if (presence.passkeys.length === 0) return 'this tool needs presence: add a passkey for this device (Paired devices, below) or approve in the TUI';
+    return null;
+  }
 
   function el(tag, props, children) {
     const e = document.createElement(tag);
@@ -52,6 +64,14 @@ import { open, pair, whenStopped } from './device.js';
     // Said only when it is so: a card the seen rule holds has had every part of it on screen.
     if (verdict === 'approve' && card.needs_seen && seenSet(card).size >= chunkCount(card)) body.seen = { presentation: card.presentation };
     else body.reason = reason === '' ? null : reason;
+    if (verdict === 'approve' && card.presence === 'required') {
+      try {
+        body.presence = await assertPresence(card.presence_challenge, presence.passkeys);
+      } catch (e) {
+        say(`no passkey assertion (${e && e.name ? e.name : 'failed'}): nothing was approved`, 'PRESENCE_REQUIRED');
+        return;
+      }
+    }
     let r;
     try {
       r = await device.send('POST', '/api/decide', body);
@@ -127,7 +147,7 @@ import { open, pair, whenStopped } from './device.js';
     const progress = node.querySelector('.seen-progress');
     progress.textContent = all ? 'every part of this card has been on screen' : `${total - done} of ${total} parts of this card not yet on screen`;
     progress.className = `seen-progress${all ? ' done' : ''}`;
-    const ok = all && card.approve.when_seen !== null;
+    const ok = all && card.approve.when_seen !== null && presenceWhy(card) === null;
     node.querySelector('[data-action="approve-once"]').disabled = !(ok && card.approve.when_seen.once);
     node.querySelector('[data-action="approve-session"]').disabled = !(ok && card.approve.when_seen.session);
     node.setAttribute('data-seen', all ? 'yes' : 'no');
@@ -136,6 +156,8 @@ import { open, pair, whenStopped } from './device.js';
   function renderCard(card) {
     const head = el('div', { class: 'card-head' }, [el('span', { class: 'tool', text: card.tool }), el('span', { class: 'revision', text: card.revision })]);
     if (card.widens) head.appendChild(el('span', { class: 'badge widens', text: 'WIDENS AUTHORITY' }));
+    if (card.presence === 'required') head.appendChild(el('span', { class: 'badge presence', text: 'PASSKEY' }));
+    const noPresence = presenceWhy(card);
     if (card.stale !== null) {
       head.appendChild(el('span', { class: 'badge stale', text: 'STALE' }));
       head.appendChild(el('span', { class: 'stale-why', text: card.stale }));
@@ -144,8 +166,8 @@ import { open, pair, whenStopped } from './device.js';
     const body = el('div', { class: 'card-body' }, [el('p', { class: 'sentence', text: card.sentence }), head, rows]);
     if (card.needs_seen) body.appendChild(el('p', { class: 'seen-progress' }));
     const reason = el('input', { class: 'reason', placeholder: 'reason (optional)', maxLength: 500 });
-    const once = el('button', { class: 'approve', 'data-action': 'approve-once', text: 'Approve once', disabled: !card.approve.once });
-    const session = el('button', { class: 'approve', 'data-action': 'approve-session', text: 'Approve for session', disabled: !card.approve.session });
+    const once = el('button', { class: 'approve', 'data-action': 'approve-once', text: 'Approve once', disabled: !card.approve.once || noPresence !== null });
+    const session = el('button', { class: 'approve', 'data-action': 'approve-session', text: 'Approve for session', disabled: !card.approve.session || noPresence !== null });
     const deny = el('button', { class: 'deny', 'data-action': 'deny', text: 'Deny' });
     once.addEventListener('click', () => void decide(card, 'approve', 'once'));
     session.addEventListener('click', () => void decide(card, 'approve', 'session'));
@@ -161,6 +183,7 @@ import { open, pair, whenStopped } from './device.js';
     }
     actions.appendChild(reason);
     if (card.approve.why !== null) body.appendChild(el('p', { class: 'why', text: card.approve.why }));
+    if (noPresence !== null) body.appendChild(el('p', { class: 'why presence-why', text: noPresence }));
     const node = el('div', { class: `card${card.stale !== null ? ' stale' : ''}${card.widens ? ' widens' : ''}`, 'data-card-id': card.id, 'data-stale': card.stale !== null ? 'yes' : 'no' }, [body, actions]);
     updateSeen(node, card);
     return node;
@@ -207,7 +230,15 @@ import { open, pair, whenStopped } from './device.js';
       const item = el('li', { 'data-device-id': d.id }, [
         el('span', { class: `name${revoked ? ' revoked' : ''}${d.id === s.device.id ? ' this' : ''}`, text: `${d.name}${d.id === s.device.id ? ' (this device)' : ''}` }),
         el('span', { class: 'paired', text: `paired ${d.paired_at}` }),
+        el('span', { class: 'passkeys', text: `${d.passkeys || 0} passkey${d.passkeys === 1 ? '' : 's'}` }),
       ]);
+      if (d.id === s.device.id && !revoked) {
+        if (presence.available && supported()) {
+          const add = el('button', { 'data-action': 'add-passkey', text: 'Add a passkey' });
+          add.addEventListener('click', () => void addPasskey());
+          item.appendChild(add);
+        } else item.appendChild(el('span', { class: 'why presence-why', text: presence.why || 'this browser has no WebAuthn' }));
+      }
       if (!revoked) {
         const b = el('button', { class: 'deny', 'data-action': 'revoke-device', text: 'Revoke' });
         b.addEventListener('click', () => { if (window.confirm(`Revoke the device ${d.name}? It will have to be paired again.`)) void revoke(d); });
@@ -215,6 +246,25 @@ import { open, pair, whenStopped } from './device.js';
       } else item.appendChild(el('span', { class: 'revoked', text: 'revoked' }));
       return item;
     }));
+  }
+
+  // Registers a passkey for this device: the daemon's options, the browser's authenticator, the daemon's check.
+  async function addPasskey() {
+    let r;
+    try {
+      r = await device.send('POST', '/api/passkey/options', {});
+      if (r.status === 200) {
+        const response = await createPasskey(r.json.options);
+        r = await device.send('POST', '/api/passkey/register', { response });
+      }
+    } catch (e) {
+      if (e instanceof Stopped) return; // stopped: the message is on the page
+      say(`no passkey was made (${e && e.name ? e.name : 'failed'})`, 'PRESENCE_INVALID');
+      return;
+    }
+    if (r.status === 200) say(`passkey added for this device`, '');
+    else say(r.json.error ? `${r.json.error.code}: ${r.json.error.message}` : `refused (${r.status})`, r.json.error ? r.json.error.code : 'ERROR');
+    await refresh();
   }
 
   async function revoke(d) {
@@ -231,6 +281,7 @@ import { open, pair, whenStopped } from './device.js';
 
   function render(s) {
     offset = Date.parse(s.now) - Date.now();
+    if (s.presence) presence = s.presence;
     $('who').textContent = `device ${s.device.name} (${s.device.id})`;
     $('pending-count').textContent = `(${s.cards.length})`;
     const nodes = s.cards.map(renderCard);

@@ -84,12 +84,14 @@ describe('JSON (Gemini CLI, VS Code)', () => {
 describe('TOML (Codex)', () => {
   const block = codexBlock(spec);
 
-  it('the block is the table Codex reads: command, args and env', () => {
+  it('the block is the table Codex reads: command, args, env, and Postern\'s calls passed through to Postern\'s own approval', () => {
     assert.equal(block, [
       '[mcp_servers.postern]',
       'command = "/usr/bin/node"',
       'args = ["/opt/postern/dist/cli/main.js", "mcp"]',
       'env = { POSTERN_HOME = "/home/ann/.postern" }',
+      '# Postern asks the operator to approve its calls itself: Codex passes them through',
+      'default_tools_approval_mode = "approve"',
     ].join('\n'));
     // TOML basic strings escape like JSON; a path with a quote and a backslash stays one string.
     const odd = codexBlock(launchSpec('/home/a "b"\\c', { node: '/n', entry: '/e' }));
