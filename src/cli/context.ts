@@ -5,7 +5,7 @@
  * themselves, so one place decides where a passphrase may come from.
  */
 import { foldLinesToWidth, rowWidth } from '../rules/terminal-text.js';
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock, type Clock } from '../clock/index.js';
 import { describeRecovery, finishPendingChange } from '../home/change-record.js';
@@ -46,6 +46,16 @@ export interface CliContext {
   readonly kdf: KdfProfile;
   /** The options every vault operation of this command uses: the clock and the profile's costs. */
   readonly vault: VaultOptions;
+}
+
+/** True only when nothing is at `path` (any other problem is left to the command that opens it). */
+async function missing(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
 }
 
 interface GlobalOpts {
@@ -126,6 +136,8 @@ export function contextFor(cmd: Command): CliContext {
       // A change a killed command left is finished before anything reads the home (src/home/change-record.ts).
       const recovered = describeRecovery(await finishPendingChange(paths));
       if (recovered !== undefined) process.stderr.write(`postern: ${recovered}\n`);
+      // Before `init` there is nothing to unlock: say so, rather than asking for (or missing) a passphrase.
+      if (await missing(paths.vault)) throw new PosternError('VAULT_NOT_FOUND', `no vault at ${paths.vault}: create one with \`postern init\``, { details: { path: paths.vault } });
       let p: Uint8Array;
       if (passFile !== undefined && passFile !== '') p = await readLineFile(passFile, 'passphrase');
       else if (!canPrompt()) {

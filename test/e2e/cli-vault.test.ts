@@ -77,6 +77,12 @@ describe('postern CLI with the vault', () => {
 
   it('refuses commands before init, and init without a passphrase source', async () => {
     expectError(await sb.run(['secret', 'list', '--passphrase-file', pf]), 'VAULT_NOT_FOUND');
+    // With no terminal and no passphrase file either: the vault is missing, not locked.
+    for (const args of [['secret', 'list'], ['passwd'], ['doctor', '--unlock']]) {
+      const r = await sb.run(args);
+      expectError(r, 'VAULT_NOT_FOUND');
+      assert.match(r.stderr, /postern init/, args.join(' '));
+    }
     expectError(await sb.run(['init']), 'PASSPHRASE_REQUIRED');
     const weak = await sb.file('weak', 'short\n');
     expectError(await sb.run(['init', '--passphrase-file', weak]), 'PASSPHRASE_WEAK');

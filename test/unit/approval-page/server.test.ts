@@ -255,7 +255,7 @@ describe('approval page listener', () => {
     const s = await stateOf(d, c.id);
     assert.deepEqual(s.approve, { once: false, session: false, why: 'approval is not offered: the contract changed while the call waited (stale)', when_seen: null });
     const r = await decide(d, { card_id: c.id, digest: s.digest, nonce: s.nonce, verdict: 'approve', scope: 'once' });
-    assert.equal(r.json.error.code, 'DECISION_STALE');
+    assert.equal(r.json.error?.code, 'DECISION_STALE', `a refusal, not a decision: ${JSON.stringify(r.json)}`);
     assert.equal(queue.get(c.id)?.id, c.id, 'still pending');
     const s2 = await stateOf(d, c.id);
     assert.equal((await decide(d, { card_id: c.id, digest: s2.digest, nonce: s2.nonce, verdict: 'deny' })).status, 200);
@@ -268,7 +268,7 @@ describe('approval page listener', () => {
     const s = await stateOf(d, c.id);
     assert.equal(s.approve.session, false);
     const r = await decide(d, { card_id: c.id, digest: s.digest, nonce: s.nonce, verdict: 'approve', scope: 'session' });
-    assert.equal(r.json.error.code, 'USAGE');
+    assert.equal(r.json.error?.code, 'USAGE', `a refusal, not a decision: ${JSON.stringify(r.json)}`);
     assert.equal(queue.get(c.id)?.id, c.id);
     queue.decide(c.id, { verdict: 'deny', reason: null }, 'test');
   });
@@ -288,6 +288,32 @@ describe('approval page listener', () => {
     assert.equal(queue.get(c.id)?.id, c.id, 'nothing decided');
     assert.ok(saved.find((x) => x.id === d.id)?.revoked_at !== null);
     queue.decide(c.id, { verdict: 'deny', reason: null }, 'test');
+  });
+
+  it('a nonce whose first use was refused (stale card, session not offered) is DECISION_REPLAYED when sent again while the card is pending', async () => {
+    const d = await pairDevice('second-try');
+    const stale = open();
+    bus.emit({ type: 'approval.stale', id: stale.id, reason: 'revision 2 rejects calls planned against revision 1' });
+    const perCall = open({ scope_allowed: 'per-call' });
+    const cases: [typeof stale, Record<string, unknown>, string][] = [
+      [stale, { verdict: 'approve', scope: 'once' }, 'DECISION_STALE'],
+      [perCall, { verdict: 'approve', scope: 'session' }, 'USAGE'],
+    ];
+    for (const [c, verdict, first] of cases) {
+      const s = await stateOf(d, c.id);
+      const body = { card_id: c.id, digest: s.digest, nonce: s.nonce, ...verdict };
+      const r1 = await decide(d, body);
+      assert.equal(r1.json.error?.code, first, JSON.stringify(r1.json));
+      assert.equal(queue.get(c.id)?.id, c.id, 'still pending after the refusal');
+      // Sent again, and as a deny (which the card would accept): the nonce is spent either way.
+      for (const again of [body, { ...body, verdict: 'deny', scope: undefined }]) {
+        const r2 = await decide(d, again);
+        assert.equal(r2.status, 409, JSON.stringify(r2.json));
+        assert.equal(r2.json.error?.code, 'DECISION_REPLAYED', JSON.stringify(r2.json));
+      }
+      assert.equal(queue.get(c.id)?.id, c.id, 'nothing decided by the spent nonce');
+      queue.decide(c.id, { verdict: 'deny', reason: null }, 'test');
+    }
   });
 
   it('pairing attempts are rate-limited per address', async () => {

@@ -8,6 +8,7 @@ import { sha256Hex } from '../../../src/contracts/index.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
 import { createVault, openVault, reopenVault, withVaultWriter } from '../../../src/vault/index.js';
+import { keepMintedValue } from '../../../src/daemon/remembered-store.js';
 import { CHEAP, tempHome, utf8 } from '../vault/helpers.js';
 
 const pass = utf8('state-passphrase');
@@ -59,4 +60,24 @@ test('adoptVault: names what changed, redacts old and new values, leaves calls i
     assert.ok(isPosternError(e, 'VAULT_LOCKED'));
     assert.match(e.message, /\(test reason\): restart the daemon/);
   }
+});
+
+test('after a restart, the redactor covers a minted value the vault remembers (not only the credentials)', async (t) => {
+  const { vault } = tempHome(t);
+  const MINTED = 'CANARY-minted-before-restart-7d2e9c';
+  await createVault(vault, pass, CHEAP);
+  await withVaultWriter(vault, pass, (v) => v.add({ name: 'api', kind: 'oauth_client_credentials', fields: { client_id: 'c', token_url: 'https://auth.example/token' }, secret: { client_secret: utf8('CANARY-client-secret-41') } }), CHEAP);
+  // The daemon before the restart kept the token it minted (remembered-store.ts).
+  const before = await openVault(vault, pass, CHEAP);
+  await keepMintedValue(vault, before, 'api', utf8(MINTED), null, CHEAP);
+  before.lock();
+  // A new daemon: a fresh unlock and a fresh state, which never learnt the token itself.
+  const state = new DaemonState(await openVault(vault, pass, CHEAP), empty);
+  const r = state.redactor();
+  for (const value of [MINTED, `Bearer ${MINTED}`, Buffer.from(MINTED).toString('base64')]) {
+    assert.ok(!r.redactText(`echo ${value} echo`).includes(value), `redacted after the restart: ${value}`);
+  }
+  assert.equal(r.redactText(`x ${MINTED} y`), 'x [REDACTED:api] y');
+  assert.ok(r.findSecret({ q: MINTED }), 'the remembered value in arguments is refused too');
+  state.lock('test over');
 });

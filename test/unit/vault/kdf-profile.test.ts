@@ -7,7 +7,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { belowFloorWarning, belowProductionFloor, changePassphrase, createVault, describeKdf, kdfProfileFromEnvironment, MODERATE_KDF, openVault, PRODUCTION_KDF_PROFILE, TEST_KDF, TEST_KDF_PROFILE, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE, vaultKdf } from '../../../src/vault/index.js';
+import { belowFloorWarning, belowProductionFloor, changePassphrase, createVault, describeKdf, kdfProfileFromEnvironment, MODERATE_KDF, openVault, PRODUCTION_KDF_PROFILE, TEST_KDF, TEST_KDF_PROFILE, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE, vaultKdf, vaultOptionsFor } from '../../../src/vault/index.js';
+import { systemClock } from '../../../src/clock/index.js';
 import { checkVaultKdf } from '../../../src/home/host-checks.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 import { CHEAP, CHEAP_KDF, tempHome, utf8 } from './helpers.js';
@@ -37,6 +38,18 @@ describe('the key-derivation profile', () => {
     assert.equal(low?.status, 'warning');
     assert.deepEqual(checkVaultKdf(MODERATE_KDF, PRODUCTION_KDF_PROFILE).map((f) => f.status), ['ok']);
     assert.deepEqual(checkVaultKdf(undefined, TEST_KDF_PROFILE).map((f) => [f.check, f.status]), [[TEST_KDF_SWITCH, 'warning']]);
+  });
+
+  it('the production profile (no switch) refuses to open a vault below its floor; the test profile opens it', async (t) => {
+    const { vault } = tempHome(t);
+    await createVault(vault, utf8('cheap passphrase'), vaultOptionsFor(TEST_KDF_PROFILE, systemClock));
+    for (const opts of [vaultOptionsFor(kdfProfileFromEnvironment({}), systemClock), vaultOptionsFor(PRODUCTION_KDF_PROFILE, systemClock), {}]) {
+      await assert.rejects(openVault(vault, utf8('cheap passphrase'), opts), (e) => isPosternError(e, 'VAULT_CORRUPT') && /below the production floor/.test(e.message), 'below the floor: refused before any key is derived');
+    }
+    assert.deepEqual(vaultOptionsFor(PRODUCTION_KDF_PROFILE, systemClock).minimumKdf, MODERATE_KDF);
+    const v = await openVault(vault, utf8('cheap passphrase'), vaultOptionsFor(kdfProfileFromEnvironment({ [TEST_KDF_SWITCH]: TEST_KDF_SWITCH_VALUE }), systemClock));
+    assert.deepEqual(v.kdf, TEST_KDF);
+    v.lock();
   });
 
   it("a passphrase change keeps the higher of the vault's cost and the one asked for", async (t) => {
