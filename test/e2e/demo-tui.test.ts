@@ -50,8 +50,11 @@ describe('postern demo with a terminal', { skip: hasTmux ? false : 'tmux is not 
     await until(/Approvals \(0\)[^]*No calls are waiting/, 'the terminal UI');
     tmux('send-keys', '-t', 'demo', '3');
     await until(/state +session +client/, 'the sessions view');
-    tmux('send-keys', '-t', 'demo', 'q');
+    tmux('send-keys', '-t', 'demo', 'Escape');
     await until(/Approvals \(0\)[^]*No calls are waiting/, 'back to approvals');
+    tmux('send-keys', '-t', 'demo', '3');
+    await until(/state +session +client/, 'the sessions view again');
+    // q quits from any view.
     tmux('send-keys', '-t', 'demo', 'q');
     // The shell writes the exit file when the demo process ends.
     await waitFor(() => existsSync(exitFile), () => `the demo to end after q:\n${tmux('capture-pane', '-p', '-t', 'demo')}`, { timeoutMs: 60_000, everyMs: 50 });

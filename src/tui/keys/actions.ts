@@ -7,8 +7,8 @@
  * Invariants: a deciding key acts only on the card on screen, names it by id
  * and call digest, and only when `offers` (views/approvals.ts) allows it; a
  * deciding key refused by the decision pause starts the pause again; Esc
- * only ever goes back — quitting is `q` at the top or Ctrl-C, and asks first
- * while calls are waiting.
+ * only ever goes back — quitting is `q` (from any view) or Ctrl-C, and asks
+ * first while calls are waiting.
  */
 import type { ApprovalCard, OperatorVerdict } from '../contract.js';
 import { cardInView, moveFocus } from '../focus.js';
@@ -47,7 +47,7 @@ export function openHelp(c: KeyCtx): Step {
   return { ui: { ...c.ui, mode: { kind: 'help' } } };
 }
 
-/** Where Esc and q go back to: details → the compact card, a filter → none, a view → approvals; null at the top. */
+/** Where Esc goes back to: details → the compact card, a filter → none, a view → approvals; null at the top. */
 export function backFrom(c: Pick<KeyCtx, 'ui' | 'monoMs'>): UiState | null {
   const { ui } = c;
   if (ui.view === 'approvals' && ui.expanded) return { ...ui, expanded: false, scroll: 0 };
@@ -60,11 +60,6 @@ export function backFrom(c: Pick<KeyCtx, 'ui' | 'monoMs'>): UiState | null {
 export function escape(c: KeyCtx): Step {
   const back = backFrom(c);
   return back === null ? say(c.ui, 'Esc goes back; q quits') : { ui: back };
-}
-
-export function quitOrBack(c: KeyCtx): Step {
-  const back = backFrom(c);
-  return back === null ? askQuit(c) : { ui: back };
 }
 
 /** Quits, or asks first while calls are waiting for this operator. */

@@ -12,7 +12,6 @@ import { VIEWS, type Step, type UiState, type ViewId } from '../ui.js';
 import { always, never, type KeyEntry } from './keymap.js';
 import {
   askQuit,
-  backFrom,
   confirmCatalog,
   cycleView,
   decision,
@@ -23,7 +22,6 @@ import {
   moveCursor,
   openFilter,
   openHelp,
-  quitOrBack,
   revokeGrant,
   say,
   scroll,
@@ -58,7 +56,7 @@ export const GLOBAL_KEYS: readonly Entry[] = [
     keys: ['P'], key: 'P', description: 'pair a device', help: 'pair a browser with the approval page: name it, then a one-time code and link (the page must be enabled)', decides: true,
     shown: never, handler: startPairing,
   },
-  { keys: ['q'], key: 'q', description: (c) => (backFrom(c) === null ? 'quit' : 'back'), help: 'back; quit from the top (asks when calls are waiting)', shown: always, handler: quitOrBack },
+  { keys: ['q'], key: 'q', description: 'quit', help: 'quit, from any view (asks when calls are waiting); Esc goes back', shown: always, handler: askQuit },
   { keys: ['esc'], key: 'Esc', description: 'back', help: 'back (details, a filter, a view); never quits', shown: never, handler: escape },
   { keys: ['ctrl-c'], key: 'Ctrl-C', description: 'quit', help: 'quit (asks when calls are waiting)', shown: never, handler: askQuit },
 ];

@@ -151,7 +151,7 @@ describe('approvals view', () => {
     assert.doesNotMatch(d, /more characters/);
     m.press('G');
     await m.waitFor((f) => f.includes('digest      digest-llll-card') && f.includes('s approve for session'), 'scrolled to the digest: now seen, session approval offered');
-    m.press('q');
+    m.press('\x1b');
     await m.waitFor((f) => f.includes('more characters'), 'back to the compact card');
     assert.equal(c.requests.length, 0);
     m.unmount();

@@ -50,7 +50,7 @@ export function unfolded(text: string): string {
   return text.replace(/\n {10}┆ /g, '');
 }
 
-/** The TUI on `screen` with `pending` waiting; `quit` leaves it from the compact card or the details. */
+/** The TUI on `screen` with `pending` waiting; `quit` goes back from the details (Esc), then quits (q). */
 export function startOnScreen(pending: ApprovalCard[], screen: Screen) {
   const stdin = new FakeTtyIn();
   const client = new FakeOperator('operator', emptySnapshot({ pending }));
@@ -64,7 +64,7 @@ export function startOnScreen(pending: ApprovalCard[], screen: Screen) {
   });
   const quit = async (): Promise<void> => {
     if (screen.text().includes('x compact')) {
-      stdin.type('q');
+      stdin.type('\x1b');
       await screen.waitFor((t) => t.includes('x details'), 'the compact card');
     }
     stdin.type('q');

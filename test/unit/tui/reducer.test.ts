@@ -227,7 +227,9 @@ describe('quitting stays on its keys', () => {
     ['q with a call waiting asks; y quits', () => new World({ pending: [A] }), ['q', 'y'], 'quit'],
     ['q with a call waiting asks; any other key keeps the TUI', () => new World({ pending: [A] }), ['q', 'n'], 'stays'],
     ['q with a call waiting asks; Esc keeps the TUI', () => new World({ pending: [A] }), ['q', 'esc'], 'stays'],
-    ['q in another view goes back, it does not quit', () => new World(), ['3', 'q'], 'stays'],
+    ['q in another view quits too (Esc goes back)', () => new World(), ['3', 'q'], 'quit'],
+    ['q in the details with a call waiting asks', () => new World({ pending: [A] }), ['x', 'q'], 'asks'],
+    ['Esc in another view goes back, it does not quit', () => new World(), ['3', 'esc'], 'stays'],
     ['Ctrl-C asks while calls wait', () => new World({ pending: [A] }), ['ctrl-c'], 'asks'],
     ['Ctrl-C twice quits', () => new World({ pending: [A] }), ['ctrl-c', 'ctrl-c'], 'quit'],
     ['Ctrl-C from a prompt asks too', () => new World({ pending: [A] }), ['2', '/', 'ctrl-c'], 'asks'],
@@ -250,8 +252,8 @@ describe('the help: the key that closes it does its job', () => {
     ['Tab switches to the next view', 'sessions', 'tab', { view: 'grants', mode: 'normal' }],
     ['x opens the details', 'approvals', 'x', { view: 'approvals', expanded: true, mode: 'normal' }],
     ['/ opens the filter', 'activity', '/', { view: 'activity', mode: 'filter' }],
-    ['q goes back', 'grants', 'q', { view: 'approvals', mode: 'normal' }],
-    ['q at the top quits', 'approvals', 'q', { quit: true }],
+    ['q quits from another view', 'grants', 'q', { quit: true }],
+    ['q quits from approvals', 'approvals', 'q', { quit: true }],
     ['? only closes it', 'sessions', '?', { view: 'sessions', mode: 'normal' }],
     ['Esc only closes it', 'sessions', 'esc', { view: 'sessions', mode: 'normal' }],
   ];
@@ -408,7 +410,7 @@ describe('approving a card the compact view cuts needs every row of its details 
     ['the details, jumped to their end (G): the middle never drawn', ['x', 'G'], false],
     ['back in the compact card after jumping to the end', ['x', 'G', 'esc'], false],
     ['the details paged through to their end', ['x', ...pages(8)], true],
-    ['back in the compact card after paging through', ['x', ...pages(8), 'q'], true],
+    ['back in the compact card after paging through', ['x', ...pages(8), 'esc'], true],
     ['the details read a row at a time', ['x', ...Array.from({ length: 80 }, () => 'j')], true],
     ['the top, then the end, then back up a row: the middle still unseen', ['x', 'G', 'k'], false],
     ['the top, then the end, then g and G again: the middle still unseen', ['x', 'G', 'g', 'G', 'esc', 'x', 'G'], false],
@@ -440,7 +442,7 @@ describe('approving a card the compact view cuts needs every row of its details 
   it('the seen mark is the card\'s own: the next card is judged afresh', () => {
     const BIG2 = card({ ...BIG, id: 'big-body-card-2', requested_at: '2026-01-01T00:00:09.000Z' });
     const w = new World({ pending: [BIG, BIG2] });
-    w.keys(['x', ...pages(8), 'q', 'n'], P);
+    w.keys(['x', ...pages(8), 'esc', 'n'], P);
     w.press('a', 2 * P + 1);
     assert.equal(decided(w), 0);
     refused(w);

@@ -125,7 +125,7 @@ describe('hostile strings on a real terminal (80×24)', () => {
       assertClean(screen, `details page ${page}`);
     }
     assert.match(screen.text(), /a approve once/, 'paged through every row: approval offered');
-    stdin.type('q');
+    stdin.type('\x1b');
     const back = await screen.waitFor((t) => t.includes('x details'), 'the compact card again');
     assert.match(back, /a approve once/, 'seen once, the card stays approvable');
     await quit();

@@ -67,7 +67,7 @@ const pendingCatalog = (over: Partial<CatalogPendingView> = {}): CatalogPendingV
 });
 
 describe('views', () => {
-  it('number keys and Tab switch views; ? lists all keys; q goes back to approvals', async () => {
+  it('number keys and Tab switch views; ? lists all keys; Esc goes back to approvals; q quits from any view', async () => {
     const c = new FakeOperator('operator', emptySnapshot());
     const m = mount(c);
     await m.waitFor((f) => f.includes('No calls are waiting'), 'approvals');
@@ -84,8 +84,10 @@ describe('views', () => {
     for (const k of ['approve this call once', 'deny with a reason', 'revoke the selected grant', 'accept the pending catalog', 'filter']) assert.ok(h.includes(k), k);
     m.press('x');
     await m.waitFor((f) => f.includes('No catalog change is waiting.'), 'help closed');
-    m.press('q');
+    m.press('\x1b');
     await m.waitFor((f) => f.includes('No calls are waiting'), 'back to approvals');
+    m.press('2');
+    await m.waitFor((f) => f.includes('No calls yet.'), 'activity again');
     m.press('q');
     await m.quitted;
     m.unmount();
@@ -116,6 +118,21 @@ describe('views', () => {
     const h = await m.waitFor((f) => f.includes('filter tool:first'), 'a field filter');
     assert.match(h, /first_call/);
     assert.doesNotMatch(h, /deploy_service/);
+    m.unmount();
+  });
+
+  it('activity: a long session id and tool name are cut with a space before the next column', async () => {
+    const c = new FakeOperator('operator', emptySnapshot({ recent: [activity({ id: 'call-9', session_id: 'sess-7f3a9c21e4b8d0', tool: 'deploy_service_to_production_cluster', status: 'success', decision: 'approved_session' })] }));
+    const m = mount(c);
+    m.press('2');
+    const f = await m.waitFor((t) => t.includes('deploy_service'), 'the record');
+    const row = f.split('\n').find((r) => r.includes('deploy_service')) ?? '';
+    assert.match(row, /sess-\S*… +deploy_service\S*… +success +approved_session/, row);
+    const header = f.split('\n').find((r) => /\btime\b/.test(r)) ?? '';
+    // The columns start where the header's names do (as drawn).
+    for (const [name, value] of [['tool', 'deploy_service'], ['status', 'success'], ['decision', 'approved_session']] as const) {
+      assert.equal(header.indexOf(` ${name}`) + 1, row.indexOf(value), `${name} column: ${header} / ${row}`);
+    }
     m.unmount();
   });
 
