@@ -216,6 +216,8 @@ export interface Tool {
   readonly current: Revision;
   /** The tool's own limits; absent fields fall back to its target's (contracts/catalog/limits.ts). */
   readonly limits?: Limits;
+  /** `agent_users`: the OS users who may call it (docs/agent-users.md); absent: every user that reaches the agent socket. */
+  readonly agentUsers?: readonly string[];
 }
 
 /** A constraint of a pre-approval rule on one normalized argument (preapproval.ts). */

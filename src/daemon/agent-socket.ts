@@ -28,6 +28,7 @@ import { TaskStore, taskLimits } from './mcp/task-store.js';
 import type { Services, SessionInfo } from './pipeline/context.js';
 import { HELLO_MAX_BYTES, parseHello, type ShimHello } from '../protocol/shim-hello.js';
 import { screenAgentMessage } from './agent-screen.js';
+import { ErrorCodes } from '../rules/errors.js';
 
 /** Answers queued for a peer that does not read them, before it is disconnected. */
 const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
@@ -171,16 +172,65 @@ export interface AgentEndpoint {
   close(): Promise<void>;
 }
 
-export async function startAgentSocket(path: string, svc: Services, hooks: AgentSessionHooks): Promise<AgentEndpoint> {
+/** Who may use a connection: the peer's user, or the one-line reason it is refused. */
+export type Admission = { readonly ok: true; readonly peer: { readonly uid: number; readonly user: string | null } } | { readonly ok: false; readonly message: string };
+
+export interface AgentSocketOptions {
+  /** Checks every connection before any of its bytes are read (the shared socket: agent-users.ts). */
+  readonly admit?: (socket: Socket) => Promise<Admission>;
+  /** The socket file's mode (default 0600: the private socket in the 0700 run directory). */
+  readonly shared?: boolean;
+}
+
+/** The JSON-RPC error every request on a refused connection gets (docs/errors.md, AGENT_USER_NOT_ALLOWED). */
+export const AGENT_USER_REFUSED_CODE = -32001;
+
+/**
+ * A refused connection is never served: each request on it is answered with
+ * one JSON-RPC error that names the refusal (what the shim relays to its
+ * client), notifications are dropped, and nothing reaches the SDK.
+ */
+function refuseConnection(socket: Socket, message: string): void {
+  const data = { error_code: 'AGENT_USER_NOT_ALLOWED', side_effect_started: false, required_action: ErrorCodes.AGENT_USER_NOT_ALLOWED.action };
+  let answered = 0;
+  const onLine = lineSplitter(HELLO_MAX_BYTES, (line) => {
+    let v: unknown;
+    try {
+      v = JSON.parse(line.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return;
+    const { id, method } = v as Json;
+    if (typeof method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return;
+    if (socket.destroyed || ++answered > 64) return void socket.destroy();
+    socket.write(encodeLine({ jsonrpc: '2.0', id, error: { code: AGENT_USER_REFUSED_CODE, message, data } }));
+  });
+  socket.on('data', (chunk: Buffer) => {
+    try {
+      onLine(chunk);
+    } catch {
+      socket.destroy();
+    }
+  });
+  socket.on('end', () => socket.end());
+}
+
+export async function startAgentSocket(path: string, svc: Services, hooks: AgentSessionHooks, opts: AgentSocketOptions = {}): Promise<AgentEndpoint> {
   const servers = new Set<Server>();
   const sockets = new Set<Socket>();
+  const admitted = (socket: Socket): Promise<Admission | null> => (opts.admit === undefined ? Promise.resolve(null) : opts.admit(socket).catch((): Admission => ({ ok: false, message: 'the agent socket could not check who is connecting' })));
   const net: NetServer = createServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
-    void readHello(socket).then(({ hello, rest }) => {
+    // The connection's bytes wait in the kernel until it is admitted (nothing reads them before).
+    void admitted(socket).then(async (admission) => {
+      if (admission !== null && !admission.ok) return refuseConnection(socket, admission.message);
+      const { hello, rest } = await readHello(socket);
       // A reconnecting shim declares what it relayed: the new session knows what its client planned against.
       const session = newSessionInfo(hello);
+      if (admission !== null) session.peer = admission.peer;
       const input = new PassThrough();
       const newline = Buffer.from('\n');
       const onChunk = screen(socket, svc, session, (line) => {
@@ -204,8 +254,8 @@ export async function startAgentSocket(path: string, svc: Services, hooks: Agent
       socket.on('close', () => served.close());
     });
   });
-  await prepareSocketPath(path);
-  const identity = await listenPrivate(net, path);
+  await prepareSocketPath(path, opts.shared === true);
+  const identity = await listenPrivate(net, path, opts.shared === true ? 0o666 : 0o600);
   return {
     sessions: servers,
     broadcastListChanged: () => broadcastListChanged(servers),

@@ -13,7 +13,7 @@
  */
 import { connect, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
 import { checkPrivateDir } from '../home/permissions.js';
@@ -50,10 +50,39 @@ function answers(path: string, timeoutMs = 1_000): Promise<boolean> {
   });
 }
 
+/**
+ * Makes (or checks) the shared agent socket's directory beside the home
+ * (docs/agent-users.md): a real directory, ours, 0711 — others may reach a
+ * socket in it by name but not list or change it.
+ */
+export async function prepareSharedDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: 0o711 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new PosternError('HOME_UNSAFE', `cannot create ${dir}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, { cause: e });
+  }
+  const st = await lstatOrNull(dir);
+  const uid = myUid();
+  if (st === null || !st.isDirectory() || (uid !== undefined && st.uid !== uid)) throw new PosternError('HOME_UNSAFE', `${dir} is not a directory of yours; move it away`);
+  if ((st.mode & 0o777) !== 0o711) await chmod(dir, 0o711);
+  await checkSharedDir(dir);
+}
+
+async function checkSharedDir(dir: string): Promise<void> {
+  const st = await lstatOrNull(dir);
+  const uid = myUid();
+  if (st === null || !st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o777) !== 0o711) {
+    throw new PosternError('HOME_UNSAFE', `${dir} must be a directory of yours with mode 0711`, { details: { path: dir } });
+  }
+}
+
 /** Checks the directory and clears a stale socket; throws HOME_UNSAFE or DAEMON_RUNNING. */
-export async function prepareSocketPath(path: string): Promise<void> {
-  const dir = await checkPrivateDir(dirname(path));
-  if (!dir.ok) throw new PosternError('HOME_UNSAFE', `${dir.path} ${dir.problem}; ${dir.fix}`, { details: { path: dir.path } });
+export async function prepareSocketPath(path: string, shared = false): Promise<void> {
+  if (shared) await checkSharedDir(dirname(path));
+  else {
+    const dir = await checkPrivateDir(dirname(path));
+    if (!dir.ok) throw new PosternError('HOME_UNSAFE', `${dir.path} ${dir.problem}; ${dir.fix}`, { details: { path: dir.path } });
+  }
   const st = await lstatOrNull(path);
   if (st === null) return;
   if (st.isSymbolicLink()) throw new PosternError('HOME_UNSAFE', `${path} is a symbolic link; remove it (something may be impersonating the daemon)`);
@@ -72,7 +101,7 @@ export async function prepareSocketPath(path: string): Promise<void> {
  * others. (It also keeps libuv, which unlinks the name it bound on close, from
  * ever unlinking whatever sits at `path` then.)
  */
-export async function listenPrivate(server: Server, path: string): Promise<SocketIdentity> {
+export async function listenPrivate(server: Server, path: string, mode = 0o600): Promise<SocketIdentity> {
   const temp = join(dirname(path), `.new-${randomBytes(6).toString('hex')}.sock`);
   await new Promise<void>((resolve, reject) => {
     const onError = (e: NodeJS.ErrnoException): void => {
@@ -85,10 +114,10 @@ export async function listenPrivate(server: Server, path: string): Promise<Socke
     });
   });
   try {
-    await chmod(temp, 0o600);
+    await chmod(temp, mode);
     const st = await lstat(temp);
     const uid = myUid();
-    if (!st.isSocket() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o777) !== 0o600) {
+    if (!st.isSocket() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o777) !== mode) {
       throw new PosternError('HOME_UNSAFE', `${temp} was replaced while the daemon was creating it`);
     }
     await rename(temp, path);

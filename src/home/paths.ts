@@ -46,6 +46,12 @@ export interface HomePaths {
   readonly changeRecord: string;
   /** Secrets received but not yet saved to the vault, encrypted (src/home/pending-secrets.ts). */
   readonly pendingSecrets: string;
+  /** The operator's MAC'd list of other OS users allowed on the shared agent socket (src/home/agent-users.ts). */
+  readonly agentUsers: string;
+  /** Beside the home, not in it (0711): the directory of the shared agent socket other allowed users reach (docs/agent-users.md). */
+  readonly sharedAgentDir: string;
+  /** The agent socket other allowed users connect to (0666; every peer's credentials are checked). */
+  readonly sharedAgentSocket: string;
 }
 
 export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -79,5 +85,8 @@ export function homePaths(home: string): HomePaths {
     approvalPageInfo: join(home, 'run', 'approval-page.json'),
     changeRecord: join(home, 'change.pending'),
     pendingSecrets: join(home, 'secrets.pending'),
+    agentUsers: join(home, 'agents.allowed.json'),
+    sharedAgentDir: `${home}-agents`,
+    sharedAgentSocket: join(`${home}-agents`, 'agent.sock'),
   };
 }

@@ -29,6 +29,7 @@ import { lastCheckpoint, walkTrust, type CheckpointRecord } from '../journal/che
 import { CheckpointSigner, keyFingerprint, publicKeyOf } from '../journal/checkpoint/signature.js';
 import { HTTP_AUTHORIZATION } from './http-authorization.js';
 import { APPROVAL_PAGE_AUTHORIZATION } from './approval-page-authorization.js';
+import { AGENT_USERS } from './agent-users.js';
 import { APPROVAL_DEVICES } from './approval-devices.js';
 import { macVerifies, readMacdRecord, recordMac, type MacdRecordKind } from './macd-record.js';
 
@@ -190,7 +191,7 @@ const pendingSecretsFile: VaultKeyedArtefact = {
  * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
  * artefact missing here stops verifying after `postern passwd`.
  */
-export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, macdRecordFile(HTTP_AUTHORIZATION), macdRecordFile(APPROVAL_PAGE_AUTHORIZATION), macdRecordFile(APPROVAL_DEVICES), pendingSecretsFile];
+export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, macdRecordFile(HTTP_AUTHORIZATION), macdRecordFile(APPROVAL_PAGE_AUTHORIZATION), macdRecordFile(APPROVAL_DEVICES), macdRecordFile(AGENT_USERS), pendingSecretsFile];
 
 /** Prepares every artefact under the new keys; the returned function stages them into `change` and returns the summaries. */
 export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<(change: HomeChange) => string[]> {

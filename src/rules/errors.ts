@@ -51,6 +51,7 @@ export const ErrorCodes = {
   SHUTTING_DOWN: { exit: 1, action: 'retry_later', summary: 'the daemon is shutting down' },
   REQUEST_TOO_LARGE: { exit: 1, action: 'reduce_request', summary: 'the request is too large or too deeply nested' },
   TOOL_NOT_FOUND: { exit: 1, action: 'refresh_tool_list', summary: 'no such tool' },
+  AGENT_USER_NOT_ALLOWED: { exit: 1, action: 'ask_operator', summary: 'this OS user may not reach the agent socket or call this tool' },
   VALIDATION_FAILED: { exit: 1, action: 'fix_arguments', summary: 'the arguments do not match the tool schema' },
   CONTRACT_STALE: { exit: 1, action: 'refresh_tool_list', summary: 'the tool changed since this session listed it' },
   REVISION_RETIRED: { exit: 1, action: 'use_replacement_tool', summary: 'this tool revision is retired' },

@@ -161,7 +161,7 @@ function buildTool(name: string, raw: unknown, sink: IssueSink, targets: Readonl
     else if (prev.retired !== undefined || r.retired !== undefined) sink.add(cat, 'a canary and the revision before it must both be served (not retired)');
   });
   if (!ok || t === undefined || current === undefined) return undefined;
-  return { name, description: t.description, effect: t.effect, ...toolApproval(t.approval, t.effect), revisions, current, ...(t.limits === undefined ? {} : { limits: t.limits }) };
+  return { name, description: t.description, effect: t.effect, ...toolApproval(t.approval, t.effect), revisions, current, ...(t.limits === undefined ? {} : { limits: t.limits }), ...(t.agent_users === undefined ? {} : { agentUsers: t.agent_users }) };
 }
 
 /**

@@ -152,6 +152,8 @@ export const ToolShape = z.strictObject({
   ], { error: `must be one of ${ApprovalModes.join(', ')}, or { mode: ${ApprovalModes.join(' | ')}, presence?: ${PresenceModes.join(' | ')} }` }),
   revisions: z.array(z.unknown()).min(1).max(1000),
   limits: LimitsShape.optional(),
+  /** The OS users allowed to call the tool (docs/agent-users.md); absent: every user that reaches the agent socket. */
+  agent_users: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/, 'must be an OS user name')).min(1).max(256).optional(),
 });
 
 export const CatalogShape = z.strictObject({

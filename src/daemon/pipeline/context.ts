@@ -91,6 +91,12 @@ export interface SessionInfo {
   readonly seen: Map<string, number>;
   /** The toolset version of the session's last listing (or the one the shim declared); null before any. */
   listedToolset: string | null;
+  /**
+   * The OS user on the other end, from the kernel (SO_PEERCRED) on the shared
+   * agent socket (docs/agent-users.md); absent on the private socket and the
+   * HTTP listener, whose callers are the operator's own user.
+   */
+  peer?: { readonly uid: number; readonly user: string | null };
 }
 
 export interface CallRequest {

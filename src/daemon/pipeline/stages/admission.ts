@@ -7,6 +7,7 @@ import { needsIdempotencyKey, splitIdempotencyKey } from '../../../contracts/ind
 import { clipLabel } from '../../../rules/clip.js';
 import { PosternError } from '../../../rules/errors.js';
 import { admitArguments } from '../admit.js';
+import { agentUserOf } from '../../agent-user.js';
 import { callStatus, CALL_STATUS_TOOL } from '../call-status.js';
 import type { CallState } from './call-state.js';
 import { answer, next, refuse, type Step } from './step.js';
@@ -26,6 +27,10 @@ export function admission(call: CallState): Step {
   const tool = call.snapshot.catalog.tools.get(req.name);
   if (tool === undefined) return refuse(new PosternError('TOOL_NOT_FOUND', `there is no tool "${clipLabel(req.name, 64)}"; list the tools again`));
   trail.currentRevision = tool.current.revision;
+  const user = agentUserOf(call.session);
+  if (tool.agentUsers !== undefined && (user === null || !tool.agentUsers.includes(user))) {
+    return refuse(new PosternError('AGENT_USER_NOT_ALLOWED', `the OS user ${user === null ? `uid ${call.session.peer?.uid ?? '?'}` : clipLabel(user, 32)} may not call "${clipLabel(req.name, 64)}" (the catalog's agent_users)`));
+  }
 
   const split = splitIdempotencyKey(args);
   if (split.kind === 'invalid_key') return refuse(new PosternError('VALIDATION_FAILED', split.problem, { details: { field: 'idempotency_key' } }));
