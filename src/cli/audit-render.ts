@@ -77,16 +77,21 @@ export function callRow(c: CallView): string[] {
 
 export const CALL_HEADER = ['TIME', 'CALL', 'SESSION', 'TOOL', 'REV', 'STATUS', 'ERROR', 'APPROVAL', 'TARGET'];
 
+/** A journaled uid with the user name the daemon read at connect, when it did (docs/agent-users.md). */
+function uidLabel(uid: number, user: unknown): string {
+  return typeof user === 'string' ? `uid ${uid} (${user})` : `uid ${uid}`;
+}
+
 export function sessionRow(s: SessionRow): string[] {
   const client = [s.client_name ?? '?', s.client_version ?? ''].join(' ').trim();
-  const peer = [s.peer_pid === null ? '' : `pid ${s.peer_pid}`, s.peer_uid === null ? '' : `uid ${s.peer_uid}`].filter((x) => x !== '').join(' ');
+  const peer = [s.peer_pid === null ? '' : `pid ${s.peer_pid}`, s.peer_uid === null ? '' : uidLabel(s.peer_uid, s.peer_user)].filter((x) => x !== '').join(' ');
   const ended = s.ended_at === null ? '-' : `${s.ended_at}${s.end_reason === null ? '' : ` (${s.end_reason})`}`;
   return [
     clean(s.started_at, 40),
     clean(short(s.session_id)),
     clean(client, 40),
     clean(s.transport, 20),
-    clean(peer === '' ? '-' : peer, 30),
+    clean(peer === '' ? '-' : peer, 60),
     clean(s.run_id ?? '-', 40),
     clean(ended, 70),
   ];
@@ -228,7 +233,7 @@ export function sessionDetails(id: string, events: readonly SessionEventRow[]): 
     out.field('client', `${str(s.client_name)} ${str(s.client_version)}`);
     out.field('protocol', str(s.protocol_version));
     out.field('transport', str(s.transport));
-    out.field('peer', `pid ${str(s.peer_pid)}, uid ${str(s.peer_uid)}`);
+    out.field('peer', `pid ${str(s.peer_pid)}, ${typeof s.peer_uid === 'number' ? uidLabel(s.peer_uid, s.peer_user) : `uid ${str(s.peer_uid)}`}`);
     out.field('run', str(s.run_id));
     out.field('agent release', str(s.agent_release));
   }

@@ -83,3 +83,9 @@ export async function osUser(uid: number, gid: number | null = null, files = { p
     .filter((g) => g !== '');
   return { name, groups: [...new Set(groups)] };
 }
+
+/** Whether `name` is a user, a group (or both) on this system, from /etc/passwd and /etc/group. */
+export async function osNameKinds(name: string, files = { passwd: '/etc/passwd', group: '/etc/group' }): Promise<{ user: boolean; group: boolean }> {
+  const [users, groups] = await Promise.all([lines(files.passwd), lines(files.group)]);
+  return { user: users.some((f) => f[0] === name), group: groups.some((f) => f[0] === name) };
+}

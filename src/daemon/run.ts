@@ -28,6 +28,7 @@ import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault, type VaultOptions } from '../vault/index.js';
 import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
+import { startSharedAgentSocket } from './shared-agent-socket.js';
 import { CallProfile } from './call-profile.js';
 import { CatalogControl, loadSnapshot } from './catalog-control.js';
 import { loadConfig, type DaemonConfig } from './config.js';
@@ -160,6 +161,12 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const agent = await startAgentSocket(paths.agentSocket, svc, hooks('stdio-socket'));
   started.push(() => agent.close());
   listeners.push(agent);
+  // Other OS users the operator allowed (`postern agents allow`): a second socket beside the home, every peer checked.
+  const shared = await startSharedAgentSocket({ paths, svc, hooks: hooks('stdio-socket'), key: () => (state.locked ? null : state.vault().deriveKey('catalog-mac')), log });
+  if (shared !== null) {
+    started.push(() => shared.close());
+    listeners.push(shared);
+  }
   // The optional HTTP listener: only when config.yaml enables it AND the operator authorized it.
   const httpEndpoint = await startHttpIfAuthorized({ paths, svc, config, key: vault.deriveKey('catalog-mac'), hooks: hooks('http'), log, journalEvent });
   if (httpEndpoint !== null) {
@@ -188,7 +195,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   await catalogs.refreshPending();
   announceStart({ journalEvent, bus, log, opts, vault, snapshot, recovered: journals.recovered.length, unattended, agentSocket: paths.agentSocket });
 
-  const endpoints: Endpoint[] = [agent, ...(httpEndpoint === null ? [] : [httpEndpoint]), ...(runningPage === null ? [] : [runningPage]), operator];
+  const endpoints: Endpoint[] = [agent, ...(shared === null ? [] : [shared]), ...(httpEndpoint === null ? [] : [httpEndpoint]), ...(runningPage === null ? [] : [runningPage]), operator];
   let closing: Promise<void> | undefined;
   return {
     services: svc,

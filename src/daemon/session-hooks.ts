@@ -40,7 +40,7 @@ export function sessionHooks(p: SessionHookParts, transport: 'stdio-socket' | 'h
       p.live.set(s.id, view);
       p.bus.emit({ type: 'session.opened', session: view });
       try {
-        p.journals.sessions.startSession({ session_id: s.id, transport, client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: null, run_id: s.runId, agent_release: s.agentRelease });
+        p.journals.sessions.startSession({ session_id: s.id, transport, client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: s.peer?.uid ?? null, ...(s.peer === undefined ? {} : { peer_user: s.peer.user }), run_id: s.runId, agent_release: s.agentRelease });
       } catch (e) {
         p.log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
       }

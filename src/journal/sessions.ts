@@ -155,6 +155,7 @@ class SessionsJournalOnDb implements SessionsJournal {
       protocol_version: s.protocol_version,
       peer_pid: s.peer_pid,
       peer_uid: s.peer_uid,
+      ...(s.peer_user === undefined ? {} : { peer_user: s.peer_user }),
       run_id: s.run_id,
       agent_release: s.agent_release,
     };

@@ -249,6 +249,8 @@ export interface SessionStart {
   readonly protocol_version: string | null;
   readonly peer_pid: number | null;
   readonly peer_uid: number | null;
+  /** The peer's OS user name at connect, on the shared agent socket only (docs/agent-users.md). */
+  readonly peer_user?: string | null;
   readonly run_id: string | null;
   readonly agent_release: string | null;
 }

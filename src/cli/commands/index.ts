@@ -33,6 +33,7 @@ const COMMANDS: readonly (readonly [name: string, load: Loader])[] = [
   ['attach', () => import('./attach.js').then((m) => m.registerAttach)],
   ['up', () => import('./up.js').then((m) => m.registerUp)],
   ['http', () => import('./http.js').then((m) => m.registerHttp)],
+  ['agents', () => import('./agents.js').then((m) => m.registerAgents)],
 ];
 
 /** Top-level options that take a value (the word after them is not a command). */
