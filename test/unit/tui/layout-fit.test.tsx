@@ -71,6 +71,19 @@ describe('what fits the screen', () => {
     await quit();
   });
 
+  it('80×24: a run of lone Hangul jamo is shown escaped and folded, a cut value says "+N more"', async () => {
+    const screen = new Screen(80, 24);
+    const jamo = { title: '\u1100'.repeat(40) };
+    const { quit } = startOnScreen([card({ id: 'jamo-0001', raw_arguments: jamo, normalized_arguments: jamo, target: { kind: 'http', method: 'POST', origin: 'https://api.example.com', host: 'api.example.com', port: 443, path: '/v1/x', query: [], headers: [], body: JSON.stringify(jamo) } })], screen);
+    const t = await screen.waitFor((s) => s.includes('Approval 1 of 1'), 'the card');
+    assert.ok(!t.includes('\u1100'), 'no raw jamo on screen');
+    assert.match(t, /\\u1100/);
+    assert.match(t, /\+\d+ more characters/);
+    assert.doesNotMatch(t, /┆ …$/m, 'a row cut to nothing');
+    assert.deepEqual(screen.wrappedRows(), []);
+    await quit();
+  });
+
   it('the queue line: long client names are cut with "…", counts stay apart, sessions that do not fit are counted', async () => {
     for (const [w, h] of [[80, 24], [60, 20], [120, 40]] as const) {
       const screen = new Screen(w, h);
