@@ -20,6 +20,7 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { openVault } from '../../vault/index.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 import { approvalNotFound } from '../../approvals/resolved.js';
@@ -175,7 +176,12 @@ function describeDecision(card: ApprovalCard, d: ApprovalDecision): string {
 }
 
 export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): void {
-  const approvals = program.command('approvals').description('list, approve and deny calls waiting for the operator (needs the vault passphrase)');
+  const approvals = program.command('approvals').description('list, approve and deny calls waiting for the operator (needs the vault passphrase)').addHelpText('after', examples([
+    'postern approvals watch                  # one unlock: each card as it arrives, with the command that decides it',
+    'postern approvals show 1a2b3c4d          # the whole card and its presentation digest',
+    'postern approvals approve 1a2b3c4d --digest <first 12 of the digest>',
+    'postern attach                           # the terminal UI: review and decide many cards with one unlock',
+  ]));
   registerApprovalPage(approvals, (ctx, fn) => withOperator(ctx, deps, fn));
 
   approvals
