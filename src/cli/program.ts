@@ -11,6 +11,7 @@ import { assertHomeSafe } from '../home/permissions.js';
 import { resolveHome } from '../home/paths.js';
 import { registerCommands } from './commands/index.js';
 import { examples } from './help.js';
+import { STARTER_SECRET } from './starter-catalog.js';
 import { VERSION } from '../version.js';
 
 /**
@@ -61,7 +62,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   await registerCommands(program, argv);
   program.addHelpText('after', examples([
     'postern init                                # create the home and the vault',
-    'postern secret add github-token --kind http_bearer',
+    `postern secret add ${STARTER_SECRET} --kind http_bearer`,
     'postern catalog check && postern catalog accept',
     'postern daemon                              # then, in another terminal: postern approvals list',
     'postern setup claude-code                   # connect an agent host',

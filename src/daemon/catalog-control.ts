@@ -43,8 +43,10 @@ export async function loadSnapshot(paths: HomePaths, vault: UnlockedVault): Prom
 type Successor = { kind: 'same' } | { kind: 'refused'; reason: string } | { kind: 'adopt'; snapshot: CatalogSnapshot; inUse: CurrentAcceptance };
 
 async function loadSuccessor(paths: HomePaths, vault: UnlockedVault, inUse: CurrentAcceptance): Promise<Successor> {
-  const key = vault.deriveKey('catalog-mac');
-  const next = judgeSuccessor(key, inUse, await readAcceptance(paths), signedOnly(await readHistory(paths)));
+  // Read first, then derive and judge with no await between: a lock meanwhile wipes the vault's keys.
+  const record = await readAcceptance(paths);
+  const history = signedOnly(await readHistory(paths));
+  const next = judgeSuccessor(vault.deriveKey('catalog-mac'), inUse, record, history);
   if (next.kind !== 'adopt') return next.kind === 'same' ? next : { kind: 'refused', reason: next.reason };
   const r = next.record;
   const accepted = await loadCopy(paths, r.digest, r.sequence, r.accepted_at, false);
@@ -107,7 +109,8 @@ export class CatalogControl {
     await follower.refresh();
     if (state.locked) return false;
     const judged = await loadSuccessor(paths, state.vault(), this.#inUse);
-    if (judged.kind === 'same') return false;
+    // Locked (a stop, idle) while the files were read: the judgement is void, never an alarm.
+    if (state.locked || judged.kind === 'same') return false;
     if (judged.kind === 'refused') {
       log(`ALARM: catalog not adopted: ${judged.reason}`);
       journalEvent(null, 'catalog_refused', { reason: judged.reason, in_use: this.#inUse.sequence });

@@ -20,6 +20,17 @@ import type { Line, Tone } from './lines.js';
  * already in the target row.
  */
 const DETAILS_ONLY: ReadonlySet<string> = new Set(['id', 'digest', 'expires', 'method', 'path']);
+
+/**
+ * Rows the compact card also leaves out when they say nothing the card does
+ * not: an HTTP host the target row already names (a host shown as a warning
+ * stays), and an idempotency key the call does not have. Rows, so an
+ * ordinary card fits 80×24 with a status line.
+ */
+function saysNothingMore(card: ApprovalCard, row: CardView['rows'][number]): boolean {
+  if (row.label === 'idempotency') return card.idempotency_key === null;
+  return row.label === 'host' && card.target.kind === 'http' && row.tone === 'normal';
+}
 /** Rows per value in the compact card. */
 export const COMPACT_ROWS = 3;
 
@@ -96,7 +107,7 @@ function foldCard(card: ApprovalCard, width: number, expanded: boolean): CardRow
   for (const r of foldField(SIZES_LABEL, view.summary.value, 0, width, COMPACT_ROWS).rows) lines.push([{ text: r, tone: 'plain' }]);
   let fullyShown = view.fullyShown;
   for (const row of view.rows) {
-    if (DETAILS_ONLY.has(row.label)) continue;
+    if (DETAILS_ONLY.has(row.label) || saysNothingMore(card, row)) continue;
     const f = foldField(row.label, row.value, row.hidden, width, COMPACT_ROWS);
     if (!f.complete) fullyShown = false;
     const tone = toneOf(row.tone);

@@ -25,8 +25,31 @@ import { grantsView } from './views/grants.js';
 import { helpLines } from './views/help.js';
 import { sessionsView } from './views/sessions.js';
 
-/** Lays key hints out in rows no wider than `width`. */
+/** Key rows under the view. */
+const HINT_ROWS = 2;
+/**
+ * Hints left off first when the keys do not fit their rows, in this order:
+ * what the help (`?`) and the other views offer anyway. Deciding keys,
+ * moving, the details and `q` are never left off for these.
+ */
+const DROPPED_FIRST: readonly string[] = ['1-5', 'o', 'P', '/', 'G', 'n/p', 'p/k/↑', 'j/k', '?'];
+
+/** The hints that fit in HINT_ROWS rows of `width`, low-priority ones left off first; the order is kept. */
+function fittingHints(hints: readonly KeyHint[], width: number): KeyHint[] {
+  let kept = [...hints];
+  for (const key of DROPPED_FIRST) {
+    if (layHints(kept, width).length <= HINT_ROWS) break;
+    kept = kept.filter((h) => h.key !== key);
+  }
+  return kept;
+}
+
 function hintRows(hints: readonly KeyHint[], width: number): Line[] {
+  return layHints(fittingHints(hints, width), width).slice(0, HINT_ROWS);
+}
+
+/** Lays key hints out in rows no wider than `width`. */
+function layHints(hints: readonly KeyHint[], width: number): Line[] {
   const rows: Line[] = [];
   let row: Seg[] = [];
   let used = 0;
@@ -63,6 +86,16 @@ function headerRows(state: OperatorState, ui: UiState, env: Env): Line[] {
   return width(header) + 1 + width(badges) <= env.width ? [[...header, { text: ' ' }, ...badges]] : [header, badges];
 }
 
+/**
+ * Why a key is not offered, folded at spaces so its end (the key that helps)
+ * is not cut: two rows when no message needs the footer's last row.
+ */
+function statusRows(reason: string, width: number, most: number): Line[] {
+  const rows = foldCells(reason, width, '', { atSpaces: true });
+  const kept = rows.length <= most ? rows : [...rows.slice(0, most - 1), clipCells(rows.slice(most - 1).join(' '), width)];
+  return kept.map((r) => line(r, 'warn'));
+}
+
 /** The view's rows and why a key is not offered. */
 function body(c: KeyCtx): { lines: Line[]; disabled: string[] } {
   switch (c.ui.view) {
@@ -88,8 +121,8 @@ function footerRows(v: ViewCtx, disabled: readonly string[], hints: readonly Key
     case 'normal': {
       const out: Line[] = [];
       if (state.connection === 'closed') out.push(line(clipCells(`disconnected: ${sanitizeForTerminal(state.closedReason ?? '', 120)} (q quits)`, width), 'danger'));
-      else for (const d of disabled.slice(0, 1)) out.push(line(clipCells(d, width), 'warn'));
-      out.push(...hintRows(hints, width).slice(0, 2));
+      else for (const d of disabled.slice(0, 1)) out.push(...statusRows(d, width, ui.message === null ? 2 : 1));
+      out.push(...hintRows(hints, width));
       if (ui.message !== null) out.push(line(clipCells(ui.message, width), 'warn'));
       if (ui.pairing !== null) for (const row of pairingRows(ui.pairing)) out.push(...foldCells(row, width).map((r) => line(r, 'key')));
       return out;

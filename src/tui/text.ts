@@ -9,7 +9,7 @@
  * never begins a screen row; a field cut short says so with "+N more" and
  * reports `complete: false`.
  */
-import { CONTINUATION, cellWidth, cutCells, foldToWidth, sanitizeWithInfo } from '../rules/terminal-text.js';
+import { CONTINUATION, cellWidth, cutCells, foldToWidth, sanitizeWithInfo, type FoldOptions } from '../rules/terminal-text.js';
 
 export const LABEL_WIDTH = 12;
 
@@ -23,8 +23,8 @@ export function clipCells(text: string, width: number): string {
 }
 
 /** Folds sanitized text to `width`; rows after the first start with the continuation mark. */
-export function foldCells(text: string, width: number, indent = ''): string[] {
-  return foldToWidth(text, width, indent);
+export function foldCells(text: string, width: number, indent = '', opts: FoldOptions = {}): string[] {
+  return foldToWidth(text, width, indent, opts);
 }
 
 export interface FieldRows {

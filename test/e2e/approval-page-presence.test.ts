@@ -14,6 +14,8 @@
  *   (PRESENCE_REQUIRED), an assertion sent again (the one an earlier approval
  *   carried, or one made for an earlier decision of the same card), and an
  *   assertion made for another card (PRESENCE_INVALID).
+ * - On http://127.0.0.1 (another paired device) the page says passkeys need
+ *   localhost; such a card can only be denied there (PRESENCE_UNAVAILABLE).
  * - A destructive tool declared `approval: { mode: per-call, presence: none }`
  *   is approved on the page without a passkey.
  *
@@ -195,6 +197,31 @@ describe('the approval page: presence (a passkey) for destructive tools', { skip
     await deny(b.id);
     assert.deepEqual([(await callA).isError, (await callB).isError], [true, true]);
     assert.equal(deletes(), before);
+  });
+
+  it('on http://127.0.0.1 the page says passkeys need localhost: Approve is disabled, forced it is PRESENCE_UNAVAILABLE, Deny works', async () => {
+    const before = deletes();
+    const r = await inst.sb.run(['approvals', 'pair', '--name', 'by-ip', '--passphrase-file', inst.passFile]);
+    assert.equal(r.code, 0, r.stderr);
+    const ip = await pd.browser.context.newPage();
+    try {
+      await pairFromLink(ip, r.stdout);
+      const call = waiting('delete_app');
+      const { card } = await pd.events.next('approval.added', (e) => e.card.tool === 'delete_app');
+      await ip.waitForSelector(onPage(card.id));
+      assert.match((await ip.textContent(`${onPage(card.id)} .presence-why`)) ?? '', /localhost/);
+      assert.equal(await ip.isDisabled(`${onPage(card.id)} [data-action="approve-once"]`), true);
+      const s = (await sendSigned(ip, 'GET', '/api/state')).json as unknown as State;
+      assert.equal(s.presence.available, false);
+      const c = s.cards.find((x) => x.id === card.id)!;
+      const forced = await sendSigned(ip, 'POST', '/api/decide', { card_id: c.id, digest: c.digest, nonce: c.nonce, verdict: 'approve', scope: 'once' });
+      assert.deepEqual([forced.status, forced.json.error?.code], [409, 'PRESENCE_UNAVAILABLE']);
+      await ip.click(`${onPage(card.id)} [data-action="deny"]`);
+      assert.equal((await call).isError, true);
+      assert.equal(deletes(), before, 'nothing reached the target');
+    } finally {
+      await ip.close();
+    }
   });
 
   it('a destructive tool declared presence: none is approved on the page without a passkey', async () => {

@@ -3,6 +3,13 @@
  * prints a card as soon as a real MCP client's call needs approval (the
  * agent-controlled title shown escaped), prints the resolution, and stops
  * cleanly on Ctrl-C. With --observe it still watches, and cannot decide.
+ *
+ * `postern approvals review` in a real pseudo-terminal: one passphrase prompt
+ * for the whole review; approving a card not shown in full there is refused
+ * APPROVAL_UNSEEN; `show N` then `a` approves under the seen rule and the
+ * call reaches the target; `d reason` denies and the call never does; a card
+ * that arrives during the review is announced; agent text reaches the
+ * terminal escaped. Without a terminal it refuses, naming list/show/approve.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +22,8 @@ import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
 import { childEnv, CLI } from '../helpers/cli.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
+import { startPty } from '../helpers/pty.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import type { CatalogPendingView } from '../../src/protocol/operator/index.js';
 
@@ -129,6 +137,71 @@ describe('postern approvals watch', () => {
     assert.equal(((await call) as { isError?: boolean }).isError, true);
     w.child.kill('SIGINT');
     assert.equal(await w.exited, 0, w.err);
+  });
+
+  const call = (title: string): Promise<{ isError?: boolean }> => agent.callTool({ name: 'create_issue', arguments: { title, idempotency_key: `k-${randomBytes(6).toString('hex')}` } });
+  const reached = (word: string): boolean => http.log().some((r) => r.body.toString('utf8').includes(word));
+
+  it('approvals review: one unlock decides two cards: unseen approval refused, shown one approved, one denied, a new one announced', async () => {
+    const first = call('alpha \u001b[2Kfix\u202E');
+    const a = (await events.next('approval.added')).card;
+    const second = call('bravo');
+    const b = (await events.next('approval.added')).card;
+
+    const pty = startPty(inst.sb.home, ['approvals', 'review']);
+    try {
+      await pty.until(/Vault passphrase: /);
+      pty.type(`${PASSPHRASE}\n`);
+      await pty.until(/reviewing approvals \(2 pending\)[^]*review> /);
+      assert.match(pty.screen(), new RegExp(`\\n1 +${a.id.slice(0, 8)} +create_issue`));
+      assert.match(pty.screen(), new RegExp(`\\n2 +${b.id.slice(0, 8)} +create_issue`));
+
+      let from = pty.screen().length;
+      pty.type('a 1\n');
+      await pty.until(/APPROVAL_UNSEEN: card 1 was not shown in full/, from);
+      assert.equal((await inst.sb.run(['approvals', 'list', '--json', '--passphrase-file', inst.passFile])).stdout.includes(a.id), true, 'nothing was approved');
+
+      from = pty.screen().length;
+      pty.type('show 1\n');
+      await pty.until(/presentation {2}sha256 [0-9a-f]{64}[^]*decide: a \(approve once\)/, from);
+      // The agent's ESC came as JSON's six characters \u001b (their backslash doubled by the escaping); RLO is escaped.
+      assert.ok(pty.screen().includes('alpha \\\\u001b[2Kfix\\u202E'), pty.screen());
+      from = pty.screen().length;
+      pty.type('a\n');
+      await pty.until(new RegExp(`approved ${a.id.slice(0, 8)} \\(create_issue\\) once, by operator-cli`), from);
+      assert.equal((await first).isError, undefined);
+      assert.ok(reached('alpha'), 'the approved call reached the target');
+
+      from = pty.screen().length;
+      const third = call('charlie');
+      const c = (await events.next('approval.added')).card;
+      await pty.until(new RegExp(`--- new card 3: ${c.id.slice(0, 8)} create_issue: \`show 3\``), from);
+
+      from = pty.screen().length;
+      pty.type('show 2\n');
+      await pty.until(/decide: a \(approve once\)/, from);
+      pty.type('d not today\n');
+      await pty.until(new RegExp(`denied ${b.id.slice(0, 8)} \\(create_issue\\), by operator-cli: not today`), from);
+      assert.equal((await second).isError, true);
+      from = pty.screen().length;
+      pty.type('d 3\n');
+      await pty.until(new RegExp(`denied ${c.id.slice(0, 8)} `), from);
+      assert.equal((await third).isError, true);
+      assert.ok(!reached('bravo') && !reached('charlie'), 'no denied call reached the target');
+
+      pty.type('q\n');
+      assert.equal(await pty.exited, 0, pty.screen());
+      assert.equal((pty.screen().match(/Vault passphrase:/g) ?? []).length, 1, 'one passphrase prompt for the whole review');
+      assert.ok(!pty.screen().includes('\u001b[2K') && !pty.screen().includes('\u202E'), 'nothing the agent sent reaches the terminal raw');
+    } finally {
+      pty.kill();
+    }
+  });
+
+  it('approvals review without a terminal refuses, naming list/show/approve, and asks for nothing', async () => {
+    const r = await inst.sb.run(['approvals', 'review', '--passphrase-file', inst.passFile]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^postern: USAGE: `approvals review` needs an interactive terminal: without one, use `postern approvals list`, `show ID` and `approve ID --digest PREFIX`/);
   });
 
   it('an edited catalog.yaml is announced as pending with its classified diff, and cleared once accepted', async () => {

@@ -132,7 +132,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
   async function rotate(value: string): Promise<void> {
     const r = await secret(['rotate', 'api-token', '--stdin'], value);
     assert.equal(r.code, 0, r.stderr);
-    generation += 1;
+    generation = await fileGeneration(); // what this save wrote (the daemon's own first-start save moved the count too)
   }
 
   it('rotate: the next call sends the new token; the old one, echoed by a target that cached it, is redacted', async () => {
@@ -192,7 +192,7 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
     const r = await secret(['rm', 'api-token', '--yes']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /warning: .*hold, remove_item, whoami.*CREDENTIAL_MISSING/);
-    generation += 1;
+    generation = await fileGeneration(); // what this save wrote (the daemon's own first-start save moved the count too)
     const before = http.requests.length;
     for (const [tool, args] of [['whoami', {}], ['remove_item', { id: 'a1', idempotency_key: key() }]] as const) {
       const res = await call(tool, args);

@@ -16,15 +16,23 @@
  *
  * Hosts: Claude Code (Anthropic Messages API via ANTHROPIC_BASE_URL, MCP
  * tool search off so Postern's tools are offered directly, MCP_TOOL_TIMEOUT
- * for its tool timeout). They are the pinned versions in .ci/hosts; the test
- * skips where they are absent unless POSTERN_REQUIRE_AGENT_HOSTS=1.
+ * for its tool timeout) and Codex (`codex exec`, the OpenAI Responses API
+ * via a custom model provider, `tool_timeout_sec` in the postern table).
+ * Gemini CLI is not driven here yet. They are the pinned versions in
+ * .ci/hosts; the test skips where they are absent unless
+ * POSTERN_REQUIRE_AGENT_HOSTS=1.
+ *
+ * Measured: neither host outlives its tool timeout while an approval waits
+ * (both ask for progress; neither resets its timeout on it): the host gives
+ * up, its cancellation withdraws the card, nothing runs. Keep the host's tool
+ * timeout above `approval_timeout_seconds`.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { install, type Installation } from '../helpers/daemon.js';
@@ -34,7 +42,17 @@ import type { ApprovalCard } from '../../src/protocol/approvals.js';
 
 const HOSTS_DIR = join(process.cwd(), '.ci', 'hosts', 'node_modules');
 const RECORDED = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'host-versions.json'), 'utf8')) as Record<string, string>;
-const PACKAGES: Record<string, { pkg: string; bin: string }> = { 'claude-code': { pkg: '@anthropic-ai/claude-code', bin: 'claude' } };
+const PACKAGES = { 'claude-code': { pkg: '@anthropic-ai/claude-code', bin: 'claude' }, codex: { pkg: '@openai/codex', bin: 'codex' } } as const;
+type HostName = keyof typeof PACKAGES;
+const HOST_NAMES = Object.keys(PACKAGES) as HostName[];
+
+interface Driver {
+  /** The name the host gives Postern's tool `name` when it offers it to the model. */
+  tool(name: string): string;
+  /** What the host tells the model when its tool timeout passes. */
+  readonly timedOut: RegExp;
+  run(script: Script): Promise<{ code: number | null; out: string }>;
+}
 const present = Object.values(PACKAGES).every((h) => existsSync(join(HOSTS_DIR, '.bin', h.bin)));
 const required = process.env['POSTERN_REQUIRE_AGENT_HOSTS'] === '1';
 const skip = present ? false : required ? false : 'the agent hosts are not installed (npm ci --prefix .ci/hosts --ignore-scripts)';
@@ -43,13 +61,16 @@ const TOKEN = `tok-canary-${randomBytes(12).toString('hex')}`;
 /** The host's tool timeout, set low so an approval can outlast it quickly. */
 const HOST_TOOL_TIMEOUT_MS = 4000;
 
-const installedVersion = (host: string): string => (JSON.parse(readFileSync(join(HOSTS_DIR, PACKAGES[host]!.pkg, 'package.json'), 'utf8')) as { version: string }).version;
+const installedVersion = (host: HostName): string => (JSON.parse(readFileSync(join(HOSTS_DIR, PACKAGES[host].pkg, 'package.json'), 'utf8')) as { version: string }).version;
 
 describe('real agent hosts call Postern end to end against a fake model', { skip }, () => {
   let inst: Installation;
   let http: FakeHttpServer;
   let userHome: string;
   let project: string;
+  let codexConfig: string;
+  /** The `[mcp_servers.postern]` table `setup codex --write` wrote. */
+  let codexTable: string;
   /** Every request any fake model received, across every run. */
   const received: string[] = [];
 
@@ -66,6 +87,7 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
       },
     });
     userHome = join(inst.sb.dir, 'user');
+    codexConfig = join(userHome, '.codex', 'config.toml');
     project = join(inst.sb.dir, 'project');
     await mkdir(userHome);
     await mkdir(project);
@@ -73,6 +95,8 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
       const w = await inst.sb.run(['setup', host, '--write'], { env: { HOME: userHome } });
       assert.equal(w.code, 0, w.stderr);
     }
+    codexTable = await readFile(codexConfig, 'utf8');
+    assert.ok(codexTable.startsWith('[mcp_servers.postern]\n') && codexTable.endsWith('default_tools_approval_mode = "approve"\n'), codexTable);
   });
 
   after(async () => {
@@ -80,33 +104,54 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
     await http.close();
   });
 
-  /** Runs Claude Code once, headless, on `prompt`, against a fake model answering by `script`. */
-  async function claude(script: Script): Promise<{ code: number | null; out: string }> {
-    const model = await startFakeModel('anthropic', script);
+  /** Runs a host's CLI once to its end; what it printed is returned. */
+  async function runHost(bin: string, args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+    const child = spawn(join(HOSTS_DIR, '.bin', bin), [...args], {
+      cwd: project,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: userHome, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', resolve);
+    });
+    return { code, out };
+  }
+
+  /** Each host, headless, against a fake model of its API answering by the script; what the model received is kept. */
+  const drivers: Record<HostName, Driver> = {
+    'claude-code': {
+      tool: (name) => `mcp__postern__${name}`,
+      timedOut: new RegExp(`timed out after ${HOST_TOOL_TIMEOUT_MS / 1000}s`),
+      run: (script) => withModel('anthropic', script, (url) => runHost('claude', ['-p', 'Use the postern tools.', '--output-format', 'json', '--allowedTools', 'mcp__postern'], {
+        ANTHROPIC_BASE_URL: url,
+        ANTHROPIC_API_KEY: 'sk-fake-model',
+        // Postern's tools offered directly, not behind Claude Code's tool search.
+        ENABLE_TOOL_SEARCH: 'false',
+        MCP_TOOL_TIMEOUT: String(HOST_TOOL_TIMEOUT_MS),
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      })),
+    },
+    codex: {
+      tool: (name) => `mcp__postern.${name}`,
+      timedOut: /timed out|deadline/i,
+      run: (script) => withModel('openai-responses', script, async (url) => {
+        // A custom model provider at the fake endpoint, above the [mcp_servers.postern] table `setup codex --write` made.
+        const provider = ['model = "fake-model"', 'model_provider = "fake"', '', '[model_providers.fake]', 'name = "fake"', `base_url = "${url}/v1"`, 'wire_api = "responses"', 'env_key = "FAKE_MODEL_KEY"', ''];
+        await writeFile(codexConfig, [...provider, codexTable.trimEnd(), `tool_timeout_sec = ${HOST_TOOL_TIMEOUT_MS / 1000}`, ''].join('\n'));
+        return runHost('codex', ['exec', '--skip-git-repo-check', 'Use the postern tools.'], { CODEX_HOME: join(userHome, '.codex'), FAKE_MODEL_KEY: 'sk-fake-model' });
+      }),
+    },
+  };
+
+  async function withModel(api: 'anthropic' | 'openai-responses', script: Script, run: (url: string) => Promise<{ code: number | null; out: string }>): Promise<{ code: number | null; out: string }> {
+    const model = await startFakeModel(api, script);
     try {
-      const child = spawn(join(HOSTS_DIR, '.bin', 'claude'), ['-p', 'Use the postern tools.', '--output-format', 'json', '--allowedTools', 'mcp__postern'], {
-        cwd: project,
-        env: {
-          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-          HOME: userHome,
-          ANTHROPIC_BASE_URL: model.url,
-          ANTHROPIC_API_KEY: 'sk-fake-model',
-          ENABLE_TOOL_SEARCH: 'false',
-          MCP_TOOL_TIMEOUT: String(HOST_TOOL_TIMEOUT_MS),
-          DISABLE_AUTOUPDATER: '1',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          NO_COLOR: '1',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
-      const code = await new Promise<number | null>((resolve, reject) => {
-        child.once('error', reject);
-        child.once('exit', resolve);
-      });
-      return { code, out };
+      return await run(model.url);
     } finally {
       received.push(...model.received);
       await model.close();
@@ -162,17 +207,18 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
   }
 
   it('the installed hosts are the recorded versions (when one changes, this says which and how)', () => {
-    const changed = Object.keys(PACKAGES).filter((h) => installedVersion(h) !== RECORDED[h]).map((h) => `${h}: recorded ${RECORDED[h] ?? 'none'}, installed ${installedVersion(h)}`);
+    const changed = HOST_NAMES.filter((h) => installedVersion(h) !== RECORDED[h]).map((h) => `${h}: recorded ${RECORDED[h] ?? 'none'}, installed ${installedVersion(h)}`);
     assert.deepEqual(changed, [], `a host changed — rerun this file and update test/e2e/fixtures/host-versions.json:\n${changed.join('\n')}`);
   });
 
-  describe('Claude Code', () => {
+  for (const host of HOST_NAMES) describe(host, () => {
+    const d = (): Driver => drivers[host];
     it('calls a read tool and the model is shown the redacted result', { timeout: 120_000 }, async () => {
       await inst.startDaemon();
       try {
         const before = http.requests.length;
         const seen: string[] = [];
-        const r = await claude(once('mcp__postern__echo_read', { q: 'hello-read' }, seen));
+        const r = await d().run(once(d().tool('echo_read'), { q: 'hello-read' }, seen));
         assert.equal(r.code, 0, r.out);
         assert.equal(http.requests.length, before + 1, r.out);
         assert.match(seen.join('\n'), /hello-read/);
@@ -189,7 +235,7 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
         const seen: string[] = [];
         const approve = await approveLater(3000);
         const args = { title: 'approved after 3 s', idempotency_key: `k-${randomBytes(6).toString('hex')}` };
-        const [r, card] = await Promise.all([claude(untilDecided('mcp__postern__gated_write', args, seen)), approve()]);
+        const [r, card] = await Promise.all([d().run(untilDecided(d().tool('gated_write'), args, seen)), approve()]);
         assert.equal(r.code, 0, r.out);
         assert.equal(card.tool, 'gated_write');
         assert.equal(http.requests.length, before + 1, `${seen.join('\n')}\n${r.out}`);
@@ -199,7 +245,7 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
       }
     });
 
-    it(`an approval given after its tool timeout (MCP_TOOL_TIMEOUT=${HOST_TOOL_TIMEOUT_MS}) comes too late: Claude Code gives up and cancels, the card is withdrawn, nothing runs`, { timeout: 120_000 }, async () => {
+    it(`an approval given after its tool timeout (${HOST_TOOL_TIMEOUT_MS} ms) comes too late: the host gives up and cancels, the card is withdrawn, nothing runs`, { timeout: 120_000 }, async () => {
       // Measured: Claude Code asks for progress but does not reset its tool timeout on it, so Postern's
       // early APPROVAL_PENDING never comes; keep MCP_TOOL_TIMEOUT above approval_timeout_seconds (docs/worked-example.md).
       await inst.startDaemon();
@@ -208,9 +254,9 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
         const seen: string[] = [];
         const approve = await approveLater(HOST_TOOL_TIMEOUT_MS + 4000);
         const args = { title: 'approved too late', idempotency_key: `k-${randomBytes(6).toString('hex')}` };
-        const [r, late] = await Promise.all([claude(once('mcp__postern__gated_write', args, seen)), approve().then(() => 'approved', (e: Error & { code?: string }) => e.code)]);
+        const [r, late] = await Promise.all([d().run(once(d().tool('gated_write'), args, seen)), approve().then(() => 'approved', (e: Error & { code?: string }) => e.code)]);
         assert.equal(r.code, 0, r.out);
-        assert.match(seen.join('\n'), new RegExp(`timed out after ${HOST_TOOL_TIMEOUT_MS / 1000}s`));
+        assert.match(seen.join('\n'), d().timedOut);
         assert.equal(late, 'APPROVAL_NOT_FOUND', 'the host\'s cancellation withdrew the card');
         assert.equal(http.requests.length, before, 'nothing ran');
       } finally {
@@ -218,33 +264,36 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
       }
     });
 
-    it('started while the daemon is down: the daemon starts mid-run and the real tools appear without restarting the host', { timeout: 120_000 }, async () => {
+    // Measured on Codex 0.171 (`codex exec`): told tools/list_changed mid-turn, it keeps offering the turn's tool list
+    // (postern_status) to the end of the run; the real tools are not shown within that turn.
+    const fixedForTheTurn = host === 'codex' ? 'Codex keeps its tool list for the whole turn of `codex exec`' : false;
+    it('started while the daemon is down: the daemon starts mid-run and the real tools appear without restarting the host', { timeout: 120_000, todo: fixedForTheTurn }, async () => {
       assert.equal(inst.daemon, null);
       const before = http.requests.length;
       const offered: string[][] = [];
       const seen: string[] = [];
       try {
         let called = false;
-        const r = await claude(async (t) => {
-          offered.push(t.tools.filter((n) => n.startsWith('mcp__postern__')));
+        const r = await d().run(async (t) => {
+          offered.push(t.tools.filter((n) => n.startsWith(d().tool(''))));
           if (called) {
             seen.push(...t.results);
             return { kind: 'text', text: 'done' };
           }
-          if (t.tools.includes('mcp__postern__echo_read')) {
+          if (t.tools.includes(d().tool('echo_read'))) {
             called = true;
-            return { kind: 'call', tool: 'mcp__postern__echo_read', args: { q: 'after-restart' } };
+            return { kind: 'call', tool: d().tool('echo_read'), args: { q: 'after-restart' } };
           }
           // The model calls postern_status (as its description says) until the host offers the real tools.
-          if (t.results.length < 8 && t.tools.includes('mcp__postern__postern_status')) {
+          if (t.results.length < 8 && t.tools.includes(d().tool('postern_status'))) {
             if (inst.daemon === null) await inst.startDaemon();
-            return { kind: 'call', tool: 'mcp__postern__postern_status', args: {} };
+            return { kind: 'call', tool: d().tool('postern_status'), args: {} };
           }
           return { kind: 'text', text: 'the tools did not appear' };
         });
         assert.equal(r.code, 0, r.out);
-        assert.deepEqual(offered[0], ['mcp__postern__postern_status']);
-        assert.ok(offered.some((o) => o.includes('mcp__postern__echo_read')), JSON.stringify(offered));
+        assert.deepEqual(offered[0], [d().tool('postern_status')]);
+        assert.ok(offered.some((o) => o.includes(d().tool('echo_read'))), JSON.stringify(offered));
         assert.equal(http.requests.length, before + 1, JSON.stringify(offered));
         assert.match(seen.join('\n'), /after-restart/);
       } finally {

@@ -145,13 +145,13 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
     await waitFor(() => existsSync(done), () => 'approvals show to finish', { timeoutMs: 60_000, everyMs: 50 });
     const shown = tmux('capture-pane', '-p', '-t', 'up:show').split('\n').filter((r) => r.trim() !== '');
     assert.ok(shown.some((r) => r.startsWith('body ')), shown.join('\n'));
-    for (const r of shown) assert.match(r, /^([a-z][a-z0-9 [\]]{0,13} |\u2506 |\(\d+ characters not shown)/, `a stray row in approvals show:\n${shown.join('\n')}`);
+    for (const r of shown) assert.match(r, /^([a-z][a-z0-9 [\]]{0,13}( |$)|\u2506 |\(\d+ characters not shown)/, `a stray row in approvals show:\n${shown.join('\n')}`);
     tmux('kill-window', '-t', 'up:show');
     const piped = await inst.sb.run(['--passphrase-file', inst.passFile, 'approvals', 'show', id], { env: { COLUMNS: '100' } });
     assert.equal(piped.code, 0, piped.stderr);
     const lines = piped.stdout.trimEnd().split('\n');
     assert.ok(lines.some((l) => l.startsWith('\u2506 ')), 'a long value is folded behind the mark');
-    for (const l of lines) assert.match(l, /^([a-z][a-z0-9 [\]]{0,13} |\u2506 |\(\d+ characters not shown)/, l);
+    for (const l of lines) assert.match(l, /^([a-z][a-z0-9 [\]]{0,13}( |$)|\u2506 |\(\d+ characters not shown)/, l);
 
     key('d');
     assert.equal((await pending).isError, true);

@@ -116,8 +116,11 @@ function anthropic(res: ServerResponse, reply: Reply, stream: boolean): void {
 
 function openaiResponses(res: ServerResponse, reply: Reply): void {
   const id = `resp_${callId()}`;
+  // A tool offered inside a namespace (Codex groups each MCP server's tools) is called by name within it.
+  const dot = reply.kind === 'call' ? reply.tool.lastIndexOf('.') : -1;
+  const named = reply.kind === 'call' && dot > 0 ? { namespace: reply.tool.slice(0, dot), name: reply.tool.slice(dot + 1) } : { name: reply.kind === 'call' ? reply.tool : '' };
   const item = reply.kind === 'call'
-    ? { type: 'function_call', id: `fc_${callId()}`, call_id: callId(), name: reply.tool, arguments: JSON.stringify(reply.args), status: 'completed' }
+    ? { type: 'function_call', id: `fc_${callId()}`, call_id: callId(), ...named, arguments: JSON.stringify(reply.args), status: 'completed' }
     : { type: 'message', id: `msg_${callId()}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: reply.text, annotations: [] }] };
   const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 20 };
   sse(res, [

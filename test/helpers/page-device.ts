@@ -53,7 +53,7 @@ export function lootOrigin(page: Page): Promise<OriginLoot> {
  * Returns the link as opened.
  */
 export async function pairFromLink(page: Page, pairing: string, hostname?: string): Promise<URL> {
-  const link = new URL(/open: (\S+)/.exec(pairing)?.[1] ?? 'about:blank');
+  const link = new URL(/open[^\n]*:\n(\S+)/.exec(pairing)?.[1] ?? 'about:blank');
   if (hostname !== undefined) link.hostname = hostname;
   await page.goto(link.href);
   await page.click('#pair-submit');

@@ -19,6 +19,7 @@
  * the daemon's lock).
  */
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { sha256Hex } from '../../contracts/index.js';
 import { takeDaemonLock } from '../../home/daemon-lock.js';
 import { anchoredJournal, writeVault } from '../../home/vault-write.js';
@@ -291,7 +292,10 @@ function reportRestore(ctx: CliContext, backup: string, plan: RestorePlan): void
 }
 
 export function registerAnchor(program: Command): void {
-  const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, restore an older one, accept an older vault');
+  const anchor = program.command('anchor').description('the authenticated anchor of the journals: check it, start a new journal, restore an older one, accept an older vault').addHelpText('after', examples([
+    'postern anchor status                      # the journals and the vault against the anchor (asks for the passphrase)',
+    'postern anchor restore-journal ./backup    # put back a journal backup (daemon stopped)',
+  ]));
 
   anchor
     .command('status')

@@ -18,8 +18,10 @@
  * unique prefix, never an ambiguous one.
  */
 import { lstat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { openVault } from '../../vault/index.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 import { approvalNotFound } from '../../approvals/resolved.js';
@@ -160,6 +162,29 @@ export function approveVerdict(card: ApprovalCard, o: { session?: boolean; diges
   return { verdict: 'approve', scope: o.session === true ? 'session' : 'once', call_digest: card.call_digest, seen: { presentation: full } };
 }
 
+/** Prints the card's whole presentation (nothing cut) and its digest, as `approvals show` does; returns that digest. */
+function printPresentation(ctx: CliContext, card: ApprovalCard): string {
+  const p = presentationLines(card);
+  for (const line of p.lines) ctx.out(line);
+  if (!cardView(card).fullyShown) ctx.out('(values longer than a card folds are shown whole above: this call can only be approved once)');
+  ctx.out(`presentation  sha256 ${p.digest}`);
+  return p.digest;
+}
+
+/** Approves `card` under the seen rule (approveVerdict); a session grant only for a card a view shows in full. */
+async function approveCard(c: OperatorClient, card: ApprovalCard, o: { session?: boolean; digest?: string }): Promise<string> {
+  if (o.session === true && !cardView(card).fullyShown) {
+    throw new PosternError('USAGE', 'this call has values too long to show in full: approve it once, not for the session');
+  }
+  const verdict = approveVerdict(card, o);
+  const d = await c.request('approvals.decide', { approval_id: card.id, verdict });
+  return describeDecision(card, d);
+}
+
+async function denyCard(c: OperatorClient, card: ApprovalCard, reason: string | null): Promise<string> {
+  return describeDecision(card, await c.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'deny', reason } }));
+}
+
 function describeDecision(card: ApprovalCard, d: ApprovalDecision): string {
   const what = `${clean(card.id.slice(0, SHORT_ID))} (${clean(card.tool, 40)})`;
   switch (d.kind) {
@@ -175,7 +200,13 @@ function describeDecision(card: ApprovalCard, d: ApprovalDecision): string {
 }
 
 export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): void {
-  const approvals = program.command('approvals').description('list, approve and deny calls waiting for the operator (needs the vault passphrase)');
+  const approvals = program.command('approvals').description('list, approve and deny calls waiting for the operator (needs the vault passphrase)').addHelpText('after', examples([
+    'postern approvals watch                  # one unlock: each card as it arrives, with the command that decides it',
+    'postern approvals show 1a2b3c4d          # the whole card and its presentation digest',
+    'postern approvals approve 1a2b3c4d --digest <first 12 of the digest>',
+    'postern approvals review                 # one unlock: list, show and decide cards in a line-based loop',
+    'postern attach                           # the terminal UI: review and decide many cards with one unlock',
+  ]));
   registerApprovalPage(approvals, (ctx, fn) => withOperator(ctx, deps, fn));
 
   approvals
@@ -207,11 +238,8 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const ctx = contextFor(cmd);
       const card = await withOperator(ctx, deps, (c) => pendingCard(c, id));
-      const p = presentationLines(card);
-      for (const line of p.lines) ctx.out(line);
-      if (!cardView(card).fullyShown) ctx.out('(values longer than a card folds are shown whole above: this call can only be approved once)');
-      ctx.out(`presentation  sha256 ${p.digest}`);
-      ctx.out(`approve with: postern approvals approve ${clean(card.id.slice(0, SHORT_ID))} --digest ${p.digest.slice(0, 12)}`);
+      const digest = printPresentation(ctx, card);
+      ctx.out(`approve with: postern approvals approve ${clean(card.id.slice(0, SHORT_ID))} --digest ${digest.slice(0, 12)}`);
     });
 
   approvals
@@ -221,15 +249,7 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
     .option('--digest <prefix>', `the presentation digest \`approvals show\` printed (its first ${PRESENTATION_PREFIX_MIN}+ hex characters); refused if the card differs`)
     .action(async (id: string, o: { session?: boolean; digest?: string }, cmd: Command) => {
       const ctx = contextFor(cmd);
-      const line = await withOperator(ctx, deps, async (c) => {
-        const card = await pendingCard(c, id);
-        if (o.session === true && !cardView(card).fullyShown) {
-          throw new PosternError('USAGE', 'this call has values too long to show in full: approve it once, not for the session');
-        }
-        const verdict = approveVerdict(card, o);
-        const d = await c.request('approvals.decide', { approval_id: card.id, verdict });
-        return describeDecision(card, d);
-      });
+      const line = await withOperator(ctx, deps, async (c) => approveCard(c, await pendingCard(c, id), o));
       ctx.out(line);
     });
 
@@ -241,11 +261,20 @@ export function registerApprovals(program: Command, deps: ApprovalsDeps = {}): v
       const ctx = contextFor(cmd);
       if (o.reason !== undefined && o.reason.length > 500) throw new PosternError('USAGE', '--reason is limited to 500 characters');
       const line = await withOperator(ctx, deps, async (c) => {
-        const card = await pendingCard(c, id);
-        const d = await c.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'deny', reason: o.reason ?? null } });
-        return describeDecision(card, d);
+        return denyCard(c, await pendingCard(c, id), o.reason ?? null);
       });
       ctx.out(line);
+    });
+
+  approvals
+    .command('review')
+    .description('one unlock, then a line-based loop on this terminal: list the pending cards, show one whole, approve (once or for the session) or deny it, and hear of new ones as they arrive')
+    .action(async (_o: unknown, cmd: Command) => {
+      const ctx = contextFor(cmd);
+      if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
+        throw new PosternError('USAGE', '`approvals review` needs an interactive terminal: without one, use `postern approvals list`, `show ID` and `approve ID --digest PREFIX` (or `deny ID`)');
+      }
+      await withOperator(ctx, deps, (c) => review(ctx, c));
     });
 
   approvals
@@ -335,5 +364,164 @@ async function watch(ctx: CliContext, c: OperatorClient): Promise<void> {
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+  }
+}
+
+const REVIEW_KEYS = 'list | show N | n (next) | a [N] (approve once) | s [N] (for the session) | d [N] [reason] (deny) | r (refresh) | q (quit)';
+
+/**
+ * `approvals review`: the pending cards numbered (a number is never reused in
+ * one review), `show N` prints the card whole as `approvals show` does and
+ * remembers the presentation digest printed; `a`/`s` approve with that digest
+ * (approveVerdict: the seen rule), so a card not shown here is refused
+ * APPROVAL_UNSEEN; cards added or resolved meanwhile are announced.
+ */
+async function review(ctx: CliContext, c: OperatorClient): Promise<void> {
+  const byNumber = new Map<number, ApprovalCard>();
+  const numbers = new Map<string, number>();
+  const shown = new Map<string, string>();
+  const decidedHere = new Set<string>();
+  let current: number | null = null;
+  const numberOf = (card: ApprovalCard): number => {
+    const n = numbers.get(card.id) ?? numbers.size + 1;
+    numbers.set(card.id, n);
+    byNumber.set(n, card);
+    return n;
+  };
+  const forget = (id: string): ApprovalCard | undefined => {
+    const n = numbers.get(id);
+    const card = n === undefined ? undefined : byNumber.get(n);
+    if (n !== undefined) byNumber.delete(n);
+    shown.delete(id);
+    if (current === n) current = null;
+    return card;
+  };
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: false, prompt: 'review> ' });
+  const title = (n: number, card: ApprovalCard): string => `${n}: ${clean(card.id.slice(0, SHORT_ID))} ${clean(card.tool, 40)}${card.widening.length > 0 ? ' (WIDENS AUTHORITY)' : ''}`;
+  const onEvent = (env: OperatorEventEnvelope): void => {
+    const e = env.event;
+    if (e.type === 'approval.added') {
+      const n = numberOf(e.card);
+      ctx.out(`--- new card ${title(n, e.card)}: \`show ${n}\` to read it`);
+    } else if (e.type === 'approval.resolved') {
+      const card = forget(e.id);
+      if (decidedHere.delete(e.id)) return;
+      ctx.out(describeResolution(card, e.id, e.decision));
+    } else if (e.type === 'approval.stale') {
+      ctx.out(`--- ${clean(e.id.slice(0, SHORT_ID))} is stale: ${clean(e.reason, 200)}`);
+    } else if (e.type === 'daemon.locked') {
+      ctx.out(`--- the daemon locked (${clean(e.reason, 200)}): pending approvals were voided`);
+    } else return;
+    rl.prompt();
+  };
+  const list = (): void => {
+    const rows = [...byNumber].sort(([a], [b]) => a - b);
+    if (rows.length === 0) ctx.out('no pending approvals (r refreshes; new cards are announced)');
+    else {
+      const now = ctx.clock.now();
+      ctx.out(renderTable(['#', 'ID', 'TOOL', 'REV', 'CLIENT', 'TARGET', 'CREDENTIAL', 'AGE', 'FLAGS'], rows.map(([n, card]) => [String(n), ...cardRow(card, now)])));
+    }
+  };
+  const pick = (arg: string | undefined): [number, ApprovalCard] => {
+    const n = arg === undefined ? current : Number(arg);
+    const card = n === null ? undefined : byNumber.get(n);
+    if (n === null) throw new PosternError('USAGE', 'no card is open: `show N` first (`list` numbers them)');
+    if (card === undefined) throw new PosternError('APPROVAL_NOT_FOUND', `no pending card ${clean(arg ?? String(n), 20)} in this review: \`list\` shows the pending ones`);
+    return [n, card];
+  };
+  const show = (n: number, card: ApprovalCard): void => {
+    ctx.out(`--- card ${title(n, card)}`);
+    shown.set(card.id, printPresentation(ctx, card));
+    current = n;
+    const session = cardView(card).sessionApproval;
+    ctx.out(`decide: a (approve once)${session.offered ? ' | s (for the session)' : ''} | d [reason] (deny) | n (next)${session.offered ? '' : ` — not for the session: ${session.why}`}`);
+  };
+  const decide = async (verb: string, args: string[]): Promise<void> => {
+    const numbered = args[0] !== undefined && /^[0-9]+$/.test(args[0]);
+    const [n, card] = pick(numbered ? args[0] : undefined);
+    if (verb === 'd') {
+      const reason = (numbered ? args.slice(1) : args).join(' ');
+      if (reason.length > 500) throw new PosternError('USAGE', 'a reason is limited to 500 characters');
+      decidedHere.add(card.id);
+      ctx.out(await denyCard(c, card, reason === '' ? null : reason));
+      return;
+    }
+    const digest = shown.get(card.id);
+    if (digest === undefined) throw new PosternError('APPROVAL_UNSEEN', `card ${n} was not shown in full in this review: \`show ${n}\`, read it, then approve; nothing was approved`);
+    decidedHere.add(card.id);
+    ctx.out(await approveCard(c, card, { session: verb === 's', digest }).catch((e: unknown) => {
+      decidedHere.delete(card.id);
+      throw e;
+    }));
+  };
+  const refresh = async (): Promise<void> => {
+    const pending = await c.request('approvals.list', {});
+    const ids = new Set(pending.map((card) => card.id));
+    for (const id of [...numbers.keys()]) if (!ids.has(id)) forget(id);
+    for (const card of pending) numberOf(card);
+    list();
+  };
+  const step = async (line: string): Promise<boolean> => {
+    const [verb = '', ...args] = line.trim().split(/\s+/);
+    switch (verb) {
+      case '':
+        return true;
+      case 'q':
+      case 'quit':
+        return false;
+      case 'l':
+      case 'list':
+        list();
+        return true;
+      case 'r':
+        await refresh();
+        return true;
+      case 'show':
+        show(...pick(args[0]));
+        return true;
+      case 'n': {
+        const next = [...byNumber.keys()].sort((a, b) => a - b).find((k) => current === null || k > current) ?? [...byNumber.keys()].sort((a, b) => a - b)[0];
+        if (next === undefined) ctx.out('no pending approvals');
+        else show(...pick(String(next)));
+        return true;
+      }
+      case 'a':
+      case 's':
+      case 'd':
+        await decide(verb, args);
+        return true;
+      default:
+        ctx.out(/^[0-9]+$/.test(verb) ? 'to read a card: show N' : `commands: ${REVIEW_KEYS}`);
+        return true;
+    }
+  };
+  const stop = new AbortController();
+  const onSignal = (): void => rl.close();
+  process.once('SIGINT', onSignal);
+  try {
+    const snap = await c.subscribe(onEvent, { signal: stop.signal });
+    for (const card of snap.pending) numberOf(card);
+    ctx.out(`reviewing approvals (${snap.pending.length} pending); ${REVIEW_KEYS}`);
+    list();
+    const lost: { err: PosternError | null } = { err: null };
+    void c.closed.then((err) => {
+      lost.err = err;
+      rl.close();
+    });
+    rl.prompt();
+    for await (const line of rl) {
+      try {
+        if (!(await step(line))) break;
+      } catch (e) {
+        if (!isPosternError(e)) throw e;
+        ctx.out(`${e.code}: ${e.message}`);
+      }
+      rl.prompt();
+    }
+    if (lost.err !== null) throw lost.err;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    stop.abort();
+    rl.close();
   }
 }

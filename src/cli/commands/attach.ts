@@ -11,6 +11,7 @@
  * the connection and leaves the daemon running.
  */
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { PosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { withOperator, type ApprovalsDeps } from './approvals.js';
@@ -21,6 +22,10 @@ export function registerAttach(program: Command, deps: ApprovalsDeps = {}): void
   program
     .command('attach')
     .description('open the operator terminal UI on a running `postern daemon` (asks for the vault passphrase once)')
+    .addHelpText('after', examples([
+      'postern attach             # review and decide every waiting card with one unlock',
+      'postern attach --observe   # read-only',
+    ]))
     .option('--observe', 'read-only: watch approvals and activity without deciding anything')
     .action(async (o: { observe?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);

@@ -22,6 +22,7 @@
 import { openNewPrivateFile } from '../new-file.js';
 import { closeSync, unlinkSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { sessionTimeline } from '../../journal/index.js';
 import type { Journals } from '../../journal/index.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
@@ -139,7 +140,12 @@ function orDamaged<T, U>(fn: () => T, onDamaged: (message: string) => U): T | U 
 export function registerAudit(program: Command): void {
   const audit = program
     .command('audit')
-    .description('answer incident questions from the journals: sessions, calls, approvals, targets, results (read-only; no passphrase)');
+    .description('answer incident questions from the journals: sessions, calls, approvals, targets, results (read-only; no passphrase)')
+    .addHelpText('after', examples([
+      'postern audit sessions',
+      'postern audit activity --tool create_issue',
+      'postern audit verify',
+    ]));
 
   registerAuditSessions(audit);
   registerAuditActivity(audit);

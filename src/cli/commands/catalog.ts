@@ -166,7 +166,11 @@ async function loadForFormat(path: string, format: Format, ctx: CliContext): Pro
 }
 
 export function registerCatalog(program: Command): void {
-  const catalog = program.command('catalog').description('start, check, show and accept the tool catalog');
+  const catalog = program.command('catalog').description('start, check, show and accept the tool catalog').addHelpText('after', examples([
+    'postern catalog new       # a commented starter catalog.yaml to edit',
+    'postern catalog check',
+    'postern catalog accept    # shows the classified diff, then asks for the passphrase',
+  ]));
   registerNew(catalog);
   registerCheck(catalog);
   registerShadow(catalog);

@@ -4,6 +4,7 @@
  * (or SIGTERM) stops it cleanly; a second one exits at once.
  */
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { systemClock } from '../../clock/index.js';
 
 interface DemoOpts {
@@ -16,6 +17,7 @@ export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description('a self-contained demo: a throwaway vault and catalog, HTTP and SSH targets, the daemon, and a scripted agent walking through an approval, a replay and a contract change')
+    .addHelpText('after', examples(['postern demo   # nothing of your home is touched']))
     .option('--agent', 'run the scripted MCP agent through the story (the default)')
     .option('--no-agent', 'no scripted agent: serve the demo to your own agent until Ctrl-C')
     .option('--headless', 'no terminal UI: approvals decided by the script over the operator channel, exit after the story (the default without a terminal)')

@@ -16,6 +16,7 @@
 import { JournalGap } from '../../journal/gap.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { checkPrivateDir, checkPrivateFile, type PathCheck } from '../../home/permissions.js';
 import { checkCoreDumps, checkPtraceScope, checkTiocsti, checkVaultKdf, type Finding } from '../../home/host-checks.js';
 import { PRODUCTION_KDF_PROFILE, vaultKdf, type KdfParams, type KdfProfile } from '../../vault/index.js';
@@ -218,6 +219,10 @@ export function registerDoctor(program: Command): void {
   program
     .command('doctor')
     .description('check permissions and host settings that protect the vault')
+    .addHelpText('after', examples([
+      'postern doctor',
+      'postern doctor --unlock --strict   # also the anchor MAC and the vault generation; exit 1 on any warning',
+    ]))
     .option('--json', 'print JSON')
     .option('--strict', 'exit 1 when any check is not ok')
     .option('--unlock', "ask for the passphrase to check the journal anchor's MAC and the vault generation")

@@ -51,7 +51,10 @@ function parsePort(v: string, what: string, min: number, max: number): number {
 }
 
 export function registerHttp(program: Command): void {
-  const http = program.command('http').description('the optional Streamable HTTP MCP listener on 127.0.0.1 (off by default): enable, disable, status');
+  const http = program.command('http').description('the optional Streamable HTTP MCP listener on 127.0.0.1 (off by default): enable, disable, status').addHelpText('after', examples([
+    'postern http enable    # then restart the daemon',
+    'postern http status',
+  ]));
 
   http
     .command('enable')

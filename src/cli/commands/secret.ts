@@ -21,6 +21,7 @@ import type { AcceptanceMark } from '../../contracts/index.js';
 import type { HomePaths } from '../../home/paths.js';
 import { contextFor } from '../context.js';
 import { examples } from '../help.js';
+import { STARTER_SECRET } from '../starter-catalog.js';
 import type { SecretSourceOpts } from '../secret-input.js';
 import type * as SecretInput from '../secret-input.js';
 
@@ -119,7 +120,11 @@ function metaRow(m: CredentialMeta): string[] {
 }
 
 export function registerSecret(program: Command): void {
-  const secret = program.command('secret').description('store and manage credentials in the vault (values are never shown)');
+  const secret = program.command('secret').description('store and manage credentials in the vault (values are never shown)').addHelpText('after', examples([
+    `postern secret add ${STARTER_SECRET} --kind http_bearer   # the value is asked without echo`,
+    'postern secret list',
+    `postern secret rotate ${STARTER_SECRET}`,
+  ]));
 
   registerSecretAdd(secret);
   registerSecretList(secret);
@@ -134,7 +139,7 @@ function registerSecretAdd(secret: Command): void {
       .command('add <name>')
       .description('add a credential; the value is read without echo, from a file, or from stdin')
       .addHelpText('after', examples([
-        'postern secret add github-token --kind http_bearer',
+        `postern secret add ${STARTER_SECRET} --kind http_bearer`,
         'postern secret add jira --kind http_basic --username ann@example.com',
         'postern secret add deploy-key --kind ssh_key --from-file ~/.ssh/id_ed25519',
         'printf %s "$TOKEN" | postern secret add ci-token --kind http_header --header X-Api-Key --stdin',

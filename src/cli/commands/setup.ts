@@ -134,7 +134,7 @@ export function registerSetup(program: Command): void {
       const file = configFile(host, o.scope, places);
       if (file === null) throw new PosternError('INTERNAL', 'no config file for this host');
       await writeConfig(host, file, spec, o.force === true, out);
-      const note = hostNote(host);
+      const note = hostNote(host, places);
       if (note !== undefined) out(`note: ${note}`);
       if (advice !== undefined) out(`\n${advice}`);
     });

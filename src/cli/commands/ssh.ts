@@ -18,6 +18,7 @@
  * accepted, and `postern catalog accept` shows every change together.
  */
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { catalogDigest, parseCatalog, withHostKeyPin, type SshTarget } from '../../contracts/index.js';
 import { probeHostKey } from '../../executors/ssh/index.js';
 import { readCatalogFile } from '../../home/catalog-store.js';
@@ -60,7 +61,9 @@ function confirmed(ctx: CliContext, offered: string, o: TrustOpts): boolean {
 }
 
 export function registerSsh(program: Command): void {
-  const ssh = program.command('ssh').description('SSH targets: pin host keys');
+  const ssh = program.command('ssh').description('SSH targets: pin host keys').addHelpText('after', examples([
+    'postern ssh trust preview   # shows the offered host key of target preview; pins it after you say yes',
+  ]));
   ssh
     .command('trust <target>')
     .description('show the host key an SSH target offers and pin it after you confirm (then accept the catalog)')

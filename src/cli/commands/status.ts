@@ -3,6 +3,7 @@
  * journals' heads and journal shipping (its state, lag and last error).
  */
 import type { Command } from 'commander';
+import { examples } from '../help.js';
 import { contextFor } from '../context.js';
 import { describeShipping, readShipReport } from '../ship-status.js';
 
@@ -10,6 +11,7 @@ export function registerStatus(program: Command): void {
   program
     .command('status')
     .description('the journals and journal shipping (state, lag, last error); no passphrase')
+    .addHelpText('after', examples(['postern status', 'postern status --json']))
     .option('--json', 'print JSON')
     .action((o: { json?: boolean }, cmd: Command) => {
       const ctx = contextFor(cmd);

@@ -99,10 +99,14 @@ export function claudeAddCommand(spec: LaunchSpec, scope: Scope): string {
 const mcpServersJson = (host: Host, spec: LaunchSpec): string => JSON.stringify({ [serversKey(host)]: { [SERVER_NAME]: jsonEntry(host, spec) } }, null, 2);
 
 /** What the operator must still do in the host once its entry is in place, if anything. */
-export function hostNote(host: Host): string | undefined {
+export function hostNote(host: Host, p?: { readonly userHome: string; readonly cwd: string }): string | undefined {
   switch (host) {
-    case 'gemini':
-      return 'Gemini CLI shows the server "Disabled" in a folder it does not trust: trust the folder (/permissions in Gemini CLI, or ~/.gemini/trustedFolders.json), then restart it.';
+    case 'gemini': {
+      // Gemini CLI's trust file: a JSON object from absolute folder paths to TRUST_FOLDER, TRUST_PARENT or DO_NOT_TRUST.
+      const file = p === undefined ? '~/.gemini/trustedFolders.json' : join(p.userHome, '.gemini', 'trustedFolders.json');
+      const entry = JSON.stringify({ [p?.cwd ?? '/abs/path/of/project']: 'TRUST_FOLDER' });
+      return `Gemini CLI shows the server "Disabled" in a folder it does not trust: trust the folder (/permissions in Gemini CLI, or in ${file}, a JSON object of absolute paths, e.g. ${entry}; TRUST_PARENT trusts the folder's parent), then restart it.`;
+    }
     case 'vscode':
       return 'VS Code asks to trust the server the first time: start it from the code lens in mcp.json, or "MCP: List Servers".';
     case 'claude-code':
@@ -134,7 +138,7 @@ export function snippet(host: Host, spec: LaunchSpec, p: Places): string {
     case 'gemini':
       return [
         `# Gemini CLI: ${configFile('gemini', 'user', p)} (all projects) or .gemini/settings.json in a project (\`postern setup gemini --write [--scope project]\` merges it)`,
-        `# ${hostNote(host)}`,
+        `# ${hostNote(host, p)}`,
         mcpServersJson(host, spec),
       ].join('\n');
     case 'vscode':

@@ -101,6 +101,9 @@ export function classifyHost(host: string): HostClass {
   return { kind: 'public' };
 }
 
+/** Where the opt-in goes: the origin's own target, beside it (`targets: {NAME: {http: {origin, allow_private}}}`). */
+const WHERE_ALLOW_PRIVATE = 'inside this target\'s `http: {…}` block, beside `origin:`';
+
 /** Normalizes an HTTP origin written in the catalog. `privateNetwork` is the target's explicit opt-in. */
 export function normalizeOrigin(raw: string, privateNetwork: 'allowed' | 'refused'): OriginResult {
   const bad = (problem: string): OriginResult => ({ ok: false, problem });
@@ -123,9 +126,9 @@ export function normalizeOrigin(raw: string, privateNetwork: 'allowed' | 'refuse
   if (host.endsWith('.')) return bad('must not end with a dot');
   const hostClass = classifyHost(host);
   if (privateNetwork === 'refused') {
-    if (scheme === 'http') return bad('plain http is only allowed with allow_private: true (use https)');
+    if (scheme === 'http') return bad(`plain http is only allowed with allow_private: true (use https, or add it ${WHERE_ALLOW_PRIVATE})`);
     if (hostClass.kind === 'private') {
-      return bad(`host ${host} is ${hostClass.reason}; set allow_private: true to allow it`);
+      return bad(`host ${host} is ${hostClass.reason}; set allow_private: true ${WHERE_ALLOW_PRIVATE} to allow it`);
     }
   }
   const port = url.port === '' ? (scheme === 'https' ? 443 : 80) : Number(url.port);

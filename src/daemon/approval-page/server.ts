@@ -37,6 +37,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { z } from 'zod';
 import type { ApprovalQueue } from '../../approvals/queue.js';
+import { approvalNotFound } from '../../approvals/resolved.js';
 import type { Clock } from '../../clock/index.js';
 import type { PairedDevice } from '../../home/approval-devices.js';
 import type { DeviceView } from '../../protocol/operator/index.js';
@@ -138,7 +139,8 @@ function send(res: ServerResponse, status: number, body: unknown, extra: Record<
 /** A refusal as the page reads it: its stable code and one line; anything else is INTERNAL, never a stack. */
 function fail(res: ServerResponse, e: unknown): void {
   const err = isPosternError(e) ? e : new PosternError('INTERNAL', 'the approval page failed to handle the request');
-  send(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message.slice(0, 500) } });
+  const details = Object.keys(err.details).length > 0 ? { details: err.details } : {};
+  send(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message.slice(0, 500), ...details } });
 }
 
 async function readRaw(req: IncomingMessage): Promise<Buffer> {
@@ -317,7 +319,7 @@ class PageRoutes {
     if (n.kind === 'replayed') throw new PosternError('DECISION_REPLAYED', 'this decision was already sent once; nothing was decided again');
     if (n.kind === 'invalid') throw new PosternError('DECISION_NONCE_INVALID', n.why);
     const card = queue.get(p.card_id);
-    if (card === undefined) throw new PosternError('APPROVAL_NOT_FOUND', 'the card is no longer pending (decided, timed out or withdrawn)');
+    if (card === undefined) throw approvalNotFound(p.card_id.slice(0, 64), queue.resolved.get(p.card_id));
     if (p.digest !== card.call_digest || n.digest !== card.call_digest) throw new PosternError('APPROVAL_MISMATCH', 'the decision was made on a different call; nothing was decided');
     const by = `device:${d.id}`;
     if (p.verdict === 'deny') return queue.decide(card.id, { verdict: 'deny', reason: p.reason ?? null }, by);

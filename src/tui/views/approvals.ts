@@ -19,7 +19,7 @@ import { cardRows, countdown } from '../card.js';
 import { cover, coverageFor, coveredRows, complete, type Coverage } from '../coverage.js';
 import { focusedCard, paused, queue } from '../focus.js';
 import { line, type Line } from '../lines.js';
-import { sanitizeForTerminal } from '../../rules/terminal-text.js';
+import { cellWidth, cutCells, sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { clipCells, foldCells } from '../text.js';
 import type { ViewCtx } from '../ui.js';
 
@@ -94,14 +94,30 @@ export function describeDecision(d: ApprovalDecision): string {
   }
 }
 
-function perSession(pending: readonly ApprovalCard[]): string {
+/**
+ * The count per session, as many as fit in `room` cells: a client name cut
+ * with "…" (never "+N more", which would run into the count), and the
+ * sessions that did not fit counted at the end.
+ */
+function perSession(pending: readonly ApprovalCard[], room: number): string {
   const counts = new Map<string, { name: string; n: number }>();
   for (const c of pending) {
     const cur = counts.get(c.session.id);
-    const name = sanitizeForTerminal(c.session.client_name ?? c.session.id.slice(0, 8), 16);
+    const name = cutCells(sanitizeForTerminal(c.session.client_name ?? c.session.id.slice(0, 8), 200), 16);
     counts.set(c.session.id, { name, n: (cur?.n ?? 0) + 1 });
   }
-  return [...counts.values()].map((v) => `${v.name} ${v.n}`).join(' · ');
+  const all = [...counts.values()].map((v) => `${v.name} ${v.n}`);
+  const shown: string[] = [];
+  for (const [i, s] of all.entries()) {
+    const rest = all.length - i - 1;
+    const tail = rest === 0 ? '' : ` · +${rest} more sessions`;
+    if (cellWidth([...shown, s].join(' · ') + tail) > room) {
+      shown.push(`+${all.length - i} more sessions`);
+      break;
+    }
+    shown.push(s);
+  }
+  return shown.join(' · ');
 }
 
 export interface ApprovalsView {
@@ -123,7 +139,8 @@ function queueHead(ctx: ViewCtx, q: readonly ApprovalCard[], idx: number): strin
   const { state, ui } = ctx;
   const order = ui.bySession ? 'by session' : 'oldest first';
   const filter = ui.filter.approvals === '' ? '' : ` · filter ${sanitizeForTerminal(ui.filter.approvals, 60)} (${state.pending.length} waiting)`;
-  return `Approval ${idx + 1} of ${q.length} · ${order} · ${perSession(q)}${filter}`;
+  const head = `Approval ${idx + 1} of ${q.length} · ${order} · `;
+  return `${head}${perSession(q, ctx.width - cellWidth(head) - cellWidth(filter))}${filter}`;
 }
 
 export function approvalsView(ctx: ViewCtx): ApprovalsView {

@@ -2,7 +2,8 @@
  * Presence on the approval page, without a browser: the challenge binds the
  * card's digest, the daemon run and the decision nonce; the relying-party id
  * is `localhost` only; a catalog tool's presence resolves from its effect and
- * its `approval:`; an assertion (made here by a software authenticator: a
+ * its `approval:` (the object form parsed, a dropped presence shown as
+ * `approval_loosened` at accept); an assertion (made here by a software authenticator: a
  * P-256 key, authenticator data and client data as a browser sends them)
  * verifies only for its own challenge, origin and passkey, with user
  * verification and a growing counter; the page's desk refuses an approval at
@@ -15,6 +16,8 @@ import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { toolApproval } from '../../../src/contracts/catalog/build-tools.js';
+import { classifyCatalogChange } from '../../../src/contracts/index.js';
+import { catalog, toolOf, tool } from '../contracts/helpers.js';
 import { DeviceRegistry } from '../../../src/daemon/approval-page/devices.js';
 import { PasskeyDesk, presenceChallenge, relyingPartyId, verifyPresence, type Assertion } from '../../../src/daemon/approval-page/presence.js';
 import type { Passkey, PairedDevice } from '../../../src/home/approval-devices.js';
@@ -79,6 +82,28 @@ describe('presence: a catalog tool\'s approval resolved', () => {
       assert.deepEqual(toolApproval(given, effect), { approval: typeof given === 'string' ? given : given.mode, presence });
     });
   }
+});
+
+describe('presence in the catalog', () => {
+  const revisions = [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'api', method: 'DELETE', path: '/x' } }];
+  const withApproval = (approval: unknown) => catalog({ wipe: tool(revisions, { effect: 'destructive', approval }) });
+
+  it('parses the mode string and the object form; a destructive tool needs presence unless it says `presence: none`', () => {
+    assert.deepEqual([toolOf(withApproval('per-call'), 'wipe').presence, toolOf(withApproval('per-call'), 'wipe').approval], ['required', 'per-call']);
+    assert.deepEqual([toolOf(withApproval({ mode: 'session', presence: 'none' }), 'wipe').presence, toolOf(withApproval({ mode: 'session', presence: 'none' }), 'wipe').approval], ['none', 'session']);
+  });
+
+  it('refuses an unknown presence or a missing mode', () => {
+    assert.throws(() => withApproval({ mode: 'per-call', presence: 'sometimes' }), (e: unknown) => isPosternError(e) && e.code === 'CATALOG_INVALID');
+    assert.throws(() => withApproval({ presence: 'required' }), (e: unknown) => isPosternError(e) && e.code === 'CATALOG_INVALID');
+  });
+
+  it('dropping presence is shown as less oversight at accept; requiring it as more', () => {
+    const reasons = (a: unknown, b: unknown) => classifyCatalogChange(withApproval(a), withApproval(b)).flatMap((c) => c.reasons);
+    assert.deepEqual(reasons('per-call', { mode: 'per-call', presence: 'none' }), [{ code: 'approval_loosened', text: 'presence on the approval page required → none (less oversight)' }]);
+    assert.deepEqual(reasons({ mode: 'per-call', presence: 'none' }, 'per-call'), [{ code: 'approval_tightened', text: 'presence on the approval page none → required' }]);
+    assert.deepEqual(reasons('per-call', { mode: 'per-call', presence: 'required' }), [], 'the default said explicitly is no change');
+  });
 });
 
 describe('presence: an assertion verified', () => {

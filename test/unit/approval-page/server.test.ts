@@ -316,6 +316,27 @@ describe('approval page listener', () => {
     }
   });
 
+  it('a card no longer pending is APPROVAL_NOT_FOUND with details.state saying what became of it (decided, withdrawn)', async () => {
+    const d = await pairDevice('late');
+    const cases: { state: string; decision: string; end: (id: string, abort: AbortController) => void }[] = [
+      { state: 'decided', decision: 'denied', end: (id) => void queue.decide(id, { verdict: 'deny', reason: null }, 'operator-cli') },
+      { state: 'withdrawn', decision: 'cancelled', end: (_id, abort) => abort.abort() },
+    ];
+    for (const k of cases) {
+      const abort = new AbortController();
+      const r = queue.request(draft(), { timeoutMs: 3_600_000, signal: abort.signal });
+      // The nonce is issued while the card is pending; the card ends before the page's decision arrives.
+      const s = await stateOf(d, r.card.id);
+      k.end(r.card.id, abort);
+      assert.equal((await r.decision).kind, k.decision);
+      const a = await decide(d, { card_id: r.card.id, digest: s.digest, nonce: s.nonce, verdict: 'approve', scope: 'once' });
+      assert.equal(a.status, 410, JSON.stringify(a.json));
+      assert.equal(a.json.error.code, 'APPROVAL_NOT_FOUND');
+      assert.deepEqual(a.json.error.details, { state: k.state, decision: k.decision });
+      assert.match(a.json.error.message, new RegExp(`no pending approval ${r.card.id}: it was`));
+    }
+  });
+
   it('pairing attempts are rate-limited per address', async () => {
     let limited: Answer | undefined;
     for (let i = 0; i < 12 && limited === undefined; i++) {

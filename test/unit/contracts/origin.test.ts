@@ -74,4 +74,11 @@ describe('normalizeSshHost', () => {
   for (const [raw, host] of ok) it(`${raw} → ${host}`, () => assert.deepEqual(normalizeSshHost(raw), { ok: true, host }));
   for (const raw of ['root@host', 'host:22', 'host.', '-oProxyCommand=x', 'a b', 'host/x', 'h\\x', ''])
     it(`refuses ${JSON.stringify(raw)}`, () => assert.equal(normalizeSshHost(raw).ok, false));
+
+  it('the allow_private refusal says where the opt-in goes: inside the target\'s http block', () => {
+    for (const raw of ['http://api.example.com', 'https://127.0.0.1:8443', 'https://db.internal']) {
+      const r = normalizeOrigin(raw, 'refused');
+      assert.match(r.ok ? '' : r.problem, /allow_private: true .*inside this target's `http: \{…\}` block, beside `origin:`/, raw);
+    }
+  });
 });

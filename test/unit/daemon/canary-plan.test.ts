@@ -10,6 +10,7 @@
  * request.
  */
 import { after, before, describe, it } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -127,5 +128,28 @@ describe('a canary revision is never chosen by the agent', () => {
     assert.deepEqual(sessionPlan(tool, outside, 9), { kind: 'plan', revision: 9 }, 'an unknown revision is left to the contract decision (unknown_revision)');
     assert.deepEqual(sessionPlan(tool, inside, 2), { kind: 'plan', revision: 2 });
     assert.deepEqual(sessionPlan(tool, inside, undefined), { kind: 'plan', revision: undefined });
+  });
+
+  it('one agent reconnecting 200 times: each session runs only the revision its own cohort shows, whatever it names (docs/catalog.md, "What reconnecting gains")', () => {
+    const tool = parseCatalog(text(http), 'catalog.yaml').tools.get('pedido')!;
+    const ran = new Set<number | undefined>();
+    let inside = 0;
+    for (let i = 0; i < 200; i++) {
+      const session = randomUUID(); // a reconnect is a new session id, minted by the daemon
+      const shown = canaryBucket('pedido', session) < 50 ? 2 : 1;
+      if (shown === 2) inside++;
+      for (const named of [undefined, 1, 2]) {
+        const plan = sessionPlan(tool, session, named);
+        if (shown === 1 && named === 2) {
+          assert.deepEqual(plan, { kind: 'not_served', shown: 1 }, 'outside the cohort the canary is refused, however often asked');
+          continue;
+        }
+        assert.equal(plan.kind, 'plan');
+        if (plan.kind === 'plan') ran.add(plan.revision ?? shown);
+      }
+      assert.deepEqual(sessionPlan(tool, session, 2), sessionPlan(tool, session, 2), 'fixed for the session: no randomness at call time');
+    }
+    assert.deepEqual([...ran].sort(), [1, 2], 'only the two revisions the operator accepted for the rollout');
+    assert.ok(inside > 0 && inside < 200, `both cohorts occur across reconnects (${inside} of 200 inside)`);
   });
 });

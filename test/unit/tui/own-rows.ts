@@ -7,7 +7,7 @@
  */
 import { runTui } from '../../../src/tui/index.js';
 import type { ApprovalCard } from '../../../src/tui/contract.js';
-import { FakeOperator, emptySnapshot } from './fake-client.js';
+import { FakeOperator, emptySnapshot, status } from './fake-client.js';
 import { FakeTtyIn, type Screen } from './terminal.js';
 import { T0, patientClock } from './harness.js';
 
@@ -30,6 +30,7 @@ const OWN_ROW = [
   /^Approval \d+ of \d+ · oldest first · /,
   /^(expires in \d|expired)/,
   /^ {10}┆( |$)/,
+  /^┆ /,
   /^… \+\d+ more rows \(x: details\)$/,
   /^rows \d+–\d+ of \d+/,
   /^(a approve once|d deny|n\/j\/↓ next|x (details|compact)|session approval is not offered|approval is not offered)/,
@@ -51,9 +52,9 @@ export function unfolded(text: string): string {
 }
 
 /** The TUI on `screen` with `pending` waiting; `quit` goes back from the details (Esc), then quits (q). */
-export function startOnScreen(pending: ApprovalCard[], screen: Screen) {
+export function startOnScreen(pending: ApprovalCard[], screen: Screen, daemon: { locked?: boolean } = {}) {
   const stdin = new FakeTtyIn();
-  const client = new FakeOperator('operator', emptySnapshot({ pending }));
+  const client = new FakeOperator('operator', emptySnapshot({ pending, status: status({ locked: daemon.locked ?? false }) }));
   const done = runTui(client, {
     observe: false,
     now: () => T0,
