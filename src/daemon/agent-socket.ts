@@ -56,12 +56,16 @@ class SocketTransport extends StdioServerTransport {
  * returns what it declares and the bytes after it (or every byte read, when
  * the first line is not a hello). Bounded: at most HELLO_MAX_BYTES are held
  * while the first line is incomplete; past that, or when the first byte is
- * not `{`, the bytes are MCP traffic and passed on as they are.
+ * not `{`, the bytes are MCP traffic and passed on as they are. Leaves the
+ * socket paused: the caller resumes it once it listens.
  */
 function readHello(socket: Socket): Promise<{ hello: ShimHello | null; rest: Buffer }> {
   return new Promise((resolve) => {
     let held: Buffer = Buffer.alloc(0);
     const done = (hello: ShimHello | null, rest: Buffer): void => {
+      // Paused until the caller listens (it resumes): chunks already buffered behind the hello are
+      // emitted at once while flowing, and would be lost between this listener and the next.
+      socket.pause();
       socket.off('data', onData);
       socket.off('end', onEnd);
       resolve({ hello, rest });
@@ -246,6 +250,7 @@ export async function startAgentSocket(path: string, svc: Services, hooks: Agent
       };
       if (rest.length > 0) feed(rest);
       socket.on('data', feed);
+      socket.resume();
       socket.on('end', () => input.end());
       const served = serveAgentSession(svc, session, hooks, new SocketTransport(input, socket, agentLineLimit(svc.config.max_request_bytes)), (server) => {
         servers.add(server);
