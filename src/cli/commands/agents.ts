@@ -55,7 +55,10 @@ async function changeList(ctx: CliContext, change: (allowed: AgentUserEntry[]) =
 }
 
 export function registerAgents(program: Command): void {
-  const agents = program.command('agents').description('other OS users allowed to reach the agent socket (docs/agent-users.md): allow, revoke, list');
+  const agents = program
+    .command('agents')
+    .description('other OS users allowed to reach the agent socket (docs/agent-users.md): allow, revoke, list')
+    .addHelpText('after', examples(['postern agents allow ci-agent', 'postern agents list', 'postern agents revoke ci-agent']));
 
   agents
     .command('allow <name>')
