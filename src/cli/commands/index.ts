@@ -33,6 +33,7 @@ const COMMANDS: readonly (readonly [name: string, load: Loader])[] = [
   ['attach', () => import('./attach.js').then((m) => m.registerAttach)],
   ['up', () => import('./up.js').then((m) => m.registerUp)],
   ['http', () => import('./http.js').then((m) => m.registerHttp)],
+  ['ssh-gateway', () => import('./ssh-gateway.js').then((m) => m.registerSshGateway)],
 ];
 
 /** Top-level options that take a value (the word after them is not a command). */
