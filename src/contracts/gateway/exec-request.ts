@@ -80,7 +80,7 @@ export function judgeExec(target: SshTarget, raw: string): GatewayVerdict {
   const p = parseExec(raw);
   if (p.kind === 'git') return judgeGit(target, gw, p);
   const c = gw.commands.find((x) => x.command === raw);
-  if (c === undefined) return { kind: 'refused', reason: `command ${shown(raw)} is not in the catalog for target ${target.name}` };
+  if (c === undefined) return { kind: 'refused', reason: `command "${shown(raw)}" is not in the catalog for target ${target.name}` };
   return { kind: 'allowed', exec: { kind: 'command', command: c.command, approval: c.approval, effect: c.effect } };
 }
 
