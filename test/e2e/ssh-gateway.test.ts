@@ -26,6 +26,8 @@ import { newEd25519Key, sshdSkip } from '../helpers/sshd.js';
 import { waitFor } from '../helpers/wait.js';
 
 const skip = sshdSkip();
+/** A command that marks its start, then runs long enough to be cut short by a killed daemon. */
+const SLOW = (dir: string): string => `echo started >> ${join(dir, 'slow.marker')}; sleep 30.5151; echo finished >> ${join(dir, 'slow.marker')}`;
 
 interface Run {
   readonly code: number | null;
@@ -51,6 +53,7 @@ describe('ssh gateway: git and ssh through the vault key, with the real programs
           commands: [
             { command: 'echo hello from the destination', approval: 'none', effect: 'read' },
             { command: `cat ${join(s.dir, 'client_ed25519')} >&2; echo done`, approval: 'none', effect: 'read' },
+            { command: SLOW(s.dir), approval: 'none', effect: 'write' },
           ],
         }),
         moved: target(pinMoved, { git: { repositories: ['org/repo.git'], push: 'none', fetch: 'none' } }),
@@ -251,4 +254,21 @@ describe('ssh gateway: git and ssh through the vault key, with the real programs
     const row = await lastCall('ssh-gateway:moved:git-push');
     assert.equal((row['outcome'] as Record<string, unknown> | null)?.['error_code'], 'HOST_KEY_MISMATCH');
   });
+
+  it('a daemon killed (-9) mid-command: the journal says outcome_unknown after the restart, and Postern never sends it again', async () => {
+    const marker = join(git.srv.dir, 'slow.marker');
+    const command = SLOW(git.srv.dir);
+    const running = ssh('box', command);
+    await waitFor(() => existsSync(marker) && readFileSync(marker, 'utf8').includes('started'), 'the command to start on the destination');
+    await inst.stopDaemon('SIGKILL');
+    const r = await running;
+    assert.notEqual(r.code, 0, 'the agent\'s ssh sees its connection end');
+    await inst.startDaemon();
+    const row = await lastCall('ssh-gateway:box:exec');
+    assert.equal(((row['call'] as Record<string, unknown>)['normalized_arguments'] as Record<string, unknown>)['command'], command);
+    assert.match(JSON.stringify(row['outcome']), /outcome_unknown/);
+    assert.equal(git.commands().filter((c) => c === command).length, 1, 'sent once, never again');
+    git.srv.killSessions();
+  });
 });
+
