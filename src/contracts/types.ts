@@ -70,6 +70,18 @@ export interface SshTarget {
   readonly credential: string;
   /** Default limits for the tools that call this target (a tool's own `limits` win, field by field). */
   readonly limits?: Limits;
+  /** What an agent may run through the local SSH gateway on this target (src/contracts/gateway); absent: nothing. */
+  readonly gateway?: SshGateway;
+}
+
+/** How the gateway treats one git direction: an approval mode, or refused. */
+export type GatewayMode = ApprovalMode | 'refused';
+
+/** An SSH target's `gateway:` entry, parsed (src/contracts/gateway/gateway-shape.ts). */
+export interface SshGateway {
+  readonly git: { readonly repositories: readonly string[]; readonly push: GatewayMode; readonly fetch: GatewayMode } | undefined;
+  /** Exact command lines, compared byte for byte. */
+  readonly commands: readonly { readonly command: string; readonly approval: ApprovalMode; readonly effect: Effect }[];
 }
 
 export type Target = HttpTarget | SshTarget;

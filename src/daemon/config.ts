@@ -11,6 +11,8 @@ import { PosternError } from '../rules/errors.js';
 
 /** The HTTP listener's port when config.yaml names none. */
 export const MCP_HTTP_DEFAULT_PORT = 7469;
+/** The SSH gateway's port when config.yaml names none. */
+export const SSH_GATEWAY_DEFAULT_PORT = 7470;
 
 const ConfigSchema = z
   .object({
@@ -73,6 +75,18 @@ const ConfigSchema = z
       })
       .strict()
       .default({ enabled: false, host: '127.0.0.1', port: MCP_HTTP_DEFAULT_PORT, max_sessions: 16 }),
+    /**
+     * The optional local SSH gateway (src/daemon/ssh-gateway, docs/ssh-gateway.md). Off unless
+     * enabled here AND authorized with the passphrase (`postern ssh-gateway enable`); 127.0.0.1 only.
+     */
+    ssh_gateway: z
+      .object({
+        enabled: z.boolean().default(false),
+        /** 0: any free port (the daemon writes the port it bound to run/ssh-gateway.json). */
+        port: z.number().int().min(0).max(65_535).default(SSH_GATEWAY_DEFAULT_PORT),
+      })
+      .strict()
+      .default({ enabled: false, port: SSH_GATEWAY_DEFAULT_PORT }),
     /**
      * Shipping both journals to a team's PostgreSQL (src/daemon/ship-loop.ts, docs/teams.md). The
      * connection string is the vault credential `credential` names (kind postgres_url), never here.

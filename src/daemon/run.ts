@@ -34,6 +34,7 @@ import { CatalogControl, loadSnapshot } from './catalog-control.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { EventBus } from './events.js';
 import { startHttpIfAuthorized } from './http/start.js';
+import { startSshGatewayIfAuthorized } from './ssh-gateway/start.js';
 import { wireApprovalPage } from './approval-page/wiring.js';
 import { IdleTracker } from './idle.js';
 import { journalEventWriter, type JournalEvent } from './journal-event.js';
@@ -157,7 +158,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   state.onLock((reason) => void (lockReason = reason));
 
   const live = new Map<string, SessionView>();
-  const hooks = (transport: 'stdio-socket' | 'http'): ReturnType<typeof sessionHooks> => sessionHooks({ clock, idleness, live, bus, journals, queue, grants, journalEvent, log }, transport);
+  const hooks = (transport: 'stdio-socket' | 'http' | 'ssh-gateway'): ReturnType<typeof sessionHooks> => sessionHooks({ clock, idleness, live, bus, journals, queue, grants, journalEvent, log }, transport);
   const agent = await startAgentSocket(paths.agentSocket, svc, hooks('stdio-socket'));
   started.push(() => agent.close());
   listeners.push(agent);
@@ -173,6 +174,9 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     started.push(() => httpEndpoint.close());
     listeners.push(httpEndpoint);
   }
+  // The optional SSH gateway: likewise only when enabled AND authorized (docs/ssh-gateway.md).
+  const gateway = await startSshGatewayIfAuthorized({ paths, svc, config, key: vault.deriveKey('catalog-mac'), hooks: hooks('ssh-gateway'), log, journalEvent });
+  if (gateway !== null) started.push(() => gateway.close());
   const startedAt = clock.now().toISOString();
   const checkpointNow = (): { signed: boolean } => {
     keeper.checkpointNow('operator');
@@ -195,7 +199,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   await catalogs.refreshPending();
   announceStart({ journalEvent, bus, log, opts, vault, snapshot, recovered: journals.recovered.length, unattended, agentSocket: paths.agentSocket });
 
-  const endpoints: Endpoint[] = [agent, ...(shared === null ? [] : [shared]), ...(httpEndpoint === null ? [] : [httpEndpoint]), ...(runningPage === null ? [] : [runningPage]), operator];
+  const endpoints: Endpoint[] = [agent, ...(shared === null ? [] : [shared]), ...(httpEndpoint === null ? [] : [httpEndpoint]), ...(gateway === null ? [] : [gateway]), ...(runningPage === null ? [] : [runningPage]), operator];
   let closing: Promise<void> | undefined;
   return {
     services: svc,

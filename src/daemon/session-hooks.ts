@@ -32,7 +32,7 @@ export interface SessionHookParts {
   readonly log: (line: string) => void;
 }
 
-export function sessionHooks(p: SessionHookParts, transport: 'stdio-socket' | 'http'): SessionHooks {
+export function sessionHooks(p: SessionHookParts, transport: 'stdio-socket' | 'http' | 'ssh-gateway'): SessionHooks {
   return {
     sessionStarted: (s) => {
       p.idleness.touch();

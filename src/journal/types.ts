@@ -238,6 +238,8 @@ export const SESSION_EVENT_TYPES = [
   'journal_key_released',
   /** A passkey was registered from the approval page for a paired device (its id, the credential id). */
   'passkey_added',
+  /** The SSH gateway started (its port), or was enabled in config.yaml and refused (why). */
+  'ssh_gateway',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

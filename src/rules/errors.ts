@@ -118,6 +118,8 @@ export const ErrorCodes = {
   HTTP_AUTH_REQUIRED: { exit: 1, action: 'send_bearer_token', summary: "the HTTP listener needs its bearer token (run/mcp-http.token in the Postern home)" },
   HTTP_REFUSED: { exit: 1, action: 'fix_request', summary: 'the HTTP listener refused the request (its host, origin, method, path or content type)' },
   HTTP_LISTEN_FAILED: { exit: 1, action: 'choose_another_port', summary: 'the HTTP listener could not bind its port on 127.0.0.1' },
+  GATEWAY_REFUSED: { exit: 1, action: 'ask_operator_to_extend_catalog', summary: 'the SSH gateway refused the request: the catalog does not name that target, repository, direction or command, or the client asked for a shell, a PTY, forwarding or a subsystem' },
+  GATEWAY_LISTEN_FAILED: { exit: 1, action: 'choose_another_port', summary: 'the SSH gateway could not bind its port on 127.0.0.1' },
   HTTP_SESSION_LIMIT: { exit: 1, action: 'close_a_session_or_retry_later', summary: 'the HTTP listener has as many sessions open as it allows' },
   OPERATOR_AUTH_FAILED: { exit: 1, action: 'check_passphrase', summary: 'the operator could not be authenticated' },
   OBSERVER_READ_ONLY: { exit: 1, action: 'attach_as_operator', summary: 'an observer connection cannot decide or change anything' },

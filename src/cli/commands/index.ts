@@ -34,6 +34,7 @@ const COMMANDS: readonly (readonly [name: string, load: Loader])[] = [
   ['up', () => import('./up.js').then((m) => m.registerUp)],
   ['http', () => import('./http.js').then((m) => m.registerHttp)],
   ['agents', () => import('./agents.js').then((m) => m.registerAgents)],
+  ['ssh-gateway', () => import('./ssh-gateway.js').then((m) => m.registerSshGateway)],
 ];
 
 /** Top-level options that take a value (the word after them is not a command). */

@@ -21,6 +21,7 @@ import { PosternError } from '../../rules/errors.js';
 import { configFile, hostNote, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
 import { cliEntry, launchSpec, type LaunchSpec } from '../setup/launch.js';
 import { devcontainerSetup, sandboxAdvice } from '../setup/sandbox.js';
+import { setupSsh } from '../setup/ssh.js';
 import { examples } from '../help.js';
 
 interface SetupOpts {
@@ -87,7 +88,7 @@ async function writeConfig(host: Exclude<Host, 'json'>, file: string, spec: Laun
 export function registerSetup(program: Command): void {
   program
     .command('setup')
-    .argument('<host>', `the agent host: ${Hosts.join(', ')}, or devcontainer (the mounts and entry for an agent in a container)`)
+    .argument('<host>', `the agent host: ${Hosts.join(', ')}, devcontainer (the mounts and entry for an agent in a container), or ssh (the SSH gateway's client configuration)`)
     .description("print (or with --write, merge into the host's config) the MCP entry that launches `postern mcp` by absolute path")
     .option('--write', "merge the entry into the host's config file (keeps other entries, leaves a .postern-backup)")
     .option('--force', 'with --write: replace an existing, different postern entry')
@@ -103,12 +104,18 @@ export function registerSetup(program: Command): void {
       'postern setup json > postern-mcp.json',
       'postern setup json --http            # the running HTTP listener: URL and bearer token',
       'postern setup devcontainer           # the agent socket mount and the entry for an agent in a container',
+      'postern setup ssh                    # git and ssh through the SSH gateway: ssh_config, known_hosts, GIT_SSH_COMMAND',
     ]))
     .action(async (host: string, o: SetupOpts) => {
       if (host === 'devcontainer') {
         if (o.write === true || o.http === true) throw new PosternError('USAGE', 'devcontainer is printed only: add the mounts and the entry to the container\'s configuration');
         const home = o.home !== undefined ? resolve(o.home) : resolveHome();
         process.stdout.write(`${devcontainerSetup(homePaths(home).agentSocket, resolve(dirname(cliEntry()), '..', '..'))}\n`);
+        return;
+      }
+      if (host === 'ssh') {
+        if (o.http === true || o.force === true) throw new PosternError('USAGE', 'setup ssh takes only --home');
+        process.stdout.write(`${await setupSsh(homePaths(o.home !== undefined ? resolve(o.home) : resolveHome()))}\n`);
         return;
       }
       if (!isHost(host)) throw new PosternError('USAGE', `unknown host "${host.slice(0, 40)}" (expected one of ${Hosts.join(', ')})`);

@@ -11,6 +11,7 @@ import { HttpTargetShape, NAME, SshTargetShape } from './catalog-shape.js';
 import type { DocPath, IssueSink } from './issues.js';
 import { normalizeOrigin, normalizeSshHost } from './origin.js';
 import { checkShape, isRecord } from './shape-check.js';
+import { buildGateway } from '../gateway/gateway-shape.js';
 import type { HttpAuth, Target } from '../types.js';
 import type { z } from 'zod';
 
@@ -119,6 +120,7 @@ function buildOne(name: string, raw: unknown, at: DocPath, sink: IssueSink, know
     hostKey: t.host_key === undefined ? { state: 'untrusted' } : { state: 'pinned', fingerprint: t.host_key },
     credential: t.credential,
     ...(t.limits === undefined ? {} : { limits: t.limits }),
+    ...(t.gateway === undefined ? {} : { gateway: buildGateway(t.gateway) }),
   };
 }
 

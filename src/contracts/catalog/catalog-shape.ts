@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ApprovalModes, Effects, HttpMethods, PresenceModes } from '../types.js';
+import { GatewayShape } from '../gateway/gateway-shape.js';
 
 export const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** MCP tool names; `postern_` is reserved for built-in tools. */
@@ -72,6 +73,7 @@ export const SshTargetShape = z.strictObject({
   host_key: z.string().regex(HOST_KEY, 'must be an OpenSSH SHA256 fingerprint: "SHA256:" and 43 base64 characters').optional(),
   credential: name('credential'),
   limits: LimitsShape.optional(),
+  gateway: GatewayShape.optional(),
 });
 
 const method = z.enum(HttpMethods, { error: `must be one of ${HttpMethods.join(', ')}` });

@@ -18,6 +18,7 @@ import { canonicalJson } from '../../rules/canonical.js';
 import { authorityOf, widensAuthority, type Authority } from '../authority/authority.js';
 import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
 import { classifyRevisionChange } from './classify-revision.js';
+import { gatewayChanges } from '../gateway/gateway-changes.js';
 import { describeRule, ruleLoosening, ruleOutgrown, ruleRebinding } from '../authority/preapproval.js';
 import { limitChanges, limitsOf } from '../catalog/limits.js';
 import { Effects, type Catalog, type HostKey, type PreapprovalRule, type Revision, type Target, type Tool } from '../types.js';
@@ -218,6 +219,7 @@ export function classifyCatalogChange(old: Catalog | undefined, candidate: Catal
     }
   }
   out.push(...ruleChanges(old, candidate));
+  out.push(...gatewayChanges(old, candidate));
   for (const oldTool of old?.tools.values() ?? []) {
     if (candidate.tools.has(oldTool.name)) continue;
     const retired = oldTool.current.retired !== undefined;

@@ -20,7 +20,7 @@ import { next, refuse, type Step } from './step.js';
  * succeeded. A failure that proves nothing was delivered (the TLS handshake
  * failed) or that came with an answer (a response too large) stays an error.
  */
-async function failedExecution(call: CallState, e: unknown, ms: number): Promise<PosternError> {
+export async function failedExecution(call: CallState, e: unknown, ms: number): Promise<PosternError> {
   const { svc, trail } = call;
   const err = isPosternError(e) ? e : new PosternError('TARGET_ERROR', 'the action failed', { sideEffectStarted: trail.effect, cause: e });
   const started = err.sideEffectStarted || trail.effect;
