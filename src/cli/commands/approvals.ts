@@ -2,7 +2,7 @@
  * `postern approvals list|show|approve|deny|watch|report` — the operator's CLI on the
  * daemon's operator socket. The vault passphrase proves the operator: the
  * command opens the vault, copies its operator-auth key, locks the vault and
- * authenticates with that key (src/cli/operator-client.ts) — once per
+ * authenticates with that key (src/protocol/operator/connect.ts) — once per
  * command, and once for the whole of a `watch`.
  *
  * Invariants: every string taken from a card passes through
@@ -28,7 +28,7 @@ import { approvalNotFound } from '../../approvals/resolved.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../protocol/approvals.js';
 import { OPERATOR_SOCKET_FILE, PRESENTATION_PREFIX_MIN, cardView, matchPresentationPrefix, presentation, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
 import { contextFor, type CliContext } from '../context.js';
-import { NO_DAEMON_MESSAGE, connectOperator } from '../operator-client.js';
+import { NO_DAEMON_MESSAGE, connectOperator } from '../../protocol/operator/connect.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
 import { registerApprovalPage } from './approvals-page.js';
