@@ -18,6 +18,9 @@ export interface DemoKeyPair {
   readonly privatePem: string;
   /** `ecdsa-sha2-nistp256 AAAA…`, as in an authorized_keys file. */
   readonly publicLine: string;
+  /** `ecdsa-sha2-nistp256`, as ssh2 names the key type (a credential's `key_type`). */
+  readonly keyType: string;
+  /** `SHA256:…` of the public key (a credential's `public_fingerprint`). */
   readonly fingerprint: string;
 }
 
@@ -27,7 +30,7 @@ export function demoKeyPair(): DemoKeyPair {
   if (parsed instanceof Error || Array.isArray(parsed)) throw new Error('the demo could not make an SSH key');
   const key = parsed;
   const publicSsh = key.getPublicSSH();
-  return { privatePem: privateKey, publicLine: `${key.type} ${publicSsh.toString('base64')}`, fingerprint: sshFingerprint(publicSsh) };
+  return { privatePem: privateKey, publicLine: `${key.type} ${publicSsh.toString('base64')}`, keyType: key.type, fingerprint: sshFingerprint(publicSsh) };
 }
 
 /** Splits a command line made of POSIX single-quoted words (`'a'\''b' 'c'`); null for anything else. */
