@@ -29,7 +29,7 @@ import { canonicalJson } from '../../rules/canonical.js';
 import { authorityOf, widensAuthority, type Widening } from './authority.js';
 import { compileBoundedPattern } from '../schema/bounded-pattern.js';
 import { NAME, TOOL_NAME } from '../catalog/catalog-shape.js';
-import type { DocPath, IssueSink } from '../catalog/issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import type { JsonObject, JsonValue } from '../schema/json.js';
 import { findProperty } from '../schema/schema-node.js';
 import { zodOf } from '../schema/schema-zod.js';

@@ -5,7 +5,7 @@
  * string unbounded). In input mode missing bounds get the documented defaults
  * and objects are closed; in output mode nothing is invented.
  */
-import type { DocPath, IssueSink } from '../catalog/issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import {
   SchemaLimits,
   StringFormats,

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { canonicalJson, isWellFormedText } from '../../rules/canonical.js';
-import type { DocPath, IssueSink } from '../catalog/issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import { SchemaLimits, type SchemaNode } from './schema-node.js';
 import type { CompiledSchema, JsonObject, JsonValue } from '../types.js';
 

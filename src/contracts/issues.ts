@@ -5,8 +5,8 @@
  * the file, the path, the line when known, and what is wrong. The thrown value
  * is always a CATALOG_INVALID PosternError.
  */
-import { PosternError } from '../../rules/errors.js';
-import { escapeForTerminal as printable } from '../../rules/terminal-text.js';
+import { PosternError } from '../rules/errors.js';
+import { escapeForTerminal as printable } from '../rules/terminal-text.js';
 
 export type DocPath = readonly (string | number)[];
 
