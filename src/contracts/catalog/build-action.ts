@@ -16,7 +16,7 @@ import type { DocPath, IssueSink } from '../issues.js';
 import { parsePathPattern, parsePathTemplate, type PathPattern } from '../templates/path-template.js';
 import { findProperty, isScalarNode, type ObjectNode } from '../schema/schema-node.js';
 import { checkShape, isRecord } from './shape-check.js';
-import { isHeaderText } from './text.js';
+import { isHeaderText } from '../text.js';
 import { literalOf, parseStringTemplate, soleParam, type StringTemplate } from '../templates/string-template.js';
 import type { Action, ArgvElement, BodyTemplate, HttpTarget, NamedTemplate, SshTarget, Target } from '../types.js';
 

@@ -11,7 +11,7 @@
 import { describeSegmentProblem, pathSegmentProblem } from '../../rules/path-segments.js';
 import { decodedForms } from '../../rules/percent-readings.js';
 import { isWellFormedText } from '../../rules/canonical.js';
-import { hasControl } from '../catalog/text.js';
+import { hasControl } from '../text.js';
 import { parseStringTemplate, shapeOf, type StringTemplate, type TemplatePart } from './string-template.js';
 
 export interface PathTemplate {
