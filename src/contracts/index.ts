@@ -39,7 +39,7 @@ export { shellQuote, type ResolvedAction, type ResolvedHttp, type ResolvedSsh, t
 
 export { authorityOf, authorityDigest, widensAuthority, type Authority, type SshEndpoint, type Widening } from './authority/authority.js';
 
-export { ChangeClasses, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes/changes.js';
+export { ChangeClasses, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './change-vocabulary.js';
 export { classifyRevisionChange } from './changes/classify-revision.js';
 export { classifyCatalogChange } from './changes/classify-catalog.js';
 export { buildPreapprovals, describeRule, ruleCovers, ruleLoosening, ruleOutgrown, MAX_RULE_BUDGET, type ArgConstraint, type PreapprovalRule, type RuleVerdict } from './authority/preapproval.js';

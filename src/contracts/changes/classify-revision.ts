@@ -11,7 +11,7 @@
  */
 import { diffActions } from './action-diff.js';
 import { authorityOf, widensAuthority } from '../authority/authority.js';
-import { inputAddReason, inputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
+import { inputAddReason, inputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from '../change-vocabulary.js';
 import { constNode, withMappingsAndDefaults, type ObjectNode, type PropertyDef } from '../schema/schema-node.js';
 
 export { constNode };

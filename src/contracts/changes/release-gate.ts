@@ -8,7 +8,7 @@
  * path: unchanged, additive, or a proved output adapter), and when a journaled
  * call that was valid would now fail (the seeds' historical log test). Pure: the caller supplies both catalogs and the journal records.
  */
-import type { Change } from './changes.js';
+import type { Change } from '../change-vocabulary.js';
 import { classifyCatalogChange } from './classify-catalog.js';
 import { prepareCall, resolveContract } from '../calls/contract.js';
 import { resolveAction } from '../calls/resolve-action.js';
