@@ -14,7 +14,7 @@ import {
   type SchemaNode,
   type StringFormat,
 } from './schema-node.js';
-import type { JsonPrimitive, JsonValue } from '../types.js';
+import type { JsonPrimitive, JsonValue } from './json.js';
 
 export type SchemaMode = 'input' | 'output';
 

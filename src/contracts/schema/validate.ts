@@ -7,7 +7,8 @@
  */
 import type { z } from 'zod';
 import { canonicalJson } from '../../rules/canonical.js';
-import type { CompiledSchema, JsonObject } from '../types.js';
+import type { JsonObject } from './json.js';
+import type { CompiledSchema } from './schema-zod.js';
 
 export interface FieldIssue {
   /** `branch`, `tags[2]`, or `(arguments)` for the whole object. */
