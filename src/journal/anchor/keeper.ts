@@ -20,7 +20,7 @@
  *   anchored first); a keyless one may have, and recovery shows it
  *   outcome_unknown. So the tail is adopted at start and the adoption journaled.
  * - a journal behind the anchor, or with another hash at the anchored seq, is
- *   never adopted automatically (record.ts).
+ *   never adopted automatically (../anchor-record.ts).
  *
  * Signed checkpoints (checkpoint/record.ts), when the keeper has the signing
  * seed: right after an anchor write, the same record (plus the chains' bases
@@ -39,7 +39,7 @@ import { CheckpointSigner } from '../checkpoint/signature.js';
 import type { JournalName } from '../database.js';
 import type { ChainBase, ChainHead } from '../types.js';
 import { writeAnchor, writeAnchorAsync } from './file.js';
-import { sealAnchor, type AnchorRecord } from './record.js';
+import { sealAnchor, type AnchorRecord } from '../anchor-record.js';
 
 /** How long a non-intent commit may stay unanchored. */
 export const ANCHOR_LAG_MS = 200;

@@ -45,7 +45,7 @@ import { CHECKPOINT_FORMAT, highestCounter, type CheckpointRecord } from '../che
 import { CheckpointSigner, publicKeyOf } from '../checkpoint/signature.js';
 import { checkpointsLost, checkpointsShortOfVault } from '../checkpoint/vault-mark.js';
 import { proveClaims, readVerified, sealClaims, verifiedPath, type ClaimsProof } from './verified.js';
-import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, sealAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
+import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, sealAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from '../anchor-record.js';
 
 export interface AnchorContext {
   readonly journalDir: string;

@@ -9,7 +9,7 @@ import { PosternError } from '../../rules/errors.js';
 import { ACTIVITY_SCHEMA } from '../activity-schema.js';
 import type { JournalName } from '../database.js';
 import { SESSIONS_SCHEMA } from '../sessions.js';
-import type { JournalProblem } from './record.js';
+import type { JournalProblem } from '../anchor-record.js';
 
 const FILES: Readonly<Record<JournalName, string>> = { sessions: SESSIONS_SCHEMA.file, activity: ACTIVITY_SCHEMA.file };
 

@@ -18,7 +18,7 @@
  */
 import { z } from 'zod';
 import type { JournalName } from '../database.js';
-import { judgeAnchor, type FoundJournal, type JournalProblem } from '../anchor/record.js';
+import { judgeAnchor, type FoundJournal, type JournalProblem } from '../anchor-record.js';
 import type { ChainBase, ChainHead } from '../types.js';
 import { keyFingerprint, namesKey, verifySignature } from './signature.js';
 
