@@ -1,7 +1,7 @@
 /**
- * The journal anchor, the pure half (shared by anchor/ and checkpoint/): what it records, its MAC, and the
- * decision whether the journals (and the vault) found at start are the ones
- * it vouches for. No I/O here.
+ * The journal anchor, the pure half, shared by anchor/ and checkpoint/: what
+ * it records, its MAC, and the decision whether the journals (and the vault)
+ * found at start are the ones it vouches for. No I/O here.
  *
  * The anchor lives outside the journals (`$POSTERN_HOME/journal.anchor`) and
  * holds: the journal id (random, made when the journal was created, stored in
