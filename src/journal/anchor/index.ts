@@ -4,7 +4,7 @@
  * and `reauthenticateAnchor` for anything that changes the vault's keys.
  */
 export { openAnchoredJournals, prepareNewJournal, inspectAnchor } from './open.js';
-export { journalPresence } from './presence.js';
+export { journalPresence } from '../presence.js';
 export type { AnchorContext, AnchoredJournals, AnchorInspection, NewJournalPlan } from './open.js';
 export { readAnchor, writeAnchor, reauthenticateAnchor, anchorMismatch, anchorFileText } from './file.js';
 export { anchorMac, sealAnchor, anchorIsAuthentic, judgeAnchor, judgeAgainstVault, describeProblem, ANCHOR_FORMAT } from '../anchor-record.js';

@@ -37,7 +37,7 @@ import { GENESIS_HASH } from '../chain.js';
 import type { GapRecord } from '../gap.js';
 import { openJournals, type JournalFacts, type Journals, type OpenOptions } from '../index.js';
 import { anchorFileText, anchorMismatch, readAnchor } from './file.js';
-import { journalPresence, sizeOf } from './presence.js';
+import { journalPresence, sizeOf } from '../presence.js';
 import { AnchorKeeper } from './keeper.js';
 import { readCheckpoints } from '../checkpoint/file.js';
 import { checkpointRefusal, judgeCheckpointFile } from '../checkpoint/inspect.js';

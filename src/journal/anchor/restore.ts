@@ -48,7 +48,7 @@ import { openJournals, type JournalFacts } from '../index.js';
 import { salvageJournal, type UnreadableRange } from '../salvage.js';
 import type { ChainHead } from '../types.js';
 import { SESSIONS_SCHEMA } from '../sessions.js';
-import { journalPresence } from './presence.js';
+import { journalPresence } from '../presence.js';
 import { replacementSite, stagedPlan, type AnchorContext, type NewJournalPlan } from './open.js';
 
 /** The most keys one `journal_restored` entry lists; past it the gap counts as not fully read. */

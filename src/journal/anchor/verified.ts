@@ -45,7 +45,7 @@ import { entryHash, type Cell, type EntryRow } from '../chain.js';
 import { firstClaimMismatch, firstClaimMismatchAfter } from '../claims-check.js';
 import { canonicalJson } from '../json.js';
 import { openJournals } from '../index.js';
-import { journalPresence } from './presence.js';
+import { journalPresence } from '../presence.js';
 import type { ChainBase, ChainHead } from '../types.js';
 
 export const VERIFIED_FILE = 'claims.verified';
