@@ -21,7 +21,7 @@ import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
-import { teamExposed } from '../audit-team.js';
+import { teamExposed } from './audit-team.js';
 
 /** What `audit.ts` lends this command (kept there: one home for opening the journals and reading times). */
 export interface AuditHelpers {
