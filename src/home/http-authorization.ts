@@ -15,7 +15,7 @@
 import { unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import { PosternError } from '../rules/errors.js';
-import { macVerifies, readMacdRecord, recordMac, writeMacdRecord, type MacdRecordKind, type ReadMacdRecord } from './macd-record.js';
+import { macVerifies, readMacdRecord, writeMacdRecord, type MacdRecordKind, type ReadMacdRecord } from './macd-record.js';
 import type { HomePaths } from './paths.js';
 
 export const HTTP_AUTHORIZATION_FORMAT = 'postern.mcp-http-authorization/1';
@@ -47,10 +47,6 @@ export const HTTP_AUTHORIZATION: MacdRecordKind<HttpAuthorizationRecord> = {
 export type HttpAuthorizationVerdict =
   | { readonly kind: 'authorized' }
   | { readonly kind: 'refused'; readonly reason: string };
-
-export function httpAuthorizationMac(key: Uint8Array, record: HttpAuthorizationRecord): string {
-  return recordMac(key, MAC_DOMAIN, record);
-}
 
 export function isAuthenticHttpAuthorization(key: Uint8Array, s: StoredHttpAuthorization): boolean {
   return macVerifies(key, MAC_DOMAIN, s.record, s.mac);

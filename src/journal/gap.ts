@@ -50,16 +50,6 @@ export interface GapRecord {
 /** The most keys a record keeps in each list; past it the record is unread (every unknown key refused). */
 export const MAX_RECORD_KEYS = 10_000;
 
-/** What a `journal_restored` event holds. */
-export interface RestoredGap {
-  readonly backup: { readonly activity: number; readonly sessions: number };
-  readonly anchored: { readonly activity: number; readonly sessions: number };
-  /** Keys read as claimed in the gap. */
-  readonly keys: readonly GapKey[];
-  /** Every entry of the gap was read (so no other key can have been claimed there). */
-  readonly complete: boolean;
-}
-
 export interface GapRefusal {
   readonly because: 'journal_gap_claimed' | 'journal_gap_unread';
   readonly phrase: string;
