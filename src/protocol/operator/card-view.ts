@@ -3,7 +3,7 @@
  * home of the card-to-display rule, used by `postern approvals …` and the TUI.
  *
  * Invariants: every value taken from the card passes through
- * ../terminal-text.ts (control, escape, bidi, zero-width and other invisible
+ * ../../rules/terminal-text.ts (control, escape, bidi, zero-width and other invisible
  * characters escaped; long values cut with a visible "… +N more");
  * `fullyShown` is false as soon as any row hid something, and then session
  * approval is not offered; so is it for a card that widens authority or only
