@@ -13,7 +13,7 @@ import type { Connection, ParsedKey } from 'ssh2';
 import { sshFingerprint } from '../executors/ssh/index.js';
 import type { RequestLog } from './request-log.js';
 
-export interface DemoKeyPair {
+interface DemoKeyPair {
   /** PEM (SEC1 ECDSA P-256), a format ssh2 parses every time. */
   readonly privatePem: string;
   /** `ecdsa-sha2-nistp256 AAAA…`, as in an authorized_keys file. */
@@ -70,7 +70,7 @@ function answer(argv: readonly string[]): { code: number; out: string; err: stri
   return { code: 127, out: '', err: 'demo host: unknown command\n' };
 }
 
-export interface DemoSshService {
+interface DemoSshService {
   readonly port: number;
   close(): Promise<void>;
 }

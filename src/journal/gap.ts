@@ -78,7 +78,7 @@ function recordOf(v: unknown): GapRecord | undefined {
   return { held: keysOf(r.held), released: keysOf(r.released), unread: r.unread !== false };
 }
 
-export const GAP_EVENTS = ['journal_started', 'journal_restored', 'journal_key_released', 'journal_gap_closed'] as const;
+const GAP_EVENTS = ['journal_started', 'journal_restored', 'journal_key_released', 'journal_gap_closed'] as const;
 
 export class JournalGap {
   readonly #claimed = new Set<string>();

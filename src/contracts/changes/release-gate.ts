@@ -200,7 +200,7 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
  * readers only matters on such a link: a revision that is retired, or whose
  * calls are pinned or rejected before, never receives the newer results.
  */
-export function servedOutputLinks(catalog: Catalog): Set<string> {
+function servedOutputLinks(catalog: Catalog): Set<string> {
   const out = new Set<string>();
   for (const tool of catalog.tools.values()) {
     if (tool.current.retired !== undefined) continue;

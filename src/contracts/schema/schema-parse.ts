@@ -16,7 +16,7 @@ import {
 } from './schema-node.js';
 import type { JsonPrimitive, JsonValue } from './json.js';
 
-export type SchemaMode = 'input' | 'output';
+type SchemaMode = 'input' | 'output';
 
 const ANNOTATIONS = new Set(['title', 'description', 'examples', '$comment', '$schema', 'default']);
 const TYPE_KEYWORDS: Readonly<Record<string, readonly string[]>> = {

@@ -159,7 +159,7 @@ export function zodOf(node: SchemaNode): z.ZodType {
 }
 
 /** The normalized JSON Schema of a node: every bound explicit, objects closed. */
-export function jsonSchemaOf(node: SchemaNode): JsonObject {
+function jsonSchemaOf(node: SchemaNode): JsonObject {
   switch (node.kind) {
     case 'string': {
       const out: Record<string, JsonValue> = { type: 'string' };

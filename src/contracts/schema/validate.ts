@@ -50,7 +50,7 @@ function withoutUndefined(v: unknown): unknown {
 }
 
 /** One readable problem per zod issue. */
-export function issuesFromZod(error: z.ZodError, raw: unknown, root = ''): FieldIssue[] {
+function issuesFromZod(error: z.ZodError, raw: unknown, root = ''): FieldIssue[] {
   const out: FieldIssue[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {

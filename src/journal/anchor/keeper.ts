@@ -44,9 +44,9 @@ import { sealAnchor, type AnchorRecord } from '../anchor-record.js';
 /** How long a non-intent commit may stay unanchored. */
 export const ANCHOR_LAG_MS = 200;
 /** A periodic checkpoint is due after this long (monotonic) ... */
-export const CHECKPOINT_INTERVAL_MS = 10 * 60_000;
+const CHECKPOINT_INTERVAL_MS = 10 * 60_000;
 /** ... or after this many entries (both journals) since the last one: a bundle's chain segment is at most about this long. */
-export const CHECKPOINT_EVERY_ENTRIES = 1000;
+const CHECKPOINT_EVERY_ENTRIES = 1000;
 
 export interface CheckpointOptions {
   readonly path: string;
@@ -58,7 +58,7 @@ export interface CheckpointOptions {
   readonly everyEntries?: number;
 }
 
-export interface KeeperOptions {
+interface KeeperOptions {
   readonly path: string;
   /** The journal-anchor key (copied; zeroed by close). */
   readonly key: Uint8Array;

@@ -368,7 +368,7 @@ export function prepareNewJournal(ctx: AnchorContext, reason: string, carry: Gap
 }
 
 /** A counter no anchor or checkpoint of this home carries yet, past `counter`. */
-export function nextCounter(ctx: AnchorContext, counter: number): number {
+function nextCounter(ctx: AnchorContext, counter: number): number {
   return freshCounter(ctx, counter) + 1;
 }
 

@@ -12,7 +12,7 @@ import { connectSocketTransport, type SocketTransportOptions } from './socket-tr
 
 export { NO_DAEMON_MESSAGE } from './socket-transport.js';
 
-export type ConnectOptions = SocketTransportOptions & OperatorClientOptions;
+type ConnectOptions = SocketTransportOptions & OperatorClientOptions;
 
 /** Connects and authenticates both ways. Throws DAEMON_UNAVAILABLE, OPERATOR_AUTH_FAILED or VAULT_LOCKED. */
 export async function connectOperator(socketPath: string, key: Uint8Array, opts: ConnectOptions = {}): Promise<OperatorClient> {

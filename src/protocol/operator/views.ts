@@ -73,9 +73,9 @@ export const ActivityViewSchema = z.strictObject({
 });
 export type ActivityView = z.infer<typeof ActivityViewSchema>;
 
-export const ChangeClassSchema = z.enum(['additive', 'bounded_migration', 'breaking', 'behavior_change', 'authority_widening', 'removal', 'semantic_change', 'metadata']);
+const ChangeClassSchema = z.enum(['additive', 'bounded_migration', 'breaking', 'behavior_change', 'authority_widening', 'removal', 'semantic_change', 'metadata']);
 
-export const CatalogChangeViewSchema = z.strictObject({
+const CatalogChangeViewSchema = z.strictObject({
   tool: name,
   from: z.number().int().nullable(),
   to: z.number().int().nullable(),

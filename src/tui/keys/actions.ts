@@ -48,7 +48,7 @@ export function openHelp(c: KeyCtx): Step {
 }
 
 /** Where Esc goes back to: details → the compact card, a filter → none, a view → approvals; null at the top. */
-export function backFrom(c: Pick<KeyCtx, 'ui' | 'monoMs'>): UiState | null {
+function backFrom(c: Pick<KeyCtx, 'ui' | 'monoMs'>): UiState | null {
   const { ui } = c;
   if (ui.view === 'approvals' && ui.expanded) return { ...ui, expanded: false, scroll: 0 };
   if (ui.filter[ui.view] !== '') return { ...ui, filter: { ...ui.filter, [ui.view]: '' } };

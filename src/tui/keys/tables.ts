@@ -123,17 +123,17 @@ const MOVE: Entry = {
   handler: (c, k) => moveCursor(c, k.name === 'j' || k.name === 'down' ? 1 : -1),
 };
 
-export const ACTIVITY_KEYS: readonly Entry[] = [MOVE, { keys: ['G'], key: 'G', description: 'follow tail', help: 'follow the tail', shown: always, handler: followTail }];
+const ACTIVITY_KEYS: readonly Entry[] = [MOVE, { keys: ['G'], key: 'G', description: 'follow tail', help: 'follow the tail', shown: always, handler: followTail }];
 
-export const SESSIONS_KEYS: readonly Entry[] = [MOVE];
+const SESSIONS_KEYS: readonly Entry[] = [MOVE];
 
-export const GRANTS_KEYS: readonly Entry[] = [
+const GRANTS_KEYS: readonly Entry[] = [
   MOVE,
   { keys: ['r'], key: 'r', description: 'revoke', help: 'revoke the selected grant', decides: true, shown: (c) => !c.observe && !c.state.locked && visibleGrants(c).length > 0, handler: revokeGrant },
 ];
 
 const catalogOpen = (c: KeyCtx): boolean => !c.observe && !c.state.locked && c.state.catalog !== null;
-export const CATALOG_KEYS: readonly Entry[] = [
+const CATALOG_KEYS: readonly Entry[] = [
   MOVE,
   { keys: ['A'], key: 'A', description: 'accept', help: 'accept the pending catalog (asks first)', decides: true, shown: (c) => catalogOpen(c) && c.state.catalog !== null && acceptBlocked(c.state.catalog) === null, handler: (c) => confirmCatalog(c, true) },
   { keys: ['R'], key: 'R', description: 'reject', help: 'reject the pending catalog (asks first)', decides: true, shown: catalogOpen, handler: (c) => confirmCatalog(c, false) },
