@@ -19,7 +19,7 @@ export interface Grant {
 }
 
 /** Told of every grant given and revoked (the daemon's event bus). A throwing listener is ignored. */
-export interface GrantListener {
+interface GrantListener {
   added(g: Grant): void;
   revoked(g: Grant, reason: string): void;
 }

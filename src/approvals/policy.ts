@@ -28,7 +28,7 @@ export type ApprovalRequirement =
       readonly widening: readonly string[];
     };
 
-export interface ApprovalInput {
+interface ApprovalInput {
   readonly policy: ApprovalPolicy;
   /** Authority of the revision that will execute. */
   readonly current: Authority;

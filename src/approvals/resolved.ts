@@ -9,17 +9,17 @@
 import { PosternError } from '../rules/errors.js';
 import type { ApprovalDecision } from '../protocol/approvals.js';
 
-export const RESOLVED_KEPT = 1024;
+const RESOLVED_KEPT = 1024;
 
 /** `details.state` of APPROVAL_NOT_FOUND. */
-export type NotFoundState = 'expired' | 'decided' | 'withdrawn' | 'unknown';
+type NotFoundState = 'expired' | 'decided' | 'withdrawn' | 'unknown';
 
-export interface ResolvedApproval {
+interface ResolvedApproval {
   readonly id: string;
   readonly decision: ApprovalDecision;
 }
 
-export function notFoundState(d: ApprovalDecision | undefined): NotFoundState {
+function notFoundState(d: ApprovalDecision | undefined): NotFoundState {
   if (d === undefined) return 'unknown';
   switch (d.kind) {
     case 'timeout':

@@ -25,13 +25,13 @@ export const UnavailableReasons = {
   outgrown: 'the revision that runs reaches beyond the authority every covering pre-approval rule was accepted for; the operator must accept the rule for this revision (revision: in the rule) before it pre-approves it',
   budget_used: "the budget of every pre-approval rule that covers this call is used up for this daemon run",
 } as const;
-export type UnavailableReason = keyof typeof UnavailableReasons;
+type UnavailableReason = keyof typeof UnavailableReasons;
 
-export type UnattendedDecision =
+type UnattendedDecision =
   | { readonly kind: 'preapproved'; readonly rule: string; readonly used: number; readonly budget: number }
   | { readonly kind: 'unavailable'; readonly reason: UnavailableReason; readonly rules: readonly string[] };
 
-export interface BudgetUse {
+interface BudgetUse {
   readonly rule: string;
   readonly tool: string;
   readonly budget: number;
@@ -39,7 +39,7 @@ export interface BudgetUse {
   readonly left: number;
 }
 
-export interface UnattendedRequest {
+interface UnattendedRequest {
   readonly tool: string;
   /** The revision that runs. */
   readonly revision: Revision;

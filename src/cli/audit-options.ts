@@ -109,7 +109,7 @@ export function activityFilter(j: Journals, o: ActivityOpts, bounds: FilterBound
   return callFilterOf(o, bounds, o.session === undefined ? undefined : resolveSessionId(j, o.session));
 }
 
-export interface FilterBounds {
+interface FilterBounds {
   readonly since: string | undefined;
   readonly until: string | undefined;
   readonly limit: number | undefined;

@@ -13,7 +13,7 @@ const SHOW_MAX = 20_000;
 const LABEL = 22;
 
 /** JSON-shaped text for a terminal: every string (keys too) is sanitized and its quotes escaped, so none can pass for structure. */
-export function renderValue(v: unknown, indent: string | null, max: number, depth = ''): string {
+function renderValue(v: unknown, indent: string | null, max: number, depth = ''): string {
   if (typeof v === 'string') return `"${clean(v, max).replace(/"/g, '\\"')}"`;
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   const inner = indent === null ? '' : depth + indent;

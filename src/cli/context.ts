@@ -14,10 +14,10 @@ import { PosternError } from '../rules/errors.js';
 import { kdfProfileFromEnvironment, vaultOptionsFor, type KdfProfile, type VaultOptions } from '../vault/index.js';
 import { canPrompt, isJsonDocument, promptHidden, promptNote, textColumns } from './tty.js';
 
-export const MIN_PASSPHRASE_LENGTH = 12;
+const MIN_PASSPHRASE_LENGTH = 12;
 
 /** A link `link` prints whole: http(s), printable ASCII, no space. */
-export const WHOLE_LINK = /^https?:\/\/[\x21-\x7e]+$/;
+const WHOLE_LINK = /^https?:\/\/[\x21-\x7e]+$/;
 
 export interface CliContext {
   readonly paths: HomePaths;
@@ -83,7 +83,7 @@ export async function readLineFile(path: string, what: string): Promise<Uint8Arr
 }
 
 /** Tries a person gets at a new passphrase before the command gives up. */
-export const NEW_PASSPHRASE_TRIES = 3;
+const NEW_PASSPHRASE_TRIES = 3;
 
 function strengthProblem(p: Uint8Array): PosternError | null {
   const chars = [...Buffer.from(p).toString('utf8')].length;

@@ -14,7 +14,7 @@ import type { HomePaths } from '../home/paths.js';
 import { openJournals, type CallHead } from '../journal/index.js';
 
 /** Pure: credential name → ISO time of the newest intent that used it. */
-export function lastUsedByCredential(heads: Iterable<CallHead>, catalog: Catalog): Map<string, string> {
+function lastUsedByCredential(heads: Iterable<CallHead>, catalog: Catalog): Map<string, string> {
   const out = new Map<string, string>();
   for (const h of heads) {
     if (h.kind !== 'intent') continue;

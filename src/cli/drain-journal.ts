@@ -10,7 +10,7 @@ import type { Journals } from '../journal/index.js';
 import { MAX_LIMIT } from '../journal/filters.js';
 import { revisionDrain, type LiveSession, type RevisionUsage, type WaitingCall } from './revision-drain.js';
 
-export function liveSessions(j: Journals): LiveSession[] {
+function liveSessions(j: Journals): LiveSession[] {
   const started = j.sessions.latestEvent(null, 'daemon_started');
   const stopped = j.sessions.latestEvent(null, 'daemon_stopped');
   if (started === undefined || (stopped !== undefined && stopped.seq > started.seq)) return [];

@@ -33,7 +33,7 @@ function topLevel(cmd: Command): Command {
  * Usage errors look like every other failure: `postern: USAGE: message`, one
  * line, then where to read more (commander's own "error: " prefix dropped).
  */
-export function usageLine(commanderMessage: string, commandPath: string): string {
+function usageLine(commanderMessage: string, commandPath: string): string {
   const msg = commanderMessage.trim().replace(/^error:\s*/, '').split('\n')[0] ?? '';
   return `postern: USAGE: ${msg} (see \`${commandPath} --help\`)\n`;
 }
@@ -51,7 +51,7 @@ function usageOutput(c: Command): OutputConfiguration {
   };
 }
 
-export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
+async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command();
   program
     .name('postern')

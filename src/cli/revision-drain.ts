@@ -32,10 +32,10 @@ import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 export const DRAIN_JSON_FORMAT = 'postern.audit-revisions/1';
 
-export const DrainCounts = ['current', 'adapted', 'pinned', 'migrated', 'rejected', 'replayed', 'human_handled'] as const;
-export type DrainCount = (typeof DrainCounts)[number];
+const DrainCounts = ['current', 'adapted', 'pinned', 'migrated', 'rejected', 'replayed', 'human_handled'] as const;
+type DrainCount = (typeof DrainCounts)[number];
 
-export type RevisionStatus = 'current' | 'served' | 'deprecated' | 'retired' | 'not_in_catalog';
+type RevisionStatus = 'current' | 'served' | 'deprecated' | 'retired' | 'not_in_catalog';
 
 export interface RevisionUsage {
   readonly tool: string;
@@ -64,7 +64,7 @@ export interface LiveSession {
   readonly listed: { readonly at: string; readonly revisions: Readonly<Record<string, number>> } | undefined;
 }
 
-export interface DrainInput {
+interface DrainInput {
   readonly heads: Iterable<CallHead>;
   readonly live: readonly LiveSession[];
   /** The accepted catalog, for each revision's status and for served revisions nobody called; undefined when none. */

@@ -88,13 +88,13 @@ async function addOptionalPart(secret: Record<string, Uint8Array>, part: string,
   if (value.length > 0) secret[part] = value;
 }
 
-export interface ParsedSshKey {
+interface ParsedSshKey {
   readonly keyType: string;
   readonly publicFingerprint: string;
 }
 
 /** Parses an SSH private key; encrypted keys need their passphrase. Never echoes key material. */
-export function parseSshPrivateKey(key: Uint8Array, passphrase: Uint8Array | undefined): ParsedSshKey {
+function parseSshPrivateKey(key: Uint8Array, passphrase: Uint8Array | undefined): ParsedSshKey {
   const parsed: ParsedKey | Error = ssh2.utils.parseKey(Buffer.from(key), passphrase === undefined ? undefined : Buffer.from(passphrase));
   const first: ParsedKey | Error | undefined = Array.isArray(parsed) ? (parsed as ParsedKey[])[0] : parsed;
   if (first === undefined || first instanceof Error) {

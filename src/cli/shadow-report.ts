@@ -12,9 +12,9 @@ import { renderTable } from './table.js';
 import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 /** The highest divergence rate that passes. */
-export const SHADOW_THRESHOLD = 0.01;
+const SHADOW_THRESHOLD = 0.01;
 
-export interface ShadowToolReport {
+interface ShadowToolReport {
   readonly tool: string;
   readonly shadowed: number;
   readonly divergent: number;

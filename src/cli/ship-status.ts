@@ -11,7 +11,7 @@ import { openJournals } from '../journal/index.js';
 import { SHIP_STATUS_FILE, shipProblem, type ShipStatus } from '../daemon/ship-loop.js';
 import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
-export interface ShipReport {
+interface ShipReport {
   readonly status: ShipStatus | null;
   readonly local: { readonly activity: number; readonly sessions: number } | null;
   /** Local entries the database did not hold at the shipper's last pass; null when unknown. */

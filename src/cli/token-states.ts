@@ -7,7 +7,7 @@
 import { lstat } from 'node:fs/promises';
 import type { CredentialStateView } from '../protocol/operator/index.js';
 import type { CredentialKind } from '../vault/types.js';
-import { connectOperator } from './operator-client.js';
+import { connectOperator } from '../protocol/operator/connect.js';
 
 const MINTING_KINDS: ReadonlySet<CredentialKind> = new Set<CredentialKind>(['oauth_client_credentials', 'oauth_refresh_token', 'github_app']);
 

@@ -39,10 +39,11 @@ export { shellQuote, type ResolvedAction, type ResolvedHttp, type ResolvedSsh, t
 
 export { authorityOf, authorityDigest, widensAuthority, type Authority, type SshEndpoint, type Widening } from './authority/authority.js';
 
-export { ChangeClasses, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes/changes.js';
+export { ChangeClasses, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './change-vocabulary.js';
 export { classifyRevisionChange } from './changes/classify-revision.js';
 export { classifyCatalogChange } from './changes/classify-catalog.js';
-export { buildPreapprovals, describeRule, ruleCovers, ruleLoosening, ruleOutgrown, MAX_RULE_BUDGET, type ArgConstraint, type PreapprovalRule, type RuleVerdict } from './authority/preapproval.js';
+export { describeRule, ruleCovers, ruleLoosening, ruleOutgrown, type ArgConstraint, type PreapprovalRule, type RuleVerdict } from './authority/preapproval.js';
+export { buildPreapprovals, MAX_RULE_BUDGET } from './catalog/build-preapprovals.js';
 export { compileBoundedPattern, MAX_PATTERN_LENGTH, MAX_REPEAT, MAX_STATES, type BoundedPattern, type PatternCompile } from './schema/bounded-pattern.js';
 export { releaseGate, gateRuleFor, GateRules, type GateFailure, type GateReport, type GateRule, type HistoryRecord, type HistoricalFailure } from './changes/release-gate.js';
 export { renderGateReport, gateReportJson, renderCatalogSummary, catalogSummaryJson, summarizeCatalog, GATE_JSON_FORMAT, CATALOG_JSON_FORMAT, type ToolSummary } from './changes/render.js';

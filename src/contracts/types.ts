@@ -5,15 +5,16 @@
  * check (origins normalized, templates reference declared parameters, schemas
  * bounded, revisions strictly increasing, targets and replacements resolved).
  */
-import type { z } from 'zod';
-import type { SchemaNode } from './schema/schema-node.js';
 import type { StringTemplate } from './templates/string-template.js';
 import type { PathTemplate, PathPattern } from './templates/path-template.js';
 
-import type { JsonObject, JsonPrimitive, JsonValue } from './schema/json.js';
+import type { JsonPrimitive, JsonValue } from './schema/json.js';
 import type { BoundedPattern } from './schema/bounded-pattern.js';
+import type { CompiledSchema } from './schema/schema-zod.js';
 
 export type { JsonObject, JsonPrimitive, JsonValue } from './schema/json.js';
+/** A JSON Schema input or output (schema/schema-zod.ts compiles it). */
+export type { CompiledSchema } from './schema/schema-zod.js';
 
 /** What a tool does to the world; ordered from least to most dangerous. */
 export const Effects = ['read', 'write', 'destructive'] as const;
@@ -85,15 +86,6 @@ export interface SshGateway {
 }
 
 export type Target = HttpTarget | SshTarget;
-
-/** A JSON Schema input or output, in three forms that always agree. */
-export interface CompiledSchema {
-  /** The bounded intermediate form used for validation and comparison. */
-  readonly node: SchemaNode;
-  /** The normalized JSON Schema (explicit bounds, additionalProperties: false), as advertised over MCP. */
-  readonly json: JsonObject;
-  readonly zod: z.ZodType;
-}
 
 /** `{{`/`}}` escapes, `{param}` placeholders; a body template is JSON with string templates at the leaves. */
 export type BodyTemplate =

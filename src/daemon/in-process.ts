@@ -27,6 +27,7 @@ import { PendingOutcomes } from './pipeline/pending-outcomes.js';
 import type { Services } from './pipeline/context.js';
 import { DaemonState, snapshotOf } from './state.js';
 import { memoryOnlyRefreshToken, noActivityEvents, noShadow, noVaultFile } from './stand-ins.js';
+import { sessionsJournal } from './journal-event.js';
 
 export interface InProcessBase {
   readonly vault: UnlockedVault;
@@ -42,12 +43,15 @@ export interface InProcessBase {
 
 export function inProcessServices(base: InProcessBase, parts: Partial<Services> = {}): Services {
   const { clock, journals, config } = base;
+  const log = base.log ?? ((): void => undefined);
   const state = parts.state ?? new DaemonState(base.vault, snapshotOf(base.catalog, base.digest, null));
   const inflight = parts.inflight ?? new Set<Promise<unknown>>();
   const learn = (name: string, token: Uint8Array): void => state.learnMinted(name, token);
   return {
     state,
     journals,
+    sessionsJournal: sessionsJournal(journals, log),
+    log,
     queue: new ApprovalQueue(clock),
     grants: new GrantStore(),
     reservations: new KeyReservations(),
@@ -62,7 +66,7 @@ export function inProcessServices(base: InProcessBase, parts: Partial<Services> 
     inflight,
     vaultFile: noVaultFile(),
     commits: new GroupCommit(journals.activity, { busy: () => inflight.size > 1 }),
-    pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), base.log ?? (() => undefined)),
+    pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log),
     shadow: noShadow,
     limits: CallLimits.fromActivity(clock, journals.activity),
     profile: new CallProfile(),

@@ -1,19 +1,48 @@
 /**
- * A daemon event for the Sessions journal, written where it happens. A
- * failed write is logged and never fails what the daemon was doing (the
- * journal's own failure path has recorded it).
+ * The daemon's one way into the Sessions journal, as the call pipeline's
+ * journal-port.ts is for the Activity journal: a session's start and end, and
+ * every daemon or session event, written where it happens. A write that fails
+ * is logged (`journal: …`) and never fails what the daemon was doing: the
+ * Sessions journal records what happened around the calls, and each call is
+ * journaled where it matters (its intent and outcome, in the Activity
+ * journal), so nothing is run or refused on the strength of these entries.
+ *
+ * Invariant: no other daemon code writes `journals.sessions` (a test reads
+ * the sources for it), so no failed write is dropped silently.
  */
-import type { Journals } from '../journal/index.js';
+import type { Journals, SessionStart } from '../journal/index.js';
 import { isPosternError } from '../rules/errors.js';
 
 export type JournalEvent = (session: string | null, type: Parameters<Journals['sessions']['event']>[1], data: Record<string, unknown>) => void;
 
-export function journalEventWriter(journals: Journals, log: (line: string) => void): JournalEvent {
-  return (session, type, data) => {
+/** The Sessions journal as the daemon writes it: every method logs a failure and returns. */
+export interface SessionsJournal {
+  readonly event: JournalEvent;
+  startSession(start: SessionStart): void;
+  endSession(session: string, reason: string): void;
+}
+
+/** The line a failed journal write is logged as. */
+export function journalWriteFailed(e: unknown): string {
+  return `journal: ${isPosternError(e) ? e.message : 'write failed'}`;
+}
+
+export function sessionsJournal(journals: Journals, log: (line: string) => void): SessionsJournal {
+  const write = (fn: () => void): void => {
     try {
-      journals.sessions.event(session, type, data);
+      fn();
     } catch (e) {
-      log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
+      log(journalWriteFailed(e));
     }
   };
+  return {
+    event: (session, type, data) => write(() => journals.sessions.event(session, type, data)),
+    startSession: (start) => write(() => journals.sessions.startSession(start)),
+    endSession: (session, reason) => write(() => journals.sessions.endSession(session, reason)),
+  };
+}
+
+/** The events half of the port, for the parts that write only events. */
+export function journalEventWriter(journals: Journals, log: (line: string) => void): JournalEvent {
+  return sessionsJournal(journals, log).event;
 }

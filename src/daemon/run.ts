@@ -37,7 +37,7 @@ import { startHttpIfAuthorized } from './http/start.js';
 import { startSshGatewayIfAuthorized } from './ssh-gateway/start.js';
 import { wireApprovalPage } from './approval-page/wiring.js';
 import { IdleTracker } from './idle.js';
-import { journalEventWriter, type JournalEvent } from './journal-event.js';
+import { sessionsJournal, type JournalEvent } from './journal-event.js';
 import { CallLimits } from './limits.js';
 import { lockCascade } from './lock-cascade.js';
 import { MintedTokens } from './minted-tokens.js';
@@ -106,7 +106,8 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const { journals, keeper } = anchored;
 
   const state = new DaemonState(vault, snapshot);
-  const journalEvent = journalEventWriter(journals, log);
+  const sessions = sessionsJournal(journals, log);
+  const journalEvent = sessions.event;
   const bus = new EventBus(clock);
   // Off the call path: its own connection to the journals, its own timer (ship-loop.ts). The
   // connection string is read now, from the vault just opened.
@@ -135,7 +136,8 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   const unattended = opts.unattended === true || config.unattended ? new RuleBudgets() : null;
   const reporter = new RunReporter(clock, unattended ?? undefined);
   const svc: Services = {
-    state, journals, queue, grants, config, ssh, http, tokens, clock, idleness, inflight, unattended,
+    state, journals, queue, grants, config, ssh, http, tokens, clock, idleness, inflight, unattended, log,
+    sessionsJournal: sessions,
     reservations: new KeyReservations(),
     gap: JournalGap.read(journals.sessions),
     keepRefreshToken: refreshTokenWriteBack({ vaultPath: paths.vault, paths, vault: vaultOpts, state, tokens, follower, log }),
@@ -158,7 +160,7 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   state.onLock((reason) => void (lockReason = reason));
 
   const live = new Map<string, SessionView>();
-  const hooks = (transport: 'stdio-socket' | 'http' | 'ssh-gateway'): ReturnType<typeof sessionHooks> => sessionHooks({ clock, idleness, live, bus, journals, queue, grants, journalEvent, log }, transport);
+  const hooks = (transport: 'stdio-socket' | 'http' | 'ssh-gateway'): ReturnType<typeof sessionHooks> => sessionHooks({ clock, idleness, live, bus, queue, grants, sessions }, transport);
   const agent = await startAgentSocket(paths.agentSocket, svc, hooks('stdio-socket'));
   started.push(() => agent.close());
   listeners.push(agent);

@@ -7,12 +7,10 @@
 import type { ApprovalQueue } from '../approvals/queue.js';
 import type { GrantStore } from '../approvals/grants.js';
 import type { Clock } from '../clock/index.js';
-import type { Journals } from '../journal/index.js';
-import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import type { EventBus } from './events.js';
 import type { IdleTracker } from './idle.js';
-import type { JournalEvent } from './journal-event.js';
+import type { SessionsJournal } from './journal-event.js';
 import type { SessionInfo } from './pipeline/context.js';
 
 export interface SessionHooks {
@@ -25,11 +23,10 @@ export interface SessionHookParts {
   readonly idleness: IdleTracker;
   readonly live: Map<string, SessionView>;
   readonly bus: EventBus;
-  readonly journals: Journals;
   readonly queue: ApprovalQueue;
   readonly grants: GrantStore;
-  readonly journalEvent: JournalEvent;
-  readonly log: (line: string) => void;
+  /** Where the start, the end and the grants revoked at the end are journaled (a failed write is logged there). */
+  readonly sessions: SessionsJournal;
 }
 
 export function sessionHooks(p: SessionHookParts, transport: 'stdio-socket' | 'http' | 'ssh-gateway'): SessionHooks {
@@ -39,21 +36,13 @@ export function sessionHooks(p: SessionHookParts, transport: 'stdio-socket' | 'h
       const view: SessionView = { id: s.id, client_name: s.clientName, client_version: s.clientVersion, pid: s.pid, protocol_version: s.protocolVersion, started_at: p.clock.now().toISOString(), ended_at: null, end_reason: null };
       p.live.set(s.id, view);
       p.bus.emit({ type: 'session.opened', session: view });
-      try {
-        p.journals.sessions.startSession({ session_id: s.id, transport, client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: s.peer?.uid ?? null, ...(s.peer === undefined ? {} : { peer_user: s.peer.user }), run_id: s.runId, agent_release: s.agentRelease });
-      } catch (e) {
-        p.log(`journal: ${isPosternError(e) ? e.message : 'write failed'}`);
-      }
+      p.sessions.startSession({ session_id: s.id, transport, client_name: s.clientName, client_version: s.clientVersion, protocol_version: s.protocolVersion, peer_pid: s.pid, peer_uid: s.peer?.uid ?? null, ...(s.peer === undefined ? {} : { peer_user: s.peer.user }), run_id: s.runId, agent_release: s.agentRelease });
     },
     sessionEnded: (s) => {
       if (p.live.delete(s.id)) p.bus.emit({ type: 'session.closed', id: s.id, ended_at: p.clock.now().toISOString() });
       p.queue.parked.dropSession(s.id);
-      for (const g of p.grants.revokeSession(s.id)) p.journalEvent(s.id, 'grant_revoked', { tool: g.tool, reason: 'session ended' });
-      try {
-        p.journals.sessions.endSession(s.id, 'disconnected');
-      } catch {
-        // already logged by the journal's own failure path
-      }
+      for (const g of p.grants.revokeSession(s.id)) p.sessions.event(s.id, 'grant_revoked', { tool: g.tool, reason: 'session ended' });
+      p.sessions.endSession(s.id, 'disconnected');
     },
   };
 }

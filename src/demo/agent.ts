@@ -35,7 +35,7 @@ export interface DemoAgent {
   close(): Promise<void>;
 }
 
-export interface AgentLaunch {
+interface AgentLaunch {
   /** `process.execPath`. */
   readonly node: string;
   /** Absolute path of the CLI's main.js. */

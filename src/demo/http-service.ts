@@ -11,7 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestAuth, RequestLog } from './request-log.js';
 
-export interface DemoHttpService {
+interface DemoHttpService {
   readonly origin: string;
   close(): Promise<void>;
 }

@@ -21,7 +21,7 @@ import { leakedCredentials } from './canary.js';
 import { DEMO_CREDENTIALS } from './catalog.js';
 import { narrator, type Narrator } from './narrate.js';
 import { scriptedOperator, type DemoOperator } from './operator.js';
-import { cliEntryPoint, mcpSnippet } from './snippet.js';
+import { mcpSnippet, type DemoLaunch } from './snippet.js';
 import { describeRequest, runStory } from './story.js';
 import { describeKdf, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from '../vault/index.js';
 import { buildWorld, DEMO_KDF, type DemoWorld } from './world.js';
@@ -38,6 +38,8 @@ export interface DemoOptions {
   readonly write: (text: string) => void;
   /** The terminal's width, to wrap the narration to; absent without a terminal. */
   readonly columns?: number;
+  /** How an agent host launches this CLI (the rule is src/cli/setup's; the command passes it in). */
+  readonly launch: DemoLaunch;
 }
 
 /** Exit status for an interrupted run (128 + SIGINT). */
@@ -67,7 +69,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     await setUp(world, say, o);
     if (o.signal.aborted) return INTERRUPTED;
     if (!o.agent) {
-      await serve(world, say);
+      await serve(world, say, o);
       if (o.headless) await interrupted(o.signal);
       else await operateInTui(world, o.clock, o.signal);
       // Ctrl-C (or q in the terminal UI) is how a served demo ends, as it is for `postern daemon`.
@@ -116,24 +118,24 @@ async function setUp(world: DemoWorld, say: Narrator, o: DemoOptions): Promise<v
   say.line(`  daemon    ready; agents connect through ${world.paths.agentSocket}`);
   say.line('');
   say.line('  To point your own agent host at this demo while it runs, use:');
-  say.line(`  ${mcpSnippet(process.execPath, cliEntryPoint(), world.paths.home)}`);
+  say.line(`  ${mcpSnippet(o.launch.mcpServer(world.paths.home))}`);
   say.line('');
 }
 
-async function serve(world: DemoWorld, say: Narrator): Promise<void> {
+async function serve(world: DemoWorld, say: Narrator, o: DemoOptions): Promise<void> {
   const passFile = join(world.paths.home, 'demo-passphrase');
   await writeFile(passFile, `${world.passphrase}\n`, { mode: 0o600 });
   // The demo vault is a test-profile one: a command opens it only with the switch set (vault/kdf-profile.ts).
   const env = `POSTERN_HOME=${world.paths.home} POSTERN_PASSPHRASE_FILE=${passFile} ${TEST_KDF_SWITCH}=${TEST_KDF_SWITCH_VALUE}`;
   say.line('  No scripted agent (--no-agent): connect yours with the snippet above. Approve its calls from another terminal:');
-  say.line(`    ${env} ${process.execPath} ${cliEntryPoint()} approvals list`);
-  say.line(`    ${env} ${process.execPath} ${cliEntryPoint()} approvals approve ID`);
+  say.line(`    ${env} ${process.execPath} ${o.launch.entry} approvals list`);
+  say.line(`    ${env} ${process.execPath} ${o.launch.entry} approvals approve ID`);
   say.line('  Press Ctrl-C to stop the demo.');
 }
 
 async function tellStory(world: DemoWorld, say: Narrator, o: DemoOptions, started: number): Promise<void> {
   stillRunning(o);
-  const agent = await startAgent({ node: process.execPath, cli: cliEntryPoint(), home: world.paths.home });
+  const agent = await startAgent({ node: process.execPath, cli: o.launch.entry, home: world.paths.home });
   world.onClose(() => agent.close());
   const operator = await operatorFor(world, o.headless);
   world.onClose(() => operator.close());
@@ -152,5 +154,5 @@ async function tellStory(world: DemoWorld, say: Narrator, o: DemoOptions, starte
   say.line(`Summary: all ${steps.length} steps behaved as the story says, in ${seconds(o.clock.monotonicMs() - started)} (set-up ${seconds(storyStarted - started)}). ` +
     `${requests.length} requests reached the targets;`);
   say.line(`no form of ${DEMO_CREDENTIALS.http} or ${DEMO_CREDENTIALS.ssh} appeared in anything the agent received, the logs, or this output.`);
-  if (o.keep) say.line(`Inspect the journals: POSTERN_HOME=${world.paths.home} ${process.execPath} ${cliEntryPoint()} audit activity`);
+  if (o.keep) say.line(`Inspect the journals: POSTERN_HOME=${world.paths.home} ${process.execPath} ${o.launch.entry} audit activity`);
 }

@@ -10,7 +10,7 @@
  */
 import type { ApprovalCard, OperatorVerdict } from '../protocol/approvals.js';
 import { PosternError } from '../rules/errors.js';
-import { connectOperator } from '../cli/operator-client.js';
+import { connectOperator } from '../protocol/operator/connect.js';
 import type { OperatorClient } from '../protocol/operator/index.js';
 
 export interface ApprovalRequest {

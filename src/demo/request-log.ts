@@ -16,7 +16,7 @@ export type LoggedRequest =
   | { readonly seq: number; readonly target: 'http'; readonly method: string; readonly path: string; readonly auth: RequestAuth; readonly idempotencyKey: string | null; readonly body: string }
   | { readonly seq: number; readonly target: 'ssh'; readonly user: string; readonly argv: readonly string[]; readonly auth: RequestAuth };
 
-export type NewRequest = LoggedRequest extends infer R ? (R extends LoggedRequest ? Omit<R, 'seq'> : never) : never;
+type NewRequest = LoggedRequest extends infer R ? (R extends LoggedRequest ? Omit<R, 'seq'> : never) : never;
 
 export class RequestLog {
   readonly #entries: LoggedRequest[] = [];

@@ -13,11 +13,14 @@ import type { Connection, ParsedKey } from 'ssh2';
 import { sshFingerprint } from '../executors/ssh/index.js';
 import type { RequestLog } from './request-log.js';
 
-export interface DemoKeyPair {
+interface DemoKeyPair {
   /** PEM (SEC1 ECDSA P-256), a format ssh2 parses every time. */
   readonly privatePem: string;
   /** `ecdsa-sha2-nistp256 AAAA…`, as in an authorized_keys file. */
   readonly publicLine: string;
+  /** `ecdsa-sha2-nistp256`, as ssh2 names the key type (a credential's `key_type`). */
+  readonly keyType: string;
+  /** `SHA256:…` of the public key (a credential's `public_fingerprint`). */
   readonly fingerprint: string;
 }
 
@@ -27,7 +30,7 @@ export function demoKeyPair(): DemoKeyPair {
   if (parsed instanceof Error || Array.isArray(parsed)) throw new Error('the demo could not make an SSH key');
   const key = parsed;
   const publicSsh = key.getPublicSSH();
-  return { privatePem: privateKey, publicLine: `${key.type} ${publicSsh.toString('base64')}`, fingerprint: sshFingerprint(publicSsh) };
+  return { privatePem: privateKey, publicLine: `${key.type} ${publicSsh.toString('base64')}`, keyType: key.type, fingerprint: sshFingerprint(publicSsh) };
 }
 
 /** Splits a command line made of POSIX single-quoted words (`'a'\''b' 'c'`); null for anything else. */
@@ -67,7 +70,7 @@ function answer(argv: readonly string[]): { code: number; out: string; err: stri
   return { code: 127, out: '', err: 'demo host: unknown command\n' };
 }
 
-export interface DemoSshService {
+interface DemoSshService {
   readonly port: number;
   close(): Promise<void>;
 }

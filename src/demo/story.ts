@@ -24,7 +24,7 @@ export interface StoryStep {
   readonly lines: readonly string[];
 }
 
-export interface StoryParts {
+interface StoryParts {
   readonly world: DemoWorld;
   readonly agent: DemoAgent;
   readonly operator: DemoOperator;

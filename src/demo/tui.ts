@@ -12,7 +12,7 @@
  */
 import { createInterface } from 'node:readline/promises';
 import type { Clock } from '../clock/index.js';
-import { connectOperator } from '../cli/operator-client.js';
+import { connectOperator } from '../protocol/operator/connect.js';
 import type { DemoWorld } from './world.js';
 
 /** Waits for Enter (true) or the end of input / an interruption (false). */

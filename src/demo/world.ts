@@ -3,8 +3,8 @@
  * passphrase (printed — this vault is thrown away), a canary-like bearer
  * token and an SSH key in it, the in-process HTTP and SSH targets with their
  * request log, the demo catalog accepted through the same `acceptCatalog`
- * that `postern catalog accept` runs, and the real daemon (`startDaemon`, in
- * this process).
+ * (src/home) that `postern catalog accept` runs, and the real daemon
+ * (`startDaemon`, in this process).
  *
  * Cost: the vault is made under the test key-derivation profile
  * (vault/kdf-profile.ts: Argon2id at 1 pass, 1 MiB), chosen here in code for
@@ -26,15 +26,13 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Clock } from '../clock/index.js';
 import { catalogDigest } from '../contracts/index.js';
+import { acceptCatalog, type AcceptContext } from '../home/catalog-accept.js';
 import { homePaths, type HomePaths } from '../home/paths.js';
 import { ensurePrivateHome } from '../home/permissions.js';
 import { PosternError } from '../rules/errors.js';
 import type { RedactableCredential } from '../redaction/index.js';
 import { createVault, TEST_KDF_PROFILE, vaultOptionsFor, withVaultWriter } from '../vault/index.js';
 import { startDaemon, type DaemonHandle } from '../daemon/run.js';
-import { acceptCatalog } from '../cli/commands/catalog-accept.js';
-import { parseSshPrivateKey } from '../cli/secret-input.js';
-import type { CliContext } from '../cli/context.js';
 import { DEMO_CREDENTIALS, demoCatalogText, type DemoAcceptance, type DemoTargets } from './catalog.js';
 import { startHttpService } from './http-service.js';
 import { demoKeyPair, startSshService } from './ssh-service.js';
@@ -110,11 +108,10 @@ async function populate(dir: string, clock: Clock, register: (stop: () => Promis
 
   const vault = vaultOptionsFor(DEMO_KDF, clock);
   await createVault(paths.vault, pass(), vault);
-  const parsed = parseSshPrivateKey(new TextEncoder().encode(clientKey.privatePem), undefined);
   const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
   const canaries: RedactableCredential[] = [
     { meta: { name: DEMO_CREDENTIALS.http, kind: 'http_bearer', fields: {} }, secret: { token: utf8(token) } },
-    { meta: { name: DEMO_CREDENTIALS.ssh, kind: 'ssh_key', fields: { key_type: parsed.keyType, public_fingerprint: parsed.publicFingerprint } }, secret: { private_key: utf8(clientKey.privatePem) } },
+    { meta: { name: DEMO_CREDENTIALS.ssh, kind: 'ssh_key', fields: { key_type: clientKey.keyType, public_fingerprint: clientKey.fingerprint } }, secret: { private_key: utf8(clientKey.privatePem) } },
   ];
   const operatorKey = await withVaultWriter(paths.vault, pass(), (v) => {
     for (const c of canaries) v.add({ name: c.meta.name, kind: c.meta.kind, fields: { ...c.meta.fields }, secret: { ...c.secret } });
@@ -132,15 +129,13 @@ async function populate(dir: string, clock: Clock, register: (stop: () => Promis
 
   const daemonLog: string[] = [];
   const accepted: string[] = [];
-  const ctx: CliContext = {
+  // Nobody is asked: the demo accepts with --digest, the bytes it wrote itself.
+  const ctx: AcceptContext = {
     paths,
     clock,
-    kdf: DEMO_KDF,
     vault,
     unlockPassphrase: () => Promise.resolve(pass()),
-    newPassphrase: () => Promise.resolve(pass()),
     out: (line) => void accepted.push(line),
-    link: (url) => void accepted.push(url),
   };
 
   return {

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { macVerifies, readMacdRecord, writeMacdRecord, type MacdRecordKind } from './macd-record.js';
 import type { HomePaths } from './paths.js';
 
-export const APPROVAL_DEVICES_FORMAT = 'postern.approval-devices/2';
+const APPROVAL_DEVICES_FORMAT = 'postern.approval-devices/2';
 const MAC_DOMAIN = 'postern approval-page devices v1\n';
 /** At most this many devices are kept (revoked ones included). */
 export const MAX_DEVICES = 64;
@@ -58,7 +58,7 @@ export type PairedDevice = z.infer<typeof DeviceSchema>;
 
 /** `sequence` grows by one a save; the daemon journals it (device_paired, device_revoked), so a copy put back from before a revocation is told apart. */
 const RecordSchema = z.object({ format: z.literal(APPROVAL_DEVICES_FORMAT), sequence: z.number().int().min(0), devices: z.array(DeviceSchema).max(MAX_DEVICES), written_at: z.string().max(64) }).strict();
-export type ApprovalDevicesRecord = z.infer<typeof RecordSchema>;
+type ApprovalDevicesRecord = z.infer<typeof RecordSchema>;
 
 export const APPROVAL_DEVICES: MacdRecordKind<ApprovalDevicesRecord> = {
   name: 'approval page devices',
@@ -68,7 +68,7 @@ export const APPROVAL_DEVICES: MacdRecordKind<ApprovalDevicesRecord> = {
   redo: 'pair the devices again with `postern approvals pair`',
 };
 
-export type LoadedDevices = { readonly kind: 'ok'; readonly devices: PairedDevice[]; readonly sequence: number } | { readonly kind: 'refused'; readonly reason: string };
+type LoadedDevices = { readonly kind: 'ok'; readonly devices: PairedDevice[]; readonly sequence: number } | { readonly kind: 'refused'; readonly reason: string };
 
 async function isFirstFormat(paths: HomePaths): Promise<boolean> {
   try {

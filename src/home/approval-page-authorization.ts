@@ -17,7 +17,7 @@ import { PosternError } from '../rules/errors.js';
 import { macVerifies, readMacdRecord, writeMacdRecord, type MacdRecordKind, type ReadMacdRecord } from './macd-record.js';
 import type { HomePaths } from './paths.js';
 
-export const APPROVAL_PAGE_FORMAT = 'postern.approval-page-authorization/1';
+const APPROVAL_PAGE_FORMAT = 'postern.approval-page-authorization/1';
 const MAC_DOMAIN = 'postern approval-page authorization v1\n';
 /** The page's port when none is named. */
 export const APPROVAL_PAGE_DEFAULT_PORT = 7470;
@@ -45,7 +45,7 @@ export const APPROVAL_PAGE_AUTHORIZATION: MacdRecordKind<ApprovalPageRecord> = {
   redo: 'run `postern approvals page enable` to authorize the page again',
 };
 
-export type ApprovalPageVerdict =
+type ApprovalPageVerdict =
   | { readonly kind: 'off' }
   | { readonly kind: 'authorized'; readonly record: ApprovalPageRecord }
   | { readonly kind: 'refused'; readonly reason: string };

@@ -23,7 +23,7 @@ import { PosternError } from '../rules/errors.js';
 export const APPROVAL_PAGE_TLS_CREDENTIAL = 'approval-page.tls';
 const VALID_DAYS = 825;
 
-export interface PageCertificate {
+interface PageCertificate {
   readonly keyPem: Buffer;
   readonly certDer: Buffer;
   readonly sha256: string;

@@ -92,7 +92,7 @@ export async function readAcceptance(paths: Pick<HomePaths, 'acceptedRecord'>): 
   return s === 'malformed' ? { kind: 'malformed', why: `${paths.acceptedRecord} is not an acceptance record` } : { kind: 'stored', ...s };
 }
 
-export type HistoryLine = SignedRecord | 'legacy' | 'malformed';
+type HistoryLine = SignedRecord | 'legacy' | 'malformed';
 
 /** catalog.history.jsonl, line by line: signed records, legacy (0.1, unsigned) lines, or malformed ones. */
 export async function readHistory(paths: HomePaths): Promise<HistoryLine[]> {
@@ -122,7 +122,7 @@ function parseHistoryLine(l: string): HistoryLine {
 
 export const signedOnly = (lines: readonly HistoryLine[]): SignedRecord[] => lines.filter((l): l is SignedRecord => typeof l !== 'string');
 
-export interface HomeAcceptance {
+interface HomeAcceptance {
   readonly state: CatalogState;
   readonly stored: StoredRecord;
   readonly file: CatalogFile | undefined;
@@ -163,7 +163,7 @@ async function stageArchive(paths: HomePaths, change: HomeChange, text: string):
   if ((await readOptional(file)) !== text) change.write(file, text);
 }
 
-export interface AcceptedCatalog {
+interface AcceptedCatalog {
   readonly catalog: Catalog;
   readonly digest: string;
   readonly sequence: number;

@@ -38,10 +38,10 @@ import { acquireWriterLock, type VaultStage } from '../vault/index.js';
 import { appendLineDurably, atomicWriteFile, removeDurably, renameDurably } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
 
-export const CHANGE_RECORD_FORMAT = 'postern.home-change/1';
+const CHANGE_RECORD_FORMAT = 'postern.home-change/1';
 
 /** One file of a change; `path` is relative to the home. */
-export type StagedFile =
+type StagedFile =
   | { readonly op: 'write'; readonly path: string; readonly data: string }
   | { readonly op: 'append'; readonly path: string; readonly line: string }
   | { readonly op: 'remove'; readonly path: string }
@@ -160,10 +160,10 @@ async function readRecord(path: string): Promise<ChangeRecord | undefined> {
 }
 
 /** What opening the home found. */
-export type ChangeRecovery = { readonly kind: 'none' } | { readonly kind: 'finished'; readonly command: string } | { readonly kind: 'in_progress' };
+type ChangeRecovery = { readonly kind: 'none' } | { readonly kind: 'finished'; readonly command: string } | { readonly kind: 'in_progress' };
 
 /** Finishes a pending change; the caller holds the vault's writer lock. */
-export async function finishPendingChangeLocked(paths: HomePaths): Promise<ChangeRecovery> {
+async function finishPendingChangeLocked(paths: HomePaths): Promise<ChangeRecovery> {
   const record = await readRecord(paths.changeRecord);
   if (record === undefined) return { kind: 'none' };
   await applyRecord(paths.home, record);

@@ -15,10 +15,10 @@
 import { unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import { PosternError } from '../rules/errors.js';
-import { macVerifies, readMacdRecord, recordMac, writeMacdRecord, type MacdRecordKind, type ReadMacdRecord } from './macd-record.js';
+import { macVerifies, readMacdRecord, writeMacdRecord, type MacdRecordKind, type ReadMacdRecord } from './macd-record.js';
 import type { HomePaths } from './paths.js';
 
-export const HTTP_AUTHORIZATION_FORMAT = 'postern.mcp-http-authorization/1';
+const HTTP_AUTHORIZATION_FORMAT = 'postern.mcp-http-authorization/1';
 const MAC_DOMAIN = 'postern mcp-http authorization v1\n';
 
 const RecordSchema = z
@@ -28,12 +28,12 @@ const RecordSchema = z
     authorized_at: z.string().max(64),
   })
   .strict();
-export type HttpAuthorizationRecord = z.infer<typeof RecordSchema>;
-export interface StoredHttpAuthorization {
+type HttpAuthorizationRecord = z.infer<typeof RecordSchema>;
+interface StoredHttpAuthorization {
   readonly record: HttpAuthorizationRecord;
   readonly mac: string;
 }
-export type ReadHttpAuthorization = ReadMacdRecord<HttpAuthorizationRecord>;
+type ReadHttpAuthorization = ReadMacdRecord<HttpAuthorizationRecord>;
 
 /** mcp-http.authorized.json, for what re-authenticates every MAC'd record (rekey.ts). */
 export const HTTP_AUTHORIZATION: MacdRecordKind<HttpAuthorizationRecord> = {
@@ -44,15 +44,11 @@ export const HTTP_AUTHORIZATION: MacdRecordKind<HttpAuthorizationRecord> = {
   redo: 'run `postern http enable` to authorize the listener again',
 };
 
-export type HttpAuthorizationVerdict =
+type HttpAuthorizationVerdict =
   | { readonly kind: 'authorized' }
   | { readonly kind: 'refused'; readonly reason: string };
 
-export function httpAuthorizationMac(key: Uint8Array, record: HttpAuthorizationRecord): string {
-  return recordMac(key, MAC_DOMAIN, record);
-}
-
-export function isAuthenticHttpAuthorization(key: Uint8Array, s: StoredHttpAuthorization): boolean {
+function isAuthenticHttpAuthorization(key: Uint8Array, s: StoredHttpAuthorization): boolean {
   return macVerifies(key, MAC_DOMAIN, s.record, s.mac);
 }
 

@@ -12,7 +12,7 @@ import type { HomePaths } from './paths.js';
 import { readRunInfo } from './run-info.js';
 
 const InfoSchema = z.object({ url: z.string().max(200), token_file: z.string().max(4096), pid: z.number().int().positive() }).strict();
-export type HttpListenerInfo = z.infer<typeof InfoSchema>;
+type HttpListenerInfo = z.infer<typeof InfoSchema>;
 
 export async function writeListenerInfo(paths: HomePaths, info: HttpListenerInfo): Promise<void> {
   await atomicWriteFile(paths.mcpHttpInfo, `${JSON.stringify(info)}\n`);

@@ -39,10 +39,10 @@ import { atomicWriteFile, fsyncDir } from './atomic-write.js';
 import type { HomePaths } from './paths.js';
 import { writeVault, type WriterContext } from './vault-write.js';
 
-export const PENDING_SECRETS_FORMAT = 'postern.pending-secrets/1';
+const PENDING_SECRETS_FORMAT = 'postern.pending-secrets/1';
 
 /** One secret part of a credential, received but not yet in the vault. */
-export interface PendingSecret {
+interface PendingSecret {
   readonly name: string;
   readonly part: string;
   /** The value it replaces (the one sent to the issuer). */
@@ -56,7 +56,7 @@ const EntriesSchema = z.array(z.object({ name: z.string().min(1).max(64), part: 
 
 const AD = Buffer.from(PENDING_SECRETS_FORMAT);
 
-export function sealPendingSecrets(key: Uint8Array, entries: readonly PendingSecret[]): string {
+function sealPendingSecrets(key: Uint8Array, entries: readonly PendingSecret[]): string {
   const nonce = randomBytes(12);
   const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: 16 });
   c.setAAD(AD, { plaintextLength: 0 });
@@ -85,7 +85,7 @@ function openLine(key: Uint8Array, line: string): PendingSecret[] | 'unreadable'
 }
 
 /** What a pending file holds: the entries of the lines that open, in order, and the lines that do not (kept verbatim). */
-export interface PendingLog {
+interface PendingLog {
   readonly entries: PendingSecret[];
   readonly unopened: string[];
 }
@@ -196,7 +196,7 @@ function wipe(e: PendingSecret): void {
  * value it replaces, in whatever order the lines came (a chain of rotations
  * folds link by link); returns how many.
  */
-export function foldPendingSecrets(v: UnlockedVault, entries: readonly PendingSecret[]): number {
+function foldPendingSecrets(v: UnlockedVault, entries: readonly PendingSecret[]): number {
   const left = [...entries];
   let folded = 0;
   for (let progress = true; progress; ) {
@@ -217,7 +217,7 @@ export function foldPendingSecrets(v: UnlockedVault, entries: readonly PendingSe
 }
 
 /** What the start did with the pending file. */
-export interface FoldResult {
+interface FoldResult {
   /** Values put into the vault. */
   readonly folded: number;
   /** Lines that do not open with this vault (left in the file as they are). */

@@ -33,13 +33,13 @@ import { AGENT_USERS } from './agent-users.js';
 import { APPROVAL_DEVICES } from './approval-devices.js';
 import { macVerifies, readMacdRecord, recordMac, type MacdRecordKind } from './macd-record.js';
 
-export interface PreparedArtefact {
+interface PreparedArtefact {
   /** One line for the operator: what was re-authenticated, what was left. */
   readonly summary: string;
   readonly stage: (change: HomeChange) => void;
 }
 
-export interface VaultKeyedArtefact {
+interface VaultKeyedArtefact {
   readonly name: string;
   readonly purpose: DerivedKeyPurpose;
   prepare(paths: HomePaths, oldKey: Uint8Array, newKey: Uint8Array): Promise<PreparedArtefact>;
@@ -191,7 +191,7 @@ const pendingSecretsFile: VaultKeyedArtefact = {
  * Every artefact MAC'd with a vault-derived key. Keep this list complete: an
  * artefact missing here stops verifying after `postern passwd`.
  */
-export const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, macdRecordFile(HTTP_AUTHORIZATION), macdRecordFile(APPROVAL_PAGE_AUTHORIZATION), macdRecordFile(APPROVAL_DEVICES), macdRecordFile(AGENT_USERS), pendingSecretsFile];
+const VAULT_KEYED_ARTEFACTS: readonly VaultKeyedArtefact[] = [acceptanceRecordFile, acceptanceHistoryFile, journalAnchorFile, journalCheckpointsFile, macdRecordFile(HTTP_AUTHORIZATION), macdRecordFile(APPROVAL_PAGE_AUTHORIZATION), macdRecordFile(APPROVAL_DEVICES), macdRecordFile(AGENT_USERS), pendingSecretsFile];
 
 /** Prepares every artefact under the new keys; the returned function stages them into `change` and returns the summaries. */
 export async function prepareReauthentication(paths: HomePaths, keys: RekeyKeys): Promise<(change: HomeChange) => string[]> {

@@ -68,7 +68,7 @@ function withCheckpoints(named: RecordedJournal | undefined, path: string, v: Un
 }
 
 /** What the anchor did with a saved generation. */
-export type AnchorFollow = 'recorded' | 'current' | 'daemon_running' | 'no_anchor' | 'not_authentic' | 'not_saved' | 'failed';
+type AnchorFollow = 'recorded' | 'current' | 'daemon_running' | 'no_anchor' | 'not_authentic' | 'not_saved' | 'failed';
 
 /** The anchor's new file staged into `change`, and the daemon lock held until the change is committed. */
 interface StagedFollow {

@@ -37,7 +37,7 @@ export interface SchemaSpec {
 }
 
 /** One schema step: `ddl` takes a file at the previous version to `version` (no row may change: rows are chained). */
-export interface SchemaMigration {
+interface SchemaMigration {
   readonly version: number;
   readonly ddl: string;
 }

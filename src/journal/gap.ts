@@ -50,16 +50,6 @@ export interface GapRecord {
 /** The most keys a record keeps in each list; past it the record is unread (every unknown key refused). */
 export const MAX_RECORD_KEYS = 10_000;
 
-/** What a `journal_restored` event holds. */
-export interface RestoredGap {
-  readonly backup: { readonly activity: number; readonly sessions: number };
-  readonly anchored: { readonly activity: number; readonly sessions: number };
-  /** Keys read as claimed in the gap. */
-  readonly keys: readonly GapKey[];
-  /** Every entry of the gap was read (so no other key can have been claimed there). */
-  readonly complete: boolean;
-}
-
 export interface GapRefusal {
   readonly because: 'journal_gap_claimed' | 'journal_gap_unread';
   readonly phrase: string;
@@ -88,7 +78,7 @@ function recordOf(v: unknown): GapRecord | undefined {
   return { held: keysOf(r.held), released: keysOf(r.released), unread: r.unread !== false };
 }
 
-export const GAP_EVENTS = ['journal_started', 'journal_restored', 'journal_key_released', 'journal_gap_closed'] as const;
+const GAP_EVENTS = ['journal_started', 'journal_restored', 'journal_key_released', 'journal_gap_closed'] as const;
 
 export class JournalGap {
   readonly #claimed = new Set<string>();

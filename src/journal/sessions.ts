@@ -69,7 +69,7 @@ export interface SessionsJournal {
 }
 
 /** A session's start entry with the first close and identity entries of that session (listSessions's row). */
-export interface StartedRow {
+interface StartedRow {
   seq: number;
   at: string;
   body: string;

@@ -158,7 +158,7 @@ export interface CallView {
   readonly outcome: CallOutcome | null;
 }
 
-export type ClaimState = 'in_progress' | 'completed' | 'outcome_unknown';
+type ClaimState = 'in_progress' | 'completed' | 'outcome_unknown';
 
 export interface IdempotencyRecord {
   readonly call_id: string;

@@ -21,7 +21,7 @@ import type { SubscriptionFilter } from '@modelcontextprotocol/server';
 type Json = Record<string, unknown>;
 
 /** The `_meta` key that ties a notification (or the listen's closing result) to its subscription. */
-export const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
+const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -62,13 +62,13 @@ import { Listens } from './listens.js';
 import { asksForTask, ClientOutput, isModern, StandIn, STATUS_TOOL, type Json, type Owed } from './stand-in.js';
 
 /** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
-export const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
+const MAX_CLIENT_LINE_BYTES = SHIM_LINE_LIMIT;
 /** Daemon lines are relayed as they come; longer ones than this are not parsed (their id is read from the edges). */
 const MAX_TRACKED_LINE_BYTES = 16 * 1024 * 1024;
 /** While the client has listens open, the start of each daemon line is held this long to see whether it ends one. */
 const HELD_HEAD_BYTES = 4096;
 
-export interface ShimOptions {
+interface ShimOptions {
   readonly socketPath: string;
   /** The Postern home, named in what the agent is told while the daemon is away. */
   readonly home?: string;

@@ -32,12 +32,12 @@ const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** What the agent is told while the daemon is away: one sentence it can pass on to the operator. */
-export function daemonDownMessage(home: string | undefined): string {
+function daemonDownMessage(home: string | undefined): string {
   const where = home === undefined ? '' : ` for the home ${home}`;
   return `the Postern daemon is not running${where}: ask the operator to run \`postern daemon\` (Postern's tools appear once it is running)`;
 }
 
-export function unavailableResult(home?: string): Json {
+function unavailableResult(home?: string): Json {
   return toolErrorResult('DAEMON_UNAVAILABLE', daemonDownMessage(home), false);
 }
 
@@ -53,7 +53,7 @@ function statusTool(home: string | undefined): Json {
 }
 
 /** A `tools/call` the daemon had accepted when the connection dropped: it may have run. */
-export function lostCallResult(): Json {
+function lostCallResult(): Json {
   const message =
     'the connection to the Postern daemon was lost while this call was in progress: it may or may not have taken effect. ' +
     'A retry with the same idempotency_key never runs it twice, and postern_call_status reports its outcome once the daemon is back';

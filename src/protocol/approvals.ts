@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { LimitUsageSchema } from './limit-usage.js';
 
-export const TargetViewSchema = z.discriminatedUnion('kind', [
+const TargetViewSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('http'),
     method: z.string(),
@@ -33,7 +33,7 @@ export const TargetViewSchema = z.discriminatedUnion('kind', [
 export type TargetView = z.infer<typeof TargetViewSchema>;
 
 /** The MCP annotations the tool advertises (hints for clients; Postern's own effect class is what counts). */
-export const ToolAnnotationsSchema = z.object({
+const ToolAnnotationsSchema = z.object({
   readOnlyHint: z.boolean(),
   destructiveHint: z.boolean(),
   idempotentHint: z.boolean(),
@@ -77,7 +77,7 @@ export const ApprovalCardSchema = z.object({
 export type ApprovalCard = z.infer<typeof ApprovalCardSchema>;
 
 /** The WebAuthn assertion an approval on the page carried (src/daemon/approval-page/presence.ts): the credential and its flags. */
-export const PresenceProofSchema = z.object({ credential: z.string(), user_present: z.boolean(), user_verified: z.boolean() });
+const PresenceProofSchema = z.object({ credential: z.string(), user_present: z.boolean(), user_verified: z.boolean() });
 export type PresenceProof = z.infer<typeof PresenceProofSchema>;
 
 /** How a card was resolved: the one definition, used by the queue and the wire. */
@@ -95,7 +95,7 @@ export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
  * (src/protocol/operator/presentation.ts): its SHA-256, hex. A card too large
  * for one view is approved only with the digest of its own presentation.
  */
-export const SeenSchema = z.object({ presentation: z.string().regex(/^[0-9a-f]{64}$/) });
+const SeenSchema = z.object({ presentation: z.string().regex(/^[0-9a-f]{64}$/) });
 export type Seen = z.infer<typeof SeenSchema>;
 
 export const OperatorVerdictSchema = z.discriminatedUnion('verdict', [

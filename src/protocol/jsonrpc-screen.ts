@@ -24,14 +24,14 @@ import { isUtf8 } from 'node:buffer';
 type Json = Record<string, unknown>;
 export type RpcId = string | number;
 
-export type ScreenVerdict =
+type ScreenVerdict =
   | { readonly kind: 'pass' }
   | { readonly kind: 'drop'; readonly why: string }
   | { readonly kind: 'answer'; readonly response: Json };
 
-export const PARSE_ERROR = -32700;
+const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
-export const INVALID_PARAMS = -32602;
+const INVALID_PARAMS = -32602;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const validId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
@@ -96,7 +96,7 @@ export function idFromEdges(o: { readonly head: string; readonly tail: string })
   return pick(/"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")\s*\}\s*$/.exec(o.tail)) ?? pick(/^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")/.exec(o.head));
 }
 
-export type BytesVerdict =
+type BytesVerdict =
   /** Well formed: the message, parsed. */
   | { readonly kind: 'pass'; readonly message: unknown }
   | Exclude<ScreenVerdict, { readonly kind: 'pass' }>;

@@ -20,7 +20,7 @@ export interface Oversized {
   readonly tail: string;
 }
 
-export type FrameEvent =
+type FrameEvent =
   | { readonly kind: 'line'; readonly line: Buffer }
   /** The current line just passed the limit; its bytes are being discarded. */
   | { readonly kind: 'overflow' }

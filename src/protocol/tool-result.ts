@@ -27,7 +27,7 @@ import { ErrorCodes, type ErrorCode } from '../rules/errors.js';
 type Json = Record<string, unknown>;
 
 /** The facts every tool error carries, besides the error's own details. */
-export interface ToolErrorFacts {
+interface ToolErrorFacts {
   readonly tool?: string | null;
   readonly current_revision?: number | null;
   readonly call_id?: string | null;
@@ -38,7 +38,7 @@ export interface ToolErrorFacts {
 }
 
 /** An MCP `CallToolResult` as plain data. */
-export interface ToolResultData {
+interface ToolResultData {
   [key: string]: unknown;
   readonly content: { type: 'text'; text: string }[];
   readonly structuredContent: Json;
@@ -101,7 +101,7 @@ const ERROR_PROPERTIES: Json = {
 const ERROR_REQUIRED = ['error_code', 'message', 'side_effect_started', 'required_action'];
 
 /** What a tool's success result looks like: its fields, the required ones, and constraints that apply to success only. */
-export interface SuccessShape {
+interface SuccessShape {
   /** Every success field, typed loosely enough to hold in an error that carries the same facts. */
   readonly properties: Readonly<Json>;
   readonly required: readonly string[];

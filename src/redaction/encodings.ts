@@ -42,7 +42,7 @@ export interface SecretForms {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The secret as text, or null when its bytes are not valid UTF-8. */
-export function secretAsText(bytes: Uint8Array): string | null {
+function secretAsText(bytes: Uint8Array): string | null {
   try {
     return utf8.decode(bytes);
   } catch {

@@ -30,7 +30,7 @@ export interface View {
 }
 
 /** Whitespace a wrapped encoding may carry between its characters. */
-export function isWrapSpace(code: number): boolean {
+function isWrapSpace(code: number): boolean {
   return code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0xfeff;
 }
 

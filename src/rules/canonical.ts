@@ -24,7 +24,7 @@ export function isWellFormedText(s: string): boolean {
   return !LONE_SURROGATE.test(s);
 }
 
-export interface CanonicalRules {
+interface CanonicalRules {
   /** Leave out object members (and write array holes as null) whose value is undefined, instead of refusing. */
   readonly dropUndefined: boolean;
   /** Escape lone surrogates (\udxxx) instead of refusing them. */

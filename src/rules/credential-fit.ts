@@ -31,7 +31,7 @@ export type AuthPlacement =
   | { readonly kind: 'github_app'; readonly api: string };
 
 /** What the credential is used for; an executor that does not know the target's `auth` checks the protocol only. */
-export type CredentialUse = { readonly kind: 'ssh' } | { readonly kind: 'http'; readonly auth?: AuthPlacement };
+type CredentialUse = { readonly kind: 'ssh' } | { readonly kind: 'http'; readonly auth?: AuthPlacement };
 
 /** The public facts of a credential (a vault CredentialMeta fits). */
 export interface CredentialFacts {

@@ -147,7 +147,7 @@ export const ErrorCodes = {
 export type ErrorCode = keyof typeof ErrorCodes;
 
 /** Facts attached to an error; values must never contain secret material. */
-export type ErrorDetails = Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
+type ErrorDetails = Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
 
 /**
  * A typed, expected failure. `message` is one human line; `details` are facts.

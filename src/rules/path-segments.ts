@@ -32,7 +32,7 @@ export function resolvedSegmentText(reading: string): string {
   return cut === null ? folded : folded.slice(0, cut.index);
 }
 
-export type SegmentProblem = 'empty' | 'dot' | 'separator' | 'too_deep';
+type SegmentProblem = 'empty' | 'dot' | 'separator' | 'too_deep';
 
 /**
  * Why a path segment (raw text, or percent-encoded text, as it will be seen

@@ -76,7 +76,7 @@ export function queryNameCollides(name: string, reserved: string): boolean {
 }
 
 /** Query parameters that frameworks (Rails, Laravel/Symfony, Express method-override, …) read as the request method. */
-export const METHOD_OVERRIDE_PARAMS: readonly string[] = ['_method', 'x-http-method-override', 'x-http-method', 'x-method-override'];
+const METHOD_OVERRIDE_PARAMS: readonly string[] = ['_method', 'x-http-method-override', 'x-http-method', 'x-method-override'];
 
 /** The method-override parameter that `name` may be read as, or undefined. */
 export function methodOverrideParam(name: string): string | undefined {

@@ -228,7 +228,7 @@ export function padCells(text: string, width: number): string {
 }
 
 /** What ends a value cut short by cutCells. */
-export const CUT_MARK = '…';
+const CUT_MARK = '…';
 
 /**
  * Cuts printable (Postern's own or sanitized) text to at most `width` cells

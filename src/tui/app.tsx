@@ -23,7 +23,7 @@ import { initialUi, type Env, type UiRequest, type UiState } from './ui.js';
 import { useOperatorFeed } from './use-operator.js';
 import { rowWidth } from '../rules/terminal-text.js';
 
-export interface AppProps {
+interface AppProps {
   readonly client: OperatorClient;
   readonly observe: boolean;
   /** Wall-clock milliseconds (the caller's injected clock): countdowns. */

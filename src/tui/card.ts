@@ -32,9 +32,9 @@ function saysNothingMore(card: ApprovalCard, row: CardView['rows'][number]): boo
   return row.label === 'host' && card.target.kind === 'http' && row.tone === 'normal';
 }
 /** Rows per value in the compact card. */
-export const COMPACT_ROWS = 3;
+const COMPACT_ROWS = 3;
 
-export interface CardRows {
+interface CardRows {
   readonly lines: Line[];
   readonly fullyShown: boolean;
   readonly view: CardView;
@@ -66,7 +66,7 @@ function toneOf(t: CardView['rows'][number]['tone']): Tone {
 }
 
 /** The summary row's label (the one card view's). */
-export const SIZES_LABEL = SUMMARY_LABEL;
+const SIZES_LABEL = SUMMARY_LABEL;
 
 /**
  * Rows of the card. The compact card gives each value a few rows; the

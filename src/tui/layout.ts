@@ -8,10 +8,10 @@ import type { OperatorState } from './state.js';
 import type { Env, UiState, ViewCtx } from './ui.js';
 
 /** Rows kept for the footer: a status line, two rows of keys, a message. */
-export const FOOTER_ROWS = 4;
+const FOOTER_ROWS = 4;
 
 /** Header rows: a second row when a badge (observer, locked, shipping, test vault, connection) may not fit beside the views. */
-export function headerRowCount(state: OperatorState, observe: boolean): number {
+function headerRowCount(state: OperatorState, observe: boolean): number {
   return observe || state.locked || state.shipProblem !== null || state.vaultBelowFloor || state.pageRun !== null || state.connection !== 'open' ? 2 : 1;
 }
 

@@ -21,7 +21,7 @@ export function line(text: string, tone: Tone = 'plain'): Line {
 }
 
 /** Cuts a row to `width` cells (a safety net: views already fold agent text). */
-export function fitLine(l: Line, width: number): Line {
+function fitLine(l: Line, width: number): Line {
   const out: Seg[] = [];
   let used = 0;
   for (const seg of l) {

@@ -9,7 +9,7 @@
  * (keys/tables.ts) and nowhere else; the help closes on any key and that key
  * then does its own job (Esc and `?` only close it); a confirmation runs on
  * `y` only; a prompt takes typed and pasted text whole; Ctrl-C quits from
- * anywhere (asking first while calls wait); the focus is settled after every
+ * anywhere (asking first while calls wait: keys/tables.ts, ANYWHERE_KEYS); the focus is settled after every
  * step (focus.ts), so what the next key acts on is what the next frame shows;
  * the rows of a card's details that the next frame draws are recorded
  * (ui.coverage), and a card every row of which has been drawn is recorded as
@@ -19,8 +19,8 @@
 import { cardInView, refocus } from './focus.js';
 import { complete, cover, coverageFor } from './coverage.js';
 import { match, type KeyPress } from './keys/keymap.js';
-import { askQuit, decision, keyCtx, say, type KeyCtx } from './keys/actions.js';
-import { GLOBAL_KEYS, viewKeys } from './keys/tables.js';
+import { decision, keyCtx, say, type KeyCtx } from './keys/actions.js';
+import { ANYWHERE_KEYS, GLOBAL_KEYS, viewKeys } from './keys/tables.js';
 import { pairDevice, pairingShown } from './pairing.js';
 import { approvalsView } from './views/approvals.js';
 import { viewCtx } from './layout.js';
@@ -53,7 +53,8 @@ function noteSeen(ui: UiState, state: OperatorState, env: Env): UiState {
 
 function stepMode(c: KeyCtx, k: KeyPress): Step {
   const mode = c.ui.mode;
-  if (k.name === 'ctrl-c') return mode.kind === 'confirm' && mode.action.kind === 'quit' ? { ui: c.ui, quit: true } : askQuit(c);
+  const anywhere = match([ANYWHERE_KEYS], k);
+  if (anywhere !== undefined) return anywhere.handler(c, k);
   switch (mode.kind) {
     case 'help': {
       const closed = cardInView({ ...c.ui, mode: NORMAL }, c.monoMs);

@@ -21,7 +21,7 @@ import type {
   SessionView,
 } from './contract.js';
 
-export const ACTIVITY_LIMIT = 500;
+const ACTIVITY_LIMIT = 500;
 const RESOLVED_LIMIT = 200;
 
 export type Connection = 'connecting' | 'open' | 'closed';

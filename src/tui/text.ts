@@ -27,7 +27,7 @@ export function foldCells(text: string, width: number, indent = '', opts: FoldOp
   return foldToWidth(text, width, indent, opts);
 }
 
-export interface FieldRows {
+interface FieldRows {
   readonly rows: string[];
   readonly complete: boolean;
 }

@@ -17,7 +17,7 @@ import { parseHeader } from './format.js';
 import type { UnsealOptions } from './seal.js';
 import { openPayload, sealVault, unsealVault } from './seal.js';
 
-export interface OpenedBytes {
+interface OpenedBytes {
   /** Caller owns and must zero the data key and the secrets in `contents`. */
   readonly dataKey: Uint8Array;
   readonly keyWrap: KeyWrap;

@@ -13,9 +13,9 @@ import type { CredentialKind } from './types.js';
 import { CredentialKinds, isCredentialKind } from './types.js';
 
 export const CREDENTIAL_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-export const FIELD_KEY = /^[a-z][a-z0-9_]{0,31}$/;
-export const MAX_FIELDS = 16;
-export const MAX_FIELD_VALUE_CHARS = 1024;
+const FIELD_KEY = /^[a-z][a-z0-9_]{0,31}$/;
+const MAX_FIELDS = 16;
+const MAX_FIELD_VALUE_CHARS = 1024;
 export const MAX_SECRET_PART_BYTES = 64 * 1024;
 // C0 controls, DEL and C1 controls: fields end up in HTTP headers and on screens.
 // eslint-disable-next-line no-control-regex

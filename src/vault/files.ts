@@ -56,7 +56,7 @@ function checkOwner(st: Stats, what: string, path: string): void {
 }
 
 /** Vault file: no group/other bits at all. */
-export function checkVaultFileStats(st: Stats, path: string): void {
+function checkVaultFileStats(st: Stats, path: string): void {
   if (st.isSymbolicLink()) throw permissionError(`vault ${path} is a symbolic link`, path, `replace the link with the vault file itself`);
   if (!st.isFile()) throw corruptError('not a regular file', path);
   checkOwner(st, 'vault', path);
@@ -97,7 +97,7 @@ export async function checkVaultDirectory(vaultPath: string, create: boolean): P
   }
 }
 
-export function notFoundError(vaultPath: string): PosternError {
+function notFoundError(vaultPath: string): PosternError {
   return new PosternError('VAULT_NOT_FOUND', `no vault at ${vaultPath}`, { details: { path: vaultPath } });
 }
 

@@ -14,7 +14,7 @@ import type { KdfParams } from './types.js';
 
 /** "\x89PVLT\r\n\x1a": high bit and CR/LF catch 7-bit and newline-mangling transfers. */
 export const MAGIC: Uint8Array = Uint8Array.of(0x89, 0x50, 0x56, 0x4c, 0x54, 0x0d, 0x0a, 0x1a);
-export const FORMAT_VERSION = 1;
+const FORMAT_VERSION = 1;
 /** KDF id 1: Argon2id v1.3 (libsodium crypto_pwhash_ALG_ARGON2ID13). */
 export const KDF_ARGON2ID13 = 1;
 
@@ -22,7 +22,7 @@ export const SALT_BYTES = 16;
 export const NONCE_BYTES = 24;
 export const KEY_BYTES = 32;
 export const TAG_BYTES = 16;
-export const WRAPPED_KEY_BYTES = KEY_BYTES + TAG_BYTES;
+const WRAPPED_KEY_BYTES = KEY_BYTES + TAG_BYTES;
 
 /** Byte offsets of the header fields; integers are little-endian. */
 export const HeaderOffsets = {
@@ -38,7 +38,7 @@ export const HeaderOffsets = {
   payloadLength: 135, // u32, ciphertext incl. tag
 } as const;
 /** The key-wrap AD is the header prefix magic..salt (binds the KDF params and salt). */
-export const KEY_WRAP_AD_BYTES = HeaderOffsets.wrapNonce;
+const KEY_WRAP_AD_BYTES = HeaderOffsets.wrapNonce;
 export const HEADER_BYTES = 139;
 
 export const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
@@ -50,7 +50,7 @@ export const MODERATE_KDF: KdfParams = Object.freeze({ opslimit: 3, memlimit: 25
 export const MAXIMUM_KDF: KdfParams = Object.freeze({ opslimit: 16, memlimit: 1024 * 1024 * 1024 });
 /** Argon2id's own minimums in libsodium; no floor can go below these. */
 export const ABSOLUTE_MINIMUM_KDF: KdfParams = Object.freeze({ opslimit: 1, memlimit: 8192 });
-export const MEMLIMIT_GRANULE = 1024;
+const MEMLIMIT_GRANULE = 1024;
 
 export interface KdfBounds {
   readonly min: KdfParams;

@@ -21,8 +21,8 @@ import { sodium, zero } from './libsodium.js';
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type CredentialKind, type JournalGapMark, type JournalMark, type RememberedMeta } from './types.js';
 
 /** The format every save writes; READABLE_PAYLOAD_FORMATS lists what is read. */
-export const PAYLOAD_FORMAT = 4;
-export const READABLE_PAYLOAD_FORMATS = [1, 2, 3, 4] as const;
+const PAYLOAD_FORMAT = 4;
+const READABLE_PAYLOAD_FORMATS = [1, 2, 3, 4] as const;
 
 /** At most this many remembered values; the oldest go first beyond it. */
 export const MAX_REMEMBERED = 4096;

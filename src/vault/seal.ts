@@ -27,7 +27,7 @@ import { sodium, zero } from './libsodium.js';
 import type { KdfParams } from './types.js';
 
 /** The single error for "wrong passphrase or modified file" — callers cannot tell them apart. */
-export function authError(source?: string): PosternError {
+function authError(source?: string): PosternError {
   const where = source === undefined ? '' : `: ${source}`;
   return new PosternError('VAULT_AUTH', `wrong passphrase, or the vault file was modified${where}`, {
     details: source === undefined ? {} : { path: source },
@@ -35,7 +35,7 @@ export function authError(source?: string): PosternError {
 }
 
 /** Wrap `dataKey` under a key-encryption key with a fresh nonce. */
-export function wrapDataKey(kek: Uint8Array, dataKey: Uint8Array, kdf: KdfParams, salt: Uint8Array): KeyWrap {
+function wrapDataKey(kek: Uint8Array, dataKey: Uint8Array, kdf: KdfParams, salt: Uint8Array): KeyWrap {
   const wrapNonce = sodium.randombytes_buf(NONCE_BYTES);
   const ad = encodeKeyWrapAd(kdf, salt);
   const wrappedKey = sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(dataKey, ad, null, wrapNonce, kek);
@@ -58,7 +58,7 @@ export async function createKeyWrap(
   }
 }
 
-export function unwrapDataKey(kek: Uint8Array, wrap: KeyWrap, source?: string): Uint8Array {
+function unwrapDataKey(kek: Uint8Array, wrap: KeyWrap, source?: string): Uint8Array {
   let dataKey: Uint8Array;
   try {
     const ad = encodeKeyWrapAd(wrap.kdf, wrap.salt);
@@ -108,7 +108,7 @@ export interface UnsealOptions {
   readonly source?: string;
 }
 
-export interface Unsealed {
+interface Unsealed {
   /** Caller owns and must zero: the data key and the decrypted payload. */
   readonly dataKey: Uint8Array;
   readonly plaintext: Uint8Array;

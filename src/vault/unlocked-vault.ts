@@ -22,7 +22,7 @@ import { MAX_REMEMBERED, zeroCredentials } from './payload.js';
 import { MAX_RETENTION_DAYS, type Credential, type CredentialKind, type CredentialMeta, type DerivedKeyPurpose, type JournalGapMark, type JournalMark, type KdfParams, type RememberedSource, type RememberedValue } from './types.js';
 
 /** @internal The mutable state behind an UnlockedVault. */
-export interface VaultState {
+interface VaultState {
   dataKey: Uint8Array;
   keyWrap: KeyWrap;
   readonly contents: VaultContents;
@@ -33,8 +33,8 @@ export interface VaultState {
 }
 
 /** Subkey derivation: libsodium crypto_kdf_derive_from_key(32, id, context, dataKey). */
-export const DERIVED_KEY_CONTEXT = 'pstnvlt1';
-export function derivedKeyId(purpose: DerivedKeyPurpose): number {
+const DERIVED_KEY_CONTEXT = 'pstnvlt1';
+function derivedKeyId(purpose: DerivedKeyPurpose): number {
   switch (purpose) {
     case 'catalog-mac':
       return 1;
@@ -100,7 +100,7 @@ export interface NewCredential {
   secret: Record<string, Uint8Array>;
 }
 
-export interface NewRemembered {
+interface NewRemembered {
   name: string;
   kind: CredentialKind;
   fields: Record<string, string>;

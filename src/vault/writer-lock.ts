@@ -28,7 +28,7 @@ function errnoOf(e: unknown): string | undefined {
 }
 
 /** True when a process with this pid exists (EPERM: it exists but is not ours). */
-export function processAlive(pid: number): boolean {
+function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
 import { acceptanceMac, acceptanceRecord } from '../../src/contracts/index.js';
-import { connectOperator } from '../../src/cli/operator-client.js';
+import { connectOperator } from '../../src/protocol/operator/connect.js';
 import { isPosternError } from '../../src/rules/errors.js';
 import { openVault } from '../../src/vault/index.js';
 import { openVaultBytes } from '../../src/vault/codec.js';

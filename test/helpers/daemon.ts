@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { stringify } from 'yaml';
 import { openVault } from '../../src/vault/index.js';
-import { connectOperator } from '../../src/cli/operator-client.js';
+import { connectOperator } from '../../src/protocol/operator/connect.js';
 import { childEnv, CLI, cliSandbox, TEST_VAULT_OPTIONS, type CliSandbox, type KdfChoice } from './cli.js';
 
 export const PASSPHRASE = 'e2e-daemon-passphrase';

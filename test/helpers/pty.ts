@@ -31,8 +31,8 @@ export function runInPty(home: string, args: string[], steps: Step[], env: Recor
       const step = steps[next];
       if (step !== undefined && step.waitFor.test(screen)) {
         next++;
-        // Give the program a moment to switch echo off after printing the prompt.
-        setTimeout(() => child.stdin.write(step.send), 150);
+        // The prompt on screen is the event: a hidden prompt turns echo off before it shows it (src/cli/tty.ts).
+        child.stdin.write(step.send);
       }
     };
     child.stdout.on('data', onData);

@@ -114,7 +114,7 @@ async function recordAnchoredJournal(ctx: CliContext, pass: Uint8Array, gap: Gap
  * vault's record of it (vault/FORMAT.md §4). A kill before the change leaves
  * the home as it was; the next opener finishes a change it finds.
  */
-export async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: NewJournalPlan, command: string, gap?: GapRecord | null): Promise<void> {
+async function switchJournal(ctx: CliContext, pass: Uint8Array, plan: NewJournalPlan, command: string, gap?: GapRecord | null): Promise<void> {
   await writeVault(
     ctx,
     pass,

@@ -33,7 +33,7 @@ import { renderTable } from '../table.js';
 import type { OperatorClient, PageStatusView } from '../../protocol/operator/index.js';
 
 /** An authenticated operator connection for one command (approvals.ts's withOperator, handed in). */
-export type WithOperator = <T>(ctx: CliContext, fn: (c: OperatorClient) => Promise<T>) => Promise<T>;
+type WithOperator = <T>(ctx: CliContext, fn: (c: OperatorClient) => Promise<T>) => Promise<T>;
 
 function parsePort(v: string): number {
   const n = Number(v);

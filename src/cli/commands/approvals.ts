@@ -2,7 +2,7 @@
  * `postern approvals list|show|approve|deny|watch|report` — the operator's CLI on the
  * daemon's operator socket. The vault passphrase proves the operator: the
  * command opens the vault, copies its operator-auth key, locks the vault and
- * authenticates with that key (src/cli/operator-client.ts) — once per
+ * authenticates with that key (src/protocol/operator/connect.ts) — once per
  * command, and once for the whole of a `watch`.
  *
  * Invariants: every string taken from a card passes through
@@ -28,7 +28,7 @@ import { approvalNotFound } from '../../approvals/resolved.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../protocol/approvals.js';
 import { OPERATOR_SOCKET_FILE, PRESENTATION_PREFIX_MIN, cardView, matchPresentationPrefix, presentation, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
 import { contextFor, type CliContext } from '../context.js';
-import { NO_DAEMON_MESSAGE, connectOperator } from '../operator-client.js';
+import { NO_DAEMON_MESSAGE, connectOperator } from '../../protocol/operator/connect.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
 import { registerApprovalPage } from './approvals-page.js';
@@ -90,7 +90,7 @@ function duration(ms: number): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
-export function cardRow(card: ApprovalCard, now: Date): string[] {
+function cardRow(card: ApprovalCard, now: Date): string[] {
   const client = `${card.session.client_name ?? '?'}${card.session.pid === null ? '' : ` pid ${card.session.pid}`}`;
   const rev = `r${card.revision}${card.revision_seen !== null && card.revision_seen !== card.revision ? ` (seen r${card.revision_seen})` : ''}`;
   const age = duration(now.getTime() - Date.parse(card.requested_at));
@@ -108,7 +108,7 @@ export function cardRow(card: ApprovalCard, now: Date): string[] {
 }
 
 /** The full card, one field a line (src/protocol/operator/card-view.ts); `hidden` counts characters that did not fit. */
-export function cardDetails(card: ApprovalCard): { lines: string[]; hidden: number; view: CardView } {
+function cardDetails(card: ApprovalCard): { lines: string[]; hidden: number; view: CardView } {
   const view = cardView(card);
   return { lines: view.rows.map((r) => `${r.label.padEnd(14)}${r.value}`), hidden: view.hidden, view };
 }
@@ -139,7 +139,7 @@ async function pendingCard(c: OperatorClient, given: string): Promise<ApprovalCa
 }
 
 /** The whole presentation, one row a line (`label  value`, nothing cut), and the digest `approve --digest` needs. */
-export function presentationLines(card: ApprovalCard): { lines: string[]; digest: string; needsSeen: boolean } {
+function presentationLines(card: ApprovalCard): { lines: string[]; digest: string; needsSeen: boolean } {
   const p = presentation(card);
   return { lines: p.rows.map((r) => `${r.label.padEnd(14)}${r.value}`), digest: p.digest, needsSeen: p.needsSeen };
 }
@@ -150,7 +150,7 @@ export function presentationLines(card: ApprovalCard): { lines: string[]; digest
  * digest (what `approvals show` printed). Throws USAGE without one,
  * APPROVAL_UNSEEN for a prefix of anything else.
  */
-export function approveVerdict(card: ApprovalCard, o: { session?: boolean; digest?: string }): OperatorVerdict {
+function approveVerdict(card: ApprovalCard, o: { session?: boolean; digest?: string }): OperatorVerdict {
   const short = clean(card.id.slice(0, SHORT_ID));
   if (o.digest === undefined || o.digest.trim() === '') {
     throw new PosternError('USAGE', `approve needs --digest: run \`postern approvals show ${short}\`, read the whole card, and give the first ${PRESENTATION_PREFIX_MIN}+ characters of the presentation digest it prints`);

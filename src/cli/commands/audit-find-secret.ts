@@ -21,19 +21,19 @@ import { openVault } from '../../vault/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { renderTable } from '../table.js';
-import { teamExposed } from '../audit-team.js';
+import { teamExposed } from './audit-team.js';
 
 /** What `audit.ts` lends this command (kept there: one home for opening the journals and reading times). */
-export interface AuditHelpers {
+interface AuditHelpers {
   openAudit(ctx: CliContext): Journals | null;
   withJournals<T>(j: Journals, fn: (j: Journals) => T): T;
   parseTime(flag: string, v: string | undefined, now: Date): string | undefined;
 }
 
 /** How an exposure's value compares with the credential in the vault now. */
-export type ValueMatch = 'current' | 'earlier_value' | 'earlier_key' | 'not_in_vault' | 'unchecked';
+type ValueMatch = 'current' | 'earlier_value' | 'earlier_key' | 'not_in_vault' | 'unchecked';
 
-export interface ExposedCall {
+interface ExposedCall {
   readonly call_id: string;
   readonly tool: string;
   readonly session_id: string | null;
@@ -62,7 +62,7 @@ function classify(fp: string | null, view: VaultView | undefined): ValueMatch {
 }
 
 /** The calls whose entries recorded an exposure of `name`, grouped by call, in journal order. */
-export function exposedCalls(entries: Iterable<ExposureEntry>, name: string, since: string | undefined, view: VaultView | undefined): { calls: ExposedCall[]; total: number } {
+function exposedCalls(entries: Iterable<ExposureEntry>, name: string, since: string | undefined, view: VaultView | undefined): { calls: ExposedCall[]; total: number } {
   const byCall = new Map<string, { call: Omit<ExposedCall, 'in' | 'value'>; in: Set<ExposurePlace>; value: ValueMatch }>();
   for (const e of entries) {
     if (since !== undefined && e.at < since) continue;

@@ -48,7 +48,7 @@ export async function homesFrom(client: pg.ClientBase, filter: string | undefine
   return chosen;
 }
 
-export function homeLabel(h: ShippedHome): string {
+function homeLabel(h: ShippedHome): string {
   return `${clean(h.name, 64)} (${clean(h.home_id.slice(0, 8), 8)})`;
 }
 

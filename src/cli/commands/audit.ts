@@ -43,7 +43,7 @@ import { withOperator } from './approvals.js';
 import { registerFindSecret } from './audit-find-secret.js';
 import { registerAuditSalvage } from './audit-salvage.js';
 import { registerAuditShip, verifyFrom } from './audit-ship.js';
-import { teamActivity, teamSessions, teamShow, teamTimeline, type TeamOpts } from '../audit-team.js';
+import { teamActivity, teamSessions, teamShow, teamTimeline, type TeamOpts } from './audit-team.js';
 import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, chainLine, eventRow, moreHint, sessionDetails, sessionRow, terminalSafeJsonLine, timelineRow } from '../audit-render.js';
 
 interface TeamFlags {

@@ -68,7 +68,7 @@ function fish(root: Node): string {
   return lines.join('\n');
 }
 
-export function completionScript(shell: Shell, program: Command): string {
+function completionScript(shell: Shell, program: Command): string {
   const root = tree(program);
   switch (shell) {
     case 'bash':

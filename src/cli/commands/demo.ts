@@ -6,6 +6,8 @@
 import type { Command } from 'commander';
 import { examples } from '../help.js';
 import { systemClock } from '../../clock/index.js';
+import { jsonEntry } from '../setup/hosts.js';
+import { cliEntry, launchSpec } from '../setup/launch.js';
 
 interface DemoOpts {
   agent?: boolean;
@@ -40,6 +42,7 @@ export function registerDemo(program: Command): void {
           clock: systemClock,
           signal: abort.signal,
           write: (text) => void process.stdout.write(text),
+          launch: { entry: cliEntry(), mcpServer: (home) => jsonEntry('json', launchSpec(home)) },
           ...(process.stdout.isTTY === true && process.stdout.columns > 0 ? { columns: process.stdout.columns } : {}),
         });
       } finally {

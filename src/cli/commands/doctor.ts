@@ -176,7 +176,7 @@ async function found(path: string): Promise<FoundConfig | undefined> {
 }
 
 /** For each agent host whose configuration is on this machine: whether its shell is sandboxed away from the home (src/cli/setup/sandbox.ts). */
-export async function agentShellFindings(home: string, p: Places): Promise<Finding[]> {
+async function agentShellFindings(home: string, p: Places): Promise<Finding[]> {
   const findings: Finding[] = [];
   const claude = (await Promise.all([join(p.userHome, '.claude', 'settings.json'), join(p.cwd, '.claude', 'settings.json'), join(p.cwd, '.claude', 'settings.local.json')].map(found))).filter((f) => f !== undefined);
   if (claude.length > 0) findings.push(claudeShellFinding(claude, home, p));
@@ -187,7 +187,7 @@ export async function agentShellFindings(home: string, p: Places): Promise<Findi
   return findings;
 }
 
-export async function runDoctor(
+async function runDoctor(
   paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string; acceptedRecord?: string },
   unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array; journal?: RecordedJournal | null },
   profile: KdfProfile = PRODUCTION_KDF_PROFILE,

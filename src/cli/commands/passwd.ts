@@ -16,7 +16,7 @@ import { prepareReauthentication } from '../../home/rekey.js';
 import type { HomePaths } from '../../home/paths.js';
 import { isPosternError } from '../../rules/errors.js';
 import { changePassphrase } from '../../vault/index.js';
-import { connectOperator } from '../operator-client.js';
+import { connectOperator } from '../../protocol/operator/connect.js';
 import { contextFor, unlockingNotice } from '../context.js';
 import { examples } from '../help.js';
 

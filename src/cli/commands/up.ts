@@ -24,7 +24,7 @@ import { contextFor } from '../context.js';
 import { examples } from '../help.js';
 import { NO_TTY_MESSAGE } from './attach.js';
 
-export const UP_LOG_FILE = 'up.log';
+const UP_LOG_FILE = 'up.log';
 
 export function registerUp(program: Command): void {
   program

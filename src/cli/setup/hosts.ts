@@ -38,7 +38,7 @@ function vscodeUserDir(p: Places): string {
 }
 
 /** The key of the JSON object that holds the servers in `host`'s file. */
-export const serversKey = (host: Host): string => (host === 'vscode' ? 'servers' : 'mcpServers');
+const serversKey = (host: Host): string => (host === 'vscode' ? 'servers' : 'mcpServers');
 
 /** The config file `--write` merges into, or null for a host with none (json). */
 export function configFile(host: Host, scope: Scope, p: Places): string | null {

@@ -15,10 +15,10 @@ import { SERVER_NAME, type Host, type Places } from './hosts.js';
  * A path in Claude Code's sandbox settings: `//` marks an absolute path
  * (a leading `/` alone may be read relative to the settings file).
  */
-export const claudeSandboxPath = (abs: string): string => `/${abs}`;
+const claudeSandboxPath = (abs: string): string => `/${abs}`;
 
 /** The `sandbox` block of Claude Code's settings.json that keeps the shell away from `home`. */
-export function claudeSandboxSettings(home: string): Record<string, unknown> {
+function claudeSandboxSettings(home: string): Record<string, unknown> {
   const p = claudeSandboxPath(home);
   return {
     sandbox: {
@@ -154,7 +154,7 @@ export function claudeShellFinding(files: readonly FoundConfig[], home: string, 
 }
 
 /** A top-level (before any table) or `[table]` string/boolean/array value of a TOML text, read line by line: enough for these keys. */
-export function tomlValue(text: string, table: string | null, key: string): string | undefined {
+function tomlValue(text: string, table: string | null, key: string): string | undefined {
   let current: string | null = null;
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.replace(/\s+#.*$/, '').trim();
@@ -214,8 +214,8 @@ export function geminiShellFinding(file: FoundConfig, env: NodeJS.ProcessEnv): F
 }
 
 /** Where a container sees the Postern home (only its agent socket is there) and the Postern checkout. */
-export const CONTAINER_HOME = '/run/postern/home';
-export const CONTAINER_CHECKOUT = '/opt/postern';
+const CONTAINER_HOME = '/run/postern/home';
+const CONTAINER_CHECKOUT = '/opt/postern';
 
 /**
  * `postern setup devcontainer`: the two bind mounts (the agent socket, and the

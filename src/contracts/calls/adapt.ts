@@ -28,7 +28,7 @@ function setOwn(obj: Record<string, JsonValue>, key: string, value: JsonValue): 
 }
 
 /** Applies an adapt policy's steps to already-validated old arguments. */
-export function applyAdapter(policy: AdapterPolicy, args: JsonObject): { args: JsonObject; applied: string[] } {
+function applyAdapter(policy: AdapterPolicy, args: JsonObject): { args: JsonObject; applied: string[] } {
   const out: Record<string, JsonValue> = {};
   for (const [k, v] of Object.entries(args)) setOwn(out, k, v);
   const applied: string[] = [];

@@ -16,7 +16,7 @@
  * transformation (result shaping), so the two cannot disagree.
  */
 import { clipLabel } from '../../rules/clip.js';
-import { harmlessOutputReason, outputAddReason, outputBreakReason, type ChangeReason } from '../changes/changes.js';
+import { harmlessOutputReason, outputAddReason, outputBreakReason, type ChangeReason } from '../change-vocabulary.js';
 import { findProperty, withMappingsAndDefaults, type PropertyDef, type SchemaNode } from '../schema/schema-node.js';
 import { within } from '../schema/schema-within.js';
 import { isAdapter, type JsonObject, type OutputAdapter, type PreviousPolicy, type Revision } from '../types.js';

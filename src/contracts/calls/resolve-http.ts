@@ -13,7 +13,7 @@ import { canonicalJson } from '../../rules/canonical.js';
 import { composedSegmentProblem, encodeComponent, matchPath, segmentValueProblem } from '../templates/path-template.js';
 import { RefusedValue, scalarText, type ResolvedHttp } from './resolved.js';
 import type { StringTemplate } from '../templates/string-template.js';
-import { isHeaderText } from '../catalog/text.js';
+import { isHeaderText } from '../text.js';
 import type { BodyTemplate, HttpAction, HttpRequestAction, HttpTarget, JsonObject, JsonValue } from '../types.js';
 
 /** Interpolates a string template; undefined when a referenced parameter is absent. */

@@ -12,11 +12,11 @@ import { headerKey, isRequestMeaningHeader, reservedHeader } from '../../rules/h
 import { SIGV4_OWNED_HEADERS, sigv4QueryParam } from '../../rules/sigv4-names.js';
 import { methodOverrideParam, queryNameCollides, queryNameProblem } from '../../rules/query-names.js';
 import { HEADER_NAME, HttpRequestShape, HttpShape, SshShape } from './catalog-shape.js';
-import type { DocPath, IssueSink } from './issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import { parsePathPattern, parsePathTemplate, type PathPattern } from '../templates/path-template.js';
 import { findProperty, isScalarNode, type ObjectNode } from '../schema/schema-node.js';
 import { checkShape, isRecord } from './shape-check.js';
-import { isHeaderText } from './text.js';
+import { isHeaderText } from '../text.js';
 import { literalOf, parseStringTemplate, soleParam, type StringTemplate } from '../templates/string-template.js';
 import type { Action, ArgvElement, BodyTemplate, HttpTarget, NamedTemplate, SshTarget, Target } from '../types.js';
 

@@ -6,7 +6,7 @@
  */
 import { buildAction, type ActionKey } from './build-action.js';
 import { PreviousShape, RevisionShape, type OutputAdapterInput } from './catalog-shape.js';
-import type { DocPath, IssueSink } from './issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import { SchemaLimits, type ObjectNode, type SchemaNode } from '../schema/schema-node.js';
 import { parseSchema } from '../schema/schema-parse.js';
 import { checkDefaults, compileSchema } from '../schema/schema-zod.js';

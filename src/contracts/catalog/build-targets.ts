@@ -8,7 +8,7 @@ import { credentialHeaderProblem } from '../../rules/http-headers.js';
 import { queryNameProblem } from '../../rules/query-names.js';
 import { TargetTable } from './build-action.js';
 import { HttpTargetShape, NAME, SshTargetShape } from './catalog-shape.js';
-import type { DocPath, IssueSink } from './issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import { normalizeOrigin, normalizeSshHost } from './origin.js';
 import { checkShape, isRecord } from './shape-check.js';
 import { buildGateway } from '../gateway/gateway-shape.js';

@@ -9,7 +9,7 @@
  */
 import { buildRevision } from './build-revision.js';
 import { TOOL_NAME, ToolShape } from './catalog-shape.js';
-import type { DocPath, IssueSink } from './issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import { findProperty, type ObjectNode, type SchemaNode } from '../schema/schema-node.js';
 import { zodOf } from '../schema/schema-zod.js';
 import { checkShape, isRecord } from './shape-check.js';

@@ -9,7 +9,7 @@
  * private, loopback, link-local and metadata addresses need an explicit
  * opt-in; the executor still checks the address it actually connects to.
  */
-import { hasSpaceControlOrBackslash } from './text.js';
+import { hasSpaceControlOrBackslash } from '../text.js';
 
 export interface NormalizedOrigin {
   readonly origin: string;

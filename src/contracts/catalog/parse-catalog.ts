@@ -6,9 +6,9 @@
  */
 import { buildTargets } from './build-targets.js';
 import { buildTools } from './build-tools.js';
-import { buildPreapprovals } from '../authority/preapproval.js';
+import { buildPreapprovals } from './build-preapprovals.js';
 import { CatalogShape } from './catalog-shape.js';
-import { catalogInvalid, IssueSink } from './issues.js';
+import { catalogInvalid, IssueSink } from '../issues.js';
 import { readYaml } from './parse-yaml.js';
 import { checkShape } from './shape-check.js';
 import type { Catalog } from '../types.js';

@@ -6,7 +6,7 @@
  * locator that maps a document path to its line, for error messages.
  */
 import { LineCounter, isNode, parseDocument, type Document } from 'yaml';
-import { catalogInvalid, IssueSink, type DocPath, type Locator } from './issues.js';
+import { catalogInvalid, IssueSink, type DocPath, type Locator } from '../issues.js';
 
 export const MAX_CATALOG_BYTES = 1_048_576;
 const MAX_ALIAS_COUNT = 100;

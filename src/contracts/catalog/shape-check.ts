@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import { didYouMean } from '../../rules/suggest.js';
-import type { DocPath, IssueSink } from './issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let at = root;

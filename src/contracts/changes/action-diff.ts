@@ -13,7 +13,7 @@ import { findProperty, type ObjectNode, type SchemaNode } from '../schema/schema
 import type { StringTemplate } from '../templates/string-template.js';
 import type { Action, ArgvElement, BodyTemplate, JsonValue, NamedTemplate, Revision, Target } from '../types.js';
 
-export interface ActionDiff {
+interface ActionDiff {
   /** Differences that change what existing calls do. */
   readonly changed: readonly string[];
   /** Reach that existing calls lose (broad tools): their calls would now fail. */

@@ -16,7 +16,7 @@
 import { contractFingerprint } from './action-diff.js';
 import { canonicalJson } from '../../rules/canonical.js';
 import { authorityOf, widensAuthority, type Authority } from '../authority/authority.js';
-import type { Change, ChangeAspect, ChangeClass, ChangeReason } from './changes.js';
+import type { Change, ChangeAspect, ChangeClass, ChangeReason } from '../change-vocabulary.js';
 import { classifyRevisionChange } from './classify-revision.js';
 import { gatewayChanges } from '../gateway/gateway-changes.js';
 import { describeRule, ruleLoosening, ruleOutgrown, ruleRebinding } from '../authority/preapproval.js';

@@ -11,7 +11,7 @@
  */
 import { diffActions } from './action-diff.js';
 import { authorityOf, widensAuthority } from '../authority/authority.js';
-import { inputAddReason, inputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from './changes.js';
+import { inputAddReason, inputBreakReason, type Change, type ChangeAspect, type ChangeClass, type ChangeReason } from '../change-vocabulary.js';
 import { constNode, withMappingsAndDefaults, type ObjectNode, type PropertyDef } from '../schema/schema-node.js';
 
 export { constNode };
@@ -21,7 +21,7 @@ import type { AdapterPolicy, Revision, Tool } from '../types.js';
 import { isAdapter } from '../types.js';
 
 /** What old arguments look like after validation (defaults applied) and the adapter. */
-export function adaptedSchema(old: ObjectNode, policy: AdapterPolicy): ObjectNode {
+function adaptedSchema(old: ObjectNode, policy: AdapterPolicy): ObjectNode {
   let props: PropertyDef[] = old.properties.map((p) => (p.default !== undefined ? { ...p, presence: 'required' } : p));
   for (const [from, to] of policy.renames) props = props.map((p) => (p.name === from ? { ...p, name: to } : p));
   return { ...old, properties: withMappingsAndDefaults(props, policy.mappings, policy.defaults) };

@@ -8,7 +8,7 @@
  * path: unchanged, additive, or a proved output adapter), and when a journaled
  * call that was valid would now fail (the seeds' historical log test). Pure: the caller supplies both catalogs and the journal records.
  */
-import type { Change } from './changes.js';
+import type { Change } from '../change-vocabulary.js';
 import { classifyCatalogChange } from './classify-catalog.js';
 import { prepareCall, resolveContract } from '../calls/contract.js';
 import { resolveAction } from '../calls/resolve-action.js';
@@ -200,7 +200,7 @@ function checkHistory(old: Catalog | undefined, candidate: Catalog, history: Ite
  * readers only matters on such a link: a revision that is retired, or whose
  * calls are pinned or rejected before, never receives the newer results.
  */
-export function servedOutputLinks(catalog: Catalog): Set<string> {
+function servedOutputLinks(catalog: Catalog): Set<string> {
   const out = new Set<string>();
   for (const tool of catalog.tools.values()) {
     if (tool.current.retired !== undefined) continue;

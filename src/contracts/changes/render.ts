@@ -5,7 +5,7 @@
  * arguments come from agents); JSON output keeps values exact.
  */
 import { authorityDigest, authorityOf, type Authority } from '../authority/authority.js';
-import type { Change } from './changes.js';
+import type { Change } from '../change-vocabulary.js';
 import { gateRuleFor, HistoricalSkips, type GateReport, type HistoricalSkip } from './release-gate.js';
 import { escapeForTerminal as printable } from '../../rules/terminal-text.js';
 import type { Catalog, JsonObject } from '../types.js';

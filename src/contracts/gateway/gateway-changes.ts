@@ -8,7 +8,7 @@
  * every gateway entry is an addition that widens, so nothing is accepted
  * unseen. Pure.
  */
-import type { Change, ChangeReason } from '../changes/changes.js';
+import type { Change, ChangeReason } from '../change-vocabulary.js';
 import type { ApprovalMode, Catalog, GatewayMode, SshGateway, SshTarget } from '../types.js';
 import { repositoryKey } from './exec-request.js';
 

@@ -11,7 +11,7 @@
  * entry lets that tool run (for git: the program with each repository), so
  * adding a repository or a command widens it (widensAuthority).
  */
-import { IssueSink } from '../catalog/issues.js';
+import { IssueSink } from '../issues.js';
 import { parseSchema } from '../schema/schema-parse.js';
 import { compileSchema } from '../schema/schema-zod.js';
 import type { Authority } from '../authority/authority.js';

@@ -31,9 +31,9 @@ export const StringFormats = ['date', 'date-time', 'uuid', 'email'] as const;
 export type StringFormat = (typeof StringFormats)[number];
 
 /** Whether an argv/path value produced from this node may start with "-" (x-postern-allow-dash). */
-export type LeadingDash = 'allowed' | 'refused';
+type LeadingDash = 'allowed' | 'refused';
 
-export interface StringNode {
+interface StringNode {
   readonly kind: 'string';
   readonly minLength: number;
   /** Always set for inputs; may be absent for outputs. */
@@ -43,7 +43,7 @@ export interface StringNode {
   readonly leadingDash: LeadingDash;
 }
 
-export interface NumberNode {
+interface NumberNode {
   readonly kind: 'integer' | 'number';
   readonly minimum: number | undefined;
   readonly maximum: number | undefined;
@@ -53,12 +53,12 @@ export interface NumberNode {
   readonly leadingDash: LeadingDash;
 }
 
-export interface EnumNode {
+interface EnumNode {
   readonly kind: 'enum';
   readonly values: readonly JsonPrimitive[];
 }
 
-export interface ArrayNode {
+interface ArrayNode {
   readonly kind: 'array';
   readonly items: SchemaNode;
   readonly minItems: number;
@@ -88,13 +88,13 @@ export interface ObjectNode {
   readonly additional: Additional;
 }
 
-export interface UnionNode {
+interface UnionNode {
   readonly kind: 'union';
   readonly options: readonly SchemaNode[];
 }
 
 /** Free-form JSON, bounded by depth and size. Produced by Postern for broad tools; not writable in a catalog. */
-export interface JsonNode {
+interface JsonNode {
   readonly kind: 'json';
   readonly maxDepth: number;
   readonly maxBytes: number;

@@ -5,7 +5,7 @@
  * string unbounded). In input mode missing bounds get the documented defaults
  * and objects are closed; in output mode nothing is invented.
  */
-import type { DocPath, IssueSink } from '../catalog/issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import {
   SchemaLimits,
   StringFormats,
@@ -14,9 +14,9 @@ import {
   type SchemaNode,
   type StringFormat,
 } from './schema-node.js';
-import type { JsonPrimitive, JsonValue } from '../types.js';
+import type { JsonPrimitive, JsonValue } from './json.js';
 
-export type SchemaMode = 'input' | 'output';
+type SchemaMode = 'input' | 'output';
 
 const ANNOTATIONS = new Set(['title', 'description', 'examples', '$comment', '$schema', 'default']);
 const TYPE_KEYWORDS: Readonly<Record<string, readonly string[]>> = {

@@ -7,9 +7,18 @@
  */
 import { z } from 'zod';
 import { canonicalJson, isWellFormedText } from '../../rules/canonical.js';
-import type { DocPath, IssueSink } from '../catalog/issues.js';
+import type { DocPath, IssueSink } from '../issues.js';
 import { SchemaLimits, type SchemaNode } from './schema-node.js';
-import type { CompiledSchema, JsonObject, JsonValue } from '../types.js';
+import type { JsonObject, JsonValue } from './json.js';
+
+/** A JSON Schema input or output, in three forms that always agree. */
+export interface CompiledSchema {
+  /** The bounded intermediate form used for validation and comparison. */
+  readonly node: SchemaNode;
+  /** The normalized JSON Schema (explicit bounds, additionalProperties: false), as advertised over MCP. */
+  readonly json: JsonObject;
+  readonly zod: z.ZodType;
+}
 
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -150,7 +159,7 @@ export function zodOf(node: SchemaNode): z.ZodType {
 }
 
 /** The normalized JSON Schema of a node: every bound explicit, objects closed. */
-export function jsonSchemaOf(node: SchemaNode): JsonObject {
+function jsonSchemaOf(node: SchemaNode): JsonObject {
   switch (node.kind) {
     case 'string': {
       const out: Record<string, JsonValue> = { type: 'string' };

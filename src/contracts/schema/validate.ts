@@ -7,7 +7,8 @@
  */
 import type { z } from 'zod';
 import { canonicalJson } from '../../rules/canonical.js';
-import type { CompiledSchema, JsonObject } from '../types.js';
+import type { JsonObject } from './json.js';
+import type { CompiledSchema } from './schema-zod.js';
 
 export interface FieldIssue {
   /** `branch`, `tags[2]`, or `(arguments)` for the whole object. */
@@ -49,7 +50,7 @@ function withoutUndefined(v: unknown): unknown {
 }
 
 /** One readable problem per zod issue. */
-export function issuesFromZod(error: z.ZodError, raw: unknown, root = ''): FieldIssue[] {
+function issuesFromZod(error: z.ZodError, raw: unknown, root = ''): FieldIssue[] {
   const out: FieldIssue[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {

@@ -11,7 +11,7 @@
 import { describeSegmentProblem, pathSegmentProblem } from '../../rules/path-segments.js';
 import { decodedForms } from '../../rules/percent-readings.js';
 import { isWellFormedText } from '../../rules/canonical.js';
-import { hasControl } from '../catalog/text.js';
+import { hasControl } from '../text.js';
 import { parseStringTemplate, shapeOf, type StringTemplate, type TemplatePart } from './string-template.js';
 
 export interface PathTemplate {
@@ -22,7 +22,7 @@ export interface PathTemplate {
   readonly shape: string;
 }
 
-export type PatternSegment = { readonly kind: 'literal'; readonly text: string } | { readonly kind: 'param' } | { readonly kind: 'rest' };
+type PatternSegment = { readonly kind: 'literal'; readonly text: string } | { readonly kind: 'param' } | { readonly kind: 'rest' };
 
 export interface PathPattern {
   readonly source: string;
@@ -30,7 +30,7 @@ export interface PathPattern {
   readonly shape: string;
 }
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
+type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
 
 const LITERAL_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*$/;
 

@@ -16,7 +16,7 @@ export interface StringTemplate {
   readonly parts: readonly TemplatePart[];
 }
 
-export type TemplateParse = { readonly ok: true; readonly template: StringTemplate } | { readonly ok: false; readonly problem: string };
+type TemplateParse = { readonly ok: true; readonly template: StringTemplate } | { readonly ok: false; readonly problem: string };
 
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 

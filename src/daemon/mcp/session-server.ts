@@ -154,11 +154,8 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
     learnClient(server, session, ctx);
     if (started && (session.runId !== before.run_id || session.agentRelease !== before.agent_release)) {
       // Declared after the session row was written (the ordinary flow lists before it calls): the row reads this entry.
-      try {
-        svc.journals.sessions.event(session.id, 'session_identified', { run_id: session.runId, agent_release: session.agentRelease });
-      } catch {
-        // every call journals the identity it declared itself; the session row is the summary
-      }
+      // Every call journals the identity it declared itself; the session row is the summary.
+      svc.sessionsJournal.event(session.id, 'session_identified', { run_id: session.runId, agent_release: session.agentRelease });
     }
     if (!started) {
       started = true;
@@ -166,22 +163,14 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
       if (restored && differsFrom(declared, declaredToolset, svc.state.snapshot(), session.id)) {
         // The client planned against tools that changed while it was away: tell it to list them again.
         void server.sendToolListChanged().catch(() => undefined);
-        try {
-          svc.journals.sessions.event(session.id, 'list_changed_sent', { reason: 'reconnected with an older listing', declared: Object.fromEntries(declared), toolset: declaredToolset });
-        } catch {
-          // the notification is a courtesy; the calls themselves are decided by the declared revisions
-        }
+        // The notification is a courtesy; the calls themselves are decided by the declared revisions.
+        svc.sessionsJournal.event(session.id, 'list_changed_sent', { reason: 'reconnected with an older listing', declared: Object.fromEntries(declared), toolset: declaredToolset });
       }
     }
   };
   const project = (result: CallToolResult): CallToolResult => server.projectCallToolResult(result, undefined);
-  const journal = (type: 'task_started' | 'task_ended', data: Record<string, unknown>): void => {
-    try {
-      svc.journals.sessions.event(session.id, type, data);
-    } catch {
-      // the call itself is journaled where it matters (intent, outcome); a task's bookkeeping cannot stop it
-    }
-  };
+  // The call itself is journaled where it matters (intent, outcome); a task's bookkeeping cannot stop it.
+  const journal = (type: 'task_started' | 'task_ended', data: Record<string, unknown>): void => svc.sessionsJournal.event(session.id, type, data);
 
   server.setRequestHandler('tools/list', (_req, ctx): ListToolsResult => {
     begin(ctx);
@@ -189,11 +178,8 @@ export function createSessionServer(svc: Services, session: SessionInfo, hooks: 
     const { tools, revisions } = toolList(snapshot, { tasks: server.tasksOffered(), session: session.id });
     for (const [name, rev] of revisions) session.seen.set(name, rev);
     session.listedToolset = snapshot.toolset;
-    try {
-      svc.journals.sessions.event(session.id, 'tools_listed', { revisions: Object.fromEntries(revisions), toolset: snapshot.toolset });
-    } catch {
-      // listing tools has no effect; a journal failure is caught where it matters (intents)
-    }
+    // Listing tools has no effect; a journal failure is refused where it matters (intents).
+    svc.sessionsJournal.event(session.id, 'tools_listed', { revisions: Object.fromEntries(revisions), toolset: snapshot.toolset });
     return { tools: [...tools] };
   });
 

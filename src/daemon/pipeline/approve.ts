@@ -161,11 +161,8 @@ export async function obtainApproval(svc: Services, session: SessionInfo, req: C
       if (d.scope === 'session' && card.session.id !== session.id) return { mode: 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved', ...presenceOf(d) };
       if (d.scope === 'session') {
         const g = svc.grants.give({ sessionId: session.id, tool: s.tool.name, revision: s.revision.revision, authority: s.authority, grantedAt: d.at, grantedBy: d.by, approvalId: card.id });
-        try {
-          svc.journals.sessions.event(session.id, 'grant_given', { tool: s.tool.name, authority_digest: g.authorityDigest, approval_id: card.id, by: d.by });
-        } catch {
-          // the grant is in memory either way; the call's own journal entry records the approval
-        }
+        // The grant is in memory either way (a failed write is logged); the call's own journal entry records the approval.
+        svc.sessionsJournal.event(session.id, 'grant_given', { tool: s.tool.name, authority_digest: g.authorityDigest, approval_id: card.id, by: d.by });
       }
       // The record says how this call was approved: once, or for the rest of the session.
       return { mode: d.scope === 'session' ? 'session' : 'per-call', id: card.id, decided_by: d.by, decided_at: d.at, outcome: 'approved', ...presenceOf(d) };
@@ -189,19 +186,16 @@ const presenceOf = (d: { presence?: PresenceProof | undefined }): { presence?: P
 
 /** A card left open by APPROVAL_PENDING ended and no call took its decision: the journal says how (nothing ran). */
 function journalUnclaimed(svc: Services, card: ApprovalCard, s: ApprovalSubject, d: ApprovalDecision): void {
-  try {
-    svc.journals.sessions.event(card.session.id, 'approval_ended', {
-      approval_id: card.id,
-      call_id: s.callId ?? null,
-      tool: s.tool.name,
-      idempotency_key: s.key ?? null,
-      outcome: d.kind,
-      decided_by: 'by' in d ? d.by : null,
-      at: d.at,
-    });
-  } catch {
-    // the card is gone either way; a journal that cannot be written fails calls on its own
-  }
+  // The card is gone either way (a failed write is logged); a journal that cannot be written fails calls on its own.
+  svc.sessionsJournal.event(card.session.id, 'approval_ended', {
+    approval_id: card.id,
+    call_id: s.callId ?? null,
+    tool: s.tool.name,
+    idempotency_key: s.key ?? null,
+    outcome: d.kind,
+    decided_by: 'by' in d ? d.by : null,
+    at: d.at,
+  });
 }
 
 /** Nobody is there to ask: a pre-approval rule approves at once, or the call ends APPROVAL_UNAVAILABLE. */

@@ -22,6 +22,7 @@ import type { ShadowCandidate } from './shadow.js';
 import type { RuleBudgets } from '../../approvals/unattended.js';
 import type { CallLimits } from '../limits.js';
 import type { CallProfile } from '../call-profile.js';
+import type { SessionsJournal } from '../journal-event.js';
 
 /**
  * Everything a call can reach. No member is optional: a wiring that forgets
@@ -31,7 +32,12 @@ import type { CallProfile } from '../call-profile.js';
  */
 export interface Services {
   readonly state: DaemonState;
+  /** The journals, for reading; the Sessions journal is written through `sessionsJournal`, the Activity journal through journal-port.ts. */
   readonly journals: Journals;
+  /** The one way into the Sessions journal (daemon/journal-event.ts): a failed write is logged, never thrown. */
+  readonly sessionsJournal: SessionsJournal;
+  /** The daemon's log, where a failure that changes nothing for the call is told (a journal write that failed). */
+  readonly log: (line: string) => void;
   readonly queue: ApprovalQueue;
   readonly grants: GrantStore;
   readonly reservations: KeyReservations;

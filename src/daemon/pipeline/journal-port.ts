@@ -18,6 +18,7 @@ import type { ResolvedAction } from '../../contracts/index.js';
 import type { IdempotencyRecord, OutcomeInput, TargetDetails } from '../../journal/index.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 import type { Services } from './context.js';
+import { journalWriteFailed } from '../journal-event.js';
 import type { Trail } from './trail.js';
 
 export type IntentWrite = { readonly kind: 'recorded' } | { readonly kind: 'refused'; readonly error: unknown };
@@ -79,8 +80,9 @@ export async function recordOutcome(svc: Services, trail: Trail, input: OutcomeI
 export function recordRejection(svc: Services, trail: Trail, code: string, message: string): void {
   try {
     svc.journals.activity.recordRejected({ ...trail.record(), error_code: code, message });
-  } catch {
+  } catch (e) {
     // Nothing ran; the agent still gets the error.
+    svc.log(journalWriteFailed(e));
   }
   trail.announce('rejected', code, null);
 }
@@ -90,8 +92,9 @@ export function recordReplay(svc: Services, trail: Trail, holder: IdempotencyRec
   trail.step('idempotency:replay');
   try {
     svc.journals.activity.recordReplay({ ...trail.record(), replay_of: holder.call_id });
-  } catch {
+  } catch (e) {
     // A replay has no effect; failing to journal it does not change what happened.
+    svc.log(journalWriteFailed(e));
   }
   trail.announce('replayed', null, null);
 }

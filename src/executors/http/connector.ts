@@ -20,7 +20,7 @@ import { egressVerdict, sameAddress } from './ip-policy.js';
 import { egressBlocked } from './target.js';
 import type { CheckedConnection } from './types.js';
 
-export interface PinnedConnectorOptions extends CheckedConnection {
+interface PinnedConnectorOptions extends CheckedConnection {
   readonly onConnected?: (remoteAddress: string) => void;
   /** Resume TLS sessions on later connections made by this connector (a pooled key); off for a one-call connector. */
   readonly keepTlsSessions?: boolean;

@@ -22,12 +22,12 @@ import { pipeline } from 'node:stream/promises';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 
-export type Coding = 'gzip' | 'deflate' | 'br';
+type Coding = 'gzip' | 'deflate' | 'br';
 
 /** More stacked codings than this is not a plausible response: refused. */
-export const MAX_CODINGS = 3;
+const MAX_CODINGS = 3;
 
-export type CodingPlan =
+type CodingPlan =
   | { readonly kind: 'identity' }
   /** Codings in the order they are undone (last applied first). */
   | { readonly kind: 'decode'; readonly codings: readonly Coding[] }
@@ -66,7 +66,7 @@ function printable(codings: readonly string[]): string {
     .slice(0, 80);
 }
 
-export type DecodedBody =
+type DecodedBody =
   | { readonly kind: 'decoded'; readonly bytes: Buffer; readonly complete: boolean }
   | { readonly kind: 'refused'; readonly reason: string };
 

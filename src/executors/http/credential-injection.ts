@@ -28,7 +28,7 @@ import type { HttpCredential } from './types.js';
 import type { AuthPlacement } from '../../rules/credential-fit.js';
 import { SIGV4_HEADERS, signSigV4, type SigV4Request } from './sigv4.js';
 
-export interface Injection {
+interface Injection {
   readonly headers: readonly (readonly [string, string])[];
   /** Already encoded `name=value`, or null. */
   readonly queryParam: { readonly name: string; readonly encoded: string } | null;

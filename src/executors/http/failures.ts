@@ -21,7 +21,7 @@ export function safeCode(e: unknown): string {
   return typeof code === 'string' && CODE.test(code) ? code : 'UNKNOWN';
 }
 
-export interface FailureContext {
+interface FailureContext {
   readonly host: string;
   readonly port: number;
   /** A connection to a checked address was handed to the HTTP client. */

@@ -11,7 +11,7 @@ import { createPrivateKey, createSign } from 'node:crypto';
 
 const b64url = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
 
-export interface AppJwt {
+interface AppJwt {
   readonly jwt: string;
   /** Its `exp` claim: until then GitHub accepts it. */
   readonly expiresAt: Date;

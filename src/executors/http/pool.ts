@@ -34,7 +34,7 @@ export interface HttpPoolOptions {
   readonly maxOrigins?: number;
 }
 
-export interface PoolTarget {
+interface PoolTarget {
   readonly connector: CheckedConnection;
   readonly origin: string;
   readonly credential: HttpCredential | null;

@@ -23,7 +23,7 @@ import { sigv4QueryParam } from '../../rules/sigv4-names.js';
 import { checkHeaders, checkMethod, checkPath, encodeQuery, isFieldValue, isToken } from './request-rules.js';
 import type { HttpExecOptions, HttpRequestSpec } from './types.js';
 
-export interface PreparedRequest {
+interface PreparedRequest {
   readonly method: string;
   /** Path plus query, as written on the request line. */
   readonly target: string;

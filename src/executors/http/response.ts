@@ -57,13 +57,13 @@ export function safeHeaders(headers: Readonly<Record<string, string | string[] |
   return out;
 }
 
-export interface CappedBody {
+interface CappedBody {
   readonly bytes: Buffer;
   readonly truncated: boolean;
 }
 
 /** Reads at most `max` bytes; leaving the loop early destroys the stream, which aborts the download. */
-export async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, max: number): Promise<CappedBody> {
+async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, max: number): Promise<CappedBody> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body) {
@@ -79,7 +79,7 @@ export async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, max: 
   return { bytes: Buffer.concat(chunks, total), truncated: false };
 }
 
-export interface ReadBody {
+interface ReadBody {
   /** What was read: up to the cap plus `readPast` bytes, decoded. */
   readonly bytes: Buffer;
   /** How many of `bytes` fall within the cap (all of them when not truncated). */
@@ -143,7 +143,7 @@ export function withheldBody(reason: string): HttpBody {
 const JSON_TYPE = /^\s*(?:application\/(?:[a-z0-9.!#$&^_-]+\+)?json|text\/json)\s*(?:;|$)/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export interface ShapedBody {
+interface ShapedBody {
   readonly body: HttpBody;
   /** When truncated: how many characters of `body.value` fall within the cap. */
   readonly truncatedAt: number | null;
@@ -197,7 +197,7 @@ const LONG_DIGIT_RUN = new RegExp(`\\d{${Math.ceil((MAX_EXACT_DIGITS + 1) / 2)}}
  * (e.g. 64-bit ids). Parsing would silently change it — and could leave part
  * of a numeric secret unrecognizable to redaction — so such bodies stay text.
  */
-export function losesNumberPrecision(text: string): boolean {
+function losesNumberPrecision(text: string): boolean {
   if (!LONG_DIGIT_RUN.test(text)) return false;
   for (const [token] of text.matchAll(JSON_TOKEN)) {
     if (token.startsWith('"')) continue;

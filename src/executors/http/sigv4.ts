@@ -16,7 +16,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 
-export interface SigV4Credential {
+interface SigV4Credential {
   readonly accessKeyId: string;
   readonly secretAccessKey: Uint8Array;
   readonly sessionToken?: string;
@@ -33,7 +33,7 @@ export interface SigV4Request {
   readonly body: Uint8Array | null;
 }
 
-export interface SigV4Scope {
+interface SigV4Scope {
   readonly region: string;
   readonly service: string;
 }
@@ -96,7 +96,7 @@ export function amzDate(now: Date): string {
   return now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 
-export interface SigV4Parts {
+interface SigV4Parts {
   readonly canonicalRequest: string;
   readonly stringToSign: string;
   readonly signature: string;

@@ -32,7 +32,7 @@ import { githubAppJwt } from './github-app-jwt.js';
 import type { HttpCredential, HttpExecOptions } from './types.js';
 import type { AuthPlacement } from '../../rules/credential-fit.js';
 
-export interface MintOptions {
+interface MintOptions {
   readonly allowPrivate: boolean;
   readonly timeouts?: HttpExecOptions['timeouts'];
   readonly signal?: AbortSignal;

@@ -26,7 +26,7 @@ import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { fileEvent } from '../../vault/file-events.js';
 import { PosternError } from '../../rules/errors.js';
-import { ANCHOR_FORMAT, anchorIsAuthentic, describeProblem, sealAnchor, type JournalProblem, type StoredAnchor } from './record.js';
+import { ANCHOR_FORMAT, anchorIsAuthentic, describeProblem, sealAnchor, type JournalProblem, type StoredAnchor } from '../anchor-record.js';
 
 const head = z.object({ seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), hash: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
 const StoredSchema = z

@@ -4,9 +4,9 @@
  * and `reauthenticateAnchor` for anything that changes the vault's keys.
  */
 export { openAnchoredJournals, prepareNewJournal, inspectAnchor } from './open.js';
-export { journalPresence } from './presence.js';
+export { journalPresence } from '../presence.js';
 export type { AnchorContext, AnchoredJournals, AnchorInspection, NewJournalPlan } from './open.js';
 export { readAnchor, writeAnchor, reauthenticateAnchor, anchorMismatch, anchorFileText } from './file.js';
-export { anchorMac, sealAnchor, anchorIsAuthentic, judgeAnchor, judgeAgainstVault, describeProblem, ANCHOR_FORMAT } from './record.js';
-export type { AnchorRecord, AnchorVerdict, JournalProblem, RecordedJournal, StoredAnchor, FoundJournal } from './record.js';
+export { anchorMac, sealAnchor, anchorIsAuthentic, judgeAnchor, judgeAgainstVault, describeProblem, ANCHOR_FORMAT } from '../anchor-record.js';
+export type { AnchorRecord, AnchorVerdict, JournalProblem, RecordedJournal, StoredAnchor, FoundJournal } from '../anchor-record.js';
 export { AnchorKeeper, ANCHOR_LAG_MS } from './keeper.js';

@@ -20,7 +20,7 @@
  *   anchored first); a keyless one may have, and recovery shows it
  *   outcome_unknown. So the tail is adopted at start and the adoption journaled.
  * - a journal behind the anchor, or with another hash at the anchored seq, is
- *   never adopted automatically (record.ts).
+ *   never adopted automatically (../anchor-record.ts).
  *
  * Signed checkpoints (checkpoint/record.ts), when the keeper has the signing
  * seed: right after an anchor write, the same record (plus the chains' bases
@@ -39,14 +39,14 @@ import { CheckpointSigner } from '../checkpoint/signature.js';
 import type { JournalName } from '../database.js';
 import type { ChainBase, ChainHead } from '../types.js';
 import { writeAnchor, writeAnchorAsync } from './file.js';
-import { sealAnchor, type AnchorRecord } from './record.js';
+import { sealAnchor, type AnchorRecord } from '../anchor-record.js';
 
 /** How long a non-intent commit may stay unanchored. */
 export const ANCHOR_LAG_MS = 200;
 /** A periodic checkpoint is due after this long (monotonic) ... */
-export const CHECKPOINT_INTERVAL_MS = 10 * 60_000;
+const CHECKPOINT_INTERVAL_MS = 10 * 60_000;
 /** ... or after this many entries (both journals) since the last one: a bundle's chain segment is at most about this long. */
-export const CHECKPOINT_EVERY_ENTRIES = 1000;
+const CHECKPOINT_EVERY_ENTRIES = 1000;
 
 export interface CheckpointOptions {
   readonly path: string;
@@ -58,7 +58,7 @@ export interface CheckpointOptions {
   readonly everyEntries?: number;
 }
 
-export interface KeeperOptions {
+interface KeeperOptions {
   readonly path: string;
   /** The journal-anchor key (copied; zeroed by close). */
   readonly key: Uint8Array;

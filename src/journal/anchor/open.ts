@@ -37,7 +37,7 @@ import { GENESIS_HASH } from '../chain.js';
 import type { GapRecord } from '../gap.js';
 import { openJournals, type JournalFacts, type Journals, type OpenOptions } from '../index.js';
 import { anchorFileText, anchorMismatch, readAnchor } from './file.js';
-import { journalPresence, sizeOf } from './presence.js';
+import { journalPresence, sizeOf } from '../presence.js';
 import { AnchorKeeper } from './keeper.js';
 import { readCheckpoints } from '../checkpoint/file.js';
 import { checkpointRefusal, judgeCheckpointFile } from '../checkpoint/inspect.js';
@@ -45,7 +45,7 @@ import { CHECKPOINT_FORMAT, highestCounter, type CheckpointRecord } from '../che
 import { CheckpointSigner, publicKeyOf } from '../checkpoint/signature.js';
 import { checkpointsLost, checkpointsShortOfVault } from '../checkpoint/vault-mark.js';
 import { proveClaims, readVerified, sealClaims, verifiedPath, type ClaimsProof } from './verified.js';
-import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, sealAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from './record.js';
+import { ANCHOR_FORMAT, anchorIsAuthentic, judgeAgainstVault, judgeAnchor, sealAnchor, type AnchorRecord, type RecordedJournal, type AnchorVerdict, type JournalProblem, type StoredAnchor } from '../anchor-record.js';
 
 export interface AnchorContext {
   readonly journalDir: string;
@@ -368,7 +368,7 @@ export function prepareNewJournal(ctx: AnchorContext, reason: string, carry: Gap
 }
 
 /** A counter no anchor or checkpoint of this home carries yet, past `counter`. */
-export function nextCounter(ctx: AnchorContext, counter: number): number {
+function nextCounter(ctx: AnchorContext, counter: number): number {
   return freshCounter(ctx, counter) + 1;
 }
 

@@ -48,13 +48,13 @@ import { openJournals, type JournalFacts } from '../index.js';
 import { salvageJournal, type UnreadableRange } from '../salvage.js';
 import type { ChainHead } from '../types.js';
 import { SESSIONS_SCHEMA } from '../sessions.js';
-import { journalPresence } from './presence.js';
+import { journalPresence } from '../presence.js';
 import { replacementSite, stagedPlan, type AnchorContext, type NewJournalPlan } from './open.js';
 
 /** The most keys one `journal_restored` entry lists; past it the gap counts as not fully read. */
-export const MAX_GAP_KEYS = 10_000;
+const MAX_GAP_KEYS = 10_000;
 
-export interface RestoreGap {
+interface RestoreGap {
   readonly backup: { readonly activity: number; readonly sessions: number };
   readonly anchored: { readonly activity: number; readonly sessions: number };
   readonly keys: readonly GapKey[];
@@ -187,7 +187,7 @@ function gapKeys(ctx: AnchorContext, journalId: string, from: ChainHead, to: num
  * proved against the anchored head; otherwise nothing can be known, and
  * `unproven` says so (a restore then holds every key, a new journal nothing).
  */
-export function priorGap(ctx: AnchorContext, vaultGap: GapRecord | null | undefined, end: { readonly id: string; readonly sessions: ChainHead } | null): GapRecord | null | 'unproven' {
+function priorGap(ctx: AnchorContext, vaultGap: GapRecord | null | undefined, end: { readonly id: string; readonly sessions: ChainHead } | null): GapRecord | null | 'unproven' {
   if (vaultGap !== undefined) return vaultGap;
   if (end === null || journalPresence(ctx.journalDir).kind !== 'complete') return 'unproven';
   try {

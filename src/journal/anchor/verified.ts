@@ -45,16 +45,16 @@ import { entryHash, type Cell, type EntryRow } from '../chain.js';
 import { firstClaimMismatch, firstClaimMismatchAfter } from '../claims-check.js';
 import { canonicalJson } from '../json.js';
 import { openJournals } from '../index.js';
-import { journalPresence } from './presence.js';
+import { journalPresence } from '../presence.js';
 import type { ChainBase, ChainHead } from '../types.js';
 
-export const VERIFIED_FILE = 'claims.verified';
+const VERIFIED_FILE = 'claims.verified';
 const FORMAT = 'postern.claims-verified/1';
 const MAC_DOMAIN = 'postern journal claims verified v1\n';
 const MAX_FILE_BYTES = 4096;
 const PAGE = 1000;
 
-export interface VerifiedPoint {
+interface VerifiedPoint {
   readonly format: typeof FORMAT;
   readonly journal_id: string;
   readonly seq: number;
@@ -117,7 +117,7 @@ export function readVerified(path: string, key: Uint8Array): VerifiedPoint | und
 }
 
 /** Writes the seal durably (temp, fsync, rename); a failure is the caller's to log: the old seal still holds. */
-export function writeVerified(path: string, key: Uint8Array, record: VerifiedPoint): void {
+function writeVerified(path: string, key: Uint8Array, record: VerifiedPoint): void {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     const fd = openSync(tmp, 'wx', 0o600);
@@ -142,7 +142,7 @@ export function writeVerified(path: string, key: Uint8Array, record: VerifiedPoi
 const CLAIM_ROWS = `SELECT tool, key, call_id, session_id, args_digest, state, intent_seq, outcome_seq FROM idempotency WHERE intent_seq <= ? ORDER BY tool, key`;
 
 /** The digest of the claim rows whose intent seq is at or before `seq` (one pass over the table, in its key order). */
-export function claimsDigest(db: Database.Database, seq: number): { rows: number; digest: string } {
+function claimsDigest(db: Database.Database, seq: number): { rows: number; digest: string } {
   const h = createHash('sha256');
   let rows = 0;
   for (const r of db.prepare<[number], unknown[]>(CLAIM_ROWS).raw().iterate(seq)) {
@@ -154,7 +154,7 @@ export function claimsDigest(db: Database.Database, seq: number): { rows: number
 }
 
 /** Where the next seal may stand: before the first claim still in progress, else at the head. */
-export function sealableSeq(db: Database.Database, head: number): number {
+function sealableSeq(db: Database.Database, head: number): number {
   const open = db.prepare<[], number | null>(`SELECT min(intent_seq) FROM idempotency WHERE state = 'in_progress'`).pluck().get();
   return open === null || open === undefined ? head : Math.min(head, open - 1);
 }
@@ -187,7 +187,7 @@ export interface ClaimsProof {
 }
 
 /** The activity chain as found at start. */
-export interface ActivityFound {
+interface ActivityFound {
   readonly journal_id: string;
   readonly head: ChainHead;
   readonly base: ChainBase;

@@ -19,7 +19,7 @@ import type { Journals } from '../index.js';
 import type { CallView } from '../types.js';
 import { BUNDLE_FORMAT, BundleRowSchema, BundleSessionRowSchema, catalogPrefixOf, type Bundle, type BundleRow, type BundleSegment, type BundleSessionRow } from './format.js';
 
-export interface BuildInput {
+interface BuildInput {
   readonly journals: Journals;
   /** The selected calls (e.g. `listCalls(filter)`), in the order to list them. */
   readonly calls: readonly CallView[];
@@ -29,7 +29,7 @@ export interface BuildInput {
   readonly catalogText: (digest: string) => string | undefined;
 }
 
-export interface BuildResult {
+interface BuildResult {
   readonly bundle: Bundle;
   /** Calls left out: no checkpoint covers their first entry yet. */
   readonly uncovered: readonly string[];

@@ -26,7 +26,7 @@ import { keyFingerprint } from '../checkpoint/signature.js';
 import { BundleSchema, bundleBytes, catalogPrefixOf, type Bundle, type BundleRow, type BundleSegment } from './format.js';
 import type { CheckpointRecord } from '../checkpoint/record.js';
 
-export interface BundleProof {
+interface BundleProof {
   readonly journal_id: string;
   readonly calls: number;
   readonly calls_with_outcome: number;

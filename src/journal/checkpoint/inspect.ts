@@ -9,10 +9,10 @@
  * what `verify --unlock` would report.
  */
 import { openJournals, type JournalFacts } from '../index.js';
-import { journalPresence } from '../anchor/presence.js';
+import { journalPresence } from '../presence.js';
 import { readCheckpoints } from './file.js';
 import { describeCheckpoint, duplicateCounters, judgeCheckpoint, lastCheckpoint, walkTrust, type CheckpointVerdict, type StoredCheckpoint, type TrustWalk } from './record.js';
-import { describeProblem, type JournalProblem } from '../anchor/record.js';
+import { describeProblem, type JournalProblem } from '../anchor-record.js';
 import { keyFingerprint } from './signature.js';
 
 export type CheckpointInspection =

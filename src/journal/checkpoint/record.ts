@@ -18,14 +18,14 @@
  */
 import { z } from 'zod';
 import type { JournalName } from '../database.js';
-import { judgeAnchor, type FoundJournal, type JournalProblem } from '../anchor/record.js';
+import { judgeAnchor, type FoundJournal, type JournalProblem } from '../anchor-record.js';
 import type { ChainBase, ChainHead } from '../types.js';
 import { keyFingerprint, namesKey, verifySignature } from './signature.js';
 
 export const CHECKPOINT_FORMAT = 'postern.journal-checkpoint/1';
 
 /** Why a checkpoint was written. */
-export const CHECKPOINT_REASONS = ['start', 'shutdown', 'catalog', 'periodic', 'prune', 'operator', 'key_change'] as const;
+const CHECKPOINT_REASONS = ['start', 'shutdown', 'catalog', 'periodic', 'prune', 'operator', 'key_change'] as const;
 export type CheckpointReason = (typeof CHECKPOINT_REASONS)[number];
 
 
@@ -59,7 +59,7 @@ const Seq = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const Head = z.object({ seq: Seq, hash: Hex64 }).strict();
 const Base = z.object({ seq: Seq, hash: Hex64, claims_digest: Hex64.nullable() }).strict();
 
-export const CheckpointRecordSchema = z
+const CheckpointRecordSchema = z
   .object({
     format: z.literal(CHECKPOINT_FORMAT),
     reason: z.enum(CHECKPOINT_REASONS),
@@ -162,7 +162,7 @@ export function highestCounter(lines: readonly (StoredCheckpoint | 'malformed')[
   return max;
 }
 
-export type CheckpointProblem =
+type CheckpointProblem =
   | JournalProblem
   /** The chain starts somewhere the checkpoint does not say (entries removed without a signed prune). */
   | { readonly kind: 'base_mismatch'; readonly journal: JournalName; readonly checkpoint_seq: number; readonly found_seq: number };
@@ -177,7 +177,7 @@ export type CheckpointVerdict =
   | { readonly kind: 'mismatch'; readonly problem: CheckpointProblem };
 
 /** A journal file as found, with where its chain starts. */
-export interface FoundChain extends FoundJournal {
+interface FoundChain extends FoundJournal {
   readonly base: ChainBase;
 }
 

@@ -18,7 +18,7 @@ const DOMAINS = {
   /** A gap in a shipped journal accepted by its home (`audit ship --accept-gap`; ship/gaps.ts). */
   ship_gap: 'postern ship gap v1\n',
 } as const;
-export type SignedKind = keyof typeof DOMAINS;
+type SignedKind = keyof typeof DOMAINS;
 const HEX64 = /^[0-9a-f]{64}$/;
 const HEX128 = /^[0-9a-f]{128}$/;
 

@@ -22,7 +22,7 @@ import { readCheckpoints } from './file.js';
 import { checkpointIsSigned, type StoredCheckpoint } from './record.js';
 
 /** What the vault records of the checkpoint file. */
-export interface CheckpointMark {
+interface CheckpointMark {
   /** Well-formed lines in the file at the save. */
   readonly count: number;
   /** The counter of the last line signed by the vault's key. */

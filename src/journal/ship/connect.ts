@@ -39,7 +39,7 @@ export function describeTarget(url: string): string {
 }
 
 /** Refuses what is not a postgres:// or postgresql:// URL (a key=value string would not be recognised as a secret's shape). */
-export function checkShipUrl(url: string): void {
+function checkShipUrl(url: string): void {
   if (parseUrl(url) === null) throw new PosternError('USAGE', 'the database is named by a postgres:// or postgresql:// URL');
 }
 

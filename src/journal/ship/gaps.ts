@@ -21,7 +21,7 @@ import type { ChainBase, ChainHead, JournalName } from '../index.js';
 import { canonicalJson } from '../json.js';
 import { verifySignature, type CheckpointSigner } from '../checkpoint/signature.js';
 
-export const GAP_FORMAT = 'postern.ship-gap/1';
+const GAP_FORMAT = 'postern.ship-gap/1';
 
 export interface GapRecord {
   readonly format: typeof GAP_FORMAT;
@@ -64,7 +64,7 @@ export function readGap(text: string): GapRecord | undefined {
   }
 }
 
-export type GapProblem = 'unreadable' | 'misplaced' | 'unsigned';
+type GapProblem = 'unreadable' | 'misplaced' | 'unsigned';
 
 /** An accepted gap as verify reports it: the entries it covers, and whether it counts. */
 export interface GapVerdict {

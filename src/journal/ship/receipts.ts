@@ -26,10 +26,10 @@ import type { JournalName } from '../database.js';
 import { RECEIPT_DIGESTS, RECEIPT_INSERT, RECEIPTS_FURTHEST, RECEIPTS_PRESENT } from './schema.js';
 
 /** The digest of no line. */
-export const RECEIPT_GENESIS = '0'.repeat(64);
+const RECEIPT_GENESIS = '0'.repeat(64);
 
 /** The digest of every prefix of `texts`: element k is the digest of the first k lines. */
-export function prefixDigests(texts: readonly string[]): string[] {
+function prefixDigests(texts: readonly string[]): string[] {
   const out = [RECEIPT_GENESIS];
   for (const t of texts) out.push(sha256Hex(`${out.at(-1)!}\n${t}`));
   return out;
@@ -64,7 +64,7 @@ export async function readReceipts(client: pg.ClientBase, homeId: string): Promi
 }
 
 /** What the database holds now, to be held against the receipts. */
-export interface HeldNow {
+interface HeldNow {
   readonly lineTexts: readonly string[];
   readonly heads: Readonly<Record<JournalName, number>>;
 }

@@ -28,9 +28,9 @@ import { readReceipts, type ReceiptFacts } from './receipts.js';
 import type { ChainBase } from '../types.js';
 
 /** Rows per page of the paged reads (entries, checkpoint lines). */
-export const REMOTE_PAGE = 5000;
+const REMOTE_PAGE = 5000;
 
-export interface RemoteOptions {
+interface RemoteOptions {
   /** Rows per page (tests give a small one to walk many pages). */
   readonly page?: number;
 }

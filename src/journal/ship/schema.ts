@@ -153,7 +153,7 @@ CREATE TABLE IF NOT EXISTS postern_receipts (
 );
 `;
 
-export const SHIP_TABLES = ['postern_homes', 'postern_bases', 'postern_entries', 'postern_checkpoints', 'postern_gaps', 'postern_receipts'] as const;
+const SHIP_TABLES = ['postern_homes', 'postern_bases', 'postern_entries', 'postern_checkpoints', 'postern_gaps', 'postern_receipts'] as const;
 
 /** What an admin grants the shipping role (and nothing more): insert and read, never update or delete. */
 export function shipGrants(role: string): string {
@@ -162,7 +162,7 @@ export function shipGrants(role: string): string {
 }
 
 /** A role name as a quoted SQL identifier. */
-export function quoteIdent(name: string): string {
+function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 

@@ -36,10 +36,10 @@ import { BASE_INSERT, BASES_SELECT, CHECKPOINT_AT, CHECKPOINT_COUNT, CHECKPOINT_
 import { readGap, signGap, type GapRecord, type StoredGap } from './gaps.js';
 import { recordReceipt } from './receipts.js';
 
-export const DEFAULT_BATCH = 500;
+const DEFAULT_BATCH = 500;
 const JOURNALS: readonly JournalName[] = ['sessions', 'activity'];
 
-export interface ShipSource {
+interface ShipSource {
   /** Read access to this home's journals (the daemon's own, or a read-only open). */
   readonly journals: Journals;
   readonly checkpointsPath: string;

@@ -40,7 +40,7 @@ import { judgeReceipts } from './receipts.js';
 import type { RemoteHome, RowFinding, ShippedHome } from './remote.js';
 
 /** The key the home's checkpoints were judged under, and where it came from. */
-export interface RemoteTrust {
+interface RemoteTrust {
   /** The root key (hex), or null when no checkpoint line verifies. */
   readonly key: string | null;
   /** Every key the walk reached from it (key changes), root first. */
@@ -176,7 +176,7 @@ export function describeGap(g: GapVerdict): string {
   return `${range}: ACCEPTED GAP: pruned on the home before they were shipped; accepted at ${g.accepted_at ?? '?'}, signed by ${keyFingerprint(g.signed_by ?? '')}`;
 }
 
-export const SHIPPED_ROW_PROBLEMS: Readonly<Record<RowFinding['problem'], string>> = {
+const SHIPPED_ROW_PROBLEMS: Readonly<Record<RowFinding['problem'], string>> = {
   unreadable: 'the stored row is not an entry of this journal (edited)',
   misplaced: 'the stored row is the entry of another seq (reordered)',
 };

@@ -3,7 +3,7 @@
  * home of the card-to-display rule, used by `postern approvals …` and the TUI.
  *
  * Invariants: every value taken from the card passes through
- * ../terminal-text.ts (control, escape, bidi, zero-width and other invisible
+ * ../../rules/terminal-text.ts (control, escape, bidi, zero-width and other invisible
  * characters escaped; long values cut with a visible "… +N more");
  * `fullyShown` is false as soon as any row hid something, and then session
  * approval is not offered; so is it for a card that widens authority or only
@@ -36,7 +36,7 @@ export interface CardRow {
   readonly tone: RowTone;
 }
 
-export type SessionApproval = { readonly offered: true } | { readonly offered: false; readonly why: string };
+type SessionApproval = { readonly offered: true } | { readonly offered: false; readonly why: string };
 
 export interface CardView {
   readonly id: string;
@@ -51,7 +51,7 @@ export interface CardView {
   readonly sessionApproval: SessionApproval;
 }
 
-export interface CardViewOptions {
+interface CardViewOptions {
   /** Characters per value before folding (default CARD_VALUE_MAX). */
   readonly maxValue?: number;
 }
@@ -153,7 +153,7 @@ export function cardView(card: ApprovalCard, opts: CardViewOptions = {}): CardVi
 /** The summary row's label. */
 export const SUMMARY_LABEL = 'arg sizes';
 /** An argument this long (characters of its value or of its JSON) is marked LONG in the summary. */
-export const LONG_ARGUMENT = 200;
+const LONG_ARGUMENT = 200;
 /** The longest the sentence may be before it is folded (its parts are in the rows, whole). */
 const SENTENCE_MAX = 400;
 
@@ -175,7 +175,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * (normalized differs)". Sanitized; names are cut at 40 characters (the
  * values themselves are in the rows, whole).
  */
-export function argumentSummary(card: Pick<ApprovalCard, 'raw_arguments' | 'normalized_arguments'>): string {
+function argumentSummary(card: Pick<ApprovalCard, 'raw_arguments' | 'normalized_arguments'>): string {
   const norm = card.normalized_arguments;
   const raw = card.raw_arguments;
   const differs = json(raw) !== json(norm);
@@ -196,7 +196,7 @@ export function argumentSummary(card: Pick<ApprovalCard, 'raw_arguments' | 'norm
  * credential tok — write, does not widen". Sanitized; folded past
  * SENTENCE_MAX characters (every part of it is a row of the card, whole).
  */
-export function cardSentence(card: ApprovalCard): string {
+function cardSentence(card: ApprovalCard): string {
   const t = card.target;
   const cred = card.credential === null ? 'without a credential' : `with credential ${card.credential}`;
   const what = t.kind === 'http' ? `${t.method} ${t.path} on ${t.host}` : `run ${t.command} on ${t.host} as ${t.user}`;

@@ -14,11 +14,11 @@ import type { PosternError } from '../../rules/errors.js';
 import type { OperatorEventEnvelope, OperatorOp, OperatorParams, OperatorResult, OperatorSnapshot } from './messages.js';
 import type { OperatorRole } from './wire.js';
 
-export interface RequestOptions {
+interface RequestOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface SubscribeOptions {
+interface SubscribeOptions {
   readonly signal?: AbortSignal;
   /** Replay the retained events after this seq (the highest one this client saw before). */
   readonly since?: number;

@@ -16,7 +16,7 @@ import { NONCE_BYTES, SealedFrameSchema, type OperatorRole } from './wire.js';
 const LABEL = 'postern-operator/2';
 const FRAME_LABEL = Buffer.from(`${LABEL} frame\0`, 'utf8');
 
-export type Direction = 'c2s' | 's2c';
+type Direction = 'c2s' | 's2c';
 
 export function newNonce(): Buffer {
   return randomBytes(NONCE_BYTES);
@@ -58,7 +58,7 @@ function frameMac(key: Uint8Array, dir: Direction, seq: number, body: string): B
   return createHmac('sha256', key).update(FRAME_LABEL).update(dir, 'utf8').update(seqBytes).update(body, 'utf8').digest();
 }
 
-export type OpenResult = { readonly ok: true; readonly body: string } | { readonly ok: false; readonly why: string };
+type OpenResult = { readonly ok: true; readonly body: string } | { readonly ok: false; readonly why: string };
 
 /** Seals outbound and opens inbound frames for one side of one connection. */
 export class FrameCodec {

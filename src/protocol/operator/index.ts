@@ -14,6 +14,7 @@
  *   socket-transport.ts  connectSocketTransport(path, key, {role}) — MAC'd Unix socket
  *   port-transport.ts    connectPortTransport(port, {role}) — private MessagePort (postern up)
  *   operator-client.ts   createOperatorClient(transport)
+ *   connect.ts           connectOperator(path, key, opts) — the socket transport and the client, joined
  *   card-view.ts         the rows an approval card shows (sanitized, folded, fullyShown)
  *   presentation.ts      a card's whole presentation, its digest, and the "seen" rule the daemon checks
  *

@@ -53,12 +53,12 @@ const ShadowChangeSchema = z.strictObject({ shadow: sha256.nullable(), stopped: 
 export type ShadowChange = z.infer<typeof ShadowChangeSchema>;
 
 /** A device paired with the approval page (never its secret). */
-export const DeviceViewSchema = z.strictObject({ id: z.string().max(32), name: z.string().max(64), paired_at: iso, revoked_at: iso.nullable() });
+const DeviceViewSchema = z.strictObject({ id: z.string().max(32), name: z.string().max(64), paired_at: iso, revoked_at: iso.nullable() });
 export type DeviceView = z.infer<typeof DeviceViewSchema>;
 /** An open pairing: the one-time code, the page's URL to open, until when the code is good. */
 export const PairingViewSchema = z.strictObject({ code: z.string().max(32), name: z.string().max(64), url: z.string().max(300), expires_at: iso, tls_sha256: z.string().max(64).nullable(), page_key: z.string().regex(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/), run_fingerprint: z.string().max(16) });
 /** The running approval page as the daemon reports it (the only source of its URL an operator is shown). */
-export const PageStatusViewSchema = z.strictObject({ url: z.string().max(300), tls_sha256: z.string().max(64).nullable(), run_fingerprint: z.string().max(16) });
+const PageStatusViewSchema = z.strictObject({ url: z.string().max(300), tls_sha256: z.string().max(64).nullable(), run_fingerprint: z.string().max(16) });
 export type PageStatusView = z.infer<typeof PageStatusViewSchema>;
 export type PairingView = z.infer<typeof PairingViewSchema>;
 /** What the browser opens to pair: the page with the one-time code in its fragment (never sent to a server). */
@@ -69,7 +69,7 @@ export const DEVICE_NAME = /^[\x21-\x7e]+( [\x21-\x7e]+)*$/;
 
 // ---- events ----------------------------------------------------------------
 
-export const OperatorEventSchema = z.discriminatedUnion('type', [
+const OperatorEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('approval.added'), card: ApprovalCardSchema }),
   z.strictObject({ type: z.literal('approval.resolved'), id, decision: ApprovalDecisionSchema }),
   /** The card's contract changed while it waited (a new catalog was adopted): what is approved is no longer what it shows. */
@@ -101,7 +101,7 @@ const empty = z.strictObject({});
 /** At most this many activity records per `activity.recent` (and in a snapshot). */
 export const MAX_ACTIVITY = 500;
 
-export const ActivityFilterSchema = z.strictObject({
+const ActivityFilterSchema = z.strictObject({
   limit: z.number().int().min(1).max(MAX_ACTIVITY).optional(),
   session_id: id.optional(),
   tool: z.string().min(1).max(200).optional(),
@@ -112,7 +112,7 @@ export const ActivityFilterSchema = z.strictObject({
 });
 export type ActivityFilter = z.infer<typeof ActivityFilterSchema>;
 
-export const OperatorSnapshotSchema = z.strictObject({
+const OperatorSnapshotSchema = z.strictObject({
   pending: z.array(ApprovalCardSchema),
   /** Live sessions, then recently ended ones. */
   sessions: z.array(SessionViewSchema),

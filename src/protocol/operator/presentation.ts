@@ -27,13 +27,13 @@ import { PosternError } from '../../rules/errors.js';
 import { CARD_VALUE_MAX, cardView, type CardRow } from './card-view.js';
 
 /** A presentation longer than this (characters over all rows) cannot be taken in at one view. */
-export const PRESENTATION_CHARS_MAX = 6_000;
+const PRESENTATION_CHARS_MAX = 6_000;
 /** A presentation with more rows than this cannot be taken in at one view. */
-export const PRESENTATION_ROWS_MAX = 40;
+const PRESENTATION_ROWS_MAX = 40;
 /** The fewest hex characters of a presentation digest a person may give to name it (`approvals approve --digest`). */
 export const PRESENTATION_PREFIX_MIN = 8;
 /** The label of the sentence row. */
-export const SENTENCE_LABEL = 'what';
+const SENTENCE_LABEL = 'what';
 
 export interface Presentation {
   /** Every row, whole: the sentence, the argument summary, then the card view's rows. */

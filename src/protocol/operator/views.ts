@@ -6,7 +6,7 @@
  * names the call, not what it was called with.
  *
  * Every string here may come from an agent or a catalog: a consumer shows it
- * only through ../terminal-text.ts (or ./card-view.ts for cards).
+ * only through ../../rules/terminal-text.ts (or ./card-view.ts for cards).
  */
 import { z } from 'zod';
 
@@ -73,9 +73,9 @@ export const ActivityViewSchema = z.strictObject({
 });
 export type ActivityView = z.infer<typeof ActivityViewSchema>;
 
-export const ChangeClassSchema = z.enum(['additive', 'bounded_migration', 'breaking', 'behavior_change', 'authority_widening', 'removal', 'semantic_change', 'metadata']);
+const ChangeClassSchema = z.enum(['additive', 'bounded_migration', 'breaking', 'behavior_change', 'authority_widening', 'removal', 'semantic_change', 'metadata']);
 
-export const CatalogChangeViewSchema = z.strictObject({
+const CatalogChangeViewSchema = z.strictObject({
   tool: name,
   from: z.number().int().nullable(),
   to: z.number().int().nullable(),

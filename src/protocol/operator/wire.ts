@@ -47,7 +47,7 @@ export const MAX_REQUEST_LINE_BYTES = 1024 * 1024;
 export const MAX_RESPONSE_LINE_BYTES = 32 * 1024 * 1024;
 export const NONCE_BYTES = 32;
 
-export const OperatorRoleSchema = z.enum(['operator', 'observer']);
+const OperatorRoleSchema = z.enum(['operator', 'observer']);
 /** `operator` may decide and change; `observer` only reads (every mutating op → OBSERVER_READ_ONLY). */
 export type OperatorRole = z.infer<typeof OperatorRoleSchema>;
 
@@ -63,8 +63,8 @@ export const HelloSchema = z.strictObject({
   nonce: b64u32,
 });
 export const AuthSchema = z.strictObject({ t: z.literal('auth'), v: z.literal(OPERATOR_VERSION), role: OperatorRoleSchema, nonce: b64u32, proof: b64u32 });
-export const WelcomeSchema = z.strictObject({ t: z.literal('welcome'), v: z.literal(OPERATOR_VERSION), role: OperatorRoleSchema, proof: b64u32 });
-export const PlainErrorSchema = z.strictObject({ t: z.literal('error'), error: WireErrorSchema });
+const WelcomeSchema = z.strictObject({ t: z.literal('welcome'), v: z.literal(OPERATOR_VERSION), role: OperatorRoleSchema, proof: b64u32 });
+const PlainErrorSchema = z.strictObject({ t: z.literal('error'), error: WireErrorSchema });
 export const ServerHandshakeSchema = z.discriminatedUnion('t', [HelloSchema, WelcomeSchema, PlainErrorSchema]);
 export type Auth = z.infer<typeof AuthSchema>;
 

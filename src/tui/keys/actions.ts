@@ -48,7 +48,7 @@ export function openHelp(c: KeyCtx): Step {
 }
 
 /** Where Esc goes back to: details → the compact card, a filter → none, a view → approvals; null at the top. */
-export function backFrom(c: Pick<KeyCtx, 'ui' | 'monoMs'>): UiState | null {
+function backFrom(c: Pick<KeyCtx, 'ui' | 'monoMs'>): UiState | null {
   const { ui } = c;
   if (ui.view === 'approvals' && ui.expanded) return { ...ui, expanded: false, scroll: 0 };
   if (ui.filter[ui.view] !== '') return { ...ui, filter: { ...ui.filter, [ui.view]: '' } };
@@ -63,6 +63,11 @@ export function escape(c: KeyCtx): Step {
 }
 
 /** Quits, or asks first while calls are waiting for this operator. */
+/** Ctrl-C, in any mode: asks (as `q` does), and quits when it is the question already asked. */
+export function quitAnywhere(c: KeyCtx): Step {
+  return c.ui.mode.kind === 'confirm' && c.ui.mode.action.kind === 'quit' ? { ui: c.ui, quit: true } : askQuit(c);
+}
+
 export function askQuit(c: KeyCtx): Step {
   const n = c.state.pending.length;
   if (c.observe || n === 0 || c.state.connection !== 'open') return { ui: c.ui, quit: true };

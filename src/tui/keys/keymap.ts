@@ -74,7 +74,7 @@ export interface KeyEntry<C, O> {
 export const always = (): boolean => true;
 export const never = (): boolean => false;
 
-export function wordsOf<C>(e: KeyEntry<C, unknown>, c: C): string {
+function wordsOf<C>(e: KeyEntry<C, unknown>, c: C): string {
   return typeof e.description === 'string' ? e.description : e.description(c);
 }
 

@@ -22,6 +22,7 @@ import {
   moveCursor,
   openFilter,
   openHelp,
+  quitAnywhere,
   revokeGrant,
   say,
   scroll,
@@ -42,6 +43,11 @@ const offered = (what: 'approveOnce' | 'approveSession' | 'deny') => (c: KeyCtx)
 
 const FILTER_HINT: Readonly<Partial<Record<ViewId, string>>> = { activity: 'filter (session: tool: status: decision: error)' };
 
+/** The keys that answer in every mode — a prompt, a question, the help — before the mode's own (the reducer reads them first). */
+export const ANYWHERE_KEYS: readonly Entry[] = [
+  { keys: ['ctrl-c'], key: 'Ctrl-C', description: 'quit', help: 'quit (asks when calls are waiting)', shown: never, handler: quitAnywhere },
+];
+
 export const GLOBAL_KEYS: readonly Entry[] = [
   {
     keys: ['/'], key: '/', description: (c) => FILTER_HINT[c.ui.view] ?? 'filter', help: 'filter: words or field:value (Enter applies, Esc cancels)',
@@ -58,7 +64,7 @@ export const GLOBAL_KEYS: readonly Entry[] = [
   },
   { keys: ['q'], key: 'q', description: 'quit', help: 'quit, from any view (asks when calls are waiting); Esc goes back', shown: always, handler: askQuit },
   { keys: ['esc'], key: 'Esc', description: 'back', help: 'back (details, a filter, a view); never quits', shown: never, handler: escape },
-  { keys: ['ctrl-c'], key: 'Ctrl-C', description: 'quit', help: 'quit (asks when calls are waiting)', shown: never, handler: askQuit },
+  ...ANYWHERE_KEYS,
 ];
 
 const DECIDE_KEYS: readonly Entry[] = [
@@ -117,17 +123,17 @@ const MOVE: Entry = {
   handler: (c, k) => moveCursor(c, k.name === 'j' || k.name === 'down' ? 1 : -1),
 };
 
-export const ACTIVITY_KEYS: readonly Entry[] = [MOVE, { keys: ['G'], key: 'G', description: 'follow tail', help: 'follow the tail', shown: always, handler: followTail }];
+const ACTIVITY_KEYS: readonly Entry[] = [MOVE, { keys: ['G'], key: 'G', description: 'follow tail', help: 'follow the tail', shown: always, handler: followTail }];
 
-export const SESSIONS_KEYS: readonly Entry[] = [MOVE];
+const SESSIONS_KEYS: readonly Entry[] = [MOVE];
 
-export const GRANTS_KEYS: readonly Entry[] = [
+const GRANTS_KEYS: readonly Entry[] = [
   MOVE,
   { keys: ['r'], key: 'r', description: 'revoke', help: 'revoke the selected grant', decides: true, shown: (c) => !c.observe && !c.state.locked && visibleGrants(c).length > 0, handler: revokeGrant },
 ];
 
 const catalogOpen = (c: KeyCtx): boolean => !c.observe && !c.state.locked && c.state.catalog !== null;
-export const CATALOG_KEYS: readonly Entry[] = [
+const CATALOG_KEYS: readonly Entry[] = [
   MOVE,
   { keys: ['A'], key: 'A', description: 'accept', help: 'accept the pending catalog (asks first)', decides: true, shown: (c) => catalogOpen(c) && c.state.catalog !== null && acceptBlocked(c.state.catalog) === null, handler: (c) => confirmCatalog(c, true) },
   { keys: ['R'], key: 'R', description: 'reject', help: 'reject the pending catalog (asks first)', decides: true, shown: catalogOpen, handler: (c) => confirmCatalog(c, false) },

@@ -8,7 +8,7 @@ import { line, type Line } from '../lines.js';
 import type { ViewCtx } from '../ui.js';
 import { NO_CURSOR, col, filterLine, matches, parseFilter, timeOf, windowRows } from './list.js';
 
-export function activityRecord(a: ActivityView): Record<string, string> {
+function activityRecord(a: ActivityView): Record<string, string> {
   return {
     session: a.session_id ?? '-',
     tool: a.tool,

@@ -23,7 +23,7 @@ import { cellWidth, cutCells, sanitizeForTerminal } from '../../rules/terminal-t
 import { clipCells, foldCells } from '../text.js';
 import type { ViewCtx } from '../ui.js';
 
-export type Offer = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly pause?: true };
+type Offer = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly pause?: true };
 
 export interface Offers {
   readonly approveOnce: Offer;
@@ -40,7 +40,7 @@ const PAUSE_REASON = 'deciding waits a moment: the card on screen just changed';
 export const UNSEEN_REASON = 'approval is not offered until every row is seen';
 
 /** The reason, saying what is left: `unseen` rows of `total` in the details (null: the details were never opened at this width). */
-export function unseenReason(unseen: number | null, total: number | null): string {
+function unseenReason(unseen: number | null, total: number | null): string {
   if (unseen === null || total === null) return `${UNSEEN_REASON}: x opens the details`;
   return `${UNSEEN_REASON}: ${unseen}/${total} rows unseen, Space pages`;
 }

@@ -16,12 +16,12 @@ export function col(value: string, w: number): string {
   return padCells(cutCells(sanitizeForTerminal(value, 400), Math.max(1, w - 1)), w);
 }
 
-export function clampCursor(cursor: number, count: number): number {
+function clampCursor(cursor: number, count: number): number {
   return count === 0 ? 0 : Math.min(Math.max(0, cursor), count - 1);
 }
 
 /** Marks the selected row (visible without colour too). */
-export const CURSOR = '› ';
+const CURSOR = '› ';
 export const NO_CURSOR = '  ';
 
 /** The rows that fit in `height`, keeping the cursor row visible, marked and inverted. */
@@ -38,7 +38,7 @@ export function windowRows(rows: readonly Line[], cursor: number, height: number
   });
 }
 
-export interface Filter {
+interface Filter {
   readonly fields: ReadonlyArray<readonly [string, string]>;
   readonly words: readonly string[];
 }

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { SchemaLimits, validateArguments } from '../../../src/contracts/index.ts';
-import { IssueSink } from '../../../src/contracts/catalog/issues.js';
+import { IssueSink } from '../../../src/contracts/issues.js';
 import { parseSchema } from '../../../src/contracts/schema/schema-parse.js';
 import { checkDefaults, compileSchema } from '../../../src/contracts/schema/schema-zod.js';
 import { within } from '../../../src/contracts/schema/schema-within.js';

@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectOperator } from '../../../src/cli/operator-client.js';
+import { connectOperator } from '../../../src/protocol/operator/connect.js';
 import type { OperatorEvent } from '../../../src/protocol/operator/index.js';
 import { draft, rejectsWith, startHarness, until } from './helpers.js';
 

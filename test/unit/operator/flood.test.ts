@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { connectOperator } from '../../../src/cli/operator-client.js';
+import { connectOperator } from '../../../src/protocol/operator/connect.js';
 import { HANDSHAKE_TIMEOUT_MS } from '../../../src/daemon/operator/index.js';
 import { draft, rawConnect, startHarness, until } from './helpers.js';
 

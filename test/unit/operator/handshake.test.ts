@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { connectOperator, NO_DAEMON_MESSAGE } from '../../../src/cli/operator-client.js';
+import { connectOperator, NO_DAEMON_MESSAGE } from '../../../src/protocol/operator/connect.js';
 import { decodeB64u, encodeB64u, serverProof } from '../../../src/protocol/operator/crypto.js';
 import { draft, Lines, rawConnect, rejectsWith, startHarness, tempRun, until } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { connectOperator } from '../../../src/cli/operator-client.js';
+import { connectOperator } from '../../../src/protocol/operator/connect.js';
 import { encodeB64u } from '../../../src/protocol/operator/crypto.js';
 import { MAX_REQUEST_LINE_BYTES, PREAUTH_LINE_BYTES } from '../../../src/protocol/operator/index.js';
 import { draft, openBody, rawConnect, rawSession, rejectsWith, startHarness, startRelay, tempRun, until, type Harness } from './helpers.js';

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { connectOperator } from '../../../src/cli/operator-client.js';
+import { connectOperator } from '../../../src/protocol/operator/connect.js';
 import {
   MUTATING_OPS,
   OperatorEventEnvelopeSchema,

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOperatorServer } from '../../../src/daemon/operator/index.js';
-import { connectOperator } from '../../../src/cli/operator-client.js';
+import { connectOperator } from '../../../src/protocol/operator/connect.js';
 import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { rejectsWith, startHarness, tempRun } from './helpers.js';
 import { systemClock } from '../../../src/clock/index.js';

@@ -5,8 +5,8 @@
  * that now accepts more, a result old readers may not understand, a result that
  * now says more — so every report uses the same phrases.
  */
-import type { DiffCode, SchemaDiff } from '../schema/schema-within.js';
-import type { PolicyName } from '../types.js';
+import type { DiffCode, SchemaDiff } from './schema/schema-within.js';
+import type { PolicyName } from './types.js';
 
 export const ChangeClasses = {
   additive: 'old calls stay valid and keep their meaning; new clients can do more',

@@ -5,12 +5,12 @@
  * the file, the path, the line when known, and what is wrong. The thrown value
  * is always a CATALOG_INVALID PosternError.
  */
-import { PosternError } from '../../rules/errors.js';
-import { escapeForTerminal as printable } from '../../rules/terminal-text.js';
+import { PosternError } from '../rules/errors.js';
+import { escapeForTerminal as printable } from '../rules/terminal-text.js';
 
 export type DocPath = readonly (string | number)[];
 
-export interface CatalogIssue {
+interface CatalogIssue {
   readonly path: DocPath;
   readonly message: string;
   /** Known directly for YAML syntax errors; otherwise found through the locator. */
@@ -23,7 +23,7 @@ const SHOWN_IN_MESSAGE = 3;
 const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 
 /** `tools.deploy_preview.revisions[1].http.path`; keys that are not plain identifiers are quoted. */
-export function formatPath(path: DocPath): string {
+function formatPath(path: DocPath): string {
   if (path.length === 0) return '(document)';
   let out = '';
   for (const seg of path) {
@@ -50,7 +50,7 @@ export class IssueSink {
 export type Locator = (path: DocPath) => number | undefined;
 
 /** One line per issue: `catalog.yaml: tools.x.effect: must be one of … (line 7)`. */
-export function describeIssue(fileName: string, issue: CatalogIssue, locate: Locator): string {
+function describeIssue(fileName: string, issue: CatalogIssue, locate: Locator): string {
   const line = issue.line ?? locate(issue.path);
   const where = line === undefined ? '' : ` (line ${line})`;
   return printable(`${fileName}: ${formatPath(issue.path)}: ${issue.message}${where}`);

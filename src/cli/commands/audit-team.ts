@@ -4,24 +4,24 @@
  * database (`--home` for one). Each question is answered in PostgreSQL
  * (ship/queries.ts: filtered, ordered newest first and limited there, through
  * its indexes); each row says which home it came from. Rendering is
- * audit-render.ts's, with a HOME column first; `--json` is the local JSON
+ * ../audit-render.ts's, with a HOME column first; `--json` is the local JSON
  * with `home` and `home_id` added to each row.
  *
  * Limits: the rows are only as trustworthy as the database — `audit verify
  * --from` says whether they are.
  */
 import type pg from 'pg';
-import type { CallView, ExposureEntry } from '../journal/index.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../journal/filters.js';
-import type { ShippedHome } from '../journal/ship/remote.js';
-import { callByIdQuery, callByPrefixQuery, resolveTeamSession, sessionHomes, teamCalls, teamCallsQuery, teamExposures, teamSessions as sessionsFrom, teamTimeline as timelineFrom, unreadRows, type FromHome, type HomeScope } from '../journal/ship/queries.js';
-import { PosternError } from '../rules/errors.js';
-import { jsonForTerminal, sanitizeForTerminal as clean } from '../rules/terminal-text.js';
-import type { CliContext } from './context.js';
-import { callFilterOf, parseLimit, parseTime, type ActivityOpts, type ListOpts } from './audit-options.js';
-import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, moreHint, sessionRow, timelineRow } from './audit-render.js';
-import { homesFrom, withDatabase } from './commands/audit-ship.js';
-import { renderTable } from './table.js';
+import type { CallView, ExposureEntry } from '../../journal/index.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../journal/filters.js';
+import type { ShippedHome } from '../../journal/ship/remote.js';
+import { callByIdQuery, callByPrefixQuery, resolveTeamSession, sessionHomes, teamCalls, teamCallsQuery, teamExposures, teamSessions as sessionsFrom, teamTimeline as timelineFrom, unreadRows, type FromHome, type HomeScope } from '../../journal/ship/queries.js';
+import { PosternError } from '../../rules/errors.js';
+import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
+import type { CliContext } from '../context.js';
+import { callFilterOf, parseLimit, parseTime, type ActivityOpts, type ListOpts } from '../audit-options.js';
+import { CALL_HEADER, SESSION_HEADER, TIMELINE_HEADER, callDetails, callRow, moreHint, sessionRow, timelineRow } from '../audit-render.js';
+import { homesFrom, withDatabase } from './audit-ship.js';
+import { renderTable } from '../table.js';
 
 export interface TeamOpts {
   readonly from: string;

@@ -1,7 +1,7 @@
 /**
- * The journal anchor, the pure half: what it records, its MAC, and the
- * decision whether the journals (and the vault) found at start are the ones
- * it vouches for. No I/O here.
+ * The journal anchor, the pure half, shared by anchor/ and checkpoint/: what
+ * it records, its MAC, and the decision whether the journals (and the vault)
+ * found at start are the ones it vouches for. No I/O here.
  *
  * The anchor lives outside the journals (`$POSTERN_HOME/journal.anchor`) and
  * holds: the journal id (random, made when the journal was created, stored in
@@ -14,13 +14,13 @@
  * Judged both ways: a journal behind its anchor (fewer entries, or another
  * hash at the anchored seq) was rolled back, emptied or rewritten; entries
  * past the anchor are an unanchored tail, which a crash between a commit and
- * the next anchor write leaves behind and is adopted (see keeper.ts for why
+ * the next anchor write leaves behind and is adopted (see anchor/keeper.ts for why
  * that is safe: every keyed intent is anchored before it runs).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from '../json.js';
-import type { JournalName } from '../database.js';
-import type { ChainHead } from '../types.js';
+import { canonicalJson } from './json.js';
+import type { JournalName } from './database.js';
+import type { ChainHead } from './types.js';
 
 export const ANCHOR_FORMAT = 'postern.journal-anchor/1';
 
@@ -48,7 +48,7 @@ const MAC_DOMAIN = 'postern journal anchor v1\n';
 
 /**
  * The anchor's MAC, the one place it is computed: `sealAnchor` for writers,
- * and `reauthenticateAnchor` (file.ts) when the vault's keys change.
+ * and `reauthenticateAnchor` (anchor/file.ts) when the vault's keys change.
  */
 export function anchorMac(key: Uint8Array, record: AnchorRecord): string {
   return createHmac('sha256', key).update(MAC_DOMAIN).update(canonicalJson(record)).digest('hex');

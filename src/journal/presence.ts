@@ -1,15 +1,16 @@
 /**
  * Which journal files are there, judged before anything opens (and could
  * create) them: none (a new home), both with bytes, or the first problem
- * (a file missing or empty).
+ * (a file missing or empty). Shared by anchor/ (open, restore) and
+ * checkpoint/ (inspect).
  */
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { PosternError } from '../../rules/errors.js';
-import { ACTIVITY_SCHEMA } from '../activity-schema.js';
-import type { JournalName } from '../database.js';
-import { SESSIONS_SCHEMA } from '../sessions.js';
-import type { JournalProblem } from './record.js';
+import { PosternError } from '../rules/errors.js';
+import { ACTIVITY_SCHEMA } from './activity-schema.js';
+import type { JournalName } from './database.js';
+import { SESSIONS_SCHEMA } from './sessions.js';
+import type { JournalProblem } from './anchor-record.js';
 
 const FILES: Readonly<Record<JournalName, string>> = { sessions: SESSIONS_SCHEMA.file, activity: ACTIVITY_SCHEMA.file };
 
