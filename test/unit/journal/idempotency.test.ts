@@ -91,7 +91,7 @@ describe('idempotency claims across processes', () => {
   const t = tempJournalDir();
   after(() => t.cleanup());
 
-  it('20 processes racing for one key: exactly one claims it, the others see that holder', { timeout: 60_000 }, async () => {
+  it('20 processes racing for one key: exactly one claims it, the others see that holder', { timeout: 300_000 }, async () => {
     openJournals(t.dir).close(); // create the files before the race
     const children = Array.from({ length: 20 }, (_, i) => startChild(['claim', t.dir, `racer-${i}`, 'the-key']));
     try {

@@ -14,7 +14,7 @@ describe('crash recovery', () => {
   const t = tempJournalDir();
   after(() => t.cleanup());
 
-  it('an intent without an outcome after kill -9 becomes outcome_unknown and keeps its key', { timeout: 30_000 }, async () => {
+  it('an intent without an outcome after kill -9 becomes outcome_unknown and keeps its key', { timeout: 180_000 }, async () => {
     const child = startChild(['crash', t.dir, 'doomed-call', 'deploy-key-1']);
     try {
       assert.deepEqual(JSON.parse(await child.nextLine()), { intent: true });
