@@ -181,8 +181,8 @@ describe('ssh gateway: approvals, sessions, timeouts, a killed daemon, unattende
     assert.match(shown, /git push to ssh:\/\/127\.0\.0\.1:\d+\/org\/repo\.git as /);
     assert.match(shown, /requested_by.*pid \d+: ssh -F .*; started by pid \d+: .*git -c user\.name=agent/);
     assert.match(shown, /git-receive-pack/);
-    // The arguments are shown as JSON (control characters as \u escapes), through the terminal-text module.
-    assert.ok(shown.includes('core.note=agent\\u001b]0;pwned\\u0007\\u001b[2J'), `the hostile bytes are shown escaped:\n${shown}`);
+    // The arguments are shown as JSON (control characters as \u escapes), through the terminal-text module (a backslash doubled).
+    assert.ok(shown.includes('core.note=agent\\\\u001b]0;pwned\\\\u0007\\\\u001b[2J'), `the hostile bytes are shown escaped:\n${shown}`);
     assert.ok(!shown.includes('\x1b') && !shown.includes('\x07'), 'no raw control byte reached the operator');
     const r = await pushing;
     assert.equal(r.code, 0, r.stderr);
