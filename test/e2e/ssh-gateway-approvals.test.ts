@@ -25,6 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { runProgram } from '../helpers/agent-run.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { startGitSshd, type GitSshd } from '../helpers/git-sshd.js';
 import { sshdSkip } from '../helpers/sshd.js';
@@ -61,19 +62,8 @@ describe('ssh gateway: approvals, sessions, timeouts, a killed daemon, unattende
   }
 
   function run(cmd: string, args: readonly string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, GIT_SSH_COMMAND: `ssh -F ${sshConfig}`, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C', ...opts.env };
-      const child = spawn(cmd, [...args], { cwd: opts.cwd ?? join(work, 'clone'), env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-      child.on('error', reject);
-      child.on('close', (code) => {
-        outputs.push(stdout, stderr);
-        resolve({ code, stdout, stderr });
-      });
-    });
+    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, GIT_SSH_COMMAND: `ssh -F ${sshConfig}`, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C', ...opts.env };
+    return runProgram(cmd, args, { cwd: opts.cwd ?? join(work, 'clone'), env, keep: (out, err) => void outputs.push(out, err) });
   }
 
   const gitIn = (args: readonly string[], env: Record<string, string> = {}): Promise<Run> => run('git', ['-c', 'user.name=agent', '-c', 'user.email=agent@example.invalid', ...args], { env });
