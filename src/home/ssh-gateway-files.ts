@@ -87,18 +87,31 @@ export async function readGatewayKeys(paths: HomePaths): Promise<GatewayKeys | n
   return { hostKey: host, hostPublic: publicLine(host, g.hostKey), clientPublic: publicLine(client, g.clientKey) };
 }
 
+/**
+ * A new ed25519 pair that ssh2 reads back: about one pair in 150 that ssh2 makes, it then
+ * refuses to parse ("Malformed OpenSSH private key"), so such a pair is made again.
+ */
+function newKeyPair(comment: string): { private: string; public: string } {
+  for (let i = 0; i < 16; i++) {
+    const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment });
+    const k = ssh2.utils.parseKey(pair.private);
+    if (!(k instanceof Error) && !Array.isArray(k)) return pair;
+  }
+  throw new PosternError('INTERNAL', 'no SSH key pair could be made that reads back');
+}
+
 /** The gateway's keys, made on first use. */
 export async function ensureGatewayKeys(paths: HomePaths): Promise<GatewayKeys> {
   const g = gatewayPaths(paths);
   await mkdir(g.dir, { recursive: true, mode: 0o700 });
   let host = await readText(g.hostKey);
   if (host === null) {
-    host = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'postern-gateway-host' }).private;
+    host = newKeyPair('postern-gateway-host').private;
     await atomicWriteFile(g.hostKey, host);
   }
   let client = await readText(g.clientKey);
   if (client === null) {
-    const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'postern-gateway-client' });
+    const pair = newKeyPair('postern-gateway-client');
     client = pair.private;
     await atomicWriteFile(g.clientKey, client);
     await atomicWriteFile(g.clientPub, `${pair.public}\n`);

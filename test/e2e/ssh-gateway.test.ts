@@ -20,6 +20,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { runProgram } from '../helpers/agent-run.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { startGitSshd, type GitSshd } from '../helpers/git-sshd.js';
 import { newEd25519Key, sshdSkip } from '../helpers/sshd.js';
@@ -64,20 +65,8 @@ describe('ssh gateway: git and ssh through the vault key, with the real programs
 
   /** Runs a program to its end with the gateway's client configuration; its output is kept for the canary search. */
   function run(cmd: string, args: readonly string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, GIT_SSH_COMMAND: `ssh -F ${sshConfig}`, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C', ...opts.env };
-      const child = spawn(cmd, [...args], { cwd: opts.cwd ?? work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-      child.on('error', reject);
-      child.on('close', (code) => {
-        outputs.push(stdout, stderr);
-        inst.sb.transcript.push(stdout, stderr);
-        resolve({ code, stdout, stderr });
-      });
-    });
+    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, GIT_SSH_COMMAND: `ssh -F ${sshConfig}`, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C', ...opts.env };
+    return runProgram(cmd, args, { cwd: opts.cwd ?? work, env, keep: (out, err) => void (outputs.push(out, err), inst.sb.transcript.push(out, err)) });
   }
 
   const ssh = (...args: string[]): Promise<Run> => run('ssh', ['-F', sshConfig, ...args]);

@@ -11,6 +11,8 @@
  * For each agent host configuration found (Claude Code, Codex, Gemini CLI),
  * whether the agent's shell is sandboxed away from the home, what it can
  * still reach, and the setting that closes each gap (docs/sandbox.md).
+ * With the SSH gateway enabled, whether the user still holds private keys in
+ * `~/.ssh` or an `SSH_AUTH_SOCK` agent with keys, either of which bypasses it.
  * Exits 0 unless `--strict` and something is not ok.
  */
 import { JournalGap } from '../../journal/gap.js';
@@ -39,6 +41,8 @@ import { configFile, type Places } from '../setup/hosts.js';
 import { claudeShellFinding, codexShellFinding, geminiShellFinding, type FoundConfig } from '../setup/sandbox.js';
 import { readAcceptance, readCatalogFile, type CatalogFile } from '../../home/catalog-store.js';
 import { sequenceOf, type StoredRecord } from '../../contracts/index.js';
+import { loadConfig } from '../../daemon/config.js';
+import { sshBypassFindings } from '../ssh-bypass.js';
 
 async function readOptional(path: string): Promise<string | undefined> {
   try {
@@ -187,8 +191,18 @@ async function agentShellFindings(home: string, p: Places): Promise<Finding[]> {
   return findings;
 }
 
+/** With the SSH gateway enabled in config.yaml: the user's own SSH keys and ssh-agent, the ways around it (../ssh-bypass.ts). */
+async function gatewayBypassFindings(config: string | undefined, p: Places): Promise<Finding[]> {
+  if (config === undefined) return [];
+  const enabled = await loadConfig(config).then(
+    (c) => c.ssh_gateway.enabled,
+    () => false,
+  );
+  return enabled ? sshBypassFindings(p.userHome, p.env) : [];
+}
+
 async function runDoctor(
-  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string; acceptedRecord?: string },
+  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string; acceptedRecord?: string; config?: string },
   unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array; journal?: RecordedJournal | null },
   profile: KdfProfile = PRODUCTION_KDF_PROFILE,
 ): Promise<Finding[]> {
@@ -211,7 +225,9 @@ async function runDoctor(
   findings.push(checkTiocsti(await readOptional('/proc/sys/dev/tty/legacy_tiocsti')));
   findings.push(checkPtraceScope(await readOptional('/proc/sys/kernel/yama/ptrace_scope')));
   findings.push(checkCoreDumps(await readOptional('/proc/self/limits')));
-  findings.push(...(await agentShellFindings(paths.home, { userHome: homedir(), cwd: process.cwd(), env: process.env, platform: process.platform })));
+  const places: Places = { userHome: homedir(), cwd: process.cwd(), env: process.env, platform: process.platform };
+  findings.push(...(await agentShellFindings(paths.home, places)));
+  findings.push(...(await gatewayBypassFindings(paths.config, places)));
   return findings;
 }
 

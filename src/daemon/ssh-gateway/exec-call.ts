@@ -16,6 +16,7 @@ import { callIdentity } from '../pipeline/identity.js';
 import { runStages } from '../pipeline/stages/index.js';
 import { Trail } from '../pipeline/trail.js';
 import { relayStage, type AgentChannel } from './relay.js';
+import type { GatewayRequest } from './plan.js';
 import { gatewayStages } from './stages.js';
 
 /** The server side of an exec channel: the agent's streams plus how to end them. */
@@ -36,7 +37,12 @@ export function refusalLine(code: string, message: string): string {
   return `postern: ${code}: ${escapeForTerminal(message)}\n`;
 }
 
-export async function runGatewayExec(svc: Services, session: SessionInfo, target: string, exec: string, ch: ExecChannel): Promise<void> {
+/**
+ * Runs one exec request; `requestedBy` is the card's context line (the client process's
+ * command line, or why it was not found: peer-process.ts).
+ */
+export async function runGatewayExec(svc: Services, session: SessionInfo, g: GatewayRequest, requestedBy: string, ch: ExecChannel): Promise<void> {
+  const { target, exec } = g;
   const abort = new AbortController();
   let finished = false;
   ch.on('close', () => {
@@ -55,7 +61,7 @@ export async function runGatewayExec(svc: Services, session: SessionInfo, target
   const trail = new Trail(svc, session, req.name, snapshot.handlerRevision, randomUUID());
   trail.identity(callIdentity(session, req.meta));
   const rawStdout = parseExec(exec).kind === 'git';
-  const stages = gatewayStages({ target, exec }, relayStage(ch, { rawStdout, onExit: (e) => void (relayed.exit = e) }));
+  const stages = gatewayStages(g, requestedBy, relayStage(ch, { rawStdout, onExit: (e) => void (relayed.exit = e) }));
   const running = runStages({ svc, session, req, trail, snapshot, releases: [] }, stages);
   svc.inflight.add(running);
   const result = await running.finally(() => svc.inflight.delete(running));

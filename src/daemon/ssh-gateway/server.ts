@@ -19,6 +19,7 @@ import type { AuthContext, Connection, ParsedKey, ServerChannel, Session } from 
 import { PosternError } from '../../rules/errors.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { refusalLine, runGatewayExec } from './exec-call.js';
+import { describePeer, findPeerProcess, type PeerProcess } from './peer-process.js';
 
 export interface GatewayServerOptions {
   readonly svc: Services;
@@ -66,7 +67,7 @@ interface SessionAsks {
   refused: string | null;
 }
 
-function serveSession(o: GatewayServerOptions, agent: SessionInfo, login: string, session: Session): void {
+function serveSession(o: GatewayServerOptions, agent: SessionInfo, login: string, peer: Promise<PeerProcess>, session: Session): void {
   const asks: SessionAsks = { target: null, refused: null };
   const deny = (what: string) => (_accept: unknown, reject: (() => void) | undefined) => {
     asks.refused ??= what;
@@ -87,7 +88,11 @@ function serveSession(o: GatewayServerOptions, agent: SessionInfo, login: string
   session.on('exec', (accept, _reject, info) => {
     const ch = accept();
     if (asks.refused !== null) return refuseOn(ch, asks.refused);
-    void runGatewayExec(o.svc, agent, asks.target ?? login, info.command, ch);
+    const target = asks.target ?? login;
+    void peer.then((p) => {
+      if (p.found) agent.pid = p.pid;
+      return runGatewayExec(o.svc, agent, { target, exec: info.command }, describePeer(p), ch);
+    });
   });
   const refuseOn = (ch: ServerChannel, what: string): void => {
     o.log(`ssh-gateway: refused ${what} (session ${agent.id.slice(0, 8)})`);
@@ -95,7 +100,7 @@ function serveSession(o: GatewayServerOptions, agent: SessionInfo, login: string
   };
 }
 
-function serveClient(o: GatewayServerOptions, allowed: ParsedKey, client: Connection, software: string): void {
+function serveClient(o: GatewayServerOptions, allowed: ParsedKey, client: Connection, software: string, peer: Promise<PeerProcess>): void {
   let login = '';
   let agent: SessionInfo | null = null;
   client.on('error', () => undefined);
@@ -120,7 +125,7 @@ function serveClient(o: GatewayServerOptions, allowed: ParsedKey, client: Connec
     };
     agent = s;
     o.hooks.sessionStarted(s);
-    client.on('session', (accept) => serveSession(o, s, login, accept()));
+    client.on('session', (accept) => serveSession(o, s, login, peer, accept()));
   });
   client.on('close', () => {
     if (agent !== null) o.hooks.sessionEnded(agent);
@@ -131,17 +136,19 @@ function serveClient(o: GatewayServerOptions, allowed: ParsedKey, client: Connec
 export async function startGatewayServer(o: GatewayServerOptions, port: number): Promise<GatewayServer> {
   const allowed = parsedKey(o.clientKey);
   const connections = new Set<Connection>();
+  let bound = port;
   const server = new ssh2.Server({ hostKeys: [o.hostKey], ident: 'Postern-gateway' }, (client, info) => {
     connections.add(client);
     client.on('close', () => connections.delete(client));
-    serveClient(o, allowed, client, info.header.versions.software);
+    // Looked up at once, while the client's connection is surely there; the card shows it as context.
+    serveClient(o, allowed, client, info.header.versions.software, findPeerProcess(info.port, bound));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => reject(new PosternError('GATEWAY_LISTEN_FAILED', `the SSH gateway cannot listen on 127.0.0.1:${port} (${e.code ?? 'error'})`, { cause: e })));
     server.listen(port, '127.0.0.1', () => resolve());
   });
   server.on('error', () => undefined);
-  const bound = (server.address() as AddressInfo).port;
+  bound = (server.address() as AddressInfo).port;
   return {
     port: bound,
     close: () =>

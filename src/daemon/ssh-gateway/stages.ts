@@ -30,7 +30,7 @@ interface GatewayCallBox {
   planned: GatewayPlan | null;
 }
 
-function admitAndPlan(g: GatewayRequest, box: GatewayCallBox): Stage {
+function admitAndPlan(g: GatewayRequest, requestedBy: string, box: GatewayCallBox): Stage {
   return (call) => {
     const { svc, trail, session, snapshot } = call;
     svc.idleness.touch();
@@ -46,8 +46,9 @@ function admitAndPlan(g: GatewayRequest, box: GatewayCallBox): Stage {
     const { plan } = planned;
     trail.currentRevision = 1;
     trail.revisionSeen = 1;
-    // The card and `audit show` read the summary first: `git push to github.com:org/repo.git as git (key deploy)`.
-    trail.raw(trail.redactor('arguments', redactor).redactValue({ gateway: planned.summary, target: g.target, exec: g.exec }));
+    // The card and `audit show` read the summary first: `git push to github.com:org/repo.git as git (key deploy)`;
+    // then the request, and the process that sent it (agent text, context only: escaped wherever shown).
+    trail.raw(trail.redactor('arguments', redactor).redactValue({ gateway: planned.summary, target: g.target, exec: g.exec, requested_by: requestedBy }));
     trail.normalized(plan.normalized, 1, []);
     trail.digest(plan.argsDigest);
     return next({ ...call, redactor, admitted: { tool: plan.tool, callArgs: g, key: undefined }, plan, planCatalog: snapshot.catalog });
@@ -105,11 +106,11 @@ function approvalStage(g: GatewayRequest, box: GatewayCallBox): Stage {
   };
 }
 
-/** The stages of one gateway exec request; `relay` is the execution (relay.ts). */
-export function gatewayStages(g: GatewayRequest, relay: Stage): readonly (readonly [string, Stage])[] {
+/** The stages of one gateway exec request; `requestedBy` the card's context line; `relay` is the execution (relay.ts). */
+export function gatewayStages(g: GatewayRequest, requestedBy: string, relay: Stage): readonly (readonly [string, Stage])[] {
   const box: GatewayCallBox = { planned: null };
   return [
-    ['gateway admission', admitAndPlan(g, box)],
+    ['gateway admission', admitAndPlan(g, requestedBy, box)],
     ['credential present', credentialPresent],
     ['limits check', limitsCheck],
     ['approval', approvalStage(g, box)],
