@@ -1,7 +1,7 @@
 /**
  * `postern catalog check --shadow`: the divergence of a candidate catalog
  * that ran in shadow, per tool, from the verdicts journaled with each call
- * (src/daemon/pipeline/shadow.ts). The gate fails when a tool diverges on
+ * (src/daemon/pipeline/stages/planning/shadow.ts). The gate fails when a tool diverges on
  * more than 1% of its shadowed calls (seed 004: "si el shadow reporta más de
  * un 1% de divergencia, el schema vuelve a diseño"), and when no call was
  * shadowed at all: `--shadow` asks for evidence, and none is not a pass.

@@ -27,7 +27,7 @@ import type { UnlockedVault, VaultOptions } from '../vault/index.js';
 import { pendingCatalog } from './catalog-pending.js';
 import type { EventBus } from './events.js';
 import type { JournalEvent } from './journal-event.js';
-import type { ShadowCandidate } from './pipeline/shadow.js';
+import type { ShadowCandidate } from './pipeline/context.js';
 import { snapshotOf, type CatalogSnapshot, type DaemonState } from './state.js';
 
 const EMPTY: Catalog = { fileName: '(no accepted catalog)', targets: new Map(), tools: new Map(), preapprovals: new Map() };
@@ -94,7 +94,7 @@ export class CatalogControl {
     return this.#pending;
   }
 
-  /** The candidate calls are also planned against (shadow.ts), unless it became the catalog in use. */
+  /** The candidate calls are also planned against (pipeline/stages/planning/shadow.ts), unless it became the catalog in use. */
   shadowCandidate(): ShadowCandidate | null {
     const s = this.#shadow;
     return s !== null && s.digest !== this.#p.state.snapshot().digest ? s : null;

@@ -22,7 +22,7 @@ import type { DaemonConfig } from './config.js';
 import { IdleTracker } from './idle.js';
 import { MintedTokens } from './minted-tokens.js';
 import { GroupCommit } from './pipeline/group-commit.js';
-import { KeyReservations } from './pipeline/idempotency.js';
+import { KeyReservations } from './pipeline/key-reservations.js';
 import { PendingOutcomes } from './pipeline/pending-outcomes.js';
 import type { Services } from './pipeline/context.js';
 import { DaemonState, snapshotOf } from './state.js';

@@ -46,7 +46,7 @@ import { startOperatorServer, type OperatorServer } from './operator/index.js';
 import { createBackend, grantView, OPERATOR_REVOKED, type BackendParts } from './operator/backend.js';
 import type { Services } from './pipeline/context.js';
 import { GroupCommit } from './pipeline/group-commit.js';
-import { KeyReservations } from './pipeline/idempotency.js';
+import { KeyReservations } from './pipeline/key-reservations.js';
 import { clearPendingOutcomes, PENDING_OUTCOMES_FILE, PendingOutcomes, readPendingOutcomes } from './pipeline/pending-outcomes.js';
 import { refreshTokenWriteBack } from './refresh-token-store.js';
 import { RunReporter } from './run-report.js';

@@ -5,7 +5,7 @@
  */
 import type { ActivityView } from '../protocol/operator/index.js';
 import type { Credential } from '../vault/index.js';
-import type { ShadowCandidate } from './pipeline/shadow.js';
+import type { ShadowCandidate } from './pipeline/context.js';
 
 /** No pending catalog runs in shadow. */
 export const noShadow = (): ShadowCandidate | null => null;

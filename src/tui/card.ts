@@ -1,6 +1,6 @@
 /**
  * The approval card on screen: the rows of the project's card view
- * (src/protocol/operator/card-view.ts — what a card shows, sanitized) folded
+ * (src/protocol/display/card-view.ts — what a card shows, sanitized) folded
  * to the terminal width under their labels, and the countdown.
  *
  * Invariants: `fullyShown` is false whenever a value was cut, by the card

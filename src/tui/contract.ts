@@ -18,8 +18,8 @@ export type {
   OperatorSnapshot,
   SessionView,
   StatusView,
-  CardRow,
-  CardView,
 } from '../protocol/operator/index.js';
+export type { CardRow, CardView } from '../protocol/display/card-view.js';
 export type { Presentation } from '../protocol/operator/index.js';
-export { cardView, presentation, CARD_VALUE_MAX, DEVICE_NAME, PairingViewSchema, pairingLink, SUMMARY_LABEL } from '../protocol/operator/index.js';
+export { cardView, CARD_VALUE_MAX, SUMMARY_LABEL } from '../protocol/display/card-view.js';
+export { presentation, DEVICE_NAME, PairingViewSchema, pairingLink } from '../protocol/operator/index.js';

@@ -9,11 +9,10 @@
  * `env.width`; every string from the daemon or an agent is sanitized.
  */
 import { hintsOf } from './keys/keymap.js';
-import { keyCtx, type KeyCtx } from './keys/actions.js';
+import { REASON_MAX, keyCtx, type KeyCtx } from './keys/actions.js';
 import { GLOBAL_KEYS, viewKeys } from './keys/tables.js';
 import { viewCtx } from './layout.js';
 import { line, type Line, type Seg } from './lines.js';
-import { REASON_MAX } from './reducer.js';
 import type { OperatorState } from './state.js';
 import { cells, clipCells, foldCells } from './text.js';
 import { pairingRows } from './pairing.js';

@@ -19,9 +19,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import { httpFixture } from '../helpers/fixture.js';
 import { childEnv, CLI } from '../helpers/cli.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { Installation } from '../helpers/daemon.js';
 
 type Json = Record<string, unknown>;
 
@@ -151,14 +152,8 @@ describe('malformed JSON-RPC envelopes are answered, never dropped', () => {
   let emptyHome: string;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }] });
     const obj = { type: 'object', properties: { q: { type: 'string', maxLength: 50 } }, required: [] };
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: { echo_read: { description: 'Echo.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }] } },
-    });
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, tools: { echo_read: { description: 'Echo.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }] } } }));
     emptyHome = await mkdtemp(join(tmpdir(), 'postern-nodaemon-'));
   });
 

@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 
 type Usage = { tool: string; revision: number | null; counts: Record<string, number>; awaiting_approval?: number };
@@ -22,21 +23,15 @@ describe('postern audit revisions --waiting', () => {
   let events: EventWatch;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 60 } });
     const input = { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] };
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: {
+    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, config: { approval_timeout_seconds: 60 }, tools: {
         create_issue: {
           description: 'Create an issue.',
           effect: 'write',
           approval: 'per-call',
           revisions: [{ revision: 1, input, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
         },
-      },
-    });
-    await inst.startDaemon();
+      } }));
     agent = await inst.client({ name: 'waiting-agent' });
     events = await watchEvents(() => inst.operator());
   });

@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { httpFixture, TOOLS } from '../helpers/fixture.js';
 
 const TOKEN = `CANARY-used-${randomBytes(12).toString('hex')}`;
 const SPARE = `CANARY-spare-${randomBytes(12).toString('hex')}`;
@@ -23,13 +24,7 @@ describe('secret list: LAST USED from the journal', () => {
   let agent: Client;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }, { name: 'spare-token', kind: 'http_bearer', value: SPARE }] });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: { get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }] } },
-    });
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: TOKEN, secrets: [{ name: 'spare-token', kind: 'http_bearer', value: SPARE }], tools: TOOLS.getJson }));
     agent = await inst.client();
   });
 

@@ -8,8 +8,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { httpFixture, TOOLS } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { openJournals } from '../../src/journal/index.js';
 
@@ -18,13 +19,7 @@ describe('daemon: idle lock', () => {
   let http: FakeHttpServer;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: 'idle-test-token-123' }], config: { idle_lock_minutes: 0.02 } });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: { get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }] } },
-    });
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: 'idle-test-token-123', config: { idle_lock_minutes: 0.02 }, tools: TOOLS.getJson }));
   });
   after(async () => {
     await inst.cleanup();

@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { httpFixture } from '../helpers/fixture.js';
 
 const TOKEN = `CANARY-lim-${randomBytes(12).toString('hex')}`;
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -22,10 +23,8 @@ describe('daemon: limits survive a restart', () => {
   let agent: Client;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
       tools: {
         budgeted: {
           description: 'A write with a budget per run.',
@@ -35,8 +34,7 @@ describe('daemon: limits survive a restart', () => {
           revisions: [{ revision: 1, input: { type: 'object', properties: { t: { type: 'string', maxLength: 20 } }, required: ['t'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { t: '{t}' } } }],
         },
       },
-    });
-    await inst.startDaemon();
+    }));
     agent = await inst.client();
   });
   after(async () => {

@@ -14,20 +14,16 @@ import { TEST_KDF_PROFILE } from '../../src/vault/index.js';
 import { createOperatorClient } from '../../src/protocol/operator/operator-client.js';
 import { connectPortTransport } from '../../src/protocol/operator/port-transport.js';
 import type { OperatorEventEnvelope } from '../../src/protocol/operator/index.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import { httpFixture } from '../helpers/fixture.js';
+import { PASSPHRASE, type Installation } from '../helpers/daemon.js';
 
 describe('daemon in a worker thread', () => {
   let inst: Installation;
   let http: FakeHttpServer;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 60 } });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: { ping: { description: 'Ping.', effect: 'write', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'POST', path: '/echo' } }] } },
-    });
+    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, config: { approval_timeout_seconds: 60 }, tools: { ping: { description: 'Ping.', effect: 'write', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'POST', path: '/echo' } }] } }, start: false }));
   });
   after(async () => {
     await inst.cleanup();

@@ -35,8 +35,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { install, type Installation } from '../helpers/daemon.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import { httpFixture } from '../helpers/fixture.js';
 import { startFakeModel, type Script } from '../helpers/fake-model.js';
 import type { ApprovalCard } from '../../src/protocol/approvals.js';
 
@@ -75,17 +76,12 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
   const received: string[] = [];
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { approval_timeout_seconds: 60, approval_wait_without_progress_seconds: 45 } });
     const q = { type: 'object', properties: { q: { type: 'string', maxLength: 50 } }, required: ['q'] };
     const title = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: {
+    ({ http, inst } = await httpFixture({ token: TOKEN, config: { approval_timeout_seconds: 60, approval_wait_without_progress_seconds: 45 }, tools: {
         echo_read: { description: 'Echo a word back.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: q, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }] },
         gated_write: { description: 'A write the operator approves.', effect: 'write', approval: 'per-call', revisions: [{ revision: 1, input: title, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }] },
-      },
-    });
+      }, start: false }));
     userHome = join(inst.sb.dir, 'user');
     codexConfig = join(userHome, '.codex', 'config.toml');
     project = join(inst.sb.dir, 'project');

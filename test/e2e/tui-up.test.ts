@@ -15,8 +15,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { CLI } from '../helpers/cli.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { waitFor } from '../helpers/wait.js';
 import { FORGED, UNSETTLED, foreignStart } from '../unit/tui/own-rows.js';
@@ -55,19 +56,14 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
   const posted = (): string[] => http.requests.filter((r) => r.method === 'POST').map((r) => (JSON.parse(r.body.toString('utf8')) as { title: string }).title);
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 120 } });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: {
+    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, config: { approval_timeout_seconds: 120 }, tools: {
         create_issue: {
           description: 'Create an issue.',
           effect: 'write',
           approval: 'per-call',
           revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
         },
-      },
-    });
+      }, start: false }));
     sock = join(inst.sb.dir, 'tmux.sock');
     exitFile = join(inst.sb.dir, 'up.exit');
     const cmd = `env -i PATH="$PATH" TERM=xterm-256color POSTERN_HOME='${inst.sb.home}' ${TEST_KDF_SWITCH}=${TEST_KDF_SWITCH_VALUE} '${process.execPath}' '${CLI}' --passphrase-file '${inst.passFile}' up; echo $? > '${exitFile}'`;

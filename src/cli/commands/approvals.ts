@@ -6,7 +6,7 @@
  * command, and once for the whole of a `watch`.
  *
  * Invariants: every string taken from a card passes through
- * src/protocol/operator/card-view.ts or sanitizeForTerminal (or
+ * src/protocol/display/card-view.ts or sanitizeForTerminal (or
  * jsonForTerminal) before it is printed; `show` prints the card's whole
  * presentation (src/protocol/operator/presentation.ts: nothing cut) and its
  * digest, and `approve` needs a prefix of that digest (`--digest`, at least
@@ -26,7 +26,8 @@ import { openVault } from '../../vault/index.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 import { approvalNotFound } from '../../approvals/resolved.js';
 import type { ApprovalCard, ApprovalDecision, OperatorVerdict } from '../../protocol/approvals.js';
-import { OPERATOR_SOCKET_FILE, PRESENTATION_PREFIX_MIN, cardView, matchPresentationPrefix, presentation, targetSummary, type CardView, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
+import { cardView, targetSummary, type CardView } from '../../protocol/display/card-view.js';
+import { OPERATOR_SOCKET_FILE, PRESENTATION_PREFIX_MIN, matchPresentationPrefix, presentation, type OperatorClient, type OperatorEventEnvelope, type OperatorRole } from '../../protocol/operator/index.js';
 import { contextFor, type CliContext } from '../context.js';
 import { NO_DAEMON_MESSAGE, connectOperator } from '../../protocol/operator/connect.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
@@ -107,7 +108,7 @@ function cardRow(card: ApprovalCard, now: Date): string[] {
   ];
 }
 
-/** The full card, one field a line (src/protocol/operator/card-view.ts); `hidden` counts characters that did not fit. */
+/** The full card, one field a line (src/protocol/display/card-view.ts); `hidden` counts characters that did not fit. */
 function cardDetails(card: ApprovalCard): { lines: string[]; hidden: number; view: CardView } {
   const view = cardView(card);
   return { lines: view.rows.map((r) => `${r.label.padEnd(14)}${r.value}`), hidden: view.hidden, view };

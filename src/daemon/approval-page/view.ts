@@ -1,6 +1,6 @@
 /**
  * What the approval page shows, as JSON for its script: the pending cards,
- * each as the rows of the one card view (src/protocol/operator/card-view.ts,
+ * each as the rows of the one card view (src/protocol/display/card-view.ts,
  * the rows `postern approvals show` prints and the TUI draws), plus what may
  * be done with it and a fresh decision nonce, and the recent activity.
  *
@@ -17,7 +17,8 @@
  * the decision names.
  */
 import type { ApprovalCard } from '../../protocol/approvals.js';
-import { cardView, presentation, type RowTone, type ActivityView } from '../../protocol/operator/index.js';
+import { cardView, type RowTone } from '../../protocol/display/card-view.js';
+import { presentation, type ActivityView } from '../../protocol/operator/index.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 
 export interface PageRow {

@@ -2,6 +2,7 @@
  * What a call stage can see: the daemon's services and the calling session.
  * Plain data and service handles, no behaviour.
  */
+import type { Catalog } from '../../contracts/index.js';
 import type { JournalGap } from '../../journal/gap.js';
 import type { Credential } from '../../vault/index.js';
 import type { MintedTokens } from '../minted-tokens.js';
@@ -12,13 +13,12 @@ import type { GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
 import type { DaemonConfig } from '../config.js';
 import type { DaemonState } from '../state.js';
-import type { KeyReservations } from './idempotency.js';
+import type { KeyReservations } from './key-reservations.js';
 import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
 import type { GroupCommit } from './group-commit.js';
 import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
-import type { ShadowCandidate } from './shadow.js';
 import type { RuleBudgets } from '../../approvals/unattended.js';
 import type { CallLimits } from '../limits.js';
 import type { CallProfile } from '../call-profile.js';
@@ -30,6 +30,12 @@ import type { SessionsJournal } from '../journal-event.js';
  * root (or a test) passes an explicit stand-in (stand-ins.ts): `noShadow`,
  * `noVaultFile`, `noActivityEvents`, `null` for no pool or no unattended mode.
  */
+/** A pending catalog the operator started in shadow: every live call is planned under it too (stages/planning/shadow.ts). */
+export interface ShadowCandidate {
+  readonly digest: string;
+  readonly catalog: Catalog;
+}
+
 export interface Services {
   readonly state: DaemonState;
   /** The journals, for reading; the Sessions journal is written through `sessionsJournal`, the Activity journal through journal-port.ts. */
@@ -67,7 +73,7 @@ export interface Services {
   readonly commits: GroupCommit;
   /** Finished calls whose outcome the journal has not taken yet (retried in the background). */
   readonly pendingOutcomes: PendingOutcomes;
-  /** The pending catalog an operator runs in shadow (shadow.ts), or null; `noShadow` when there is none to run. */
+  /** The pending catalog an operator runs in shadow (stages/planning/shadow.ts), or null; `noShadow` when there is none to run. */
   readonly shadow: () => ShadowCandidate | null;
   /** The catalog's limits, counted (daemon/limits.ts). */
   readonly limits: CallLimits;

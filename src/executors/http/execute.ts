@@ -1,9 +1,17 @@
 /**
- * executeHttp: one HTTP call on a fixed origin with an injected credential.
+ * executeHttp: one HTTP call on a fixed origin with an injected credential,
+ * in two steps over one value.
  *
- *   prepare (pure checks, nothing sent) → resolve once and check every
- *   address → connect to the pinned address, re-check the connected address
- *   → send → read the response up to the cap → shape the result.
+ *   prepareHttp — everything decided, nothing sent: the limits checked, the
+ *   origin parsed, the request built as it will be written with the
+ *   credential injected (prepare-request.ts, the one place injection is
+ *   entered), and the origin resolved once with every address checked by the
+ *   address policy (target.ts `pinAddress`, the one place it decides): an
+ *   `HttpRequest` that names the pinned connection.
+ *   sendHttp — connect to that pinned address (the connector re-checks the
+ *   socket it got: the connected address, under the same policy, must be
+ *   the pinned one), send, read the response up to the cap, shape the
+ *   result.
  *
  * Invariants:
  * - Never the global dispatcher, so proxy environment variables and a
@@ -26,21 +34,37 @@ import { Client, type Dispatcher } from 'undici';
 import { PosternError } from '../../rules/errors.js';
 import { noticeOnWrite, pinnedConnector } from './connector.js';
 import { targetFailure } from './failures.js';
-import { prepareRequest } from './prepare-request.js';
+import { prepareRequest, type PreparedRequest } from './prepare-request.js';
 import { decodeBody, inspectGzip, readBody, safeHeaders, withheldBody } from './response.js';
 import { looksGzipped } from './content-coding.js';
-import { parseOrigin, pinAddress, systemResolver } from './target.js';
-import type { HttpExecOptions, HttpRequestSpec, HttpResult, HttpTimeouts } from './types.js';
+import { parseOrigin, pinAddress, systemResolver, type Origin } from './target.js';
+import type { CheckedConnection, HttpExecOptions, HttpRequestSpec, HttpResult, HttpTimeouts } from './types.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUTS } from './types.js';
 
+/** One request, prepared: every check made and every decision taken; nothing has been sent. */
+interface HttpRequest {
+  readonly origin: Origin;
+  /** What goes on the wire (the credential already in it) and the URL that may be shown. */
+  readonly wire: PreparedRequest;
+  /** The pinned, checked address and how to connect to it. */
+  readonly connection: CheckedConnection;
+  readonly timeouts: HttpTimeouts;
+  readonly maxBytes: number;
+  readonly readPast: number;
+}
+
 export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions): Promise<HttpResult> {
+  return sendHttp(await prepareHttp(spec, opts), opts);
+}
+
+async function prepareHttp(spec: HttpRequestSpec, opts: HttpExecOptions): Promise<HttpRequest> {
   const timeouts = checkedTimeouts(opts.timeouts);
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw invalid('maxResponseBytes must be a positive integer');
   const readPast = opts.readPastCapBytes ?? 0;
   if (!Number.isSafeInteger(readPast) || readPast < 0) throw invalid('readPastCapBytes must be a non-negative integer');
   const origin = parseOrigin(spec.origin);
-  const prepared = prepareRequest(spec, opts, origin.href);
+  const wire = prepareRequest(spec, opts, origin.href);
   if (isAborted(opts.signal)) {
     throw new PosternError('TARGET_ERROR', 'the request was aborted', { details: { host: origin.host, reason: 'aborted' }, sideEffectStarted: false });
   }
@@ -50,8 +74,7 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
     timeoutMs: timeouts.connectMs,
     signal: opts.signal,
   });
-
-  const connector = {
+  const connection: CheckedConnection = {
     protocol: origin.protocol,
     host: origin.host,
     address,
@@ -59,11 +82,16 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
     allowPrivate: opts.allowPrivate,
     connectTimeoutMs: timeouts.connectMs,
   };
+  return { origin, wire, connection, timeouts, maxBytes, readPast };
+}
+
+async function sendHttp(r: HttpRequest, opts: HttpExecOptions): Promise<HttpResult> {
+  const { origin, wire, connection, timeouts, maxBytes, readPast } = r;
   // A pooled dispatcher keeps its connections; a private client lives for this call only.
   let own: Client | null = null;
   const base: Dispatcher =
-    opts.pool?.dispatcher({ origin: origin.href, connector, credential: opts.credential }) ??
-    (own = new Client(origin.href, { connect: pinnedConnector(connector), pipelining: 1, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs }));
+    opts.pool?.dispatcher({ origin: origin.href, connector: connection, credential: opts.credential }) ??
+    (own = new Client(origin.href, { connect: pinnedConnector(connection), pipelining: 1, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs }));
   let sent = false;
   const client = base.compose(
     noticeOnWrite(() => {
@@ -83,10 +111,10 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
   let answered = false;
   try {
     const res = await client.request({
-      method: prepared.method,
-      path: prepared.target,
-      headers: [...prepared.headers],
-      body: prepared.body,
+      method: wire.method,
+      path: wire.target,
+      headers: [...wire.headers],
+      body: wire.body,
       signal: untilAnswered,
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
@@ -110,8 +138,8 @@ export async function executeHttp(spec: HttpRequestSpec, opts: HttpExecOptions):
       truncated_at: shaped.truncatedAt,
       decoded_from: read.decodedFrom,
       // The connector refused any socket whose remote address is not this one.
-      connected_ip: address,
-      url: prepared.displayUrl,
+      connected_ip: connection.address,
+      url: wire.displayUrl,
       side_effect_started: true,
     };
   } catch (e) {

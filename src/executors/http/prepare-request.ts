@@ -1,7 +1,8 @@
 /**
  * Turns a request spec and a credential into exactly what goes on the wire
  * (method, request target, header list, body) and the URL that may be shown
- * and journaled. Pure: no I/O, so every refusal happens before a socket opens.
+ * and journaled: the one place the credential is injected (credential-injection.ts).
+ * Pure: no I/O, so every refusal happens before a socket opens.
  *
  * Invariants:
  * - The path is sent verbatim (it was approved verbatim); no URL re-parsing.
@@ -23,7 +24,7 @@ import { sigv4QueryParam } from '../../rules/sigv4-names.js';
 import { checkHeaders, checkMethod, checkPath, encodeQuery, isFieldValue, isToken } from './request-rules.js';
 import type { HttpExecOptions, HttpRequestSpec } from './types.js';
 
-interface PreparedRequest {
+export interface PreparedRequest {
   readonly method: string;
   /** Path plus query, as written on the request line. */
   readonly target: string;

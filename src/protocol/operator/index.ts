@@ -15,17 +15,16 @@
  *   port-transport.ts    connectPortTransport(port, {role}) — private MessagePort (postern up)
  *   operator-client.ts   createOperatorClient(transport)
  *   connect.ts           connectOperator(path, key, opts) — the socket transport and the client, joined
- *   card-view.ts         the rows an approval card shows (sanitized, folded, fullyShown)
  *   presentation.ts      a card's whole presentation, its digest, and the "seen" rule the daemon checks
  *
- * The approval card and verdict are ../approvals.ts.
+ * The approval card and verdict are ../approvals.ts; what a card shows (its
+ * rows, sanitized and folded) is display logic, ../display/card-view.ts.
  */
 export * from './wire.js';
 export * from './views.js';
 export * from './messages.js';
 export type * from './transport.js';
 export type * from './client.js';
-export * from './card-view.js';
 export * from './presentation.js';
 export { createOperatorClient, fromWire, type OperatorClientOptions } from './operator-client.js';
 export { connectSocketTransport, NO_DAEMON_MESSAGE, type SocketTransportOptions } from './socket-transport.js';

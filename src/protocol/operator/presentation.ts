@@ -3,7 +3,7 @@
  * approval page) and for the daemon that checks it. The one home of the rule.
  *
  * A card's presentation is the sentence of what will happen, the summary of
- * every argument, and every row of the card view (./card-view.ts) unfolded:
+ * every argument, and every row of the card view (../display/card-view.ts) unfolded:
  * sanitized by the terminal-text rules, nothing cut. Its canonical text is
  * one `label<TAB>value` line per row (sanitized values hold no raw tab or
  * newline), and its presentation digest is the SHA-256 of that text, hex.
@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalCard, OperatorVerdict } from '../approvals.js';
 import { PosternError } from '../../rules/errors.js';
-import { CARD_VALUE_MAX, cardView, type CardRow } from './card-view.js';
+import { CARD_VALUE_MAX, cardView, type CardRow } from '../display/card-view.js';
 
 /** A presentation longer than this (characters over all rows) cannot be taken in at one view. */
 const PRESENTATION_CHARS_MAX = 6_000;

@@ -6,7 +6,7 @@
  * names the call, not what it was called with.
  *
  * Every string here may come from an agent or a catalog: a consumer shows it
- * only through ../../rules/terminal-text.ts (or ./card-view.ts for cards).
+ * only through ../../rules/terminal-text.ts (or ../display/card-view.ts for cards).
  */
 import { z } from 'zod';
 

@@ -12,8 +12,9 @@
  */
 import type { ApprovalCard, OperatorVerdict } from '../contract.js';
 import { cardInView, moveFocus } from '../focus.js';
+import { pairDevice } from '../pairing.js';
 import { sanitizeForTerminal } from '../../rules/terminal-text.js';
-import { VIEWS, omit, type Step, type UiState, type ViewCtx, type ViewId } from '../ui.js';
+import { VIEWS, omit, type ConfirmAction, type Mode, type Step, type UiState, type ViewCtx, type ViewId } from '../ui.js';
 import { LOCKED_REASON, approvalsView, type ApprovalsView, type Offers } from '../views/approvals.js';
 import { visibleActivity } from '../views/activity.js';
 import { acceptBlocked } from '../views/catalog.js';
@@ -177,4 +178,56 @@ export function confirmCatalog(c: KeyCtx, accept: boolean): Step {
   if (c.state.locked) return say(c.ui, LOCKED_REASON);
   const question = `${accept ? 'Accept' : 'Reject'} catalog ${sanitizeForTerminal(p.digest, 24)}?`;
   return { ui: { ...c.ui, mode: { kind: 'confirm', question, action: { kind: accept ? 'catalog.accept' : 'catalog.reject', digest: p.digest } } } };
+}
+
+/** The longest deny reason (and filter) a prompt takes, in characters. */
+export const REASON_MAX = 500;
+
+const NORMAL: Mode = { kind: 'normal' };
+
+/** Leaves a pop-up mode (a prompt, a question) for the normal one, doing nothing else. */
+export function closeMode(c: KeyCtx): Step {
+  return { ui: { ...c.ui, mode: NORMAL } };
+}
+
+/** Closes the help; the card on screen is settled again as the help leaves it. */
+export function closeHelp(c: KeyCtx): UiState {
+  return cardInView({ ...c.ui, mode: NORMAL }, c.monoMs);
+}
+
+/** `y` to a question: what it asked for. */
+export function confirmed(c: KeyCtx, a: ConfirmAction): Step {
+  const ui = { ...c.ui, mode: NORMAL };
+  switch (a.kind) {
+    case 'quit':
+      return { ui, quit: true };
+    case 'catalog.accept':
+      return { ui, request: { op: 'catalog.accept', params: { digest: a.digest }, done: 'catalog accepted' } };
+    case 'catalog.reject':
+      return { ui, request: { op: 'catalog.reject', params: { digest: a.digest }, done: 'catalog rejected' } };
+  }
+}
+
+export type Prompt = Extract<Mode, { kind: 'filter' | 'reason' | 'pair-name' }>;
+
+/** Enter in a prompt: the filter applies, the device is paired, the card on screen is denied with the reason. */
+export function submitPrompt(c: KeyCtx, mode: Prompt): Step {
+  const done = { ...c.ui, mode: NORMAL };
+  if (mode.kind === 'filter') return { ui: { ...done, filter: { ...done.filter, [done.view]: mode.draft.trim() } } };
+  if (mode.kind === 'pair-name') return pairDevice(done, mode.draft);
+  const card = c.state.pending.find((x) => x.id === mode.cardId);
+  if (card === undefined) return say(done, 'that request is no longer waiting');
+  const reason = mode.draft.trim();
+  return decision(done, card, { verdict: 'deny', reason: reason === '' ? null : reason.slice(0, REASON_MAX) }, 'deny with reason');
+}
+
+/** Backspace in a prompt: the last character goes. */
+export function erase(c: KeyCtx, mode: Prompt): Step {
+  return { ui: { ...c.ui, mode: { ...mode, draft: Array.from(mode.draft).slice(0, -1).join('') } } };
+}
+
+/** Any other key in a prompt: what it types (typed or pasted text, whole) is added; a key that types nothing does nothing. */
+export function typeInto(c: KeyCtx, mode: Prompt, text: string): Step {
+  if (text === '') return { ui: c.ui };
+  return { ui: { ...c.ui, mode: { ...mode, draft: Array.from(mode.draft + text).slice(0, REASON_MAX).join('') } } };
 }

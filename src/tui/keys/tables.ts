@@ -1,17 +1,24 @@
 /**
  * Every key of the TUI, as data: one list per view (the approvals view has
- * two, the compact card and the details) and one for everywhere. The key
- * bar shows the entries whose `shown` holds, the `?` screen lists them all
- * (an observer's leaves out the deciding ones), and the reducer runs the
- * first entry, view before everywhere, that answers to a key.
+ * two, the compact card and the details), one for everywhere, and one per
+ * pop-up mode (MODE_KEYS: the help, a question, the prompts), each with what
+ * any other key does there. The key bar shows the entries whose `shown`
+ * holds, the `?` screen lists the views' and everywhere's (an observer's
+ * leaves out the deciding ones), and the reducer runs `modeStep`: the first
+ * entry that answers to a key — ANYWHERE_KEYS, then the mode's (in the
+ * normal mode, the view's before everywhere) — else the mode's `otherwise`.
  */
 import { presentation, type ApprovalCard, type Seen } from '../contract.js';
 import { acceptBlocked } from '../views/catalog.js';
 import { visibleGrants } from '../views/grants.js';
-import { VIEWS, type Step, type UiState, type ViewId } from '../ui.js';
-import { always, never, type KeyEntry } from './keymap.js';
+import { VIEWS, type Mode, type Step, type UiState, type ViewId } from '../ui.js';
+import { always, match, never, type KeyEntry, type KeyPress } from './keymap.js';
 import {
   askQuit,
+  closeHelp,
+  closeMode,
+  confirmed,
+  erase,
   confirmCatalog,
   cycleView,
   decision,
@@ -29,9 +36,13 @@ import {
   showView,
   startPairing,
   startReason,
+  submitPrompt,
   toggleDetails,
   toggleOrder,
+  typeInto,
+  keyCtx,
   type KeyCtx,
+  type Prompt,
 } from './actions.js';
 
 export type Entry = KeyEntry<KeyCtx, Step>;
@@ -169,3 +180,76 @@ export const KEY_SECTIONS: ReadonlyArray<{ readonly title: string; readonly keys
     { title: 'Catalog', keys: once(CATALOG_KEYS) },
   ];
 })();
+
+type ModeOf<K extends Mode['kind']> = Extract<Mode, { kind: K }>;
+
+/** What a mode's keys read: the key context and the mode on screen, narrowed. */
+export interface ModeCtx<M extends Mode> extends KeyCtx {
+  readonly mode: M;
+}
+
+/** A mode's keys: its entries (read after ANYWHERE_KEYS), and what any key none of them answers does. */
+export interface ModeKeys<M extends Mode> {
+  readonly entries: ReadonlyArray<KeyEntry<ModeCtx<M>, Step>>;
+  readonly otherwise: (c: ModeCtx<M>, k: KeyPress) => Step;
+}
+
+/** The normal mode's keys: the view's, then everywhere's; any key first clears the message and the pairing code shown. */
+function normalKey(c: KeyCtx, k: KeyPress): Step {
+  const cc = c.ui.message === null && c.ui.pairing === null ? c : { ...c, ui: { ...c.ui, message: null, pairing: null } };
+  const entry = match([viewKeys(cc.ui), GLOBAL_KEYS], k);
+  return entry === undefined ? { ui: cc.ui } : entry.handler(cc, k);
+}
+
+const PROMPT_ENTER: Readonly<Record<Prompt['kind'], string>> = { filter: 'applies', reason: 'denies with this reason', 'pair-name': 'opens a pairing code' };
+
+/** The pop-up modes' keys, and the normal mode's (the view tables above). */
+export const MODE_KEYS: { readonly [K in Mode['kind']]: ModeKeys<K extends Prompt['kind'] ? Prompt : ModeOf<K>> } = (() => {
+  const prompt: ModeKeys<Prompt> = {
+    entries: [
+      { keys: ['esc'], key: 'Esc', description: 'cancels', shown: always, handler: closeMode },
+      { keys: ['enter'], key: 'Enter', description: (c) => PROMPT_ENTER[c.mode.kind], shown: always, handler: (c) => submitPrompt(c, c.mode) },
+      { keys: ['backspace'], key: 'Backspace', description: 'erases', shown: never, handler: (c) => erase(c, c.mode) },
+    ],
+    // Typed and pasted text is taken whole; a key that types nothing does nothing.
+    otherwise: (c, k) => typeInto(c, c.mode, k.text),
+  };
+  return {
+    normal: { entries: [], otherwise: normalKey },
+    help: {
+      entries: [{ keys: ['esc', '?'], key: 'Esc/?', description: 'close', help: 'close the help; any other key closes it and then does its job', shown: always, handler: (c) => ({ ui: closeHelp(c) }) }],
+      otherwise: (c, k) => normalKey(keyCtx({ ...c, ui: closeHelp(c) }), k),
+    },
+    // A question is answered yes by `y` only; any other key is no.
+    confirm: {
+      entries: [{ keys: ['y', 'Y'], key: 'y', description: 'yes', shown: always, handler: (c) => confirmed(c, c.mode.action) }],
+      otherwise: closeMode,
+    },
+    filter: prompt,
+    reason: prompt,
+    'pair-name': prompt,
+  };
+})();
+
+function run<M extends Mode>(keys: ModeKeys<M>, c: KeyCtx, mode: M, k: KeyPress): Step {
+  const mc: ModeCtx<M> = { ...c, mode };
+  const entry = match<ModeCtx<M>, Step>([ANYWHERE_KEYS, keys.entries], k);
+  return entry === undefined ? keys.otherwise(mc, k) : entry.handler(mc, k);
+}
+
+/** What a key does in the mode on screen: the first entry of ANYWHERE_KEYS and the mode's that answers to it, else the mode's `otherwise`. */
+export function modeStep(c: KeyCtx, k: KeyPress): Step {
+  const mode = c.ui.mode;
+  switch (mode.kind) {
+    case 'normal':
+      return run(MODE_KEYS.normal, c, mode, k);
+    case 'help':
+      return run(MODE_KEYS.help, c, mode, k);
+    case 'confirm':
+      return run(MODE_KEYS.confirm, c, mode, k);
+    case 'filter':
+    case 'reason':
+    case 'pair-name':
+      return run(MODE_KEYS[mode.kind], c, mode, k);
+  }
+}

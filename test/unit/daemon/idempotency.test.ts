@@ -2,7 +2,8 @@
 /** The idempotency decision as a table (DESIGN §6.5). */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideIdempotency, KeyReservations } from '../../../src/daemon/pipeline/idempotency.js';
+import { decideIdempotency } from '../../../src/daemon/pipeline/stages/key/idempotency.js';
+import { KeyReservations } from '../../../src/daemon/pipeline/key-reservations.js';
 import type { IdempotencyRecord } from '../../../src/journal/index.js';
 
 const NOW = new Date('2030-01-10T00:00:00.000Z');

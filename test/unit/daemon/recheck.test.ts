@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { releaseGate, type Catalog } from '../../../src/contracts/index.ts';
-import { planCall, type CallPlan } from '../../../src/daemon/pipeline/plan.ts';
-import { recheckPlan } from '../../../src/daemon/pipeline/recheck.ts';
-import { planOrigin, oldestServed } from '../../../src/daemon/pipeline/plan-origin.ts';
+import type { CallPlan } from '../../../src/daemon/pipeline/stages/call-state.ts';
+import { planCall } from '../../../src/daemon/pipeline/stages/planning/plan.ts';
+import { recheckPlan } from '../../../src/daemon/pipeline/stages/recheck/replan.ts';
+import { planOrigin, oldestServed } from '../../../src/daemon/pipeline/stages/planning/origin.ts';
 import { catalog, objectSchema, str, TARGETS, tool, toolOf, type Obj } from '../contracts/helpers.ts';
 
 const r1: Obj = { revision: 1, input: objectSchema({ title: str() }, ['title']), http: { target: 'api', method: 'POST', path: '/wipe', body: { title: '{title}' } } };

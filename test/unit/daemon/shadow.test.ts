@@ -2,8 +2,8 @@
 // effect, and its verdict feeds the divergence gate (1%).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { shadowVerdict } from '../../../src/daemon/pipeline/shadow.js';
-import { planCall } from '../../../src/daemon/pipeline/plan.js';
+import { shadowVerdict } from '../../../src/daemon/pipeline/stages/planning/shadow.js';
+import { planCall } from '../../../src/daemon/pipeline/stages/planning/plan.js';
 import { shadowReport } from '../../../src/cli/shadow-report.js';
 import type { CallHead, CallRecord, ShadowRecord } from '../../../src/journal/index.js';
 import { catalog, objectSchema, str, tool } from '../contracts/helpers.ts';

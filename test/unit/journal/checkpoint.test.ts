@@ -26,7 +26,7 @@ import { CheckpointSigner, keyFingerprint } from '../../../src/journal/checkpoin
 import { buildBundle } from '../../../src/journal/bundle/build.js';
 import { bundleBytes } from '../../../src/journal/bundle/format.js';
 import { verifyBundle } from '../../../src/journal/bundle/verify.js';
-import { replayWindowOpen } from '../../../src/daemon/pipeline/idempotency.js';
+import { replayWindowOpen } from '../../../src/daemon/pipeline/stages/key/idempotency.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 import type { ManualClock } from '../../helpers/clock.js';
 import { anchoredHome, callRecord, httpTarget, type AnchoredHome } from './helpers.js';

@@ -1,6 +1,6 @@
 // @subject time: countdowns (run again a year ahead by .ci/run)
 /**
- * THREATS class 3 on the card view (src/protocol/operator/card-view.ts):
+ * THREATS class 3 on the card view (src/protocol/display/card-view.ts):
  * hostile strings are shown escaped, long values folded with "+N more",
  * and session approval is offered only for a card shown in full that does
  * not widen authority. An MCP annotation never lowers the risk shown.
@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApprovalCard } from '../../../src/protocol/approvals.js';
-import { cardView, targetSummary, unusualHost } from '../../../src/protocol/operator/card-view.js';
+import { cardView, targetSummary, unusualHost } from '../../../src/protocol/display/card-view.js';
 import { assertInert, draft } from './helpers.js';
 
 const card = (over: Partial<ApprovalCard> = {}): ApprovalCard => ({ ...draft(), annotations: null, limits: [], id: 'card-1', requested_at: '2031-01-01T00:00:00.000Z', expires_at: '2031-01-01T00:02:00.000Z', ...over });

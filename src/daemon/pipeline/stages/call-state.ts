@@ -5,7 +5,7 @@
  * or refuses (step.ts). Fields a stage sets are absent before it; `need`
  * reads one a later stage depends on (a missing one is a stage-order defect).
  */
-import type { Catalog, Tool } from '../../../contracts/index.js';
+import type { Authority, Catalog, ContractDecision, JsonObject, Rejection, ResolvedAction, Revision, Tool } from '../../../contracts/index.js';
 import type { LimitUsage } from '../../../protocol/limit-usage.js';
 import type { Charge } from '../../limits.js';
 import { PosternError } from '../../../rules/errors.js';
@@ -14,8 +14,28 @@ import type { Credential, UnlockedVault } from '../../../vault/index.js';
 import type { CatalogSnapshot } from '../../state.js';
 import type { CallRequest, Services, SessionInfo } from '../context.js';
 import type { ExecResult } from '../execute.js';
-import type { CallPlan } from '../plan.js';
 import type { Trail } from '../trail.js';
+
+/** The plan of the call against one catalog snapshot (made by planning/plan.ts, and again by the re-checks). */
+export interface CallPlan {
+  readonly tool: Tool;
+  /** The session the call is planned for (what it is served decides what it may be planned against). */
+  readonly session: string;
+  /** The revision the call was planned against; undefined when that is the current one. */
+  readonly planned: number | undefined;
+  readonly decision: Exclude<ContractDecision, Rejection>;
+  /** The revision that runs. */
+  readonly revision: Revision;
+  readonly normalized: JsonObject;
+  /** Adapter steps applied, for the journal and the approval card. */
+  readonly adapted: readonly string[];
+  readonly action: ResolvedAction;
+  readonly authority: Authority;
+  /** The authority of the planned revision, when it is not the one that runs. */
+  readonly plannedAuthority: Authority | undefined;
+  readonly argsDigest: string;
+  readonly callDigest: string;
+}
 
 /** The arguments as admitted: bounded, secret-free, the key split off. */
 export interface Admitted {

@@ -7,8 +7,7 @@
  */
 import { limitsOf, unlimited } from '../../../contracts/index.js';
 import type { LimitSubject } from '../../limits.js';
-import type { CallPlan } from '../plan.js';
-import { holding, need, type CallState } from './call-state.js';
+import { holding, need, type CallPlan, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
 
 /** The call as the limits see it, or null when the tool has none (contracts/catalog/limits.ts). */

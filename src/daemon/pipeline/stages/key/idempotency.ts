@@ -19,8 +19,9 @@
  * Keys are scoped per tool and shared across sessions, so an agent that
  * reconnects after a crash cannot run the same action twice.
  */
-import { daysBetween } from '../../clock/index.js';
-import type { IdempotencyRecord } from '../../journal/index.js';
+import { daysBetween } from '../../../../clock/index.js';
+import type { IdempotencyRecord } from '../../../../journal/index.js';
+import type { Reservation } from '../../key-reservations.js';
 
 export type IdempotencyDecision =
   | { readonly kind: 'proceed' }
@@ -100,42 +101,4 @@ export function replayWindowOpen(completedAt: string | null | undefined, r: Rete
   const done = completedAt === undefined || completedAt === null ? NaN : Date.parse(completedAt);
   if (Number.isNaN(done)) return false;
   return daysBetween(new Date(done), r.now) <= r.days;
-}
-
-/**
- * In-memory reservations of keys between the idempotency stage and the
- * durable claim, so 20 parallel calls with one key produce one approval
- * request and one execution. A reservation is released when the call ends,
- * whatever the outcome.
- */
-export interface Reservation {
-  readonly callId: string;
-  /** The digest of the reserving call's normalized arguments. */
-  readonly argsDigest: string;
-}
-
-export class KeyReservations {
-  readonly #held = new Map<string, Reservation>();
-
-  static id(tool: string, key: string): string {
-    return `${tool}\u0000${key}`;
-  }
-
-  /** The reservation of (tool, key), if a call holds it. */
-  held(tool: string, key: string): Reservation | undefined {
-    return this.#held.get(KeyReservations.id(tool, key));
-  }
-
-  /** True if reserved for this call; false if another call holds it. */
-  reserve(tool: string, key: string, callId: string, argsDigest: string): boolean {
-    const id = KeyReservations.id(tool, key);
-    if (this.#held.has(id)) return false;
-    this.#held.set(id, { callId, argsDigest });
-    return true;
-  }
-
-  release(tool: string, key: string, callId: string): void {
-    const id = KeyReservations.id(tool, key);
-    if (this.#held.get(id)?.callId === callId) this.#held.delete(id);
-  }
 }

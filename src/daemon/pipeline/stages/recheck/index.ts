@@ -1,6 +1,6 @@
 /**
  * The one re-check: after any await, the call runs only if the catalog in
- * use now plans it the same way (../recheck.ts compares the plans). Nothing
+ * use now plans it the same way (replan.ts compares the plans). Nothing
  * to do while the catalog the plan was made against is still in use.
  *
  * `recheckNow` answers for the approval stage, which asks again for a
@@ -8,11 +8,11 @@
  * charge, after the intent's commit): there a migrated plan is as stale as
  * any other change, since nobody approved it.
  */
-import type { Catalog } from '../../../contracts/index.js';
-import { PosternError } from '../../../rules/errors.js';
-import { recheckPlan, type Recheck } from '../recheck.js';
-import { need, type CallState } from './call-state.js';
-import { next, refuse, type Step } from './step.js';
+import type { Catalog } from '../../../../contracts/index.js';
+import { PosternError } from '../../../../rules/errors.js';
+import { recheckPlan, type Recheck } from './replan.js';
+import { need, type CallState } from '../call-state.js';
+import { next, refuse, type Step } from '../step.js';
 
 export type Rechecked = { readonly changed: false } | { readonly changed: true; readonly catalog: Catalog; readonly result: Recheck };
 

@@ -1,6 +1,8 @@
 /**
  * What an approval card shows (DESIGN §9), as rows of sanitized text: the one
- * home of the card-to-display rule, used by `postern approvals …` and the TUI.
+ * home of the card-to-display rule, used by `postern approvals …`, the TUI
+ * and the approval page. Display logic, not wire: it sits beside the operator
+ * protocol (../operator/), which only carries the card, and below it.
  *
  * Invariants: every value taken from the card passes through
  * ../../rules/terminal-text.ts (control, escape, bidi, zero-width and other invisible
@@ -15,7 +17,7 @@
  * sentence of what will happen (`cardSentence`) and one row naming every
  * argument with its size, LONG when it is, and where normalization changed
  * it (`argumentSummary`). What counts as having seen a card whole is
- * ./presentation.ts.
+ * ../operator/presentation.ts.
  */
 import type { ApprovalCard } from '../approvals.js';
 import { sanitizeWithInfo } from '../../rules/terminal-text.js';

@@ -1,20 +1,19 @@
 /**
  * The approval: the operator (or a session grant, a pre-approval rule, or
- * the tool's policy) decides the plan as it stands. After the decision, and
- * any wait, the call is re-checked (recheck.ts): a catalog accepted while it
+ * the tool's policy) decides the plan as it stands (ask.ts: the card, the
+ * wait and how it ends, returned as data). After the decision, and
+ * any wait, the call is re-checked (../recheck/): a catalog accepted while it
  * waited that migrates its arguments makes a new call for the operator, asked
  * again (at most three times); a card withdrawn because the catalog changed
  * is asked again for the same plan; any other change refuses the call.
  */
-import { PosternError } from '../../../rules/errors.js';
-import { ApprovalEnded, obtainApproval, type ApprovalSubject } from '../approve.js';
-import { checkCredential } from '../execute.js';
-import type { CallPlan } from '../plan.js';
-import { recheckPlan } from '../recheck.js';
-import type { JournalApproval } from '../trail.js';
-import { need, type CallState } from './call-state.js';
-import { recheckNow } from './recheck.js';
-import { next, refuse, type Step } from './step.js';
+import { PosternError } from '../../../../rules/errors.js';
+import { askApproval, type ApprovalSubject } from './ask.js';
+import { checkCredential } from '../../execute.js';
+import { recheckPlan } from '../recheck/replan.js';
+import { need, type CallPlan, type CallState } from '../call-state.js';
+import { recheckNow } from '../recheck/index.js';
+import { next, refuse, type Step } from '../step.js';
 
 /** How many times one call's approval is asked again for migrated arguments before it is refused. */
 const MAX_MIGRATIONS = 3;
@@ -25,17 +24,13 @@ export async function approval(first: CallState): Promise<Step> {
   for (let round = 0; round < MAX_MIGRATIONS; round++) {
     trail.step('approve');
     const plan = need(call, 'plan');
-    let approved: JournalApproval = null;
-    /** The card was withdrawn because the catalog changed: nothing was approved, whatever the re-check says. */
-    let withdrawn = false;
-    try {
-      approved = await obtainApproval(svc, session, req, subjectOf(call, plan));
-    } catch (e) {
-      if (!(e instanceof ApprovalEnded)) throw e;
-      trail.approval(e.record);
-      if (!e.contractChanged) return refuse(e.error);
-      withdrawn = true;
+    const asked = await askApproval(svc, session, req, subjectOf(call, plan));
+    if (asked.kind === 'ended') {
+      trail.approval(asked.record);
+      if (!asked.contractChanged) return refuse(asked.error);
     }
+    /** The card was withdrawn because the catalog changed: nothing was approved, whatever the re-check says. */
+    const withdrawn = asked.kind === 'ended';
     const r = recheckNow(call);
     if (r.changed) {
       trail.step('recheck');
@@ -57,7 +52,7 @@ export async function approval(first: CallState): Promise<Step> {
       }
     }
     if (withdrawn) continue; // asked again for the same plan (the catalog changed back meanwhile)
-    trail.approval(approved);
+    trail.approval(asked.record);
     return next(call);
   }
   const tool = need(call, 'plan').tool.name;

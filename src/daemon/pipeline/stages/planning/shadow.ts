@@ -9,15 +9,12 @@
  * under differs, so a grant would not cover it), `other_request` (another
  * revision, arguments or resolved request: the call digest differs), `same`.
  */
-import { authorityDigest, type Catalog } from '../../contracts/index.js';
-import { isPosternError } from '../../rules/errors.js';
-import type { ShadowRecord } from '../../journal/index.js';
-import { planCall, type CallPlan, type PlanInput } from './plan.js';
-
-export interface ShadowCandidate {
-  readonly digest: string;
-  readonly catalog: Catalog;
-}
+import { authorityDigest } from '../../../../contracts/index.js';
+import { isPosternError } from '../../../../rules/errors.js';
+import type { ShadowRecord } from '../../../../journal/index.js';
+import type { ShadowCandidate } from '../../context.js';
+import type { CallPlan } from '../call-state.js';
+import { planCall, type PlanInput } from './plan.js';
 
 export function shadowVerdict(candidate: ShadowCandidate, input: PlanInput, live: CallPlan): ShadowRecord {
   let plan: CallPlan;

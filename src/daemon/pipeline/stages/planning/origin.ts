@@ -20,8 +20,8 @@
  * the session is served (contracts/calls/canary.ts `sessionPlan`) before anything
  * is decided from it. Pure: reads only its arguments.
  */
-import type { Tool } from '../../contracts/index.js';
-import { META_REVISION, META_TOOLSET } from './context.js';
+import type { Tool } from '../../../../contracts/index.js';
+import { META_REVISION, META_TOOLSET } from '../../context.js';
 
 export type PlanSource = 'declared' | 'listed' | 'toolset' | 'unknown';
 

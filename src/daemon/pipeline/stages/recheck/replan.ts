@@ -17,9 +17,10 @@
  *
  * Pure: nothing here reads the clock, the journal or the daemon state.
  */
-import { authorityDigest, widensAuthority, type Catalog } from '../../contracts/index.js';
-import { isPosternError, PosternError } from '../../rules/errors.js';
-import { planCall, type CallPlan } from './plan.js';
+import { authorityDigest, widensAuthority, type Catalog } from '../../../../contracts/index.js';
+import { isPosternError, PosternError } from '../../../../rules/errors.js';
+import type { CallPlan } from '../call-state.js';
+import { planCall } from '../planning/plan.js';
 
 export type Recheck =
   | { readonly kind: 'same' }

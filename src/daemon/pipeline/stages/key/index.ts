@@ -5,13 +5,13 @@
  * refused; otherwise the key is reserved in memory until the call ends
  * (the journal's intent claims it durably, intent.ts). A keyless call passes.
  */
-import type { GapRefusal } from '../../../journal/gap.js';
-import { PosternError } from '../../../rules/errors.js';
-import { decideIdempotency, whyOutcomeUnknown, type UnknownOutcome } from '../idempotency.js';
-import { recordReplay } from '../journal-port.js';
-import { replayedResult } from '../respond.js';
-import { holding, need, type CallState } from './call-state.js';
-import { answer, next, refuse, type Step } from './step.js';
+import type { GapRefusal } from '../../../../journal/gap.js';
+import { PosternError } from '../../../../rules/errors.js';
+import { decideIdempotency, whyOutcomeUnknown, type UnknownOutcome } from './idempotency.js';
+import { recordReplay } from '../../journal-port.js';
+import { replayedResult } from '../../respond.js';
+import { holding, need, type CallState } from '../call-state.js';
+import { answer, next, refuse, type Step } from '../step.js';
 
 const inProgress = (): PosternError => new PosternError('CALL_IN_PROGRESS', 'a call with this idempotency_key is still running; check it later with postern_call_status');
 

@@ -1,15 +1,15 @@
 /**
- * Planning: which revision the agent planned against (plan-origin.ts), the
+ * Planning: which revision the agent planned against (origin.ts), the
  * call planned against the admission snapshot (plan.ts), and, when an
  * operator runs a pending catalog in shadow, what that catalog would have
  * done with the same call (journaled, never run).
  */
-import { shownRevision } from '../../../contracts/index.js';
-import { planCall } from '../plan.js';
-import { planOrigin } from '../plan-origin.js';
-import { shadowVerdict } from '../shadow.js';
-import { need, type CallState } from './call-state.js';
-import { next, type Step } from './step.js';
+import { shownRevision } from '../../../../contracts/index.js';
+import { planCall } from './plan.js';
+import { planOrigin } from './origin.js';
+import { shadowVerdict } from './shadow.js';
+import { need, type CallState } from '../call-state.js';
+import { next, type Step } from '../step.js';
 
 export function planning(call: CallState): Step {
   const { svc, trail, req, session, snapshot } = call;
