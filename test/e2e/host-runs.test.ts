@@ -18,7 +18,9 @@
  * tool search off so Postern's tools are offered directly, MCP_TOOL_TIMEOUT
  * for its tool timeout) and Codex (`codex exec`, the OpenAI Responses API
  * via a custom model provider, `tool_timeout_sec` in the postern table).
- * Gemini CLI is not driven here yet. They are the pinned versions in
+ * Gemini CLI (`gemini -p`, the Gemini API via GOOGLE_GEMINI_BASE_URL, a named
+ * model so no routing classifier is asked first, the per-server `timeout` in
+ * mcpServers.postern). They are the pinned versions in
  * .ci/hosts; the test skips where they are absent unless
  * POSTERN_REQUIRE_AGENT_HOSTS=1.
  *
@@ -42,7 +44,11 @@ import type { ApprovalCard } from '../../src/protocol/approvals.js';
 
 const HOSTS_DIR = join(process.cwd(), '.ci', 'hosts', 'node_modules');
 const RECORDED = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'host-versions.json'), 'utf8')) as Record<string, string>;
-const PACKAGES = { 'claude-code': { pkg: '@anthropic-ai/claude-code', bin: 'claude' }, codex: { pkg: '@openai/codex', bin: 'codex' } } as const;
+const PACKAGES = {
+  'claude-code': { pkg: '@anthropic-ai/claude-code', bin: 'claude' },
+  codex: { pkg: '@openai/codex', bin: 'codex' },
+  gemini: { pkg: '@google/gemini-cli', bin: 'gemini' },
+} as const;
 type HostName = keyof typeof PACKAGES;
 const HOST_NAMES = Object.keys(PACKAGES) as HostName[];
 
@@ -71,6 +77,9 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
   let codexConfig: string;
   /** The `[mcp_servers.postern]` table `setup codex --write` wrote. */
   let codexTable: string;
+  let geminiSettings: string;
+  /** The ~/.gemini/settings.json `setup gemini --write` wrote. */
+  let geminiWritten: { mcpServers: { postern: Record<string, unknown> } };
   /** Every request any fake model received, across every run. */
   const received: string[] = [];
 
@@ -96,6 +105,9 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
       assert.equal(w.code, 0, w.stderr);
     }
     codexTable = await readFile(codexConfig, 'utf8');
+    geminiSettings = join(userHome, '.gemini', 'settings.json');
+    geminiWritten = JSON.parse(await readFile(geminiSettings, 'utf8')) as typeof geminiWritten;
+    assert.ok(geminiWritten.mcpServers.postern['command'] !== undefined, JSON.stringify(geminiWritten));
     assert.ok(codexTable.startsWith('[mcp_servers.postern]\n') && codexTable.endsWith('default_tools_approval_mode = "approve"\n'), codexTable);
   });
 
@@ -146,9 +158,35 @@ describe('real agent hosts call Postern end to end against a fake model', { skip
         return runHost('codex', ['exec', '--skip-git-repo-check', 'Use the postern tools.'], { CODEX_HOME: join(userHome, '.codex'), FAKE_MODEL_KEY: 'sk-fake-model' });
       }),
     },
+    gemini: {
+      tool: (name) => name,
+      timedOut: /timed out/i,
+      run: (script) => withModel('gemini', script, async (url) => {
+        // The mcpServers.postern entry `setup gemini --write` made, its `timeout` (ms) set low; an API key's
+        // auth; nothing that reaches the internet (update check, telemetry, usage statistics, IDE).
+        const settings = {
+          ...geminiWritten,
+          mcpServers: { postern: { ...geminiWritten.mcpServers.postern, timeout: HOST_TOOL_TIMEOUT_MS } },
+          security: { auth: { selectedType: 'gemini-api-key' } },
+          general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, checkpointing: { enabled: false } },
+          privacy: { usageStatisticsEnabled: false },
+          telemetry: { enabled: false },
+          ide: { enabled: false },
+        };
+        await writeFile(geminiSettings, `${JSON.stringify(settings, null, 2)}\n`);
+        // A named model: the default ("auto") first asks a classifier model to route the prompt, and retries
+        // with backoff for about 90 s when the answer is not its JSON.
+        return runHost('gemini', ['-m', 'gemini-2.5-flash', '-p', 'Use the postern tools.', '--output-format', 'json', '--allowed-mcp-server-names', 'postern', '--yolo'], {
+          GOOGLE_GEMINI_BASE_URL: url,
+          GEMINI_API_KEY: 'fake-model-key',
+          // The project directory trusted for this run (headless, an untrusted folder refuses to run).
+          GEMINI_CLI_TRUST_WORKSPACE: 'true',
+        });
+      }),
+    },
   };
 
-  async function withModel(api: 'anthropic' | 'openai-responses', script: Script, run: (url: string) => Promise<{ code: number | null; out: string }>): Promise<{ code: number | null; out: string }> {
+  async function withModel(api: 'anthropic' | 'openai-responses' | 'gemini', script: Script, run: (url: string) => Promise<{ code: number | null; out: string }>): Promise<{ code: number | null; out: string }> {
     const model = await startFakeModel(api, script);
     try {
       return await run(model.url);
