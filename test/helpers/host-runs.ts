@@ -58,6 +58,8 @@ interface Driver {
   /** What the host tells the model when its tool timeout passes. */
   readonly timedOut: RegExp;
   run(script: Script): Promise<HostRun>;
+  /** Codex: `codex exec resume --last`, the last run's conversation continued by a new process. */
+  readonly resume?: (script: Script) => Promise<HostRun>;
 }
 interface HostRun {
   readonly code: number | null;
@@ -173,16 +175,15 @@ export function describeHostRuns(host: HostName): void {
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         })),
       }),
-      codex: () => ({
-        tool: (name) => `mcp__postern.${name}`,
-        timedOut: /timed out|deadline/i,
-        run: (script) => withModel('openai-responses', script, async (url) => {
+      codex: () => {
+        const codex = (args: readonly string[]) => (script: Script) => withModel('openai-responses', script, async (url) => {
           // A custom model provider at the fake endpoint, above the [mcp_servers.postern] table `setup codex --write` made.
           const provider = ['model = "fake-model"', 'model_provider = "fake"', '', '[model_providers.fake]', 'name = "fake"', `base_url = "${url}/v1"`, 'wire_api = "responses"', 'env_key = "FAKE_MODEL_KEY"', ''];
           await writeFile(codexConfig(), [...provider, written.trimEnd(), `tool_timeout_sec = ${HOST_TOOL_TIMEOUT_MS / 1000}`, ''].join('\n'));
-          return runHost(['exec', '--skip-git-repo-check', 'Use the postern tools.'], { CODEX_HOME: join(userHome, '.codex'), FAKE_MODEL_KEY: 'sk-fake-model' });
-        }),
-      }),
+          return runHost([...args, '--skip-git-repo-check', 'Use the postern tools.'], { CODEX_HOME: join(userHome, '.codex'), FAKE_MODEL_KEY: 'sk-fake-model' });
+        });
+        return { tool: (name) => `mcp__postern.${name}`, timedOut: /timed out|deadline/i, run: codex(['exec']), resume: codex(['exec', 'resume', '--last']) };
+      },
       gemini: () => ({
         tool: (name) => `mcp_postern_${name}`,
         timedOut: /timed out/i,
@@ -358,6 +359,44 @@ export function describeHostRuns(host: HostName): void {
         assert.ok(offered.some((o) => o.includes(d.tool('echo_read'))), JSON.stringify(offered));
         assert.equal(http.requests.length, before + 1, JSON.stringify(offered));
         assert.match(seen.join('\n'), /after-restart/);
+      } finally {
+        if (inst.daemon !== null) await inst.stopDaemon();
+      }
+    });
+
+    // Codex does not act on tools/list_changed (the case above): what the user does instead, measured. The run that
+    // started while the daemon was down keeps the stand-in to its end; once the daemon runs, `codex exec resume --last`
+    // (a new Codex process, the same conversation) lists the tools again and is offered the real ones.
+    const resume = d.resume;
+    if (resume !== undefined) it('started while the daemon is down, then resumed once the daemon runs: the resumed conversation is offered the real tools', { timeout: 120_000 }, async () => {
+      assert.equal(inst.daemon, null);
+      const before = http.requests.length;
+      const status = d.tool('postern_status');
+      const offered: string[][] = [];
+      try {
+        const first = await d.run((t) => {
+          offered.push(t.tools.filter((n) => n.startsWith(d.tool(''))));
+          return t.results.length === 0 ? { kind: 'call', tool: status, args: {} } : { kind: 'text', text: 'the operator must start the daemon' };
+        });
+        assert.equal(first.code, 0, first.out);
+        assert.deepEqual(offered, [[status], [status]], 'the stand-in alone, for the whole run');
+        await inst.startDaemon();
+        const seen: string[] = [];
+        let earlier: readonly string[] | null = null;
+        const resumed = await resume((t) => {
+          earlier ??= t.results;
+          offered.push(t.tools.filter((n) => n.startsWith(d.tool(''))));
+          if (t.results.length > earlier.length) {
+            seen.push(...t.results.slice(earlier.length));
+            return { kind: 'text', text: 'done' };
+          }
+          return t.tools.includes(d.tool('echo_read')) ? { kind: 'call', tool: d.tool('echo_read'), args: { q: 'after-resume' } } : { kind: 'text', text: 'the tools did not appear' };
+        });
+        assert.equal(resumed.code, 0, resumed.out);
+        assert.match((earlier ?? []).join('\n'), /DAEMON_UNAVAILABLE/, 'the resumed run continues the first one\'s conversation');
+        assert.ok(offered.at(-1)?.includes(d.tool('echo_read')), JSON.stringify(offered));
+        assert.equal(http.requests.length, before + 1, JSON.stringify(offered));
+        assert.match(seen.join('\n'), /after-resume/);
       } finally {
         if (inst.daemon !== null) await inst.stopDaemon();
       }
