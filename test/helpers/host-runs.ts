@@ -25,10 +25,10 @@
  * mcpServers.postern). They are the pinned versions in .ci/hosts; a file
  * skips where its host is absent unless POSTERN_REQUIRE_AGENT_HOSTS=1.
  *
- * Measured: no host outlives its tool timeout while an approval waits (they
- * ask for progress; none resets its timeout on it): the host gives up, its
- * cancellation withdraws the card, nothing runs. Keep the host's tool
- * timeout above `approval_timeout_seconds`.
+ * Measured: no host outlives its tool timeout while an approval waits
+ * (Claude Code and Codex ask for progress but do not reset their timeout on
+ * it): the host gives up, its cancellation withdraws the card, nothing runs.
+ * Keep the host's tool timeout above `approval_timeout_seconds`.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
