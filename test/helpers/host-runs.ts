@@ -161,12 +161,28 @@ export function describeHostRuns(host: HostName): void {
       }
     }
 
+    /**
+     * Claude Code does not wait for its MCP servers before the first request: under load `postern mcp` may not be
+     * connected yet, and the model is offered WaitForMcpServers instead. The model calls it (as its description
+     * says) until a Postern tool is offered; the script sees neither those turns nor their results.
+     */
+    const waitingForServers = (script: Script): Script => {
+      let waits = 0;
+      return (t) => {
+        if (!t.tools.some((n) => n.startsWith('mcp__postern__')) && t.tools.includes('WaitForMcpServers') && waits < 5) {
+          waits += 1;
+          return { kind: 'call', tool: 'WaitForMcpServers', args: {} };
+        }
+        return script({ ...t, results: t.results.slice(waits) });
+      };
+    };
+
     /** Each host, headless, against a fake model of its API answering by the script; what the model received is kept. */
     const drivers: Record<HostName, () => Driver> = {
       'claude-code': () => ({
         tool: (name) => `mcp__postern__${name}`,
         timedOut: new RegExp(`timed out after ${HOST_TOOL_TIMEOUT_MS / 1000}s`),
-        run: (script) => withModel('anthropic', script, (url) => runHost(['-p', 'Use the postern tools.', '--output-format', 'json', '--allowedTools', 'mcp__postern'], {
+        run: (script) => withModel('anthropic', waitingForServers(script), (url) => runHost(['-p', 'Use the postern tools.', '--output-format', 'json', '--allowedTools', 'mcp__postern'], {
           ANTHROPIC_BASE_URL: url,
           ANTHROPIC_API_KEY: 'sk-fake-model',
           // Postern's tools offered directly, not behind Claude Code's tool search.
