@@ -28,7 +28,7 @@ const skip = sshdSkip();
 // eslint-disable-next-line no-control-regex
 const plain = (s: string): string => s.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]|\x1b[=>78]/g, '');
 
-describe('ssh gateway: a push approved in the terminal UI', { skip, timeout: 300_000 }, () => {
+describe('ssh gateway: a push approved in the terminal UI', { skip, timeout: 480_000 }, () => {
   let inst: Installation;
   let git: GitSshd;
   let work: string;
@@ -41,7 +41,7 @@ describe('ssh gateway: a push approved in the terminal UI', { skip, timeout: 300
     const t = tui!;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the screen did not show ${what}:\n${plain(t.screen().slice(from))}`)), 60_000);
+      timer = setTimeout(() => reject(new Error(`the screen did not show ${what}:\n${plain(t.screen().slice(from))}`)), 120_000);
     });
     try {
       await Promise.race([t.until(re, from), late]);
