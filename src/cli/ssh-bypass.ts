@@ -13,11 +13,17 @@
  * Only names and counts are reported, never a key's bytes; a file name (the
  * user's, maybe the agent's) is escaped like any untrusted text. Doctor runs
  * as the operator: this is the agent's user only when both are the same user
- * and the environment is the agent's (docs/ssh-gateway.md).
+ * and the environment is the agent's (docs/ssh-gateway.md). Agents that run
+ * as other OS users (the allow list, docs/agent-users.md) are checked too:
+ * each allowed user's — and each allowed group's members' — `~/.ssh`, found
+ * through the system's user database (`getent`). Their ssh-agents are out of
+ * reach (another user's environment); a `~/.ssh` the operator may not read is
+ * said, not passed over.
  */
 import { execFile } from 'node:child_process';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AgentUserEntry } from '../home/agent-users.js';
 import type { Finding } from '../home/host-checks.js';
 import { sanitizeForTerminal } from '../rules/terminal-text.js';
 
@@ -47,13 +53,14 @@ async function head(path: string): Promise<string | null> {
   }
 }
 
-/** The names of the files in `dir` that hold a private key (sorted); [] when there is no such folder. */
-export async function privateKeyFiles(dir: string): Promise<string[]> {
+/** The names of the files in `dir` that hold a private key (sorted); [] when there is no such folder, null when it may not be read. */
+export async function privateKeyFiles(dir: string): Promise<string[] | null> {
   let names: string[];
   try {
     names = await readdir(dir);
-  } catch {
-    return [];
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EPERM' ? null : [];
   }
   const found: string[] = [];
   for (const name of names.sort()) {
@@ -63,13 +70,23 @@ export async function privateKeyFiles(dir: string): Promise<string[]> {
   return found;
 }
 
-export function keysFinding(dir: string, names: readonly string[]): Finding {
-  if (names.length === 0) return { status: 'ok', check: KEY_CHECK, detail: `no private key in ${sanitizeForTerminal(dir)}` };
+/** The finding for one user's `~/.ssh`; `user` names another OS user an agent runs as (the check's name says whose). */
+export function keysFinding(dir: string, names: readonly string[] | null, user?: string): Finding {
+  const check = user === undefined ? KEY_CHECK : `${KEY_CHECK} (user ${user})`;
+  if (names === null) {
+    return {
+      status: 'warning',
+      check,
+      detail: `${sanitizeForTerminal(dir)} may not be read by this user, so whether it holds private keys is unknown`,
+      fix: `run \`sudo postern doctor\` (with POSTERN_HOME set to this home), or look as ${user ?? 'that user'}: \`ls -l ~/.ssh\``,
+    };
+  }
+  if (names.length === 0) return { status: 'ok', check, detail: `no private key in ${sanitizeForTerminal(dir)}` };
   const shown = names.slice(0, 8).map((n) => sanitizeForTerminal(n, 64)).join(', ') + (names.length > 8 ? `, +${names.length - 8} more` : '');
   return {
     status: 'warning',
-    check: KEY_CHECK,
-    detail: `${sanitizeForTerminal(dir)} holds ${names.length} private key file(s) (${shown}): any process of this user, the agent's included, can reach the hosts that trust them without the SSH gateway and without approval`,
+    check,
+    detail: `${sanitizeForTerminal(dir)} holds ${names.length} private key file(s) (${shown}): any process of ${user === undefined ? 'this user' : user}, the agent's included, can reach the hosts that trust them without the SSH gateway and without approval`,
     fix: 'move each key into the vault (`postern secret add NAME --kind ssh_key --from-file FILE`, named in a target\'s gateway entry), then delete the file; or run the agent as another OS user (docs/agent-users.md)',
   };
 }
@@ -117,4 +134,58 @@ export async function sshBypassFindings(userHome: string, env: NodeJS.ProcessEnv
     );
   }
   return [keysFinding(dir, await privateKeyFiles(dir)), agentFinding(sock, answer)];
+}
+
+/** An OS user an agent may run as, and its home, from the system's user database. */
+export interface AgentAccount {
+  readonly name: string;
+  readonly home: string;
+}
+
+/** `getent DB [KEY]`'s lines; [] when there is no such entry or no getent. */
+function getent(db: 'passwd' | 'group', key?: string): Promise<string[]> {
+  return new Promise((resolve) => {
+    execFile('getent', key === undefined ? [db] : [db, key], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LC_ALL: 'C' }, timeout: 10_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      resolve(err === null ? stdout.split('\n').filter((l) => l !== '') : []);
+    });
+  });
+}
+
+/**
+ * The accounts the allow list names: each user, and each group's members and
+ * the users whose primary group it is — without `except` (the operator, whose
+ * own `~/.ssh` is checked apart). Names the database does not know are left
+ * out (the daemon allows nobody by them either).
+ */
+export async function allowedAccounts(entries: readonly AgentUserEntry[], except: string | null): Promise<AgentAccount[]> {
+  if (entries.length === 0) return [];
+  const passwd = (await getent('passwd')).map((l) => l.split(':')).filter((f) => f.length >= 7);
+  const names = new Set<string>();
+  for (const e of entries) {
+    if (e.kind === 'user') {
+      names.add(e.name);
+      continue;
+    }
+    const [group] = await getent('group', e.name);
+    const f = group?.split(':');
+    if (f === undefined || f.length < 4) continue;
+    for (const m of (f[3] ?? '').split(',')) if (m !== '') names.add(m);
+    for (const p of passwd) if (p[3] === f[2] && p[0] !== undefined) names.add(p[0]);
+  }
+  const accounts: AgentAccount[] = [];
+  for (const p of passwd) {
+    const [name, , , , , home] = p;
+    if (name !== undefined && home !== undefined && names.has(name) && name !== except && home !== '') accounts.push({ name, home });
+  }
+  return accounts.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The key finding of each allowed account's `~/.ssh`. */
+export async function allowedAccountFindings(accounts: readonly AgentAccount[]): Promise<Finding[]> {
+  const out: Finding[] = [];
+  for (const a of accounts) {
+    const dir = join(a.home, '.ssh');
+    out.push(keysFinding(dir, await privateKeyFiles(dir), a.name));
+  }
+  return out;
 }

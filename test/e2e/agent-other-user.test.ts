@@ -29,28 +29,12 @@ import type { Installation } from '../helpers/daemon.js';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { installWithReadTool } from '../helpers/boundary.js';
 import { childEnv, CLI } from '../helpers/cli.js';
+import { agentUser, osUsersSkip } from '../helpers/os-users.js';
 
 const USER_A = 'postern-agent-a';
 const USER_B = 'postern-agent-b';
 
-function osUsersSkip(): string | false {
-  const why = process.getuid?.() !== 0 ? 'not running as root' : !existsSync('/usr/sbin/useradd') ? '/usr/sbin/useradd is absent' : !existsSync('/usr/bin/perl') ? '/usr/bin/perl is absent' : null;
-  if (why === null) return false;
-  if (process.env['POSTERN_REQUIRE_OS_USERS'] === '1') throw new Error(`POSTERN_REQUIRE_OS_USERS=1 but ${why}`);
-  return `${why} (a second OS user is needed; POSTERN_REQUIRE_OS_USERS=1 makes this a failure)`;
-}
-
 const skip = osUsersSkip();
-
-/** The user's uid and gid, creating the user (no home, no login) the first time. */
-function agentUser(user: string): { uid: number; gid: number } {
-  const id = (flag: string): number => Number(spawnSync('id', [flag, user], { encoding: 'utf8' }).stdout.trim());
-  if (spawnSync('id', [user]).status !== 0) {
-    const r = spawnSync('/usr/sbin/useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', user], { encoding: 'utf8' });
-    assert.equal(r.status, 0, r.stderr);
-  }
-  return { uid: id('-u'), gid: id('-g') };
-}
 
 const ATTACKS = String.raw`
 const fs = require('node:fs');

@@ -41,6 +41,8 @@ export interface VaultFacts {
   readonly key: Uint8Array;
   /** The journal-checkpoint seed (copy). */
   readonly checkpointSeed: Uint8Array;
+  /** The key the home's MAC'd records are written under (copy): doctor verifies the agent allow list with it. */
+  readonly catalogMac: Uint8Array;
   readonly generation: number;
   readonly catalogDigest: string;
   /** The journal the vault recorded (vault/FORMAT.md §4, `journal`), or null. */
@@ -59,10 +61,12 @@ export async function vaultFacts(ctx: CliContext, given?: Uint8Array): Promise<V
   try {
     const key = Uint8Array.from(vault.deriveKey('journal-anchor'));
     const checkpointSeed = Uint8Array.from(vault.deriveKey('journal-checkpoint'));
+    const catalogMac = Uint8Array.from(vault.deriveKey('catalog-mac'));
     // The catalog in force is the one the vault's own mark names (written under the passphrase).
     return {
       key,
       checkpointSeed,
+      catalogMac,
       generation: vault.generation,
       catalogDigest: vault.acceptedCatalog?.digest ?? sha256Hex(''),
       journal: vault.journal,
@@ -70,6 +74,7 @@ export async function vaultFacts(ctx: CliContext, given?: Uint8Array): Promise<V
       wipe() {
         key.fill(0);
         checkpointSeed.fill(0);
+        catalogMac.fill(0);
       },
     };
   } finally {

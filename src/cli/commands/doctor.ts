@@ -42,7 +42,10 @@ import { claudeShellFinding, codexShellFinding, geminiShellFinding, type FoundCo
 import { readAcceptance, readCatalogFile, type CatalogFile } from '../../home/catalog-store.js';
 import { sequenceOf, type StoredRecord } from '../../contracts/index.js';
 import { loadConfig } from '../../daemon/config.js';
-import { sshBypassFindings } from '../ssh-bypass.js';
+import { allowedAccountFindings, allowedAccounts, sshBypassFindings } from '../ssh-bypass.js';
+import { AGENT_USERS, judgeAgentUsers } from '../../home/agent-users.js';
+import { readMacdRecord } from '../../home/macd-record.js';
+import { operatorUser } from '../../daemon/agent-user.js';
 
 async function readOptional(path: string): Promise<string | undefined> {
   try {
@@ -191,19 +194,30 @@ async function agentShellFindings(home: string, p: Places): Promise<Finding[]> {
   return findings;
 }
 
-/** With the SSH gateway enabled in config.yaml: the user's own SSH keys and ssh-agent, the ways around it (../ssh-bypass.ts). */
-async function gatewayBypassFindings(config: string | undefined, p: Places): Promise<Finding[]> {
-  if (config === undefined) return [];
-  const enabled = await loadConfig(config).then(
+/**
+ * With the SSH gateway enabled in config.yaml: the ways around it (../ssh-bypass.ts) — the
+ * operator's own `~/.ssh` and ssh-agent, and the `~/.ssh` of every OS user the allow list lets
+ * on the shared agent socket (verified with the vault's key when unlocked: a list that does not
+ * verify allows nobody, so nobody else is checked).
+ */
+async function gatewayBypassFindings(paths: { config?: string; agentUsers?: string }, p: Places, key?: Uint8Array): Promise<Finding[]> {
+  if (paths.config === undefined) return [];
+  const enabled = await loadConfig(paths.config).then(
     (c) => c.ssh_gateway.enabled,
     () => false,
   );
-  return enabled ? sshBypassFindings(p.userHome, p.env) : [];
+  if (!enabled) return [];
+  const own = await sshBypassFindings(p.userHome, p.env);
+  if (paths.agentUsers === undefined) return own;
+  const listed = await readMacdRecord(paths.agentUsers, AGENT_USERS.schema).catch(() => ({ kind: 'malformed' as const }));
+  const verdict = key === undefined ? (listed.kind === 'stored' ? { kind: 'allowed' as const, allowed: listed.stored.record.allowed } : { kind: 'none' as const }) : judgeAgentUsers(key, listed);
+  if (verdict.kind !== 'allowed') return own;
+  return [...own, ...(await allowedAccountFindings(await allowedAccounts(verdict.allowed, operatorUser())))];
 }
 
 async function runDoctor(
-  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string; acceptedRecord?: string; config?: string },
-  unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array; journal?: RecordedJournal | null },
+  paths: { home: string; vault: string; catalog: string; journalDir: string; anchor: string; checkpoints: string; runDir?: string; acceptedRecord?: string; config?: string; agentUsers?: string },
+  unlocked?: { key: Uint8Array; generation: number; checkpointSeed?: Uint8Array; catalogMac?: Uint8Array; journal?: RecordedJournal | null },
   profile: KdfProfile = PRODUCTION_KDF_PROFILE,
 ): Promise<Finding[]> {
   const home = await checkPrivateDir(paths.home);
@@ -227,7 +241,7 @@ async function runDoctor(
   findings.push(checkCoreDumps(await readOptional('/proc/self/limits')));
   const places: Places = { userHome: homedir(), cwd: process.cwd(), env: process.env, platform: process.platform };
   findings.push(...(await agentShellFindings(paths.home, places)));
-  findings.push(...(await gatewayBypassFindings(paths.config, places)));
+  findings.push(...(await gatewayBypassFindings(paths, places, unlocked?.catalogMac)));
   return findings;
 }
 
