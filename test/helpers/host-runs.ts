@@ -66,8 +66,13 @@ interface HostRun {
   readonly out: string;
 }
 
-/** The host's tool timeout, set low so an approval can outlast it quickly. */
-const HOST_TOOL_TIMEOUT_MS = 4000;
+/**
+ * The host's tool timeout, set low so an approval can outlast it in a short run, and long enough
+ * that an approval given after a few seconds lands well inside it on a loaded machine.
+ */
+const HOST_TOOL_TIMEOUT_MS = 20_000;
+/** How long the operator of "an approval given after a few seconds" takes. */
+const OPERATOR_DELAY_MS = 3000;
 
 const installedVersion = (host: HostName): string => (JSON.parse(readFileSync(join(HOSTS_DIR, PACKAGES[host].pkg, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -256,18 +261,21 @@ export function describeHostRuns(host: HostName): void {
     };
 
     /**
-     * Approves the next card `afterMs` after it appears. The returned function is given the host's
-     * run: when the host ends before any card appears, it fails at once with what the host printed.
+     * Approves the next card when `when` says — `afterMs` after it appears (the operator takes
+     * that long), or once the card has ended (`approval.resolved`: the host gave up and withdrew
+     * it) or the host's run has. The returned function is given the host's run: when the host
+     * ends before any card appears, it fails at once with what the host printed.
      */
-    async function approveLater(afterMs: number): Promise<(run: Promise<HostRun>) => Promise<ApprovalCard>> {
+    async function approveLater(when: { afterMs: number } | 'after-it-ended'): Promise<(run: Promise<HostRun>) => Promise<ApprovalCard>> {
       const op = await inst.operator();
       const cards: ApprovalCard[] = [];
+      const resolved = new Set<string>();
       let wake: () => void = () => undefined;
       await op.subscribe((env) => {
-        if (env.event.type === 'approval.added') {
-          cards.push(env.event.card);
-          wake();
-        }
+        if (env.event.type === 'approval.added') cards.push(env.event.card);
+        else if (env.event.type === 'approval.resolved') resolved.add(env.event.id);
+        else return;
+        wake();
       });
       return async (run) => {
         const ended = run.then(
@@ -280,7 +288,16 @@ export function describeHostRuns(host: HostName): void {
             if (early instanceof Error && cards.length === 0) throw early;
           }
           const card = cards[0]!;
-          await delay(afterMs); // the operator takes this long: the scenario itself, not a wait for the system
+          if (when === 'after-it-ended') {
+            let hostEnded = false;
+            void ended.then(() => {
+              hostEnded = true;
+              wake();
+            });
+            while (!resolved.has(card.id) && !hostEnded) await new Promise<void>((r) => (wake = r));
+          } else {
+            await delay(when.afterMs); // the operator takes this long: the scenario itself, not a wait for the system
+          }
           await op.request('approvals.decide', { approval_id: card.id, verdict: { verdict: 'approve', scope: 'once' } });
           return card;
         } finally {
@@ -294,7 +311,7 @@ export function describeHostRuns(host: HostName): void {
       assert.equal(installed, RECORDED[host], `${host} changed: recorded ${RECORDED[host] ?? 'none'}, installed ${installed} — rerun this file and update test/e2e/fixtures/host-versions.json`);
     });
 
-    it('calls a read tool and the model is shown the redacted result', { timeout: 120_000 }, async () => {
+    it('calls a read tool and the model is shown the redacted result', { timeout: 300_000 }, async () => {
       await inst.startDaemon();
       try {
         const before = http.requests.length;
@@ -309,12 +326,12 @@ export function describeHostRuns(host: HostName): void {
       }
     });
 
-    it('waits for an approval given after a few seconds', { timeout: 120_000 }, async () => {
+    it('waits for an approval given after a few seconds', { timeout: 300_000 }, async () => {
       await inst.startDaemon();
       try {
         const before = http.requests.length;
         const seen: string[] = [];
-        const approve = await approveLater(3000);
+        const approve = await approveLater({ afterMs: OPERATOR_DELAY_MS });
         const args = { title: 'approved after 3 s', idempotency_key: `k-${randomBytes(6).toString('hex')}` };
         const run = d.run(untilDecided(d.tool('gated_write'), args, seen));
         const [r, card] = await Promise.all([run, approve(run)]);
@@ -327,14 +344,14 @@ export function describeHostRuns(host: HostName): void {
       }
     });
 
-    it(`an approval given after its tool timeout (${HOST_TOOL_TIMEOUT_MS} ms) comes too late: the host gives up and cancels, the card is withdrawn, nothing runs`, { timeout: 120_000 }, async () => {
+    it(`an approval given after its tool timeout (${HOST_TOOL_TIMEOUT_MS} ms) comes too late: the host gives up and cancels, the card is withdrawn, nothing runs`, { timeout: 300_000 }, async () => {
       // Measured: the hosts ask for progress but do not reset their tool timeout on it, so Postern's early
       // APPROVAL_PENDING never comes; keep the host's tool timeout above approval_timeout_seconds (docs/worked-example.md).
       await inst.startDaemon();
       try {
         const before = http.requests.length;
         const seen: string[] = [];
-        const approve = await approveLater(HOST_TOOL_TIMEOUT_MS + 4000);
+        const approve = await approveLater('after-it-ended');
         const args = { title: 'approved too late', idempotency_key: `k-${randomBytes(6).toString('hex')}` };
         const run = d.run(once(d.tool('gated_write'), args, seen));
         const [r, late] = await Promise.all([run, approve(run).then(() => 'approved', (e: Error & { code?: string }) => e.code ?? e.message)]);
@@ -347,7 +364,7 @@ export function describeHostRuns(host: HostName): void {
       }
     });
 
-    it('started while the daemon is down: the daemon starts mid-run and the real tools appear without restarting the host', { timeout: 120_000, todo: NOT_YET[host]?.daemonUp ?? false }, async () => {
+    it('started while the daemon is down: the daemon starts mid-run and the real tools appear without restarting the host', { timeout: 300_000, todo: NOT_YET[host]?.daemonUp ?? false }, async () => {
       assert.equal(inst.daemon, null);
       const before = http.requests.length;
       const offered: string[][] = [];
@@ -385,7 +402,7 @@ export function describeHostRuns(host: HostName): void {
     // started while the daemon was down keeps the stand-in to its end; once the daemon runs, `codex exec resume --last`
     // (a new Codex process, the same conversation) lists the tools again and is offered the real ones.
     const resume = d.resume;
-    if (resume !== undefined) it('started while the daemon is down, then resumed once the daemon runs: the resumed conversation is offered the real tools', { timeout: 120_000 }, async () => {
+    if (resume !== undefined) it('started while the daemon is down, then resumed once the daemon runs: the resumed conversation is offered the real tools', { timeout: 300_000 }, async () => {
       assert.equal(inst.daemon, null);
       const before = http.requests.length;
       const status = d.tool('postern_status');
