@@ -11,6 +11,7 @@ import type { PathTemplate, PathPattern } from './templates/path-template.js';
 import type { JsonPrimitive, JsonValue } from './schema/json.js';
 import type { BoundedPattern } from './schema/bounded-pattern.js';
 import type { CompiledSchema } from './schema/schema-zod.js';
+import type { Authority } from './authority/authority.js';
 
 export type { JsonObject, JsonPrimitive, JsonValue } from './schema/json.js';
 /** A JSON Schema input or output (schema/schema-zod.ts compiles it). */
@@ -245,6 +246,23 @@ export interface PreapprovalRule {
   readonly arguments: readonly (readonly [string, readonly ArgConstraint[]])[];
   /** Calls this rule may approve per daemon run. */
   readonly budget: number;
+  /** Present when the rule names a gateway call (`gateway:` and `action:`); `tool` is then that call's tool name. */
+  readonly gateway?: GatewayRuleBinding;
+}
+
+/** The gateway calls an SSH gateway tool stands for: `ssh-gateway:<target>:<action>`. */
+export type GatewayAction = 'git-push' | 'git-fetch' | 'exec';
+
+/**
+ * What a gateway rule was accepted for (gateway/gateway-rules.ts): its target
+ * and action, the repositories (git) or commands (exec) it names, and the
+ * authority those had on the target when the rule was built.
+ */
+export interface GatewayRuleBinding {
+  readonly target: string;
+  readonly action: GatewayAction;
+  readonly reach: readonly string[];
+  readonly authority: Authority;
 }
 
 export interface Catalog {

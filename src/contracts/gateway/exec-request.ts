@@ -19,7 +19,7 @@ import type { ApprovalMode, Effect, SshGateway, SshTarget } from '../types.js';
 
 export type GitDirection = 'push' | 'fetch';
 
-const PROGRAMS = { push: 'git-receive-pack', fetch: 'git-upload-pack' } as const satisfies Record<GitDirection, string>;
+export const PROGRAMS = { push: 'git-receive-pack', fetch: 'git-upload-pack' } as const satisfies Record<GitDirection, string>;
 
 export type ParsedExec =
   | { readonly kind: 'git'; readonly direction: GitDirection; readonly path: string }

@@ -15,10 +15,13 @@ import { IssueSink } from '../issues.js';
 import { parseSchema } from '../schema/schema-parse.js';
 import { compileSchema } from '../schema/schema-zod.js';
 import type { Authority } from '../authority/authority.js';
-import type { ApprovalMode, CompiledSchema, Effect, Revision, SshTarget, Tool } from '../types.js';
+import type { ApprovalMode, CompiledSchema, Effect, GatewayAction, Revision, SshTarget, Tool } from '../types.js';
 import type { GatewayExec } from './exec-request.js';
 
 export const GATEWAY_TOOL_PREFIX = 'ssh-gateway:';
+
+/** The last part of a gateway tool's name. */
+export const GATEWAY_ACTIONS = ['git-push', 'git-fetch', 'exec'] as const satisfies readonly GatewayAction[];
 
 const text = (max: number): Record<string, unknown> => ({ type: 'string', maxLength: max });
 
@@ -31,7 +34,7 @@ const INPUT_SCHEMA = {
 };
 
 let compiled: CompiledSchema | undefined;
-function inputSchema(): CompiledSchema {
+export function gatewayInputSchema(): CompiledSchema {
   if (compiled !== undefined) return compiled;
   const sink = new IssueSink();
   const node = parseSchema(INPUT_SCHEMA, ['gateway'], sink, 'input');
@@ -52,13 +55,18 @@ export function isGatewayTool(name: string): boolean {
 function reachOf(target: SshTarget, e: GatewayExec): { readonly programs: string[]; readonly commands: string[][] } {
   if (e.kind === 'command') return { programs: [e.command], commands: [[e.command]] };
   const repos = target.gateway?.git?.repositories ?? [];
-  return { programs: [e.program], commands: repos.map((r) => [e.program, r]).sort((a, b) => (a.join(' ') < b.join(' ') ? -1 : 1)) };
+  return { programs: [e.program], commands: repos.map((r) => [e.program, r]) };
 }
 
 export function gatewayAuthority(target: SshTarget, e: GatewayExec): Authority {
   const reach = reachOf(target, e);
+  return reachAuthority(target, effectOf(e), reach.programs, reach.commands);
+}
+
+/** The authority of running `commands` (argv lists) of `programs` as `effect` on the target's endpoint with its credential. */
+export function reachAuthority(target: SshTarget, effect: Effect, programs: readonly string[], commands: readonly (readonly string[])[]): Authority {
   return Object.freeze({
-    effect: effectOf(e),
+    effect,
     credentials: [target.credential],
     origins: [],
     methods: [],
@@ -66,8 +74,8 @@ export function gatewayAuthority(target: SshTarget, e: GatewayExec): Authority {
     requestMeaning: [],
     privateNetwork: 'refused',
     ssh: [{ host: target.host, port: target.port, user: target.user }],
-    programs: reach.programs,
-    commands: reach.commands,
+    programs: [...programs],
+    commands: [...commands].sort((a, b) => (a.join(' ') < b.join(' ') ? -1 : 1)),
   });
 }
 
@@ -83,7 +91,7 @@ export function gatewayTool(target: SshTarget, e: GatewayExec): Tool {
   const revision: Revision = {
     tool: name,
     revision: 1,
-    input: inputSchema(),
+    input: gatewayInputSchema(),
     output: undefined,
     action: { kind: 'ssh', target, argv: e.kind === 'git' ? [{ kind: 'literal', value: e.program }, { kind: 'param', param: 'repository' }] : [{ kind: 'literal', value: e.command }], programs: [] },
     previous: undefined,
