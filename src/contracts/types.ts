@@ -11,7 +11,6 @@ import type { PathTemplate, PathPattern } from './templates/path-template.js';
 import type { JsonPrimitive, JsonValue } from './schema/json.js';
 import type { BoundedPattern } from './schema/bounded-pattern.js';
 import type { CompiledSchema } from './schema/schema-zod.js';
-import type { Authority } from './authority/authority.js';
 
 export type { JsonObject, JsonPrimitive, JsonValue } from './schema/json.js';
 /** A JSON Schema input or output (schema/schema-zod.ts compiles it). */
@@ -223,6 +222,34 @@ export interface Tool {
   readonly limits?: Limits;
   /** `agent_users`: the OS users who may call it (docs/agent-users.md); absent: every user that reaches the agent socket. */
   readonly agentUsers?: readonly string[];
+}
+
+/** An SSH endpoint a revision can reach (authority/authority.ts). */
+export interface SshEndpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+}
+
+/** Everything a revision can reach, and its effect (authority/authority.ts). */
+export interface Authority {
+  readonly effect: Effect;
+  readonly credentials: readonly string[];
+  /** `scheme://host:port`, port always explicit. */
+  readonly origins: readonly string[];
+  readonly methods: readonly string[];
+  /** Path shapes: placeholders as `{}`, a trailing multi-segment wildcard as `{...}`. */
+  readonly paths: readonly string[];
+  /**
+   * Fixed request-meaning overrides, e.g. `header x-http-method-override: DELETE`
+   * or `query _method=PUT` (src/rules/http-headers.ts, query-names.ts).
+   */
+  readonly requestMeaning: readonly string[];
+  readonly privateNetwork: 'allowed' | 'refused';
+  readonly ssh: readonly SshEndpoint[];
+  readonly programs: readonly string[];
+  /** argv shapes: literals (braces doubled), `{}` one argument, `{...}` several. */
+  readonly commands: readonly (readonly string[])[];
 }
 
 /** A constraint of a pre-approval rule on one normalized argument (preapproval.ts). */

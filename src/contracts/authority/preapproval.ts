@@ -23,8 +23,8 @@
 import { canonicalJson } from '../../rules/canonical.js';
 import { authorityOf, widensAuthority, type Widening } from './authority.js';
 import type { JsonObject, JsonValue } from '../schema/json.js';
-import { constraintHolds } from '../catalog/rule-constraints.js';
-import { describeGatewayCalls, gatewayRuleOutgrown, gatewayRuleRebinding } from '../gateway/gateway-rules.js';
+import { constraintHolds } from './rule-constraints.js';
+import { describeGatewayCalls, gatewayRuleOutgrown, gatewayRuleRebinding } from './gateway-binding.js';
 import type { ArgConstraint, Catalog, PreapprovalRule, Revision, Tool } from '../types.js';
 
 export type { ArgConstraint, PreapprovalRule };

@@ -14,7 +14,7 @@ import { NAME, TOOL_NAME } from './catalog-shape.js';
 import type { DocPath, IssueSink } from '../issues.js';
 import { buildGatewayRule } from '../gateway/gateway-rules.js';
 import { GATEWAY_ACTIONS } from '../gateway/gateway-tool.js';
-import { buildConstraints, ConstraintShape } from './rule-constraints.js';
+import { buildConstraints, ConstraintShape } from '../authority/rule-constraints.js';
 import { checkShape } from './shape-check.js';
 import type { PreapprovalRule, Target, Tool } from '../types.js';
 

@@ -19,20 +19,17 @@
  * key). A gateway entry has no revisions, so a rule names its reach itself:
  * a git rule names its repositories, an exec rule its commands (`equal` or
  * `one_of`); what the entry adds later is outside every rule. The rule is
- * bound to the authority its reach had when it was built (`authority`): a
- * catalog in which that reach grows (another endpoint or credential, a
- * command's effect raised) does not run under it (`gatewayRuleOutgrown`,
- * fail closed), and the catalog diff reports it as a widening of the rule
- * (`gatewayRuleRebinding`). Pure.
+ * bound to the authority its reach had when it was built (`authority`,
+ * authority/gateway-binding.ts). Pure.
  */
 import { canonicalJson } from '../../rules/canonical.js';
-import { widensAuthority, type Authority, type Widening } from '../authority/authority.js';
-import { buildConstraints, constraintHolds, type ConstraintsIn } from '../catalog/rule-constraints.js';
+import { actionRefused, directionOf, entryReach, GIT_PROGRAMS, reachAuthorityOn } from '../authority/gateway-binding.js';
+import { buildConstraints, constraintHolds, type ConstraintsIn } from '../authority/rule-constraints.js';
 import type { DocPath, IssueSink } from '../issues.js';
 import type { JsonValue } from '../schema/json.js';
-import { Effects, type ArgConstraint, type Catalog, type Effect, type GatewayAction, type GatewayRuleBinding, type PreapprovalRule, type SshTarget, type Target } from '../types.js';
-import { gitCommand, PROGRAMS, type GitDirection } from './exec-request.js';
-import { GATEWAY_TOOL_PREFIX, gatewayInputSchema, reachAuthority } from './gateway-tool.js';
+import type { ArgConstraint, GatewayAction, GatewayRuleBinding, PreapprovalRule, SshTarget, Target } from '../types.js';
+import { gitCommand } from './exec-request.js';
+import { GATEWAY_TOOL_PREFIX, gatewayInputSchema } from './gateway-tool.js';
 
 export interface GatewayRuleShape {
   readonly gateway: string;
@@ -48,33 +45,21 @@ export interface GatewayRuleTargets {
   readonly declaredTargets: ReadonlySet<string>;
 }
 
-const directionOf = (action: Exclude<GatewayAction, 'exec'>): GitDirection => (action === 'git-push' ? 'push' : 'fetch');
-
 /** The argument that names what a rule of `action` reaches: the repository of a git call, the command of an exec. */
 const reachArgument = (action: GatewayAction): 'repository' | 'command' => (action === 'exec' ? 'command' : 'repository');
-
-/** Why `action` cannot run through the gateway on `t` (null: it can). */
-function actionRefused(t: SshTarget, action: GatewayAction): string | null {
-  const gw = t.gateway;
-  if (gw === undefined) return `target ${t.name} has no gateway entry`;
-  if (action === 'exec') return gw.commands.length === 0 ? `the gateway entry of target ${t.name} lists no commands` : null;
-  const d = directionOf(action);
-  if (gw.git === undefined) return `the gateway entry of target ${t.name} allows no git`;
-  return gw.git[d] === 'refused' ? `the gateway entry of target ${t.name} refuses git ${d}` : null;
-}
 
 /** Every value each normalized argument of an `action` call on `t` can have; an argument the call never has is absent. */
 function possibleValues(t: SshTarget, action: GatewayAction): Map<string, JsonValue[]> {
   const m = new Map<string, JsonValue[]>([['host', [t.host]], ['port', [t.port]], ['user', [t.user]], ['key', [t.credential]]]);
   if (action === 'exec') {
-    m.set('command', (t.gateway?.commands ?? []).map((c) => c.command));
+    m.set('command', entryReach(t, action));
     return m;
   }
   const d = directionOf(action);
-  const repos = t.gateway?.git?.repositories ?? [];
+  const repos = entryReach(t, action);
   m.set('repository', [...repos]);
   m.set('direction', [d]);
-  m.set('command', repos.map((r) => gitCommand(PROGRAMS[d], r)));
+  m.set('command', repos.map((r) => gitCommand(GIT_PROGRAMS[d], r)));
   return m;
 }
 
@@ -125,17 +110,6 @@ function reachOfRule(at: DocPath, t: SshTarget, action: GatewayAction, args: rea
   return reach;
 }
 
-/** The authority of the rule's reach on `t`: the endpoint and credential, and each repository (with its git program) or command it names. */
-function ruleAuthority(t: SshTarget, action: GatewayAction, reach: readonly string[]): Authority {
-  if (action !== 'exec') {
-    const program = PROGRAMS[directionOf(action)];
-    return reachAuthority(t, action === 'git-push' ? 'write' : 'read', [program], reach.map((r) => [program, r]));
-  }
-  const commands = (t.gateway?.commands ?? []).filter((c) => reach.includes(c.command));
-  const effect = commands.reduce<Effect>((e, c) => (Effects.indexOf(c.effect) > Effects.indexOf(e) ? c.effect : e), 'read');
-  return reachAuthority(t, effect, [...reach], reach.map((c) => [c]));
-}
-
 function gatewayTarget(at: DocPath, shape: GatewayRuleShape, sink: IssueSink, ctx: GatewayRuleTargets): SshTarget | undefined {
   const t = ctx.targets.get(shape.gateway);
   if (t === undefined) {
@@ -160,33 +134,6 @@ export function buildGatewayRule(name: string, at: DocPath, shape: GatewayRuleSh
   if (args === undefined || !valuesFit(at, t, shape.action, args, sink)) return undefined;
   const reach = reachOfRule(at, t, shape.action, args, sink);
   if (reach === undefined) return undefined;
-  const gateway: GatewayRuleBinding = { target: t.name, action: shape.action, reach, authority: ruleAuthority(t, shape.action, reach) };
+  const gateway: GatewayRuleBinding = { target: t.name, action: shape.action, reach, authority: reachAuthorityOn(t, shape.action, reach) };
   return { name, tool: `${GATEWAY_TOOL_PREFIX}${t.name}:${shape.action}`, revision: 1, arguments: args, budget: shape.budget, gateway };
-}
-
-/**
- * Does the rule's reach, as `catalog` has it, go beyond the authority the
- * rule was built for? Fails closed: a target, action, repository or command
- * that `catalog` no longer has counts as beyond.
- */
-export function gatewayRuleOutgrown(b: GatewayRuleBinding, catalog: Catalog): Widening {
-  const t = catalog.targets.get(b.target);
-  if (t === undefined || t.kind !== 'ssh') return { widens: true, reasons: [`target ${b.target} is not an SSH target of the catalog`] };
-  const refused = actionRefused(t, b.action);
-  if (refused !== null) return { widens: true, reasons: [refused] };
-  const can = possibleValues(t, b.action).get(reachArgument(b.action)) ?? [];
-  const gone = b.reach.filter((r) => !can.includes(r));
-  if (gone.length > 0) return { widens: true, reasons: gone.map((r) => `${r} is not in the gateway entry of ${t.name}`) };
-  return widensAuthority(b.authority, ruleAuthority(t, b.action, b.reach));
-}
-
-/** Why a gateway rule as built now reaches beyond the same rule as built before (its authority); empty when it does not. */
-export function gatewayRuleRebinding(old: GatewayRuleBinding, next: GatewayRuleBinding): string[] {
-  const w = widensAuthority(old.authority, next.authority);
-  return w.widens ? [`its gateway calls reach further: ${w.reasons.join(', ')}`] : [];
-}
-
-/** `gateway github git-push`: how a rule's calls are named in summaries. */
-export function describeGatewayCalls(b: GatewayRuleBinding): string {
-  return `gateway ${b.target} ${b.action}`;
 }

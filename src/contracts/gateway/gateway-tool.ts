@@ -14,7 +14,7 @@
 import { IssueSink } from '../issues.js';
 import { parseSchema } from '../schema/schema-parse.js';
 import { compileSchema } from '../schema/schema-zod.js';
-import type { Authority } from '../authority/authority.js';
+import { sshReachAuthority, type Authority } from '../authority/authority.js';
 import type { ApprovalMode, CompiledSchema, Effect, GatewayAction, Revision, SshTarget, Tool } from '../types.js';
 import type { GatewayExec } from './exec-request.js';
 
@@ -60,23 +60,7 @@ function reachOf(target: SshTarget, e: GatewayExec): { readonly programs: string
 
 export function gatewayAuthority(target: SshTarget, e: GatewayExec): Authority {
   const reach = reachOf(target, e);
-  return reachAuthority(target, effectOf(e), reach.programs, reach.commands);
-}
-
-/** The authority of running `commands` (argv lists) of `programs` as `effect` on the target's endpoint with its credential. */
-export function reachAuthority(target: SshTarget, effect: Effect, programs: readonly string[], commands: readonly (readonly string[])[]): Authority {
-  return Object.freeze({
-    effect,
-    credentials: [target.credential],
-    origins: [],
-    methods: [],
-    paths: [],
-    requestMeaning: [],
-    privateNetwork: 'refused',
-    ssh: [{ host: target.host, port: target.port, user: target.user }],
-    programs: [...programs],
-    commands: [...commands].sort((a, b) => (a.join(' ') < b.join(' ') ? -1 : 1)),
-  });
+  return sshReachAuthority(target, effectOf(e), reach.programs, reach.commands);
 }
 
 function effectOf(e: GatewayExec): Effect {
