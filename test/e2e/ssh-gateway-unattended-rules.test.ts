@@ -15,20 +15,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { runProgram } from '../helpers/agent-run.js';
-import { install, type Installation } from '../helpers/daemon.js';
-import { startGitSshd, type GitSshd } from '../helpers/git-sshd.js';
+import { assertKeyNotIn, gatewayAgent, type ProgramRun } from '../helpers/agent-run.js';
+import type { Installation } from '../helpers/daemon.js';
+import { gatewayHome, startGitSshd, type GitSshd } from '../helpers/git-sshd.js';
 import { sshdSkip } from '../helpers/sshd.js';
 
 const skip = sshdSkip();
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe('ssh gateway, unattended: pre-approval rules name gateway calls', { skip, timeout: 300_000 }, () => {
   let inst: Installation;
@@ -51,17 +43,9 @@ describe('ssh gateway, unattended: pre-approval rules name gateway calls', { ski
     };
   }
 
-  function run(cmd: string, args: readonly string[], opts: { cwd?: string } = {}): Promise<Run> {
-    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, GIT_SSH_COMMAND: `ssh -F ${sshConfig}`, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C' };
-    return runProgram(cmd, args, { cwd: opts.cwd ?? join(work, 'clone'), env, keep: (out, err) => void outputs.push(out, err) });
-  }
-  const gitIn = (args: readonly string[]): Promise<Run> => run('git', ['-c', 'user.name=agent', '-c', 'user.email=agent@example.invalid', ...args]);
-  const commit = async (msg: string): Promise<string> => {
-    const c = await gitIn(['commit', '-q', '--allow-empty', '-m', msg]);
-    assert.equal(c.code, 0, c.stderr);
-    return (await gitIn(['rev-parse', 'HEAD'])).stdout.trim();
-  };
-  async function cli(args: readonly string[]): Promise<Run> {
+  const agent = gatewayAgent({ work: () => work, sshConfig: () => sshConfig, keep: (out, err) => void outputs.push(out, err) });
+  const { git: gitIn, commit } = agent;
+  async function cli(args: readonly string[]): Promise<ProgramRun> {
     const r = await inst.sb.run([...args, ...g()]);
     outputs.push(r.stdout, r.stderr);
     return r;
@@ -71,25 +55,15 @@ describe('ssh gateway, unattended: pre-approval rules name gateway calls', { ski
   before(async () => {
     git = await startGitSshd(['org/repo.git', 'org/other.git']);
     // A long approval timeout: a push that waited for a person would hang the test, not pass it.
-    inst = await install({ secrets: [{ name: 'deploy-key', kind: 'ssh_key', value: git.srv.clientKey.private }], config: { approval_timeout_seconds: 600 } });
-    work = join(inst.sb.dir, 'agent');
-    mkdirSync(work);
-    const enable = await inst.sb.run(['ssh-gateway', 'enable', '--port', '0', ...g()]);
-    assert.equal(enable.code, 0, enable.stderr);
-    await inst.acceptCatalog(catalog());
-    sshConfig = join(inst.sb.home, 'ssh-gateway', 'ssh_config');
-    await inst.startDaemon(['--unattended']);
-    const setup = await inst.sb.run(['setup', 'ssh']);
-    assert.equal(setup.code, 0, setup.stderr);
-    const init = await run('git', ['init', '-q', '-b', 'main', 'clone'], { cwd: work });
+    ({ inst, work, sshConfig } = await gatewayHome(git, catalog(), { config: { approval_timeout_seconds: 600 }, daemonArgs: ['--unattended'] }));
+    const init = await agent.run('git', ['init', '-q', '-b', 'main', 'clone'], work);
     assert.equal(init.code, 0, init.stderr);
   });
 
   after(async () => {
     const key = git.srv.clientKey.private;
     inst.sb.assertNeverPrinted(key.trim(), 'the deploy key');
-    const lines = key.split('\n').filter((l) => /^[A-Za-z0-9+/=]{20,}$/.test(l));
-    for (const out of [...outputs, inst.daemonLog]) for (const l of lines) assert.ok(!out.includes(l), 'a line of the deploy key reached an output or the daemon log');
+    assertKeyNotIn(key, [...outputs, inst.daemonLog]);
     await inst.cleanup();
     await git.stop();
   });

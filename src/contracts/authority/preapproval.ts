@@ -1,6 +1,7 @@
 /**
  * Pre-approval rules (`preapprovals:` in catalog.yaml): what an unattended
- * daemon may approve without a person. A rule names one tool, constraints on
+ * daemon may approve without a person. A rule names one tool (or one kind of
+ * SSH gateway call, whose binding is gateway-binding.ts), constraints on
  * the call's normalized top-level arguments, and a budget (calls per daemon
  * run). Pure: deciding whether a rule covers a call, and whether a changed
  * rule stays within the old one (the catalog diff reports a new or loosened

@@ -7,7 +7,10 @@
  * tool exists, each constrained argument is declared, `equal` / `one_of`
  * values are valid for it, `max` only on numbers — and its patterns compile in
  * the bounded engine (bounded-pattern.ts: whole-value, linear time); it is
- * bound to a revision the tool has.
+ * bound to a revision the tool has. A rule names either a tool (`tool:`) or
+ * SSH gateway calls (`gateway:` and `action:`, built by
+ * gateway/gateway-rules.ts); the constraint checks are shared
+ * (authority/rule-constraints.ts).
  */
 import { z } from 'zod';
 import { NAME, TOOL_NAME } from './catalog-shape.js';
