@@ -224,6 +224,34 @@ export interface Tool {
   readonly agentUsers?: readonly string[];
 }
 
+/** An SSH endpoint a revision can reach (authority/authority.ts). */
+export interface SshEndpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+}
+
+/** Everything a revision can reach, and its effect (authority/authority.ts). */
+export interface Authority {
+  readonly effect: Effect;
+  readonly credentials: readonly string[];
+  /** `scheme://host:port`, port always explicit. */
+  readonly origins: readonly string[];
+  readonly methods: readonly string[];
+  /** Path shapes: placeholders as `{}`, a trailing multi-segment wildcard as `{...}`. */
+  readonly paths: readonly string[];
+  /**
+   * Fixed request-meaning overrides, e.g. `header x-http-method-override: DELETE`
+   * or `query _method=PUT` (src/rules/http-headers.ts, query-names.ts).
+   */
+  readonly requestMeaning: readonly string[];
+  readonly privateNetwork: 'allowed' | 'refused';
+  readonly ssh: readonly SshEndpoint[];
+  readonly programs: readonly string[];
+  /** argv shapes: literals (braces doubled), `{}` one argument, `{...}` several. */
+  readonly commands: readonly (readonly string[])[];
+}
+
 /** A constraint of a pre-approval rule on one normalized argument (preapproval.ts). */
 export type ArgConstraint =
   | { readonly kind: 'equal'; readonly value: JsonValue }
@@ -245,6 +273,23 @@ export interface PreapprovalRule {
   readonly arguments: readonly (readonly [string, readonly ArgConstraint[]])[];
   /** Calls this rule may approve per daemon run. */
   readonly budget: number;
+  /** Present when the rule names a gateway call (`gateway:` and `action:`); `tool` is then that call's tool name. */
+  readonly gateway?: GatewayRuleBinding;
+}
+
+/** The gateway calls an SSH gateway tool stands for: `ssh-gateway:<target>:<action>`. */
+export type GatewayAction = 'git-push' | 'git-fetch' | 'exec';
+
+/**
+ * What a gateway rule was accepted for (gateway/gateway-rules.ts): its target
+ * and action, the repositories (git) or commands (exec) it names, and the
+ * authority those had on the target when the rule was built.
+ */
+export interface GatewayRuleBinding {
+  readonly target: string;
+  readonly action: GatewayAction;
+  readonly reach: readonly string[];
+  readonly authority: Authority;
 }
 
 export interface Catalog {

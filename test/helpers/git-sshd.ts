@@ -12,6 +12,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import assert from 'node:assert/strict';
+import { install, type Installation } from './daemon.js';
 import { startSshd, type RealSshd } from './sshd.js';
 
 export interface GitSshd {
@@ -65,4 +67,23 @@ export async function startGitSshd(repos: readonly string[]): Promise<GitSshd> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A Postern home for gateway tests against `git`'s sshd: the deploy key in the
+ * vault, the gateway enabled on a free port, `catalog` accepted, the daemon
+ * started with `daemonArgs` and `postern setup ssh` run. Returns the home, the
+ * agent's folder (HOME of its programs) and the ssh_config the agent uses.
+ */
+export async function gatewayHome(git: GitSshd, catalog: unknown, o: { config?: Record<string, unknown>; daemonArgs?: readonly string[] } = {}): Promise<{ inst: Installation; work: string; sshConfig: string }> {
+  const inst = await install({ secrets: [{ name: 'deploy-key', kind: 'ssh_key', value: git.srv.clientKey.private }], ...(o.config === undefined ? {} : { config: o.config }) });
+  const work = join(inst.sb.dir, 'agent');
+  mkdirSync(work);
+  const enable = await inst.sb.run(['ssh-gateway', 'enable', '--port', '0', '--passphrase-file', inst.passFile]);
+  assert.equal(enable.code, 0, enable.stderr);
+  await inst.acceptCatalog(catalog);
+  await inst.startDaemon([...(o.daemonArgs ?? [])]);
+  const setup = await inst.sb.run(['setup', 'ssh']);
+  assert.equal(setup.code, 0, setup.stderr);
+  return { inst, work, sshConfig: join(inst.sb.home, 'ssh-gateway', 'ssh_config') };
 }

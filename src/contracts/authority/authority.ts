@@ -16,33 +16,9 @@ import { canonicalDigest, canonicalJson } from '../../rules/canonical.js';
 import { pathShapeWithin } from '../templates/path-template.js';
 import { shapeOf } from '../templates/string-template.js';
 import type { StringTemplate } from '../templates/string-template.js';
-import { Effects, type ArgvElement, type BodyTemplate, type Catalog, type Effect, type HttpAction, type HttpTarget, type HttpRequestAction, type Revision, type Tool } from '../types.js';
+import { Effects, type ArgvElement, type Authority, type SshEndpoint, type BodyTemplate, type Catalog, type Effect, type HttpAction, type HttpTarget, type HttpRequestAction, type Revision, type Tool } from '../types.js';
 
-export interface SshEndpoint {
-  readonly host: string;
-  readonly port: number;
-  readonly user: string;
-}
-
-export interface Authority {
-  readonly effect: Effect;
-  readonly credentials: readonly string[];
-  /** `scheme://host:port`, port always explicit. */
-  readonly origins: readonly string[];
-  readonly methods: readonly string[];
-  /** Path shapes: placeholders as `{}`, a trailing multi-segment wildcard as `{...}`. */
-  readonly paths: readonly string[];
-  /**
-   * Fixed request-meaning overrides, e.g. `header x-http-method-override: DELETE`
-   * or `query _method=PUT` (src/rules/http-headers.ts, query-names.ts).
-   */
-  readonly requestMeaning: readonly string[];
-  readonly privateNetwork: 'allowed' | 'refused';
-  readonly ssh: readonly SshEndpoint[];
-  readonly programs: readonly string[];
-  /** argv shapes: literals (braces doubled), `{}` one argument, `{...}` several. */
-  readonly commands: readonly (readonly string[])[];
-}
+export type { Authority, SshEndpoint };
 
 export type Widening = { readonly widens: false } | { readonly widens: true; readonly reasons: readonly string[] };
 
@@ -217,4 +193,20 @@ export function widensAuthority(a: Authority, b: Authority): Widening {
     if (!a.commands.some((x) => canonicalJson(x) === key)) reasons.push(`new command ${c.join(' ')}`);
   }
   return reasons.length === 0 ? { widens: false } : { widens: true, reasons: [...new Set(reasons)] };
+}
+
+/** The authority of running `commands` (argv lists) of `programs` as `effect` on an SSH endpoint with `credential` (the SSH gateway's calls). */
+export function sshReachAuthority(endpoint: SshEndpoint & { readonly credential: string }, effect: Effect, programs: readonly string[], commands: readonly (readonly string[])[]): Authority {
+  return Object.freeze({
+    effect,
+    credentials: [endpoint.credential],
+    origins: [],
+    methods: [],
+    paths: [],
+    requestMeaning: [],
+    privateNetwork: 'refused',
+    ssh: [{ host: endpoint.host, port: endpoint.port, user: endpoint.user }],
+    programs: [...programs],
+    commands: [...commands].sort((a, b) => (a.join(' ') < b.join(' ') ? -1 : 1)),
+  });
 }

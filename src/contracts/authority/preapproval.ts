@@ -1,6 +1,7 @@
 /**
  * Pre-approval rules (`preapprovals:` in catalog.yaml): what an unattended
- * daemon may approve without a person. A rule names one tool, constraints on
+ * daemon may approve without a person. A rule names one tool (or one kind of
+ * SSH gateway call, whose binding is gateway-binding.ts), constraints on
  * the call's normalized top-level arguments, and a budget (calls per daemon
  * run). Pure: deciding whether a rule covers a call, and whether a changed
  * rule stays within the old one (the catalog diff reports a new or loosened
@@ -23,24 +24,12 @@
 import { canonicalJson } from '../../rules/canonical.js';
 import { authorityOf, widensAuthority, type Widening } from './authority.js';
 import type { JsonObject, JsonValue } from '../schema/json.js';
+import { constraintHolds } from './rule-constraints.js';
+import { describeGatewayCalls, gatewayRuleOutgrown, gatewayRuleRebinding } from './gateway-binding.js';
 import type { ArgConstraint, Catalog, PreapprovalRule, Revision, Tool } from '../types.js';
 
 export type { ArgConstraint, PreapprovalRule };
 
-const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
-
-function holds(c: ArgConstraint, v: JsonValue): boolean {
-  switch (c.kind) {
-    case 'equal':
-      return same(c.value, v);
-    case 'one_of':
-      return c.values.some((x) => same(x, v));
-    case 'pattern':
-      return typeof v === 'string' && c.pattern.matches(v);
-    case 'max':
-      return typeof v === 'number' && v <= c.value;
-  }
-}
 
 export type RuleVerdict = { readonly covered: true } | { readonly covered: false; readonly reason: string };
 
@@ -49,7 +38,7 @@ export function ruleCovers(rule: PreapprovalRule, normalized: JsonObject): RuleV
   for (const [arg, constraints] of rule.arguments) {
     if (!Object.hasOwn(normalized, arg)) return { covered: false, reason: `argument ${arg} is absent` };
     const v = normalized[arg] as JsonValue;
-    for (const c of constraints) if (!holds(c, v)) return { covered: false, reason: `argument ${arg} does not satisfy ${c.kind}` };
+    for (const c of constraints) if (!constraintHolds(c, v)) return { covered: false, reason: `argument ${arg} does not satisfy ${c.kind}` };
   }
   return { covered: true };
 }
@@ -58,8 +47,8 @@ export function ruleCovers(rule: PreapprovalRule, normalized: JsonObject): RuleV
 function constraintWithin(outer: ArgConstraint, inner: readonly ArgConstraint[]): boolean {
   // A finite set of admitted values (equal / one_of) is within when each value passes outer.
   for (const c of inner) {
-    if (c.kind === 'equal' && holds(outer, c.value)) return true;
-    if (c.kind === 'one_of' && c.values.every((v) => holds(outer, v))) return true;
+    if (c.kind === 'equal' && constraintHolds(outer, c.value)) return true;
+    if (c.kind === 'one_of' && c.values.every((v) => constraintHolds(outer, v))) return true;
   }
   switch (outer.kind) {
     case 'pattern':
@@ -88,7 +77,7 @@ function describeConstraint(c: ArgConstraint): string {
 /** One line: `tool create_note, budget 5, title pattern "ci-[0-9]+"`; equal rules describe equally. */
 export function describeRule(r: PreapprovalRule): string {
   const args = [...r.arguments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([arg, cs]) => cs.map((c) => `${arg} ${describeConstraint(c)}`));
-  return [`tool ${r.tool}`, `budget ${r.budget}`, ...(args.length === 0 ? ['any arguments'] : args)].join(', ');
+  return [r.gateway === undefined ? `tool ${r.tool}` : describeGatewayCalls(r.gateway), `budget ${r.budget}`, ...(args.length === 0 ? ['any arguments'] : args)].join(', ');
 }
 
 /** Why the new rule covers more than the old one; empty when it provably does not. */
@@ -117,6 +106,7 @@ function boundRevision(rule: PreapprovalRule, catalog: Catalog): { readonly tool
  * in `catalog` counts as beyond.
  */
 export function ruleOutgrown(rule: PreapprovalRule, catalog: Catalog, revision: Revision): Widening {
+  if (rule.gateway !== undefined) return gatewayRuleOutgrown(rule.gateway, catalog);
   const bound = boundRevision(rule, catalog);
   if (bound === undefined) return { widens: true, reasons: [`${rule.tool} r${rule.revision} is not in the catalog`] };
   if (bound.revision === revision) return { widens: false };
@@ -125,6 +115,8 @@ export function ruleOutgrown(rule: PreapprovalRule, catalog: Catalog, revision: 
 
 /** Why the rule, as accepted in `candidate`, reaches beyond the rule as accepted in `old` (its bound revision's authority); empty when it does not. */
 export function ruleRebinding(old: Catalog, oldRule: PreapprovalRule, candidate: Catalog, rule: PreapprovalRule): string[] {
+  // A rule that now names other calls is reported by ruleLoosening (its tool changed).
+  if (rule.gateway !== undefined || oldRule.gateway !== undefined) return rule.gateway !== undefined && oldRule.gateway !== undefined ? gatewayRuleRebinding(oldRule.gateway, rule.gateway) : [];
   const before = boundRevision(oldRule, old);
   const after = boundRevision(rule, candidate);
   if (after === undefined) return [];

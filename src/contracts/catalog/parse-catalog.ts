@@ -24,7 +24,7 @@ export function parseCatalog(text: string, fileName: string, knownCredentials?: 
   if (doc === undefined) throw catalogInvalid(fileName, sink.issues, locate);
   const targets = buildTargets(doc.targets ?? {}, sink, knownCredentials);
   const tools = buildTools(doc.tools, sink, targets);
-  const preapprovals = buildPreapprovals(doc.preapprovals, sink, tools, new Set(Object.keys(doc.tools)));
+  const preapprovals = buildPreapprovals(doc.preapprovals, sink, { tools, targets, declaredTools: new Set(Object.keys(doc.tools)), declaredTargets: new Set(Object.keys(doc.targets ?? {})) });
   if (sink.count > 0) throw catalogInvalid(fileName, sink.issues, locate);
   return { fileName, targets, tools, preapprovals };
 }

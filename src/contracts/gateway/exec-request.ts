@@ -14,12 +14,13 @@
  * only escaped and clipped; nothing that is not named by the entry is allowed.
  */
 import { clipLabel } from '../../rules/clip.js';
+import { GIT_PROGRAMS } from '../authority/gateway-binding.js';
 import { escapeForTerminal } from '../../rules/terminal-text.js';
 import type { ApprovalMode, Effect, SshGateway, SshTarget } from '../types.js';
 
 export type GitDirection = 'push' | 'fetch';
 
-const PROGRAMS = { push: 'git-receive-pack', fetch: 'git-upload-pack' } as const satisfies Record<GitDirection, string>;
+const PROGRAMS = GIT_PROGRAMS satisfies Record<GitDirection, string>;
 
 export type ParsedExec =
   | { readonly kind: 'git'; readonly direction: GitDirection; readonly path: string }

@@ -14,11 +14,14 @@
 import { IssueSink } from '../issues.js';
 import { parseSchema } from '../schema/schema-parse.js';
 import { compileSchema } from '../schema/schema-zod.js';
-import type { Authority } from '../authority/authority.js';
-import type { ApprovalMode, CompiledSchema, Effect, Revision, SshTarget, Tool } from '../types.js';
+import { sshReachAuthority, type Authority } from '../authority/authority.js';
+import type { ApprovalMode, CompiledSchema, Effect, GatewayAction, Revision, SshTarget, Tool } from '../types.js';
 import type { GatewayExec } from './exec-request.js';
 
 export const GATEWAY_TOOL_PREFIX = 'ssh-gateway:';
+
+/** The last part of a gateway tool's name. */
+export const GATEWAY_ACTIONS = ['git-push', 'git-fetch', 'exec'] as const satisfies readonly GatewayAction[];
 
 const text = (max: number): Record<string, unknown> => ({ type: 'string', maxLength: max });
 
@@ -31,7 +34,7 @@ const INPUT_SCHEMA = {
 };
 
 let compiled: CompiledSchema | undefined;
-function inputSchema(): CompiledSchema {
+export function gatewayInputSchema(): CompiledSchema {
   if (compiled !== undefined) return compiled;
   const sink = new IssueSink();
   const node = parseSchema(INPUT_SCHEMA, ['gateway'], sink, 'input');
@@ -52,23 +55,12 @@ export function isGatewayTool(name: string): boolean {
 function reachOf(target: SshTarget, e: GatewayExec): { readonly programs: string[]; readonly commands: string[][] } {
   if (e.kind === 'command') return { programs: [e.command], commands: [[e.command]] };
   const repos = target.gateway?.git?.repositories ?? [];
-  return { programs: [e.program], commands: repos.map((r) => [e.program, r]).sort((a, b) => (a.join(' ') < b.join(' ') ? -1 : 1)) };
+  return { programs: [e.program], commands: repos.map((r) => [e.program, r]) };
 }
 
 export function gatewayAuthority(target: SshTarget, e: GatewayExec): Authority {
   const reach = reachOf(target, e);
-  return Object.freeze({
-    effect: effectOf(e),
-    credentials: [target.credential],
-    origins: [],
-    methods: [],
-    paths: [],
-    requestMeaning: [],
-    privateNetwork: 'refused',
-    ssh: [{ host: target.host, port: target.port, user: target.user }],
-    programs: reach.programs,
-    commands: reach.commands,
-  });
+  return sshReachAuthority(target, effectOf(e), reach.programs, reach.commands);
 }
 
 function effectOf(e: GatewayExec): Effect {
@@ -83,7 +75,7 @@ export function gatewayTool(target: SshTarget, e: GatewayExec): Tool {
   const revision: Revision = {
     tool: name,
     revision: 1,
-    input: inputSchema(),
+    input: gatewayInputSchema(),
     output: undefined,
     action: { kind: 'ssh', target, argv: e.kind === 'git' ? [{ kind: 'literal', value: e.program }, { kind: 'param', param: 'repository' }] : [{ kind: 'literal', value: e.command }], programs: [] },
     previous: undefined,
