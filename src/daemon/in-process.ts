@@ -16,18 +16,18 @@ import { HttpPool } from '../executors/http/index.js';
 import type { Clock } from '../clock/index.js';
 import type { Journals } from '../journal/index.js';
 import type { UnlockedVault } from '../vault/index.js';
-import { CallLimits } from './limits.js';
-import { CallProfile } from './call-profile.js';
-import type { DaemonConfig } from './config.js';
-import { IdleTracker } from './idle.js';
-import { MintedTokens } from './minted-tokens.js';
+import { CallLimits } from './services/limits.js';
+import { CallProfile } from './services/call-profile.js';
+import type { DaemonConfig } from './services/config.js';
+import { IdleTracker } from './services/idle.js';
+import { MintedTokens } from './services/minted-tokens.js';
 import { GroupCommit } from './pipeline/group-commit.js';
 import { KeyReservations } from './pipeline/key-reservations.js';
 import { PendingOutcomes } from './pipeline/pending-outcomes.js';
 import type { Services } from './pipeline/context.js';
-import { DaemonState, snapshotOf } from './state.js';
-import { memoryOnlyRefreshToken, noActivityEvents, noShadow, noVaultFile } from './stand-ins.js';
-import { sessionsJournal } from './journal-event.js';
+import { DaemonState, snapshotOf } from './services/state.js';
+import { memoryOnlyRefreshToken, noActivityEvents, noShadow, noVaultFile } from './pipeline/stand-ins.js';
+import { sessionsJournal } from './services/journal-event.js';
 
 export interface InProcessBase {
   readonly vault: UnlockedVault;

@@ -27,44 +27,44 @@ import { openAnchoredJournals, type AnchoredJournals, type RecordedJournal } fro
 import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault, type VaultOptions } from '../vault/index.js';
-import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
-import { startSharedAgentSocket } from './shared-agent-socket.js';
-import { CallProfile } from './call-profile.js';
-import { CatalogControl, loadSnapshot } from './catalog-control.js';
-import { loadConfig, type DaemonConfig } from './config.js';
-import { EventBus } from './events.js';
+import { startAgentSocket, type AgentEndpoint } from './mcp/agent-socket.js';
+import { startSharedAgentSocket } from './mcp/shared-agent-socket.js';
+import { CallProfile } from './services/call-profile.js';
+import { CatalogControl, loadSnapshot } from './lifecycle/catalog-control.js';
+import { loadConfig, type DaemonConfig } from './services/config.js';
+import { EventBus } from './services/events.js';
 import { startHttpIfAuthorized } from './http/start.js';
 import { startSshGatewayIfAuthorized } from './ssh-gateway/start.js';
 import { wireApprovalPage } from './approval-page/wiring.js';
-import { IdleTracker } from './idle.js';
-import { sessionsJournal, type JournalEvent } from './journal-event.js';
-import { CallLimits } from './limits.js';
-import { lockCascade } from './lock-cascade.js';
-import { MintedTokens } from './minted-tokens.js';
-import { rememberMinted } from './remembered-store.js';
+import { IdleTracker } from './services/idle.js';
+import { sessionsJournal, type JournalEvent } from './services/journal-event.js';
+import { CallLimits } from './services/limits.js';
+import { lockCascade } from './lifecycle/lock-cascade.js';
+import { MintedTokens } from './services/minted-tokens.js';
+import { rememberMinted } from './services/remembered-store.js';
 import { startOperatorServer, type OperatorServer } from './operator/index.js';
 import { createBackend, grantView, OPERATOR_REVOKED, type BackendParts } from './operator/backend.js';
 import type { Services } from './pipeline/context.js';
 import { GroupCommit } from './pipeline/group-commit.js';
 import { KeyReservations } from './pipeline/key-reservations.js';
 import { clearPendingOutcomes, PENDING_OUTCOMES_FILE, PendingOutcomes, readPendingOutcomes } from './pipeline/pending-outcomes.js';
-import { refreshTokenWriteBack } from './refresh-token-store.js';
-import { RunReporter } from './run-report.js';
-import { sessionHooks } from './session-hooks.js';
-import { shutdown, type Endpoint } from './shutdown.js';
+import { refreshTokenWriteBack } from './services/refresh-token-store.js';
+import { RunReporter } from './lifecycle/run-report.js';
+import { sessionHooks } from './mcp/session-hooks.js';
+import { shutdown, type Endpoint } from './lifecycle/shutdown.js';
 import { takeDaemonLock } from '../home/daemon-lock.js';
 import { describeRecovery, finishPendingChange } from '../home/change-record.js';
 import { describeFold, foldPendingIntoVault } from '../home/pending-secrets.js';
-import { DaemonState } from './state.js';
-import { onVaultChange, VaultFollower } from './vault-follow.js';
-import { anchoredHeads, recordJournalInVault } from './journal-mark.js';
-import { startShipping } from './ship-start.js';
-import { shipProblem } from './ship-loop.js';
+import { DaemonState } from './services/state.js';
+import { onVaultChange, VaultFollower } from './lifecycle/vault-follow.js';
+import { anchoredHeads, recordJournalInVault } from './lifecycle/journal-mark.js';
+import { startShipping } from './lifecycle/ship-start.js';
+import { shipProblem } from './lifecycle/ship-loop.js';
 
 export interface DaemonHandle {
   readonly services: Services;
   readonly agent: AgentEndpoint;
-  /** Every change an operator sees, numbered (src/daemon/events.ts). */
+  /** Every change an operator sees, numbered (src/daemon/services/events.ts). */
   readonly events: EventBus;
   /** The operator channel: `attachPort` serves a private in-process port (postern up). */
   readonly operator: OperatorServer;

@@ -41,7 +41,7 @@ import { configFile, type Places } from '../setup/hosts.js';
 import { claudeShellFinding, codexShellFinding, geminiShellFinding, type FoundConfig } from '../setup/sandbox.js';
 import { readAcceptance, readCatalogFile, type CatalogFile } from '../../home/catalog-store.js';
 import { sequenceOf, type StoredRecord } from '../../contracts/index.js';
-import { loadConfig } from '../../daemon/config.js';
+import { loadConfig } from '../../daemon/services/config.js';
 import { sshBypassFindings } from '../ssh-bypass.js';
 
 async function readOptional(path: string): Promise<string | undefined> {

@@ -18,7 +18,7 @@ import type { ResolvedAction } from '../../contracts/index.js';
 import type { IdempotencyRecord, OutcomeInput, TargetDetails } from '../../journal/index.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 import type { Services } from './context.js';
-import { journalWriteFailed } from '../journal-event.js';
+import { journalWriteFailed } from '../services/journal-event.js';
 import type { Trail } from './trail.js';
 
 export type IntentWrite = { readonly kind: 'recorded' } | { readonly kind: 'refused'; readonly error: unknown };

@@ -7,7 +7,7 @@ import { needsIdempotencyKey, splitIdempotencyKey } from '../../../contracts/ind
 import { clipLabel } from '../../../rules/clip.js';
 import { PosternError } from '../../../rules/errors.js';
 import { admitArguments } from '../admit.js';
-import { agentUserOf } from '../../agent-user.js';
+import { agentUserOf } from '../agent-user.js';
 import { callStatus, CALL_STATUS_TOOL } from '../call-status.js';
 import type { CallState } from './call-state.js';
 import { answer, next, refuse, type Step } from './step.js';

@@ -6,7 +6,7 @@
  * slip under a limit; the charge ends with the call.
  */
 import { limitsOf, unlimited } from '../../../contracts/index.js';
-import type { LimitSubject } from '../../limits.js';
+import type { LimitSubject } from '../../services/limits.js';
 import { holding, need, type CallPlan, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
 
