@@ -3,7 +3,7 @@
  * journal intent, execute, redact, shape, journal outcome) against undici
  * direct on the same kept-alive loopback target, interleaved, medians — no
  * MCP, no shim, no sockets: what Postern itself adds to a call, and, through
- * the call profile (daemon/call-profile.ts), which phase adds it. Real vault
+ * the call profile (daemon/services/call-profile.ts), which phase adds it. Real vault
  * (cheap KDF), real journals with their fsyncs, the daemon's HTTP pool.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../src/vault/index.js';
 import { openJournals } from '../../src/journal/index.js';
-import { parseConfig } from '../../src/daemon/config.js';
+import { parseConfig } from '../../src/daemon/services/config.js';
 import { handleCall } from '../../src/daemon/pipeline/call.js';
 import { inProcessServices } from '../../src/daemon/in-process.js';
 import type { Services, SessionInfo } from '../../src/daemon/pipeline/context.js';

@@ -1,6 +1,6 @@
 /**
  * The daemon's call profile between two readings (operator op `calls.profile`,
- * src/daemon/call-profile.ts): the mean time per call of each phase over the
+ * src/daemon/services/call-profile.ts): the mean time per call of each phase over the
  * calls made in between, for the benchmark parts that explain where a call's
  * time goes.
  */

@@ -1,5 +1,5 @@
 /**
- * Benchmark: what journal shipping (src/journal/ship, daemon/ship-loop.ts)
+ * Benchmark: what journal shipping (src/journal/ship, daemon/lifecycle/ship-loop.ts)
  * costs a call. Calls are journaled (intent + outcome, exclusive journals as
  * the daemon has them, yielding to the event loop between calls as the
  * daemon's socket handling does) with no shipper, then with a shipper in the
@@ -17,7 +17,7 @@ import { setImmediate as yieldOnce } from 'node:timers/promises';
 import { systemClock } from '../../src/clock/index.js';
 import { openJournals, type Journals } from '../../src/journal/index.js';
 import { SHIP_SCHEMA } from '../../src/journal/ship/schema.js';
-import { ShipLoop } from '../../src/daemon/ship-loop.js';
+import { ShipLoop } from '../../src/daemon/lifecycle/ship-loop.js';
 import { postgresAvailable, startPostgres } from '../../test/helpers/postgres.js';
 import { report } from './report.js';
 import { median } from './stats.js';

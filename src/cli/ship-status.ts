@@ -1,6 +1,6 @@
 /**
  * What `postern status` and `doctor` say about journal shipping: the daemon's
- * run/ship.json (daemon/ship-loop.ts) read against the journals' heads now,
+ * run/ship.json (daemon/lifecycle/ship-loop.ts) read against the journals' heads now,
  * so the lag is current even when the shipper has stalled. No passphrase.
  */
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { HomePaths } from '../home/paths.js';
 import type { Finding } from '../home/host-checks.js';
 import { openJournals } from '../journal/index.js';
-import { SHIP_STATUS_FILE, shipProblem, type ShipStatus } from '../daemon/ship-loop.js';
+import { SHIP_STATUS_FILE, shipProblem, type ShipStatus } from '../daemon/lifecycle/ship-loop.js';
 import { sanitizeForTerminal as clean } from '../rules/terminal-text.js';
 
 interface ShipReport {

@@ -31,7 +31,7 @@ export const HttpMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OP
 export type HttpMethod = (typeof HttpMethods)[number];
 
 /**
- * Budgets and rate limits of a tool (daemon/limits.ts counts them): calls
+ * Budgets and rate limits of a tool (daemon/services/limits.ts counts them): calls
  * executed per minute (all sessions), per agent session, per declared run id,
  * and at most this many executing at once (all sessions). Absent = no limit.
  */

@@ -1,18 +1,19 @@
 /**
  * The daemon's composition root: it only wires. It unlocks the vault, loads
- * the accepted catalog (catalog-control.ts), opens the anchored journals
- * (recovering interrupted calls as outcome_unknown), builds the services a
- * call reaches (pipeline/context.ts: no member optional), and starts the
- * agent socket, the optional HTTP listener and the operator channel. What
- * each part does lives in its own module: the catalog's adoption and the
- * operator's hold on it (catalog-control.ts), new vault generations
- * (vault-follow.ts), what a lock takes with it (lock-cascade.ts), sessions
- * (session-hooks.ts), a rotated refresh token (refresh-token-store.ts) and a
- * clean stop (shutdown.ts). One daemon per home (a lock file in the 0700 run
+ * the accepted catalog (lifecycle/catalog-control.ts), opens the anchored
+ * journals (recovering interrupted calls as outcome_unknown), builds the
+ * services a call reaches (pipeline/build-services.ts, the type in
+ * pipeline/context.ts: no member optional), and starts the agent socket, the
+ * optional HTTP listener and the operator channel. What each part does lives
+ * in its own module: the catalog's adoption and the operator's hold on it
+ * (lifecycle/catalog-control.ts), new vault generations
+ * (lifecycle/vault-follow.ts), what a lock takes with it
+ * (lifecycle/lock-cascade.ts), sessions (mcp/session-hooks.ts), a rotated
+ * refresh token (services/refresh-token-store.ts) and a clean stop
+ * (lifecycle/shutdown.ts). One daemon per home (a lock file in the 0700 run
  * directory). Start-up is all or nothing: whatever started before a failure
  * is stopped again.
  */
-import { JournalGap } from '../journal/gap.js';
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
@@ -20,51 +21,46 @@ import { ApprovalQueue } from '../approvals/queue.js';
 import { GrantStore } from '../approvals/grants.js';
 import { RuleBudgets } from '../approvals/unattended.js';
 import type { Clock } from '../clock/index.js';
-import { HttpPool } from '../executors/http/index.js';
-import { SshPool } from '../executors/ssh/index.js';
 import type { HomePaths } from '../home/paths.js';
 import { openAnchoredJournals, type AnchoredJournals, type RecordedJournal } from '../journal/anchor/index.js';
 import { isPosternError } from '../rules/errors.js';
 import type { SessionView } from '../protocol/operator/index.js';
 import { belowFloorWarning, belowProductionFloor, describeKdf, openVault, vaultOptionsFor, type KdfProfile, type UnlockedVault, type VaultOptions } from '../vault/index.js';
-import { startAgentSocket, type AgentEndpoint } from './agent-socket.js';
-import { startSharedAgentSocket } from './shared-agent-socket.js';
-import { CallProfile } from './call-profile.js';
-import { CatalogControl, loadSnapshot } from './catalog-control.js';
-import { loadConfig, type DaemonConfig } from './config.js';
-import { EventBus } from './events.js';
+import { startAgentSocket, type AgentEndpoint } from './mcp/agent-socket.js';
+import { startSharedAgentSocket } from './mcp/shared-agent-socket.js';
+import { CatalogControl, loadSnapshot } from './lifecycle/catalog-control.js';
+import { loadConfig, type DaemonConfig } from './services/config.js';
+import { EventBus } from './services/events.js';
 import { startHttpIfAuthorized } from './http/start.js';
 import { startSshGatewayIfAuthorized } from './ssh-gateway/start.js';
 import { wireApprovalPage } from './approval-page/wiring.js';
-import { IdleTracker } from './idle.js';
-import { sessionsJournal, type JournalEvent } from './journal-event.js';
-import { CallLimits } from './limits.js';
-import { lockCascade } from './lock-cascade.js';
-import { MintedTokens } from './minted-tokens.js';
-import { rememberMinted } from './remembered-store.js';
+import { IdleTracker } from './services/idle.js';
+import { sessionsJournal, type JournalEvent } from './services/journal-event.js';
+import { lockCascade } from './lifecycle/lock-cascade.js';
+import { MintedTokens } from './services/minted-tokens.js';
+import { rememberMinted } from './services/remembered-store.js';
 import { startOperatorServer, type OperatorServer } from './operator/index.js';
 import { createBackend, grantView, OPERATOR_REVOKED, type BackendParts } from './operator/backend.js';
 import type { Services } from './pipeline/context.js';
-import { GroupCommit } from './pipeline/group-commit.js';
-import { KeyReservations } from './pipeline/key-reservations.js';
-import { clearPendingOutcomes, PENDING_OUTCOMES_FILE, PendingOutcomes, readPendingOutcomes } from './pipeline/pending-outcomes.js';
-import { refreshTokenWriteBack } from './refresh-token-store.js';
-import { RunReporter } from './run-report.js';
-import { sessionHooks } from './session-hooks.js';
-import { shutdown, type Endpoint } from './shutdown.js';
+import { clearPendingOutcomes, PENDING_OUTCOMES_FILE, readPendingOutcomes } from './pipeline/pending-outcomes.js';
+import { buildServices, httpPoolFor, sshPoolFor } from './pipeline/build-services.js';
+import { refreshTokenWriteBack } from './services/refresh-token-store.js';
+import { RunReporter } from './lifecycle/run-report.js';
+import { sessionHooks } from './mcp/session-hooks.js';
+import { shutdown, type Endpoint } from './lifecycle/shutdown.js';
 import { takeDaemonLock } from '../home/daemon-lock.js';
 import { describeRecovery, finishPendingChange } from '../home/change-record.js';
 import { describeFold, foldPendingIntoVault } from '../home/pending-secrets.js';
-import { DaemonState } from './state.js';
-import { onVaultChange, VaultFollower } from './vault-follow.js';
-import { anchoredHeads, recordJournalInVault } from './journal-mark.js';
-import { startShipping } from './ship-start.js';
-import { shipProblem } from './ship-loop.js';
+import { DaemonState } from './services/state.js';
+import { onVaultChange, VaultFollower } from './lifecycle/vault-follow.js';
+import { anchoredHeads, recordJournalInVault } from './lifecycle/journal-mark.js';
+import { startShipping } from './lifecycle/ship-start.js';
+import { shipProblem } from './lifecycle/ship-loop.js';
 
 export interface DaemonHandle {
   readonly services: Services;
   readonly agent: AgentEndpoint;
-  /** Every change an operator sees, numbered (src/daemon/events.ts). */
+  /** Every change an operator sees, numbered (src/daemon/services/events.ts). */
   readonly events: EventBus;
   /** The operator channel: `attachPort` serves a private in-process port (postern up). */
   readonly operator: OperatorServer;
@@ -117,8 +113,8 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
     state.onLock(() => void ship.stop('the vault was locked'));
   }
   const inflight = new Set<Promise<unknown>>();
-  const ssh = new SshPool({ idleMs: config.ssh.idle_close_seconds * 1000, maxChannelsPerConnection: config.ssh.max_channels_per_connection });
-  const http = config.http.keep_alive_seconds > 0 ? new HttpPool({ keepAliveMs: config.http.keep_alive_seconds * 1000 }) : null;
+  const ssh = sshPoolFor(config);
+  const http = httpPoolFor(config);
   // Minted tokens are secrets: the redactor learns each one, and the vault keeps it for later daemons, before it is used.
   const tokens: MintedTokens = new MintedTokens({ clock, learn: rememberMinted({ vaultPath: paths.vault, vault: vaultOpts, state, follower: { refresh: (): Promise<void> => follower.refresh() }, log }) });
   const idleness = new IdleTracker(clock, config.idle_lock_minutes * 60_000);
@@ -135,25 +131,17 @@ async function compose(paths: HomePaths, passphrase: Uint8Array, opts: DaemonOpt
   queue.subscribe(() => idleness.touch());
   const unattended = opts.unattended === true || config.unattended ? new RuleBudgets() : null;
   const reporter = new RunReporter(clock, unattended ?? undefined);
-  const svc: Services = {
-    state, journals, queue, grants, config, ssh, http, tokens, clock, idleness, inflight, unattended, log,
+  const svc = buildServices({ state, journals, config, clock, log, pendingFile }, {
+    queue, grants, ssh, http, tokens, idleness, inflight, unattended,
     sessionsJournal: sessions,
-    reservations: new KeyReservations(),
-    gap: JournalGap.read(journals.sessions),
     keepRefreshToken: refreshTokenWriteBack({ vaultPath: paths.vault, paths, vault: vaultOpts, state, tokens, follower, log }),
     vaultFile: follower,
-    // Intents and outcomes of concurrent calls share one commit.
-    commits: new GroupCommit(journals.activity, { busy: () => inflight.size > 1 }),
-    pendingOutcomes: new PendingOutcomes((id, o, busyTimeoutMs) => journals.activity.recordOutcome(id, o, busyTimeoutMs === undefined ? {} : { busyTimeoutMs }), log, undefined, pendingFile),
     shadow: () => catalogs.shadowCandidate(),
-    // The journal's executed calls are the one truth for the limits: counted again at every start.
-    limits: CallLimits.fromActivity(clock, journals.activity),
-    profile: new CallProfile(),
     onActivity: (record) => {
       reporter.observe(record);
       bus.emit({ type: 'activity', record });
     },
-  };
+  });
   let stopping = false;
   state.onLock(lockCascade({ queue, grants, ssh, http, tokens, bus, anchor: keeper, journalEvent, log, stopping: () => stopping }));
   let lockReason: string | null = null;

@@ -1,5 +1,5 @@
 /**
- * The daemon inside a worker thread (started by ./worker.ts for `postern
+ * The daemon inside a worker thread (started by lifecycle/worker.ts for `postern
  * up`): the worker's composition root. It unlocks with the passphrase it was
  * handed (zeroed at once after), runs startDaemon, and talks to its parent
  * only through the control port: log lines, ready / failed / stopped, and
@@ -15,7 +15,7 @@ import { systemClock } from '../clock/index.js';
 import { homePaths } from '../home/paths.js';
 import { isPosternError } from '../rules/errors.js';
 import { startDaemon, type DaemonHandle } from './run.js';
-import type { WorkerCommand, WorkerData, WorkerReport } from './worker-messages.js';
+import type { WorkerCommand, WorkerData, WorkerReport } from './lifecycle/worker-messages.js';
 
 const data = workerData as WorkerData;
 const control = data.control;

@@ -5,7 +5,7 @@
  * anchor told the new vault generation, so a copy of the vault older than this
  * save is refused at the next daemon start (VAULT_ROLLED_BACK) even though no
  * daemon saw the save. A running daemon records it itself when its vault
- * follower adopts the generation (src/daemon/vault-follow.ts).
+ * follower adopts the generation (src/daemon/lifecycle/vault-follow.ts).
  *
  * Invariants: the anchor is written only under the daemon lock (so never
  * beside a running keeper), only if it authenticates with the vault's

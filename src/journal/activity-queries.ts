@@ -36,7 +36,7 @@ export function listCallsQuery(filter: CallFilter = {}): Query {
 
 export const GET_CALL_SQL = `${CALL_SELECT} WHERE h.call_id = ? AND h.${HEAD}`;
 
-/** Executed calls (intents) per tool, session and run id: what the call limits count at start (daemon/limits.ts); a scan of the table. */
+/** Executed calls (intents) per tool, session and run id: what the call limits count at start (daemon/services/limits.ts); a scan of the table. */
 export const LIMIT_COUNTS_SQL = `SELECT tool, session_id, json_extract(body, '$.call.run_id') AS run_id, count(*) AS n FROM entries WHERE kind = 'intent' GROUP BY tool, session_id, run_id`;
 /** The times of the intents journaled since a time (the per-minute window), through the head time index. */
 export const LIMIT_RECENT_SQL = `SELECT tool, at FROM entries WHERE ${HEAD} AND at >= ? AND kind = 'intent' ORDER BY at`;

@@ -86,7 +86,7 @@ export function injectedForms(credential: RedactableCredential): NamedSecret[] {
     case 'oauth_client_credentials':
     case 'oauth_refresh_token':
     case 'github_app': {
-      // A minted token is learnt as { access_token } (daemon/minted-tokens.ts); it goes out as `Bearer <token>`.
+      // A minted token is learnt as { access_token } (daemon/services/minted-tokens.ts); it goes out as `Bearer <token>`.
       const token = part('access_token');
       if (token) forms.push(Buffer.concat([utf8('Bearer '), token]));
       const key = part('private_key');

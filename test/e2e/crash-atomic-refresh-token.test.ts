@@ -19,7 +19,7 @@ import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { install, type Installation } from '../helpers/daemon.js';
 import { encodingsOf } from '../helpers/cli.js';
 import { KILL_AT_FILE_EVENT, KILL_SCOPE } from '../../src/vault/file-events.js';
-import { REFRESH_TOKEN_WRITE_BACK } from '../../src/daemon/refresh-token-store.js';
+import { REFRESH_TOKEN_WRITE_BACK } from '../../src/daemon/services/refresh-token-store.js';
 
 const RT1 = `CANARY-rt1-${randomBytes(15).toString('base64url')}`;
 

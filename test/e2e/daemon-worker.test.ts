@@ -1,5 +1,5 @@
 /**
- * The daemon core in a worker thread (src/daemon/worker.ts, for `postern
+ * The daemon core in a worker thread (src/daemon/lifecycle/worker.ts, for `postern
  * up`): it unlocks with the passphrase it is handed, serves an in-process
  * operator port, lets a real MCP client's call wait for approval, is decided
  * over that port, and stops cleanly (the vault locked, the socket gone).
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { startDaemonWorker } from '../../src/daemon/worker.js';
+import { startDaemonWorker } from '../../src/daemon/lifecycle/worker.js';
 import { TEST_KDF_PROFILE } from '../../src/vault/index.js';
 import { createOperatorClient } from '../../src/protocol/operator/operator-client.js';
 import { connectPortTransport } from '../../src/protocol/operator/port-transport.js';

@@ -18,7 +18,7 @@
  */
 import type { Command } from 'commander';
 import { judgeAgentUsers, parseEntryName, readAgentUsers, writeAgentUsers, type AgentUserEntry } from '../../home/agent-users.js';
-import { osNameKinds } from '../../daemon/peer-cred.js';
+import { osNameKinds } from '../../daemon/mcp/peer-cred.js';
 import { PosternError } from '../../rules/errors.js';
 import { jsonForTerminal, sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 import { openVault } from '../../vault/index.js';

@@ -14,7 +14,7 @@
 import { openNewPrivateFile } from '../new-file.js';
 import { closeSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
-import { loadConfig } from '../../daemon/config.js';
+import { loadConfig } from '../../daemon/services/config.js';
 import { replayWindowOpen } from '../../daemon/pipeline/stages/key/idempotency.js';
 import { readAcceptedText } from '../../home/catalog-store.js';
 import { buildBundle } from '../../journal/bundle/build.js';

@@ -14,7 +14,7 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Command } from 'commander';
-import { loadConfig } from '../../daemon/config.js';
+import { loadConfig } from '../../daemon/services/config.js';
 import { connectShip, describeTarget, shipError } from '../../journal/ship/connect.js';
 import { listHomes, openRemoteHome, selectHomes, type ShippedHome } from '../../journal/ship/remote.js';
 import { SHIP_SCHEMA, shipGrants } from '../../journal/ship/schema.js';

@@ -41,11 +41,11 @@ import { configFile, type Places } from '../setup/hosts.js';
 import { claudeShellFinding, codexShellFinding, geminiShellFinding, type FoundConfig } from '../setup/sandbox.js';
 import { readAcceptance, readCatalogFile, type CatalogFile } from '../../home/catalog-store.js';
 import { sequenceOf, type StoredRecord } from '../../contracts/index.js';
-import { loadConfig } from '../../daemon/config.js';
+import { loadConfig } from '../../daemon/services/config.js';
 import { allowedAccountFindings, allowedAccounts, sshBypassFindings } from '../ssh-bypass.js';
 import { AGENT_USERS, judgeAgentUsers } from '../../home/agent-users.js';
 import { readMacdRecord } from '../../home/macd-record.js';
-import { operatorUser } from '../../daemon/agent-user.js';
+import { operatorUser } from '../../daemon/pipeline/agent-user.js';
 
 async function readOptional(path: string): Promise<string | undefined> {
   try {

@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { Document, parseDocument } from 'yaml';
-import { parseConfig, MCP_HTTP_DEFAULT_PORT, type DaemonConfig } from '../../daemon/config.js';
+import { parseConfig, MCP_HTTP_DEFAULT_PORT, type DaemonConfig } from '../../daemon/services/config.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import { readHttpAuthorization, removeHttpAuthorization, writeHttpAuthorization } from '../../home/http-authorization.js';
 import type { HomePaths } from '../../home/paths.js';

@@ -5,7 +5,7 @@
  * and every token the daemon minted, for as long as it matters, so redaction
  * still recognizes it after a restart; `retention` shows those values
  * (metadata only) and sets how many days a retired one is kept. A running daemon adopts each saved change before its next
- * call (src/daemon/vault-follow.ts). `rm` of a credential the accepted catalog
+ * call (src/daemon/lifecycle/vault-follow.ts). `rm` of a credential the accepted catalog
  * uses names the tools it breaks and needs --yes or a confirmation
  * (SECRET_IN_USE without a terminal).
  */

@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { Document, parseDocument } from 'yaml';
-import { parseConfig, type DaemonConfig } from '../../daemon/config.js';
+import { parseConfig, type DaemonConfig } from '../../daemon/services/config.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import type { HomePaths } from '../../home/paths.js';
 import { ensureGatewayKeys, readGatewayAuthorization, readGatewayInfo, removeGatewayAuthorization, writeGatewayAuthorization } from '../../home/ssh-gateway-files.js';

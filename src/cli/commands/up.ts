@@ -17,7 +17,7 @@ import type { Command } from 'commander';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertNoDaemon, ensureRunDir } from '../../home/daemon-lock.js';
-import { startDaemonWorker } from '../../daemon/worker.js';
+import { startDaemonWorker } from '../../daemon/lifecycle/worker.js';
 import { connectPortTransport, createOperatorClient } from '../../protocol/operator/index.js';
 import { PosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';

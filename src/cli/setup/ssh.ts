@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseCatalog, type SshTarget } from '../../contracts/index.js';
-import { parseConfig } from '../../daemon/config.js';
+import { parseConfig } from '../../daemon/services/config.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import type { HomePaths } from '../../home/paths.js';
 import { GATEWAY_HOST_ALIAS, gatewayPaths, readGatewayInfo, readGatewayKeys, type GatewayKeys } from '../../home/ssh-gateway-files.js';

@@ -3,7 +3,7 @@
  * classified. A tool's own `limits` win field by field over the defaults of
  * the target its revision calls. Raising or removing a limit gives the agent
  * more reach (an authority widening); adding or lowering one only narrows it.
- * Pure data; the counting is daemon/limits.ts.
+ * Pure data; the counting is daemon/services/limits.ts.
  */
 import { LimitNames, type Limits, type Revision, type Tool } from '../types.js';
 

@@ -43,7 +43,7 @@ import type { PairedDevice } from '../../home/approval-devices.js';
 import type { DeviceView } from '../../protocol/operator/index.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
 import { isPosternError, PosternError, type ErrorCode } from '../../rules/errors.js';
-import type { EventBus } from '../events.js';
+import type { EventBus } from '../services/events.js';
 import { readBody } from '../http/node-bridge.js';
 import { DEVICE_HEADER, type DeviceRegistry } from './devices.js';
 import { judgePageRequest, PAGE_HEADERS, pageOrigins, type PageAddress } from './gate.js';

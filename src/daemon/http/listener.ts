@@ -23,7 +23,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Server } from '@modelcontextprotocol/server';
 import type { Clock } from '../../clock/index.js';
 import { agentLineLimit, oversizedAnswer } from '../../protocol/agent-limits.js';
-import { screenAgentMessage } from '../agent-screen.js';
+import { screenAgentMessage } from '../mcp/agent-screen.js';
 import { broadcastListChanged } from '../mcp/session-server.js';
 import { blankSession, HttpSessions, type LiveSession } from './sessions.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';

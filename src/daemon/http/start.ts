@@ -14,7 +14,7 @@
 import type { HomePaths } from '../../home/paths.js';
 import { judgeHttpAuthorization, readHttpAuthorization } from '../../home/http-authorization.js';
 import { removeListenerInfo, writeListenerInfo } from '../../home/http-listener-info.js';
-import type { DaemonConfig } from '../config.js';
+import type { DaemonConfig } from '../services/config.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { startHttpListener, type HttpEndpoint } from './listener.js';
 import { ensureToken } from './token.js';

@@ -43,7 +43,7 @@ import {
 import { handleCall } from '../pipeline/call.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { META_AGENT_RELEASE, META_RUN_ID, progressTokenOf } from '../pipeline/context.js';
-import type { CatalogSnapshot } from '../state.js';
+import type { CatalogSnapshot } from '../services/state.js';
 import { VERSION } from '../../version.js';
 import { runsAsTask, toolList } from './tools.js';
 import { clipLabel } from '../../rules/clip.js';

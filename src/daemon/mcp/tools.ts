@@ -17,7 +17,7 @@ import { advertiseCatalog, advertiseTool, controlRevision, deprecationsOf, inCan
 import { callStatusTool } from '../pipeline/call-status.js';
 import { META_DEPRECATED_REVISIONS, META_REVISION, META_TOOLSET } from '../pipeline/context.js';
 import { httpOutputSchema, sshOutputSchema } from '../pipeline/result.js';
-import type { CatalogSnapshot } from '../state.js';
+import type { CatalogSnapshot } from '../services/state.js';
 
 /** Whether a call of `tool` may wait for the operator, and so may run as an MCP task. */
 export function runsAsTask(tool: Tool): boolean {

@@ -14,7 +14,7 @@ import type { Journals } from '../../journal/index.js';
 import { PosternError } from '../../rules/errors.js';
 import { MAX_ACTIVITY, OPERATOR_VERSION, type ActivityView, type CatalogInUse, type CatalogPendingView, type CredentialStateView, type CallsProfileView, type DeviceView, type GrantView, type PageStatusView, type PairingView, type RunReport, type SessionView, type ShadowChange, type StatusView } from '../../protocol/operator/index.js';
 import { VERSION } from '../../version.js';
-import { activityOfJournal } from '../activity-view.js';
+import { activityOfJournal } from '../services/activity-view.js';
 import type { OperatorBackend } from './handlers.js';
 
 /** The reason recorded for a grant the operator revoked (`grants.revoke`). */
@@ -41,9 +41,9 @@ export interface BackendParts {
   readonly checkpointNow?: () => { signed: boolean };
   /** This run's report (run-report.ts); absent in a backend without one. */
   readonly runReport?: () => RunReport;
-  /** The minted-token cache's states (src/daemon/minted-tokens.ts); none when absent. */
+  /** The minted-token cache's states (src/daemon/services/minted-tokens.ts); none when absent. */
   readonly credentialStates?: () => CredentialStateView[];
-  /** The daemon's call profile (daemon/call-profile.ts); empty when absent. */
+  /** The daemon's call profile (daemon/services/call-profile.ts); empty when absent. */
   readonly callsProfile?: () => CallsProfileView;
   /** The approval page's devices (daemon/approval-page); absent: the page is not part of this daemon. */
   readonly devices?: {

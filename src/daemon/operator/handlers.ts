@@ -59,7 +59,7 @@ export interface OperatorBackend {
   runReport(): RunReport;
   /** Minted-token credentials: valid until, last refresh, last error (never a value). */
   credentialStates(): CredentialStateView[];
-  /** Where calls spent their time since the daemon started (daemon/call-profile.ts). */
+  /** Where calls spent their time since the daemon started (daemon/services/call-profile.ts). */
   callsProfile(): CallsProfileView;
   /** Approval-page devices (daemon/approval-page): open a pairing, list, revoke. */
   pairDevice(name: string): PairingView;

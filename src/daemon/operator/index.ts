@@ -21,11 +21,11 @@ import type { MessagePort } from 'node:worker_threads';
 import { acceptPortTransport } from '../../protocol/operator/port-transport.js';
 import { usableKey } from '../../protocol/operator/crypto.js';
 import type { OperatorTransport } from '../../protocol/operator/index.js';
-import type { EventBus } from '../events.js';
+import type { EventBus } from '../services/events.js';
 import { serveSocket, type OperatorNotice } from './connection.js';
 import type { OperatorBackend } from './handlers.js';
 import { serveOperator } from './session.js';
-import { listenPrivate, prepareSocketPath, removeIfOurs } from '../socket-file.js';
+import { listenPrivate, prepareSocketPath, removeIfOurs } from '../lifecycle/socket-file.js';
 
 export type { OperatorNotice } from './connection.js';
 export type { OperatorBackend } from './handlers.js';

@@ -13,7 +13,7 @@
 import type { OperatorEventEnvelope, OperatorSnapshot, OperatorTransport, ServerMessage, WireError } from '../../protocol/operator/index.js';
 import { MAX_RESPONSE_LINE_BYTES } from '../../protocol/operator/index.js';
 import { PosternError } from '../../rules/errors.js';
-import type { EventBus } from '../events.js';
+import type { EventBus } from '../services/events.js';
 import { handleRequest, type OperatorBackend } from './handlers.js';
 
 export interface SessionOptions {

@@ -40,7 +40,10 @@ function effectStarted(c: CallView): boolean | null {
   return c.call.side_effect_started;
 }
 
-export function callStatus(svc: Services, args: Record<string, unknown>, trail: Trail): CallToolResult {
+/** What `postern_call_status` reads of the services: the Activity journal and the outcomes not journaled yet. */
+export type CallStatusServices = Pick<Services, 'journals' | 'pendingOutcomes'>;
+
+export function callStatus(svc: CallStatusServices, args: Record<string, unknown>, trail: Trail): CallToolResult {
   trail.step('builtin:call_status');
   const key = args['idempotency_key'];
   const tool = args['tool'];

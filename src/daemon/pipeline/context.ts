@@ -5,14 +5,14 @@
 import type { Catalog } from '../../contracts/index.js';
 import type { JournalGap } from '../../journal/gap.js';
 import type { Credential } from '../../vault/index.js';
-import type { MintedTokens } from '../minted-tokens.js';
+import type { MintedTokens } from '../services/minted-tokens.js';
 import type { Clock } from '../../clock/index.js';
-import type { IdleTracker } from '../idle.js';
+import type { IdleTracker } from '../services/idle.js';
 import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { GrantStore } from '../../approvals/grants.js';
 import type { Journals } from '../../journal/index.js';
-import type { DaemonConfig } from '../config.js';
-import type { DaemonState } from '../state.js';
+import type { DaemonConfig } from '../services/config.js';
+import type { DaemonState } from '../services/state.js';
 import type { KeyReservations } from './key-reservations.js';
 import type { PendingOutcomes } from './pending-outcomes.js';
 import type { SshRunner } from './execute.js';
@@ -20,9 +20,9 @@ import type { GroupCommit } from './group-commit.js';
 import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';
 import type { RuleBudgets } from '../../approvals/unattended.js';
-import type { CallLimits } from '../limits.js';
-import type { CallProfile } from '../call-profile.js';
-import type { SessionsJournal } from '../journal-event.js';
+import type { CallLimits } from '../services/limits.js';
+import type { CallProfile } from '../services/call-profile.js';
+import type { SessionsJournal } from '../services/journal-event.js';
 
 /**
  * Everything a call can reach. No member is optional: a wiring that forgets
@@ -40,7 +40,7 @@ export interface Services {
   readonly state: DaemonState;
   /** The journals, for reading; the Sessions journal is written through `sessionsJournal`, the Activity journal through journal-port.ts. */
   readonly journals: Journals;
-  /** The one way into the Sessions journal (daemon/journal-event.ts): a failed write is logged, never thrown. */
+  /** The one way into the Sessions journal (daemon/services/journal-event.ts): a failed write is logged, never thrown. */
   readonly sessionsJournal: SessionsJournal;
   /** The daemon's log, where a failure that changes nothing for the call is told (a journal write that failed). */
   readonly log: (line: string) => void;
@@ -56,7 +56,7 @@ export interface Services {
   readonly http: HttpPool | null;
   /** Access tokens minted from lifecycle credentials (OAuth, GitHub App), cached until shortly before they expire. */
   readonly tokens: MintedTokens;
-  /** Saves a refresh token the server rotated back to the vault (src/daemon/refresh-token-store.ts). */
+  /** Saves a refresh token the server rotated back to the vault (src/daemon/services/refresh-token-store.ts). */
   readonly keepRefreshToken: (credential: Credential, next: Uint8Array) => Promise<void>;
   /** The daemon's one clock (records and retention: wall; durations: monotonic). */
   readonly clock: Clock;
@@ -75,9 +75,9 @@ export interface Services {
   readonly pendingOutcomes: PendingOutcomes;
   /** The pending catalog an operator runs in shadow (stages/planning/shadow.ts), or null; `noShadow` when there is none to run. */
   readonly shadow: () => ShadowCandidate | null;
-  /** The catalog's limits, counted (daemon/limits.ts). */
+  /** The catalog's limits, counted (daemon/services/limits.ts). */
   readonly limits: CallLimits;
-  /** Where calls spend their time, phase by phase (daemon/call-profile.ts). */
+  /** Where calls spend their time, phase by phase (daemon/services/call-profile.ts). */
   readonly profile: CallProfile;
   /** Each call as it advances (rejected, in progress, finished, replayed), for the operator channel's activity events. */
   readonly onActivity: (v: ActivityView) => void;

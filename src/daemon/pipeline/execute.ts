@@ -9,11 +9,11 @@ import { executeHttp, type HttpPool, type HttpRequestSpec, type HttpResult } fro
 import { headerKey } from '../../rules/http-headers.js';
 import type { SshCredential, SshExecOptions, SshResult } from '../../executors/ssh/index.js';
 import type { Credential } from '../../vault/index.js';
-import type { DaemonConfig } from '../config.js';
+import type { DaemonConfig } from '../services/config.js';
 import { assertCredentialFits } from '../../rules/credential-fit.js';
 import { PosternError } from '../../rules/errors.js';
 import { isMintingAuth, mintToken } from '../../executors/http/token-endpoint.js';
-import type { MintedTokens } from '../minted-tokens.js';
+import type { MintedTokens } from '../services/minted-tokens.js';
 
 export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult } | { readonly kind: 'ssh'; readonly result: SshResult };
 

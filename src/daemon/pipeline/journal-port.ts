@@ -18,7 +18,7 @@ import type { ResolvedAction } from '../../contracts/index.js';
 import type { IdempotencyRecord, OutcomeInput, TargetDetails } from '../../journal/index.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 import type { Services } from './context.js';
-import { journalWriteFailed } from '../journal-event.js';
+import { journalWriteFailed } from '../services/journal-event.js';
 import type { Trail } from './trail.js';
 
 export type IntentWrite = { readonly kind: 'recorded' } | { readonly kind: 'refused'; readonly error: unknown };
@@ -32,8 +32,15 @@ function targetDetails(a: ResolvedAction): TargetDetails {
   }
 }
 
+/** What writing a call's intent reads of the services. */
+export type IntentServices = Pick<Services, 'commits'>;
+/** What writing a call's outcome reads of the services (an outcome the journal refused for now is kept for a retry). */
+export type OutcomeServices = Pick<Services, 'commits' | 'pendingOutcomes' | 'clock'>;
+/** What journaling a rejection or a replay reads of the services. */
+export type RecordServices = Pick<Services, 'journals' | 'log'>;
+
 /** Commits the intent (and claims the key) before anything can leave the machine. */
-export async function recordIntent(svc: Services, trail: Trail, action: ResolvedAction): Promise<IntentWrite> {
+export async function recordIntent(svc: IntentServices, trail: Trail, action: ResolvedAction): Promise<IntentWrite> {
   let r;
   try {
     r = await svc.commits.intent({ ...trail.record(), target: targetDetails(action) });
@@ -49,7 +56,7 @@ export async function recordIntent(svc: Services, trail: Trail, action: Resolved
 }
 
 /** Journals the outcome of a recorded intent; true when it is durable. */
-export async function recordOutcome(svc: Services, trail: Trail, input: OutcomeInput): Promise<boolean> {
+export async function recordOutcome(svc: OutcomeServices, trail: Trail, input: OutcomeInput): Promise<boolean> {
   const exposures = trail.exposures();
   const o: OutcomeInput = exposures.length === 0 ? input : { ...input, exposures };
   trail.noteOutcome();
@@ -77,7 +84,7 @@ export async function recordOutcome(svc: Services, trail: Trail, input: OutcomeI
 }
 
 /** A call refused before any intent: journaled with its (redacted) raw arguments. */
-export function recordRejection(svc: Services, trail: Trail, code: string, message: string): void {
+export function recordRejection(svc: RecordServices, trail: Trail, code: string, message: string): void {
   try {
     svc.journals.activity.recordRejected({ ...trail.record(), error_code: code, message });
   } catch (e) {
@@ -88,7 +95,7 @@ export function recordRejection(svc: Services, trail: Trail, code: string, messa
 }
 
 /** A call answered from the stored result of `holder`. */
-export function recordReplay(svc: Services, trail: Trail, holder: IdempotencyRecord): void {
+export function recordReplay(svc: RecordServices, trail: Trail, holder: IdempotencyRecord): void {
   trail.step('idempotency:replay');
   try {
     svc.journals.activity.recordReplay({ ...trail.record(), replay_of: holder.call_id });

@@ -12,7 +12,7 @@ import type { ApprovalRecord, CallRecord, ShadowRecord } from '../../journal/ind
 import type { Services, SessionInfo } from './context.js';
 import { clipLabel } from '../../rules/clip.js';
 import type { ActivityStatus } from '../../protocol/operator/index.js';
-import { activityOfLive } from '../activity-view.js';
+import { activityOfLive } from '../services/activity-view.js';
 import type { CallIdentity } from './identity.js';
 import { ExposureLog } from './exposures.js';
 import type { ExposurePlace } from '../../journal/index.js';
@@ -124,7 +124,7 @@ export class Trail {
   get runId(): string | null {
     return this.#identity?.runId ?? this.session.runId;
   }
-  /** Whether the journal holds this call's intent (it then counts as executed, daemon/limits.ts). */
+  /** Whether the journal holds this call's intent (it then counts as executed, daemon/services/limits.ts). */
   get intentRecorded(): boolean {
     return this.#intent;
   }

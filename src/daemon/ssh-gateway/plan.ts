@@ -13,7 +13,7 @@ import { authorityDigest, canonicalDigest, actionDigest, type Catalog, type Json
 import { judgeExec, describeExec, shown, type GatewayExec } from '../../contracts/gateway/exec-request.js';
 import { gatewayAuthority, gatewayTool } from '../../contracts/gateway/gateway-tool.js';
 import { PosternError } from '../../rules/errors.js';
-import type { CallPlan } from '../pipeline/plan.js';
+import type { CallPlan } from '../pipeline/stages/call-state.js';
 
 export interface GatewayRequest {
   /** The catalog target the client named (POSTERN_TARGET, or its login user). */

@@ -15,8 +15,7 @@
  * `outcome_unknown` in the journal, never run twice by Postern.
  */
 import { PosternError } from '../../rules/errors.js';
-import { ApprovalEnded, obtainApproval, type ApprovalSubject } from '../pipeline/approve.js';
-import type { JournalApproval } from '../pipeline/trail.js';
+import { askApproval, type ApprovalSubject } from '../pipeline/stages/approval/ask.js';
 import { need } from '../pipeline/stages/call-state.js';
 import { credentialPresent, takeCredential } from '../pipeline/stages/credential.js';
 import { intent } from '../pipeline/stages/intent.js';
@@ -93,15 +92,10 @@ function approvalStage(g: GatewayRequest, box: GatewayCallBox): Stage {
       limits: need(call, 'usage'),
       guard: (catalog) => replanReason(planned, catalog, g),
     };
-    let approved: JournalApproval;
-    try {
-      approved = await obtainApproval(svc, session, req, subject);
-    } catch (e) {
-      if (!(e instanceof ApprovalEnded)) throw e;
-      trail.approval(e.record);
-      return refuse(e.error);
-    }
-    trail.approval(approved);
+    // How asking ended is data: an ending refuses the call with its own error, recorded on the trail either way.
+    const asked = await askApproval(svc, session, req, subject);
+    trail.approval(asked.record);
+    if (asked.kind === 'ended') return refuse(asked.error);
     return stillSame(g, box)(call);
   };
 }

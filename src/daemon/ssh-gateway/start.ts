@@ -8,7 +8,7 @@
  */
 import type { HomePaths } from '../../home/paths.js';
 import { ensureGatewayKeys, judgeGatewayAuthorization, readGatewayAuthorization, removeGatewayInfo, writeGatewayInfo } from '../../home/ssh-gateway-files.js';
-import type { DaemonConfig } from '../config.js';
+import type { DaemonConfig } from '../services/config.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { startGatewayServer, type GatewayServer } from './server.js';
 

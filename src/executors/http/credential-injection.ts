@@ -8,7 +8,7 @@
  *                 with the region and service of the target's `auth`
  *   oauth_client_credentials, oauth_refresh_token, github_app
  *               → `Authorization: Bearer <access_token>`, the token the daemon
- *                 minted for this call (token-endpoint.ts, daemon/minted-tokens.ts)
+ *                 minted for this call (token-endpoint.ts, daemon/services/minted-tokens.ts)
  *                 and put in the call's copy of the credential as the part `access_token`
  * and which header or query name that makes off-limits to the spec.
  *

@@ -81,7 +81,7 @@ const OperatorEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('grant.revoked'), id, reason: z.string().max(1000) }),
   z.strictObject({ type: z.literal('daemon.locked'), reason: z.string().max(1000) }),
   z.strictObject({ type: z.literal('daemon.unlocked') }),
-  /** Journal shipping started or stopped failing (daemon/ship-loop.ts): `problem` is one line, null once it ships again. */
+  /** Journal shipping started or stopped failing (daemon/lifecycle/ship-loop.ts): `problem` is one line, null once it ships again. */
   z.strictObject({ type: z.literal('ship.problem'), problem: z.string().max(300).nullable() }),
   z.strictObject({ type: z.literal('catalog.adopted'), catalog: CatalogInUseSchema }),
   z.strictObject({ type: z.literal('catalog.pending'), pending: CatalogPendingViewSchema.nullable() }),

@@ -122,7 +122,7 @@ export const CredentialStateViewSchema = z.strictObject({
 });
 export type CredentialStateView = z.infer<typeof CredentialStateViewSchema>;
 
-/** Where calls spent their time in the daemon since it started, phase by phase (daemon/call-profile.ts). */
+/** Where calls spent their time in the daemon since it started, phase by phase (daemon/services/call-profile.ts). */
 export const CallsProfileViewSchema = z.strictObject({
   calls: z.number().int().min(0),
   /** Mean time of a call in the daemon, from the start of handling to its answer. */

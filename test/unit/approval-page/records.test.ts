@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeviceRegistry, PAIRING_TTL_MS } from '../../../src/daemon/approval-page/devices.js';
 import { loadDeviceRegistry } from '../../../src/daemon/approval-page/start.js';
-import { webhookMessage } from '../../../src/daemon/notify.js';
+import { webhookMessage } from '../../../src/daemon/approval-page/notify.js';
 import { loadApprovalDevices, saveApprovalDevices, type PairedDevice } from '../../../src/home/approval-devices.js';
 import { judgeApprovalPage, readApprovalPageAuthorization, writeApprovalPageAuthorization } from '../../../src/home/approval-page-authorization.js';
 import { HomeChange } from '../../../src/home/change-record.js';

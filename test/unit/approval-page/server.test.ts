@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { ApprovalQueue, type CardDraft } from '../../../src/approvals/queue.js';
-import { EventBus } from '../../../src/daemon/events.js';
+import { EventBus } from '../../../src/daemon/services/events.js';
 import { createPublicKey, verify } from 'node:crypto';
 import { DeviceRegistry } from '../../../src/daemon/approval-page/devices.js';
 import { helloMessage, pageIdentity } from '../../../src/daemon/approval-page/proof.js';

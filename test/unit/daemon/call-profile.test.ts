@@ -1,12 +1,12 @@
 /**
- * The daemon's call profile (daemon/call-profile.ts): sums per phase, means
+ * The daemon's call profile (daemon/services/call-profile.ts): sums per phase, means
  * over the calls that ran the phase and over all calls, and a bounded set of
  * names — no agent can grow it past MAX_PHASES, and a name never carries more
  * than its phase.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CallProfile } from '../../../src/daemon/call-profile.js';
+import { CallProfile } from '../../../src/daemon/services/call-profile.js';
 import { CallsProfileViewSchema } from '../../../src/protocol/operator/index.js';
 
 describe('CallProfile', () => {

@@ -19,7 +19,7 @@ import { stringify } from 'yaml';
 import { canaryBucket, parseCatalog, sessionPlan } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { parseConfig } from '../../../src/daemon/config.js';
+import { parseConfig } from '../../../src/daemon/services/config.js';
 import { handleCall } from '../../../src/daemon/pipeline/call.js';
 import { META_REVISION, META_TOOLSET, type Services, type SessionInfo } from '../../../src/daemon/pipeline/context.js';
 import { inProcessServices } from '../../../src/daemon/in-process.js';

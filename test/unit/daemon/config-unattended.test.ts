@@ -1,7 +1,7 @@
 // The unattended profile in config.yaml: off unless set, a boolean only.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig } from '../../../src/daemon/config.js';
+import { parseConfig } from '../../../src/daemon/services/config.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 
 describe('config.yaml: unattended', () => {

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC as V2_DEFAULT } from '@modelcontextprotocol/client';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC as V1_DEFAULT } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { parseConfig } from '../../../src/daemon/config.js';
+import { parseConfig } from '../../../src/daemon/services/config.js';
 
 describe('default approval waits', () => {
   const c = parseConfig('', 'config.yaml');

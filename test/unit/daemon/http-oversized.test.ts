@@ -20,7 +20,7 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { parseConfig } from '../../../src/daemon/config.js';
+import { parseConfig } from '../../../src/daemon/services/config.js';
 import { inProcessServices } from '../../../src/daemon/in-process.js';
 import { startHttpListener, type HttpEndpoint } from '../../../src/daemon/http/listener.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';

@@ -2,7 +2,7 @@
 /** Idleness is measured on the monotonic clock: a wall-clock step never locks or keeps open. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { IdleTracker } from '../../../src/daemon/idle.js';
+import { IdleTracker } from '../../../src/daemon/services/idle.js';
 import { ManualClock } from '../../helpers/clock.js';
 
 const MIN = 60_000;

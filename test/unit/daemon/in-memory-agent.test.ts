@@ -1,6 +1,6 @@
 /**
  * The daemon in this process, reached by the official SDK clients (2.x and
- * 1.x) over the linked in-memory transport pair (src/daemon/in-memory-agent.ts):
+ * 1.x) over the linked in-memory transport pair (src/daemon/mcp/in-memory-agent.ts):
  * no process, no socket, the whole call pipeline. The echoing target hands
  * back the bearer token it was sent; the agent sees the marker, never the
  * canary. A keyed write retried with the same key and arguments gets the
@@ -19,10 +19,10 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { parseConfig } from '../../../src/daemon/config.js';
+import { parseConfig } from '../../../src/daemon/services/config.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
 import { inProcessServices } from '../../../src/daemon/in-process.js';
-import { connectInMemory, type InMemoryAgent } from '../../../src/daemon/in-memory-agent.js';
+import { connectInMemory, type InMemoryAgent } from '../../../src/daemon/mcp/in-memory-agent.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { CHEAP } from '../vault/helpers.js';
 import { ManualClock } from '../../helpers/clock.js';

@@ -1,6 +1,6 @@
 // @subject time: token lifetimes and refresh times (run again a year ahead by .ci/run)
 /**
- * The minted-token cache (src/daemon/minted-tokens.ts) in front of a real
+ * The minted-token cache (src/daemon/services/minted-tokens.ts) in front of a real
  * local OAuth token endpoint (test/helpers/fake-http.ts, append-only request
  * log) and the real token request (src/executors/http/token-endpoint.ts):
  * the first call fetches, later calls reuse, a call near expiry refreshes
@@ -12,7 +12,7 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { MintedTokens } from '../../../src/daemon/minted-tokens.js';
+import { MintedTokens } from '../../../src/daemon/services/minted-tokens.js';
 import { mintToken, type MintingAuth } from '../../../src/executors/http/token-endpoint.js';
 import type { HttpCredential } from '../../../src/executors/http/index.js';
 import { isPosternError, type PosternError } from '../../../src/rules/errors.js';

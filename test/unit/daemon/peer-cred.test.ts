@@ -1,5 +1,5 @@
 /**
- * The peer of an agent-socket connection (src/daemon/peer-cred.ts): the
+ * The peer of an agent-socket connection (src/daemon/mcp/peer-cred.ts): the
  * kernel's credentials read through perl from a real Unix socket, and the
  * user and groups of a uid from passwd and group files.
  */
@@ -9,7 +9,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { osNameKinds, osUser, peerCredentials } from '../../../src/daemon/peer-cred.js';
+import { osNameKinds, osUser, peerCredentials } from '../../../src/daemon/mcp/peer-cred.js';
 
 const dirs: string[] = [];
 after(async () => {

@@ -3,7 +3,7 @@
  * The OAuth refresh-token kind against a local token endpoint that rotates
  * refresh tokens (append-only request log): the refresh grant is sent with
  * the stored refresh token; a rotated one is written back to the vault
- * atomically with the held key (src/daemon/refresh-token-store.ts) and is
+ * atomically with the held key (src/daemon/services/refresh-token-store.ts) and is
  * the one sent next; an answer without one keeps the old; an operator's
  * rotate meanwhile is never overwritten.
  */
@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
-import { keepRotatedRefreshToken } from '../../../src/daemon/refresh-token-store.js';
+import { keepRotatedRefreshToken } from '../../../src/daemon/services/refresh-token-store.js';
 import { mintToken, type MintingAuth } from '../../../src/executors/http/token-endpoint.js';
 import { startFakeHttp, type FakeHttpServer } from '../../helpers/fake-http.js';
 import { ManualClock } from '../../helpers/clock.js';

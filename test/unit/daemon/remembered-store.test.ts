@@ -1,6 +1,6 @@
 // @subject time: minted-token expiry kept in the vault (run again a year ahead by .ci/run)
 /**
- * The daemon's `learn` for minted values (src/daemon/remembered-store.ts):
+ * The daemon's `learn` for minted values (src/daemon/services/remembered-store.ts):
  * the redactor learns the value, the vault remembers it until it expires
  * (so a daemon started later redacts it), then the new generation is
  * adopted; a vault that cannot be written fails the mint with
@@ -12,9 +12,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { acquireWriterLock } from '../../../src/vault/writer-lock.js';
-import { rememberMinted } from '../../../src/daemon/remembered-store.js';
-import { keepRotatedRefreshToken } from '../../../src/daemon/refresh-token-store.js';
-import { MintedTokens } from '../../../src/daemon/minted-tokens.js';
+import { rememberMinted } from '../../../src/daemon/services/remembered-store.js';
+import { keepRotatedRefreshToken } from '../../../src/daemon/services/refresh-token-store.js';
+import { MintedTokens } from '../../../src/daemon/services/minted-tokens.js';
 import { isPosternError } from '../../../src/rules/errors.js';
 import { ManualClock } from '../../helpers/clock.js';
 import { CHEAP, tempHome, utf8 } from '../vault/helpers.js';

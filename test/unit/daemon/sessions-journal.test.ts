@@ -1,5 +1,5 @@
 /**
- * The Sessions journal has one port in the daemon (src/daemon/journal-event.ts),
+ * The Sessions journal has one port in the daemon (src/daemon/services/journal-event.ts),
  * as the Activity journal has journal-port.ts: a write that fails is logged
  * and never thrown, and no other daemon code writes the journal itself, so no
  * failed write is dropped by a `try {} catch {}` of its own.
@@ -10,10 +10,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Journals } from '../../../src/journal/index.js';
 import { PosternError } from '../../../src/rules/errors.js';
-import { sessionsJournal } from '../../../src/daemon/journal-event.js';
+import { sessionsJournal } from '../../../src/daemon/services/journal-event.js';
 
 const SRC = join(import.meta.dirname, '../../../src');
-const PORT = join(SRC, 'daemon/journal-event.ts');
+const PORT = join(SRC, 'daemon/services/journal-event.ts');
 /** A write of the Sessions journal (reads — events, latestEvent, listSessions — are anyone's). */
 const WRITE = /\bjournals\.sessions\.(?:event|startSession|endSession)\(/;
 

@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { parseCatalog } from '../../../src/contracts/index.js';
 import { createVault, openVault, withVaultWriter } from '../../../src/vault/index.js';
 import { openJournals, type Journals } from '../../../src/journal/index.js';
-import { parseConfig } from '../../../src/daemon/config.js';
+import { parseConfig } from '../../../src/daemon/services/config.js';
 import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context.js';
 import { inProcessServices } from '../../../src/daemon/in-process.js';
 import { Trail } from '../../../src/daemon/pipeline/trail.js';

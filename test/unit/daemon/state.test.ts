@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sha256Hex } from '../../../src/contracts/index.js';
 import { isPosternError } from '../../../src/rules/errors.js';
-import { DaemonState, snapshotOf } from '../../../src/daemon/state.js';
+import { DaemonState, snapshotOf } from '../../../src/daemon/services/state.js';
 import { createVault, openVault, reopenVault, withVaultWriter } from '../../../src/vault/index.js';
-import { keepMintedValue } from '../../../src/daemon/remembered-store.js';
+import { keepMintedValue } from '../../../src/daemon/services/remembered-store.js';
 import { CHEAP, tempHome, utf8 } from '../vault/helpers.js';
 
 const pass = utf8('state-passphrase');

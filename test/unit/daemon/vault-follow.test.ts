@@ -6,8 +6,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { onVaultChange } from '../../../src/daemon/vault-follow.js';
-import type { VaultChange } from '../../../src/daemon/state.js';
+import { onVaultChange } from '../../../src/daemon/lifecycle/vault-follow.js';
+import type { VaultChange } from '../../../src/daemon/services/state.js';
 
 function logOf(change: VaultChange): string[] {
   const lines: string[] = [];

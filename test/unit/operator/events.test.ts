@@ -1,7 +1,7 @@
 /** The daemon's event bus: numbering, the bounded replay ring, and listeners that fail. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventBus } from '../../../src/daemon/events.js';
+import { EventBus } from '../../../src/daemon/services/events.js';
 import { ManualClock } from '../../helpers/clock.js';
 
 const fixedClock = (): ManualClock => new ManualClock('2031-05-06T07:08:09.000Z');

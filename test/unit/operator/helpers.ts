@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ApprovalQueue, type CardDraft } from '../../../src/approvals/queue.js';
 import { startOperatorServer, type OperatorNotice, type OperatorServerOptions } from '../../../src/daemon/operator/index.js';
 import { createBackend } from '../../../src/daemon/operator/backend.js';
-import { EventBus } from '../../../src/daemon/events.js';
+import { EventBus } from '../../../src/daemon/services/events.js';
 import { GrantStore } from '../../../src/approvals/grants.js';
 import { FrameCodec, clientProof, decodeB64u, encodeB64u, newNonce, sessionKey } from '../../../src/protocol/operator/crypto.js';
 import { PosternError, type ErrorCode } from '../../../src/rules/errors.js';

@@ -14,7 +14,7 @@ import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { rejectsWith, startHarness, tempRun } from './helpers.js';
 import { systemClock } from '../../../src/clock/index.js';
 import { createBackend } from '../../../src/daemon/operator/backend.js';
-import { EventBus } from '../../../src/daemon/events.js';
+import { EventBus } from '../../../src/daemon/services/events.js';
 import { GrantStore } from '../../../src/approvals/grants.js';
 
 const base = (socketPath: string) => {

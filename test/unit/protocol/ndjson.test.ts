@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FrameSplitter, lineSplitter, type Oversized } from '../../../src/protocol/ndjson.js';
 import { agentLineLimit, DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING, oversizedAnswer, SHIM_LINE_LIMIT } from '../../../src/protocol/agent-limits.js';
-import { parseConfig } from '../../../src/daemon/config.js';
+import { parseConfig } from '../../../src/daemon/services/config.js';
 
 function split(limit: number, chunks: Buffer[]): { lines: string[]; oversized: Oversized[] } {
   const lines: string[] = [];

@@ -7,13 +7,18 @@ import { needsIdempotencyKey, splitIdempotencyKey } from '../../../contracts/ind
 import { clipLabel } from '../../../rules/clip.js';
 import { PosternError } from '../../../rules/errors.js';
 import { admitArguments } from '../admit.js';
-import { agentUserOf } from '../../agent-user.js';
-import { callStatus, CALL_STATUS_TOOL } from '../call-status.js';
+import { agentUserOf } from '../agent-user.js';
+import { callStatus, CALL_STATUS_TOOL, type CallStatusServices } from '../call-status.js';
+import type { Services } from '../context.js';
 import type { CallState } from './call-state.js';
 import { answer, next, refuse, type Step } from './step.js';
 
+/** What admission reads of the services (the built-in call status reads its own slice). */
+type AdmissionServices = Pick<Services, 'idleness' | 'state' | 'config'> & CallStatusServices;
+
 export function admission(call: CallState): Step {
-  const { svc, trail, req } = call;
+  const { trail, req } = call;
+  const svc: AdmissionServices = call.svc;
   svc.idleness.touch();
   trail.step('admit');
   const redactor = svc.state.redactor();

@@ -7,11 +7,11 @@
  */
 import type { Authority, Catalog, ContractDecision, JsonObject, Rejection, ResolvedAction, Revision, Tool } from '../../../contracts/index.js';
 import type { LimitUsage } from '../../../protocol/limit-usage.js';
-import type { Charge } from '../../limits.js';
+import type { Charge } from '../../services/limits.js';
 import { PosternError } from '../../../rules/errors.js';
 import type { Redactor } from '../../../redaction/index.js';
 import type { Credential, UnlockedVault } from '../../../vault/index.js';
-import type { CatalogSnapshot } from '../../state.js';
+import type { CatalogSnapshot } from '../../services/state.js';
 import type { CallRequest, Services, SessionInfo } from '../context.js';
 import type { ExecResult } from '../execute.js';
 import type { Trail } from '../trail.js';

@@ -7,11 +7,15 @@
  * secrets within one call) and zeroed when the call ends.
  */
 import { checkCredential } from '../execute.js';
+import type { Services } from '../context.js';
 import { holding, need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
 
+/** What the credential stages read of the services: the vault file followed, and the vault in use. */
+type CredentialServices = Pick<Services, 'vaultFile' | 'state'>;
+
 export async function credentialPresent(call: CallState): Promise<Step> {
-  const { svc } = call;
+  const svc: CredentialServices = call.svc;
   await svc.vaultFile.refresh();
   const plan = need(call, 'plan');
   checkCredential(plan.action, svc.state.vault().get(plan.action.credential));
@@ -19,7 +23,7 @@ export async function credentialPresent(call: CallState): Promise<Step> {
 }
 
 export async function takeCredential(call: CallState): Promise<Step> {
-  const { svc } = call;
+  const svc: CredentialServices = call.svc;
   await svc.vaultFile.refresh();
   const { action } = need(call, 'plan');
   const vault = svc.state.vault();

@@ -6,7 +6,8 @@
  */
 import { isPosternError, PosternError } from '../../../rules/errors.js';
 import { executeAction } from '../execute.js';
-import { recordOutcome } from '../journal-port.js';
+import type { Services } from '../context.js';
+import { recordOutcome, type OutcomeServices } from '../journal-port.js';
 import { callErrorResult } from '../respond.js';
 import { need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
@@ -21,7 +22,8 @@ import { next, refuse, type Step } from './step.js';
  * failed) or that came with an answer (a response too large) stays an error.
  */
 export async function failedExecution(call: CallState, e: unknown, ms: number): Promise<PosternError> {
-  const { svc, trail } = call;
+  const { trail } = call;
+  const svc: OutcomeServices = call.svc;
   const err = isPosternError(e) ? e : new PosternError('TARGET_ERROR', 'the action failed', { sideEffectStarted: trail.effect, cause: e });
   const started = err.sideEffectStarted || trail.effect;
   const final = started === err.sideEffectStarted ? err : new PosternError(err.code, err.message, { details: err.details, sideEffectStarted: started });
@@ -40,8 +42,12 @@ export async function failedExecution(call: CallState, e: unknown, ms: number): 
   return new PosternError(final.code, final.message, { details: { ...final.details, outcome_durable: false }, sideEffectStarted: final.sideEffectStarted, cause: final });
 }
 
+/** What the execution stage reads of the services: the executors' pools, settings, token cache and clock. */
+type ExecutionServices = Pick<Services, 'clock' | 'config' | 'ssh' | 'http' | 'state' | 'tokens' | 'keepRefreshToken'>;
+
 export async function execution(call: CallState): Promise<Step> {
-  const { svc, trail, req } = call;
+  const { trail, req } = call;
+  const svc: ExecutionServices = call.svc;
   const { action } = need(call, 'plan');
   const { vault, credential } = need(call, 'held');
   const target = need(call, 'planCatalog').targets.get(action.target);

@@ -4,7 +4,7 @@
  * nothing (its limits charge is refunded). The intent's commit may have
  * waited (group commit): the orchestrator's next stage re-checks the catalog.
  */
-import { recordIntent } from '../journal-port.js';
+import { recordIntent, type IntentServices } from '../journal-port.js';
 import { need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
 
@@ -12,7 +12,8 @@ export async function intent(call: CallState): Promise<Step> {
   const { trail } = call;
   trail.step('journal:intent');
   trail.executes();
-  const written = await recordIntent(call.svc, trail, need(call, 'plan').action);
+  const svc: IntentServices = call.svc;
+  const written = await recordIntent(svc, trail, need(call, 'plan').action);
   if (written.kind === 'recorded') return next(call);
   if (!trail.intentRecorded) {
     call.charge?.refund();

@@ -6,7 +6,8 @@
  * slip under a limit; the charge ends with the call.
  */
 import { limitsOf, unlimited } from '../../../contracts/index.js';
-import type { LimitSubject } from '../../limits.js';
+import type { LimitSubject } from '../../services/limits.js';
+import type { Services } from '../context.js';
 import { holding, need, type CallPlan, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
 
@@ -19,7 +20,8 @@ function limitSubject(call: CallState, plan: CallPlan): LimitSubject | null {
 export function limitsCheck(call: CallState): Step {
   const subject = limitSubject(call, need(call, 'plan'));
   if (subject === null) return next({ ...call, usage: [] });
-  const c = call.svc.limits.check(subject);
+  const svc: Pick<Services, 'limits'> = call.svc;
+  const c = svc.limits.check(subject);
   if (c.kind === 'limited') return refuse(c.error);
   // `audit show` reads the usage each call saw in its decision path: "limits:per_session 3/10".
   for (const u of c.usage) call.trail.step(`limits:${u.limit} ${u.used}/${u.max}`);
@@ -29,7 +31,8 @@ export function limitsCheck(call: CallState): Step {
 export function limitsCharge(call: CallState): Step {
   const subject = limitSubject(call, need(call, 'plan'));
   if (subject === null) return next(call);
-  const charged = call.svc.limits.charge(subject);
+  const svc: Pick<Services, 'limits'> = call.svc;
+  const charged = svc.limits.charge(subject);
   if (charged.kind === 'limited') {
     call.trail.step('limits:reached');
     return refuse(charged.error);

@@ -101,7 +101,10 @@ export type ApprovalOutcome =
 const approved = (record: JournalApproval): ApprovalOutcome => ({ kind: 'approved', record });
 const ended = (record: JournalApproval, error: PosternError, contractChanged = false): ApprovalOutcome => ({ kind: 'ended', record, error, contractChanged });
 
-export async function askApproval(svc: Services, session: SessionInfo, req: CallRequest, s: ApprovalSubject): Promise<ApprovalOutcome> {
+/** What asking reads of the services: grants, the queue and its cards, the settings, the catalog in use, the clock, the Sessions journal, the unattended rules. */
+export type ApprovalServices = Pick<Services, 'grants' | 'unattended' | 'config' | 'queue' | 'state' | 'clock' | 'sessionsJournal'>;
+
+export async function askApproval(svc: ApprovalServices, session: SessionInfo, req: CallRequest, s: ApprovalSubject): Promise<ApprovalOutcome> {
   const grant = svc.grants.get(session.id, s.tool.name);
   const need = requiredApproval({ policy: s.tool.approval, current: s.authority, seen: s.seenAuthority, grant });
   switch (need.kind) {
@@ -199,7 +202,7 @@ export async function askApproval(svc: Services, session: SessionInfo, req: Call
 const presenceOf = (d: { presence?: PresenceProof | undefined }): { presence?: PresenceProof } => (d.presence === undefined ? {} : { presence: d.presence });
 
 /** A card left open by APPROVAL_PENDING ended and no call took its decision: the journal says how (nothing ran). */
-function journalUnclaimed(svc: Services, card: ApprovalCard, s: ApprovalSubject, d: ApprovalDecision): void {
+function journalUnclaimed(svc: Pick<Services, 'sessionsJournal'>, card: ApprovalCard, s: ApprovalSubject, d: ApprovalDecision): void {
   // The card is gone either way (a failed write is logged); a journal that cannot be written fails calls on its own.
   svc.sessionsJournal.event(card.session.id, 'approval_ended', {
     approval_id: card.id,
@@ -213,7 +216,7 @@ function journalUnclaimed(svc: Services, card: ApprovalCard, s: ApprovalSubject,
 }
 
 /** Nobody is there to ask: a pre-approval rule approves at once, or the call ends APPROVAL_UNAVAILABLE. */
-function approveUnattended(svc: Services, rules: RuleBudgets, req: CallRequest, s: ApprovalSubject, need: Ask): ApprovalOutcome {
+function approveUnattended(svc: Pick<Services, 'clock'>, rules: RuleBudgets, req: CallRequest, s: ApprovalSubject, need: Ask): ApprovalOutcome {
   const d = rules.decide(s.catalog, { tool: s.tool.name, revision: s.revision, normalized: s.normalized, widening: need.widening });
   const at = svc.clock.now().toISOString();
   if (d.kind === 'preapproved') {
@@ -227,7 +230,7 @@ function approveUnattended(svc: Services, rules: RuleBudgets, req: CallRequest, 
 }
 
 /** Puts a new card in the queue; its own controller lets the card outlive the call that opened it (APPROVAL_PENDING). */
-function openCard(svc: Services, session: SessionInfo, s: ApprovalSubject, need: Ask, timeoutMs: number): ApprovalWait {
+function openCard(svc: Pick<Services, 'queue' | 'state'>, session: SessionInfo, s: ApprovalSubject, need: Ask, timeoutMs: number): ApprovalWait {
   const ctl = new AbortController();
   const { card, decision } = svc.queue.request(
     {

@@ -8,7 +8,7 @@
  * is asked again for the same plan; any other change refuses the call.
  */
 import { PosternError } from '../../../../rules/errors.js';
-import { askApproval, type ApprovalSubject } from './ask.js';
+import { askApproval, type ApprovalServices, type ApprovalSubject } from './ask.js';
 import { checkCredential } from '../../execute.js';
 import { recheckPlan } from '../recheck/replan.js';
 import { need, type CallPlan, type CallState } from '../call-state.js';
@@ -20,7 +20,8 @@ const MAX_MIGRATIONS = 3;
 
 export async function approval(first: CallState): Promise<Step> {
   let call = first;
-  const { svc, session, req, trail } = call;
+  const { session, req, trail } = call;
+  const svc: ApprovalServices = call.svc;
   for (let round = 0; round < MAX_MIGRATIONS; round++) {
     trail.step('approve');
     const plan = need(call, 'plan');

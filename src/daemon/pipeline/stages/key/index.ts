@@ -8,7 +8,8 @@
 import type { GapRefusal } from '../../../../journal/gap.js';
 import { PosternError } from '../../../../rules/errors.js';
 import { decideIdempotency, whyOutcomeUnknown, type UnknownOutcome } from './idempotency.js';
-import { recordReplay } from '../../journal-port.js';
+import type { Services } from '../../context.js';
+import { recordReplay, type RecordServices } from '../../journal-port.js';
 import { replayedResult } from '../../respond.js';
 import { holding, need, type CallState } from '../call-state.js';
 import { answer, next, refuse, type Step } from '../step.js';
@@ -17,7 +18,7 @@ const inProgress = (): PosternError => new PosternError('CALL_IN_PROGRESS', 'a c
 
 /** OUTCOME_UNKNOWN for a retry of `earlier`, saying why its effect is unknown (from its outcome, in memory or journaled). */
 function outcomeUnknown(call: CallState, earlier: string): PosternError {
-  const { svc } = call;
+  const svc: Pick<Services, 'pendingOutcomes' | 'journals'> = call.svc;
   let recorded: UnknownOutcome | undefined;
   const pending = svc.pendingOutcomes.pendingStatus(earlier)?.outcome;
   if (pending !== undefined) recorded = { errorCode: pending.error_code ?? null, recovered: false };
@@ -35,8 +36,12 @@ function outcomeUnknown(call: CallState, earlier: string): PosternError {
   });
 }
 
+/** What the idempotency stage reads of the services: the journal, the outcomes not journaled yet, the reservations, the restored journal's gap, the retention. */
+type KeyServices = Pick<Services, 'pendingOutcomes' | 'reservations' | 'gap' | 'clock' | 'config'> & RecordServices;
+
 export function idempotencyKey(call: CallState): Step {
-  const { svc, trail } = call;
+  const { trail } = call;
+  const svc: KeyServices = call.svc;
   const { tool, key } = need(call, 'admitted');
   if (key === undefined) return next(call);
   const plan = need(call, 'plan');

@@ -8,11 +8,13 @@ import { shownRevision } from '../../../../contracts/index.js';
 import { planCall } from './plan.js';
 import { planOrigin } from './origin.js';
 import { shadowVerdict } from './shadow.js';
+import type { Services } from '../../context.js';
 import { need, type CallState } from '../call-state.js';
 import { next, type Step } from '../step.js';
 
 export function planning(call: CallState): Step {
-  const { svc, trail, req, session, snapshot } = call;
+  const { trail, req, session, snapshot } = call;
+  const svc: Pick<Services, 'shadow'> = call.svc;
   const { tool, callArgs, key } = need(call, 'admitted');
   trail.step('resolve');
   const origin = planOrigin(tool, req.meta, session.seen, snapshot.toolset);

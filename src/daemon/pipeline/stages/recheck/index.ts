@@ -11,6 +11,7 @@
 import type { Catalog } from '../../../../contracts/index.js';
 import { PosternError } from '../../../../rules/errors.js';
 import { recheckPlan, type Recheck } from './replan.js';
+import type { Services } from '../../context.js';
 import { need, type CallState } from '../call-state.js';
 import { next, refuse, type Step } from '../step.js';
 
@@ -18,7 +19,8 @@ export type Rechecked = { readonly changed: false } | { readonly changed: true; 
 
 /** The plan against the catalog in use now, if another one is in use than the plan was made against. */
 export function recheckNow(call: CallState): Rechecked {
-  const inUse = call.svc.state.snapshot().catalog;
+  const svc: Pick<Services, 'state'> = call.svc;
+  const inUse = svc.state.snapshot().catalog;
   if (inUse === need(call, 'planCatalog')) return { changed: false };
   const plan = need(call, 'plan');
   const { callArgs, key } = need(call, 'admitted');
