@@ -9,7 +9,7 @@
  * A kept home is published with one rename, so test processes running side by
  * side never see half of one: the first to finish wins, the others drop theirs.
  * The copy keeps the modes install made (0700 directories, 0600 files). Kept
- * homes older than two days are removed when a new one is made.
+ * homes of days more than two before today are removed when a new one is made.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
@@ -50,10 +50,15 @@ export async function sharedHome(home: string, inputs: unknown, build: () => Pro
     .update(JSON.stringify({ inputs, day, build: await buildStamp() }))
     .digest('hex')
     .slice(0, 32);
-  const kept = join(ROOT, key);
+  const kept = join(ROOT, `${day}-${key}`);
   if (await exists(kept)) {
-    await cp(kept, home, { recursive: true, errorOnExist: true, force: false });
-    return;
+    try {
+      await cp(kept, home, { recursive: true, errorOnExist: true, force: false });
+      return;
+    } catch {
+      // Removed as stale by a process whose clock is elsewhere (the year-ahead pass): build it here.
+      await rm(home, { recursive: true, force: true });
+    }
   }
   await build();
   await mkdir(ROOT, { recursive: true, mode: 0o700 });
@@ -69,11 +74,13 @@ export async function sharedHome(home: string, inputs: unknown, build: () => Pro
   await pruneStale();
 }
 
+/** Removes the kept homes of days more than two before today, and staging left by a killed process (by the same day rule, from its directory's time). */
 async function pruneStale(): Promise<void> {
   const now = Date.now();
   for (const name of await readdir(ROOT)) {
     const p = join(ROOT, name);
-    const st = await stat(p).catch(() => null);
-    if (st !== null && now - st.mtimeMs > STALE_MS) await rm(p, { recursive: true, force: true });
+    const day = /^(\d{4}-\d{2}-\d{2})-/.exec(name)?.[1];
+    const made = day === undefined ? (await stat(p).catch(() => null))?.mtimeMs : Date.parse(day);
+    if (made !== undefined && now - made > STALE_MS) await rm(p, { recursive: true, force: true });
   }
 }
