@@ -14,13 +14,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
-import { httpFixture } from '../helpers/fixture.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { childEnv, CLI } from '../helpers/cli.js';
 import type { Installation } from '../helpers/daemon.js';
 
@@ -153,7 +152,7 @@ describe('malformed JSON-RPC envelopes are answered, never dropped', () => {
 
   before(async () => {
     const obj = { type: 'object', properties: { q: { type: 'string', maxLength: 50 } }, required: [] };
-    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, tools: { echo_read: { description: 'Echo.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }] } } }));
+    ({ http, inst } = await httpFixture({ token: canary('tok'), tools: { echo_read: { description: 'Echo.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: obj, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }] } } }));
     emptyHome = await mkdtemp(join(tmpdir(), 'postern-nodaemon-'));
   });
 

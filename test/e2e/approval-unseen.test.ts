@@ -18,8 +18,9 @@ import type { Client } from '@modelcontextprotocol/client';
 import { presentation } from '../../src/protocol/operator/index.js';
 import { terminalLines } from '../../src/cli/context.js';
 import { PIPED_COLUMNS } from '../helpers/cli.js';
-import { install, type Installation } from '../helpers/daemon.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { PAYLOAD, UNSEEN_CORPUS, corpusTools, payloadReached } from '../helpers/unseen-corpus.js';
 
@@ -35,10 +36,7 @@ describe('nothing unseen is approved: the daemon refuses, the CLI needs the dige
     agent.callTool({ name, arguments: { ...args, idempotency_key: key() } }, { onprogress: () => undefined, resetTimeoutOnProgress: true, timeout: 120_000 }) as Promise<Result>;
 
   before(async () => {
-    target = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 120 } });
-    await inst.acceptCatalog({ targets: { target: { http: { origin: target.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } }, tools: corpusTools() });
-    await inst.startDaemon();
+    ({ http: target, inst } = await httpFixture({ token: canary('tok'), config: { approval_timeout_seconds: 120 }, catalog: ({ local }) => ({ targets: { target: local }, tools: corpusTools() }) }));
     events = await watchEvents(() => inst.operator());
     agent = await inst.client({ name: 'unseen-agent' });
   });

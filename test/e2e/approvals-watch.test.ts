@@ -21,8 +21,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
 import { childEnv, CLI } from '../helpers/cli.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import { PASSPHRASE, type Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { startPty } from '../helpers/pty.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import type { CatalogPendingView } from '../../src/protocol/operator/index.js';
@@ -78,21 +79,22 @@ describe('postern approvals watch', () => {
   let catalog: { targets: Record<string, unknown>; tools: Record<string, unknown> };
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 60 } });
-    catalog = {
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: {
+    ({ http, inst } = await httpFixture({
+      token: canary('tok'),
+      config: { approval_timeout_seconds: 60 },
+      catalog: (targets) =>
+        (catalog = {
+          targets,
+          tools: {
         create_issue: {
           description: 'Create an issue.',
           effect: 'write',
           approval: 'per-call',
-          revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
-        },
-      },
-    };
-    await inst.acceptCatalog(catalog);
-    await inst.startDaemon();
+              revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
+            },
+          },
+        }),
+    }));
     agent = await inst.client({ name: 'watch-agent' });
     events = await watchEvents(() => inst.operator());
   });

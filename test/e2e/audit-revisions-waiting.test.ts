@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import type { Installation } from '../helpers/daemon.js';
-import { httpFixture } from '../helpers/fixture.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 
 type Usage = { tool: string; revision: number | null; counts: Record<string, number>; awaiting_approval?: number };
@@ -24,7 +24,7 @@ describe('postern audit revisions --waiting', () => {
 
   before(async () => {
     const input = { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] };
-    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, config: { approval_timeout_seconds: 60 }, tools: {
+    ({ http, inst } = await httpFixture({ token: canary('tok'), config: { approval_timeout_seconds: 60 }, tools: {
         create_issue: {
           description: 'Create an issue.',
           effect: 'write',

@@ -19,10 +19,11 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-bundle-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('bundle');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 const write = (path: string) => ({ description: `A write to ${path}.`, effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
@@ -38,14 +39,7 @@ describe('audit: signed checkpoints, bundles, prune', () => {
   const call = async (name: string, args: Record<string, unknown>): Promise<Result> => (await agent.callTool({ name, arguments: args })) as Result;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    catalog = {
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
-      tools: { notes_write: write('/echo'), other_write: write('/echo') },
-    };
-    await inst.acceptCatalog(catalog);
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: TOKEN, target: { idempotency_header: true }, catalog: (targets) => (catalog = { targets, tools: { notes_write: write('/echo'), other_write: write('/echo') } }) }));
     agent = await inst.client();
     for (const k of keys) assert.equal((await call('notes_write', { title: `t ${k}`, idempotency_key: k })).isError, undefined);
     assert.equal((await call('other_write', { title: 'other', idempotency_key: `o-${randomBytes(4).toString('hex')}` })).isError, undefined);

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import type { Installation } from '../helpers/daemon.js';
-import { httpFixture } from '../helpers/fixture.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-checkpoint-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('checkpoint');
 const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 type Signed = { at: string; reason: string; activity_seq: number; sessions_seq: number; key: string };
 

@@ -10,12 +10,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 
-const canary = (label: string): string => `CANARY-${label}-${randomBytes(12).toString('hex')}`;
 const FIRST = canary('first');
 const SECOND = canary('second');
 const OTHER = canary('other');
@@ -55,18 +54,21 @@ describe('postern audit find-secret', () => {
   const ids: Record<string, string> = {};
 
   before(async () => {
-    http = await startFakeHttp();
-    http.route('/whoami', (req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ auth: req.headers.authorization ?? '' }));
-    });
-    http.route('/quiet', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-    });
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: FIRST }, { name: 'other-token', kind: 'http_bearer', value: OTHER }] });
-    await inst.acceptCatalog(catalogFor(http.origin));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({
+      token: FIRST,
+      secrets: [{ name: 'other-token', kind: 'http_bearer', value: OTHER }],
+      routes: {
+        '/whoami': (req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ auth: req.headers.authorization ?? '' }));
+        },
+        '/quiet': (_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"ok":true}');
+        },
+      },
+      catalog: (_targets, target) => catalogFor(target.origin),
+    }));
     agent = await inst.client();
   });
 

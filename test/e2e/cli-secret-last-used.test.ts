@@ -7,14 +7,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import type { Installation } from '../helpers/daemon.js';
-import { httpFixture, TOOLS } from '../helpers/fixture.js';
+import { canary, httpFixture, TOOLS } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-used-${randomBytes(12).toString('hex')}`;
-const SPARE = `CANARY-spare-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('used');
+const SPARE = canary('spare');
 
 type Meta = { name: string; last_used_at: string | null };
 

@@ -19,14 +19,15 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { entryHash, GENESIS_HASH } from '../../src/journal/chain.js';
 import { CONTENT_COLUMNS } from '../../src/journal/activity-schema.js';
 import { openJournals } from '../../src/journal/index.js';
 
-const TOKEN = `CANARY-anchor-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('anchor');
 const LOCKER = resolve(import.meta.dirname, 'fixtures/journal-locker.ts');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { type: string; text?: string }[] };
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -112,24 +113,24 @@ describe('daemon: the journal anchor', () => {
   };
 
   before(async () => {
-    http = await startFakeHttp();
-    http.route('/locked', (_req, res) => {
-      answerLocked = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"locked":"answered"}');
-      lockedArrived?.();
-    });
-    http.route('/slow-body', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.write('first part;');
-      finishBody = () => res.end('second part');
-    });
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      routes: {
+        '/locked': (_req, res) => {
+          answerLocked = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"locked":"answered"}');
+          lockedArrived?.();
+        },
+        '/slow-body': (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('first part;');
+          finishBody = () => res.end('second part');
+        },
+      },
+      target: { idempotency_header: true },
+      tools: { quick_write: write('/echo'), locked_write: write('/locked'), slow_write: write('/slow-body') },
+    }));
     home = inst.sb.home;
     journalDir = join(home, 'journal');
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
-      tools: { quick_write: write('/echo'), locked_write: write('/locked'), slow_write: write('/slow-body') },
-    });
-    await inst.startDaemon();
     assert.match(inst.daemonLog, /new journal [0-9a-f-]+ anchored/);
     agent = await inst.client();
     const r = await call('quick_write', { title: 'done', idempotency_key: done });

@@ -12,14 +12,13 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture, writeTool } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-cplost-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('cplost');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
-const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
-const write = (path: string) => ({ description: `A write to ${path}.`, effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
 
 describe('daemon: an older journal and anchor put back without the checkpoints', () => {
   let inst: Installation;
@@ -47,15 +46,9 @@ describe('daemon: an older journal and anchor put back without the checkpoints',
   const NEWEST = ['journal', 'journal.anchor', 'journal.checkpoints.jsonl', 'vault.pvlt'];
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
+    ({ http, inst } = await httpFixture({ token: TOKEN, target: { idempotency_header: true }, tools: { quick_write: writeTool('/echo') } }));
     home = inst.sb.home;
     checkpoints = join(home, 'journal.checkpoints.jsonl');
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
-      tools: { quick_write: write('/echo') },
-    });
-    await inst.startDaemon();
     agent = await inst.client();
     assert.equal((await call({ title: 'first', idempotency_key: first })).isError, undefined);
     assert.equal(await inst.stopDaemon(), 0);

@@ -14,14 +14,13 @@ import { cpSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture, writeTool } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-claims-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('claims');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
-const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
-const write = (path: string) => ({ description: `A write to ${path}.`, effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
 
 /** An edit of activity.db with plain SQLite, as the agent would make it. */
 function edit(dbPath: string, sql: string, ...params: string[]): number {
@@ -86,16 +85,10 @@ describe('daemon: the idempotency claims edited with plain SQLite', () => {
   };
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
+    ({ http, inst } = await httpFixture({ token: TOKEN, target: { idempotency_header: true }, tools: { quick_write: writeTool('/echo') } }));
     home = inst.sb.home;
     journalDir = join(home, 'journal');
     activityDb = join(journalDir, 'activity.db');
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
-      tools: { quick_write: write('/echo') },
-    });
-    await inst.startDaemon();
     agent = await inst.client();
     const r = await call({ title: 'done', idempotency_key: done });
     assert.equal(r.isError, undefined, JSON.stringify(r));

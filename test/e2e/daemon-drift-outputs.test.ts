@@ -19,8 +19,9 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer, RouteHandler } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
 
@@ -77,17 +78,11 @@ describe('daemon: output contracts while sessions run', () => {
   }
 
   before(async () => {
-    http = await startFakeHttp();
-    for (const path of ['/issues', '/lookup']) {
-      http.route(path, (_req, res) => {
-        res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(answer));
-      });
-    }
-    targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `CANARY-tok-${randomBytes(8).toString('hex')}` }] });
-    await inst.acceptCatalog(catalog([r1]));
-    await inst.startDaemon();
+    const answering: RouteHandler = (_req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer));
+    };
+    ({ http, inst } = await httpFixture({ token: canary('tok'), routes: { '/issues': answering, '/lookup': answering }, catalog: (t) => ((targets = t), catalog([r1])) }));
     events = await watchEvents(() => inst.operator());
     v1 = await inst.client({ name: 'v1-consumer' });
     const { tools } = await v1.listTools();

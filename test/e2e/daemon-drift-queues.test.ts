@@ -14,8 +14,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { openJournals } from '../../src/journal/index.js';
 
@@ -69,15 +70,12 @@ describe('daemon: a call queued for approval when the catalog changes', () => {
   }
 
   before(async () => {
-    http = await startFakeHttp();
-    targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
-    inst = await install({
-      secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }],
+    ({ http, inst } = await httpFixture({
+      token: canary('tok'),
       // Long enough to outlast a `catalog accept` while the card waits; the no-progress wait is short.
       config: { approval_timeout_seconds: 120, approval_wait_without_progress_seconds: 1.5 },
-    });
-    await inst.acceptCatalog(catalog([w1]));
-    await inst.startDaemon();
+      catalog: (t) => ((targets = t), catalog([w1])),
+    }));
     agent = await inst.client({ name: 'queued' });
     assert.equal(await relist(), 1);
     events = await watchEvents(() => inst.operator());

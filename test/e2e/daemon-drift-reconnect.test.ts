@@ -16,8 +16,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { childEnv, CLI } from '../helpers/cli.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
@@ -80,11 +81,7 @@ describe('daemon: drift across a reconnect with a daemon restart', () => {
   }
 
   before(async () => {
-    http = await startFakeHttp();
-    targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }] });
-    await inst.acceptCatalog(catalog([r1, r2]));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: canary('tok'), catalog: (t) => ((targets = t), catalog([r1, r2])) }));
   });
   after(async () => {
     await inst.cleanup();

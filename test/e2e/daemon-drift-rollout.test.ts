@@ -17,8 +17,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { canaryBucket } from '../../src/contracts/index.js';
 
@@ -48,11 +49,7 @@ describe('daemon: the rollout lifecycle (seed 004: shadow → canary → depreca
   const call = async (c: Client, args: Record<string, unknown>): Promise<Result> => (await c.callTool({ name: 'buscar_pedido', arguments: { ...args, idempotency_key: key() } })) as Result;
 
   before(async () => {
-    http = await startFakeHttp();
-    targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }] });
-    await inst.acceptCatalog(catalog([r1]));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: canary('tok'), catalog: (t) => ((targets = t), catalog([r1])) }));
     events = await watchEvents(() => inst.operator());
     old = await inst.client({ name: 'old-agent' });
     await old.listTools();

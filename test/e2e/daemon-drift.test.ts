@@ -13,8 +13,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { waitFor } from '../helpers/wait.js';
 import { catalogDigest } from '../../src/contracts/catalog/acceptance.js';
@@ -47,11 +48,7 @@ describe('daemon: contract drift while sessions run', () => {
   });
 
   before(async () => {
-    http = await startFakeHttp();
-    targets = { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } };
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }] });
-    await inst.acceptCatalog(catalog([r1]));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: canary('tok'), catalog: (t) => ((targets = t), catalog([r1])) }));
     planner = await inst.client({ name: 'planner' });
     watcher = await inst.client({ name: 'watcher', listChanged: (tools) => changed.push(tools) });
     await planner.listTools();

@@ -13,12 +13,13 @@ import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { encodingsOf } from '../helpers/cli.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/wait.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('tok');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { type: string; text?: string }[] };
@@ -57,10 +58,7 @@ describe('daemon: HTTP tools over MCP', () => {
   let agent: Client;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog(catalogFor(http.origin, http.port));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: TOKEN, catalog: (_targets, target) => catalogFor(target.origin, target.port) }));
     agent = await inst.client();
   });
 

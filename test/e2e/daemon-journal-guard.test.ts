@@ -14,13 +14,13 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture, writeTool } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-guard-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('guard');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
-const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 
 describe('daemon: the journal guard', () => {
   let inst: Installation;
@@ -54,14 +54,8 @@ describe('daemon: the journal guard', () => {
   };
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
+    ({ http, inst } = await httpFixture({ token: TOKEN, target: { idempotency_header: true }, tools: { quick_write: writeTool('/echo', 'A write.') } }));
     home = inst.sb.home;
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
-      tools: { quick_write: { description: 'A write.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }] } },
-    });
-    await inst.startDaemon();
     agent = await inst.client();
     assert.equal((await call({ title: 'done', idempotency_key: done })).isError, undefined);
     assert.equal(await inst.stopDaemon(), 0);

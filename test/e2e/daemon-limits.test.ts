@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import type { Installation } from '../helpers/daemon.js';
-import { httpFixture } from '../helpers/fixture.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-lim-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('lim');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 

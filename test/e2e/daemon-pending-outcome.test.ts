@@ -15,13 +15,13 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture, writeTool } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-pending-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('pending');
 const LOCKER = resolve(import.meta.dirname, 'fixtures/journal-locker.ts');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
-const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
 
 describe('daemon: an outcome the journal refused survives a restart', () => {
   let inst: Installation;
@@ -30,16 +30,18 @@ describe('daemon: an outcome the journal refused survives a restart', () => {
   let arrived: (() => void) | undefined;
 
   before(async () => {
-    http = await startFakeHttp();
-    http.route('/locked', (_req, res) => {
-      answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":"yes"}');
-      arrived?.();
-    });
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
-      tools: { locked_write: { description: 'A write.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path: '/locked', body: { title: '{title}' } } }] } },
-    });
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      routes: {
+        '/locked': (_req, res) => {
+          answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":"yes"}');
+          arrived?.();
+        },
+      },
+      target: { idempotency_header: true },
+      tools: { locked_write: writeTool('/locked', 'A write.') },
+      start: false,
+    }));
   });
 
   after(async () => {

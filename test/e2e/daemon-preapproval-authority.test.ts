@@ -15,11 +15,12 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/wait.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('tok');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 
 function catalogFor(origin: string, o: { widened: boolean; ruleRevision?: number }) {
@@ -57,14 +58,17 @@ describe('daemon --unattended: a rule stays bound to the authority it was accept
   };
 
   before(async () => {
-    http = await startFakeHttp();
-    http.route('/notes/n1', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-    });
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog(catalogFor(http.origin, { widened: false }));
-    await inst.startDaemon(['--unattended']);
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      routes: {
+        '/notes/n1': (_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"ok":true}');
+        },
+      },
+      catalog: (_targets, target) => catalogFor(target.origin, { widened: false }),
+      start: ['--unattended'],
+    }));
   });
 
   after(async () => {

@@ -17,13 +17,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { childEnv, CLI, encodingsOf } from '../helpers/cli.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('tok');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { type: string; text?: string }[] };
@@ -104,17 +105,19 @@ describe('daemon: idempotency, crash recovery and the journal', () => {
   const keys = { parallel: key(), approved: key(), crashed: key(), stalled: key(), reset: key() };
 
   before(async () => {
-    http = await startFakeHttp();
-    http.route('/hang', (req, res, body) => {
-      if (hang) return; // the response is never written; close() destroys the socket
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answered: true, body: body.toString('utf8') }));
-    });
-    // Reads the whole request, then drops the connection without a word.
-    http.route('/reset', (req) => void req.socket.destroy());
     silent = await startSilentServer();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog(catalogFor(http.origin, `https://127.0.0.1:${silent.port}`));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      routes: {
+        '/hang': (req, res, body) => {
+          if (hang) return; // the response is never written; close() destroys the socket
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answered: true, body: body.toString('utf8') }));
+        },
+        // Reads the whole request, then drops the connection without a word.
+        '/reset': (req) => void req.socket.destroy(),
+      },
+      catalog: (_targets, target) => catalogFor(target.origin, `https://127.0.0.1:${silent.port}`),
+    }));
     agent = await inst.client();
   });
 

@@ -17,13 +17,14 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { childEnv, CLI } from '../helpers/cli.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { openJournals } from '../../src/journal/index.js';
 import { waitFor } from '../helpers/wait.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('tok');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 const b64u32 = (): string => randomBytes(32).toString('base64url');
 
@@ -127,10 +128,7 @@ describe('daemon: malformed and hostile agent traffic', () => {
   let bystander: Client;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog(catalogFor(http.origin));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: TOKEN, catalog: (_targets, target) => catalogFor(target.origin) }));
     agent = await inst.client();
     bystander = await inst.client({ name: 'bystander' });
   });

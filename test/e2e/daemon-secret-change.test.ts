@@ -21,13 +21,13 @@ import { copyFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { cliSandbox, encodingsOf, TEST_VAULT_OPTIONS } from '../helpers/cli.js';
 import { openVault } from '../../src/vault/index.js';
 import { waitFor } from '../helpers/wait.js';
-import { install, PASSPHRASE, type Installation } from '../helpers/daemon.js';
+import { PASSPHRASE, type Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 
-const canary = (label: string): string => `CANARY-${label}-${randomBytes(12).toString('hex')}`;
 const TOKENS = { first: canary('first'), second: canary('second'), third: canary('third'), fourth: canary('fourth'), readded: canary('readded') };
 const OTHER = canary('other');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -69,22 +69,25 @@ describe('daemon: secrets change while it runs (HTTP)', () => {
   let releaseHold: (() => void) | undefined;
 
   before(async () => {
-    http = await startFakeHttp();
     const whoami = (req: IncomingMessage, res: ServerResponse): void => {
       const auth = req.headers.authorization ?? '';
       cached ??= auth;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ auth, cached }));
     };
-    http.route('/whoami', whoami);
-    http.route('/hold', async (req, res) => {
-      await new Promise<void>((resolve) => (releaseHold = resolve));
-      whoami(req, res);
-    });
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKENS.first }, { name: 'other-token', kind: 'http_bearer', value: OTHER }] });
-    await inst.acceptCatalog(catalogFor(http.origin));
     generation = 4; // init, two secrets, and the acceptance mark the catalog acceptance saves in the vault
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({
+      token: TOKENS.first,
+      secrets: [{ name: 'other-token', kind: 'http_bearer', value: OTHER }],
+      routes: {
+        '/whoami': whoami,
+        '/hold': async (req, res) => {
+          await new Promise<void>((resolve) => (releaseHold = resolve));
+          whoami(req, res);
+        },
+      },
+      catalog: (_targets, target) => catalogFor(target.origin),
+    }));
     agent = await inst.client();
   });
 

@@ -13,11 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import type { RunReport } from '../../src/protocol/operator/index.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('tok');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 const obj = (props: Record<string, unknown>, required: string[]) => ({ type: 'object', properties: props, required, additionalProperties: false });
 const text = { type: 'string', maxLength: 100 };
@@ -58,11 +59,13 @@ describe('daemon --unattended: pre-approval rules decide, nobody waits', () => {
   let agent: Client;
 
   before(async () => {
-    http = await startFakeHttp();
     // A long approval timeout: a call that waited for a person would hang the test, not pass it.
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { approval_timeout_seconds: 600, approval_wait_without_progress_seconds: 600 } });
-    await inst.acceptCatalog(catalogFor(http.origin));
-    await inst.startDaemon(['--unattended']);
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      config: { approval_timeout_seconds: 600, approval_wait_without_progress_seconds: 600 },
+      catalog: (_targets, target) => catalogFor(target.origin),
+      start: ['--unattended'],
+    }));
     agent = await inst.client();
   });
 

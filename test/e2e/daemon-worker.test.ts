@@ -15,7 +15,7 @@ import { createOperatorClient } from '../../src/protocol/operator/operator-clien
 import { connectPortTransport } from '../../src/protocol/operator/port-transport.js';
 import type { OperatorEventEnvelope } from '../../src/protocol/operator/index.js';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
-import { httpFixture } from '../helpers/fixture.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { PASSPHRASE, type Installation } from '../helpers/daemon.js';
 
 describe('daemon in a worker thread', () => {
@@ -23,7 +23,7 @@ describe('daemon in a worker thread', () => {
   let http: FakeHttpServer;
 
   before(async () => {
-    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, config: { approval_timeout_seconds: 60 }, tools: { ping: { description: 'Ping.', effect: 'write', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'POST', path: '/echo' } }] } }, start: false }));
+    ({ http, inst } = await httpFixture({ token: canary('tok'), config: { approval_timeout_seconds: 60 }, tools: { ping: { description: 'Ping.', effect: 'write', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'POST', path: '/echo' } }] } }, start: false }));
   });
   after(async () => {
     await inst.cleanup();

@@ -14,11 +14,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/wait.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('tok');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const AGENTS = 4;
 const PER_AGENT = 8;
@@ -32,14 +33,15 @@ describe('a kill -9 with a group commit in flight', () => {
   const held: ServerResponse[] = [];
 
   before(async () => {
-    http = await startFakeHttp();
-    http.route('/hold', (_req, res) => {
-      if (holding) held.push(res);
-      else res.writeHead(201, { 'content-type': 'application/json' }).end('{"ok":true}');
-    });
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true, idempotency_header: true } } },
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      routes: {
+        '/hold': (_req, res) => {
+          if (holding) held.push(res);
+          else res.writeHead(201, { 'content-type': 'application/json' }).end('{"ok":true}');
+        },
+      },
+      target: { idempotency_header: true },
       tools: {
         held_write: {
           description: 'A write whose target answers only when the test lets it.',
@@ -48,8 +50,7 @@ describe('a kill -9 with a group commit in flight', () => {
           revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/hold', body: { title: '{title}' } } }],
         },
       },
-    });
-    await inst.startDaemon();
+    }));
     agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => inst.client({ name: `agent-${i}` })));
   });
 

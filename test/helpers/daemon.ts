@@ -15,6 +15,7 @@ import { stringify } from 'yaml';
 import { openVault } from '../../src/vault/index.js';
 import { connectOperator } from '../../src/protocol/operator/connect.js';
 import { childEnv, CLI, cliSandbox, TEST_VAULT_OPTIONS, type CliSandbox, type KdfChoice } from './cli.js';
+import { sharedHome } from './shared-home.js';
 
 export const PASSPHRASE = 'e2e-daemon-passphrase';
 
@@ -33,17 +34,33 @@ export interface Installation {
   cleanup(): Promise<void>;
 }
 
-export async function install(opts: { secrets: { name: string; kind: string; value: string; flags?: string[] }[]; config?: Record<string, unknown>; kdf?: KdfChoice }): Promise<Installation> {
+export interface InstallOptions {
+  readonly secrets: readonly { name: string; kind: string; value: string; flags?: readonly string[] }[];
+  readonly config?: Record<string, unknown>;
+  readonly kdf?: KdfChoice;
+  /**
+   * Copy the home (vault after `init` and `secret add`) from one built once for these exact
+   * secrets and kept under the OS temp dir, instead of running the CLI for each: for secrets
+   * that are the same on every run (`canary(label)` in test/helpers/fixture.ts). Test KDF only.
+   */
+  readonly shared?: boolean;
+}
+
+export async function install(opts: InstallOptions): Promise<Installation> {
   const kdf = opts.kdf ?? 'test';
   const sb = await cliSandbox({ kdf });
   const passFile = await sb.file('pass', `${PASSPHRASE}\n`);
   const g = ['--passphrase-file', passFile];
-  const init = await sb.run(['init', ...g]);
-  if (init.code !== 0) throw new Error(init.stderr);
-  for (const s of opts.secrets) {
-    const r = await sb.run(['secret', 'add', s.name, '--kind', s.kind, '--stdin', ...(s.flags ?? []), ...g], { input: s.value });
-    if (r.code !== 0) throw new Error(r.stderr);
-  }
+  const build = async (): Promise<void> => {
+    const init = await sb.run(['init', ...g]);
+    if (init.code !== 0) throw new Error(init.stderr);
+    for (const s of opts.secrets) {
+      const r = await sb.run(['secret', 'add', s.name, '--kind', s.kind, '--stdin', ...(s.flags ?? []), ...g], { input: s.value });
+      if (r.code !== 0) throw new Error(r.stderr);
+    }
+  };
+  if (opts.shared === true && kdf === 'test') await sharedHome(sb.home, { secrets: opts.secrets, passphrase: PASSPHRASE }, build);
+  else await build();
   await writeFile(join(sb.home, 'config.yaml'), stringify({ approval_timeout_seconds: 5, progress_interval_seconds: 1, ...opts.config }), { mode: 0o600 });
   const clients: Client[] = [];
   // Derived once up front (a production-cost KDF run takes a second, longer than a short approval timeout).
