@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import type { Installation } from '../helpers/daemon.js';
-import { httpFixture, TOOLS } from '../helpers/fixture.js';
+import { canary, httpFixture, TOOLS } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { openJournals } from '../../src/journal/index.js';
 
@@ -19,7 +19,7 @@ describe('daemon: idle lock', () => {
   let http: FakeHttpServer;
 
   before(async () => {
-    ({ http, inst } = await httpFixture({ token: 'idle-test-token-123', config: { idle_lock_minutes: 0.02 }, tools: TOOLS.getJson }));
+    ({ http, inst } = await httpFixture({ token: canary('tok'), config: { idle_lock_minutes: 0.02 }, tools: TOOLS.getJson }));
   });
   after(async () => {
     await inst.cleanup();

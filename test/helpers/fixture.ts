@@ -18,7 +18,7 @@ import { startFakeHttp, type FakeHttpOptions, type FakeHttpServer, type RouteHan
 import { install, type Installation } from './daemon.js';
 
 /** The target every preset calls: the fake HTTP server, with the `api-token` bearer credential (and any more fields, e.g. `idempotency_header`). */
-export const localTarget = (origin: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true, ...extra } });
+export const localTarget = (origin: string, extra: Record<string, unknown> = {}, credential = 'api-token'): Record<string, unknown> => ({ http: { origin, credential, auth: 'bearer', allow_private: true, ...extra } });
 
 /**
  * A canary secret: `CANARY-<label>-<24 hex>`, the same on every run (so a home holding it can be
@@ -46,9 +46,11 @@ export const TOOLS = {
 export type Secret = { name: string; kind: string; value: string; flags?: string[] };
 
 export interface HttpFixtureOptions {
-  /** The `api-token` bearer token. */
+  /** The bearer token, held by the secret `credential`. */
   readonly token: string;
-  /** More secrets, after `api-token`. */
+  /** The name of the bearer secret and the credential of target `local` (default `api-token`). */
+  readonly credential?: string;
+  /** More secrets, after the bearer one. */
   readonly secrets?: readonly Secret[];
   readonly config?: Record<string, unknown>;
   /** More fields of the target `local` (e.g. `{ idempotency_header: true }`). */
@@ -79,9 +81,10 @@ export async function httpFixture(o: HttpFixtureOptions): Promise<HttpFixture> {
   if ((o.tools === undefined) === (o.catalog === undefined)) throw new Error('httpFixture: give tools or catalog, one of them');
   const http = await startFakeHttp(o.http);
   for (const [path, handler] of Object.entries(o.routes ?? {})) http.route(path, handler);
-  const secrets = [{ name: 'api-token', kind: 'http_bearer', value: o.token }, ...(o.secrets ?? [])];
+  const credential = o.credential ?? 'api-token';
+  const secrets = [{ name: credential, kind: 'http_bearer', value: o.token }, ...(o.secrets ?? [])];
   const inst = await install({ secrets, shared: o.shared ?? secrets.every((s) => s.value === canaryOf(s.value)), ...(o.config === undefined ? {} : { config: o.config }) });
-  const targets = { local: localTarget(http.origin, o.target) };
+  const targets = { local: localTarget(http.origin, o.target, credential) };
   await inst.acceptCatalog(o.catalog === undefined ? { targets, tools: o.tools } : o.catalog(targets, http));
   if (o.start !== false) await inst.startDaemon(Array.isArray(o.start) ? o.start : []);
   return {
