@@ -17,7 +17,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { CLI } from '../helpers/cli.js';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import type { Installation } from '../helpers/daemon.js';
-import { httpFixture } from '../helpers/fixture.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { waitFor } from '../helpers/wait.js';
 import { FORGED, UNSETTLED, foreignStart } from '../unit/tui/own-rows.js';
@@ -56,7 +56,7 @@ describe('postern up in tmux', { skip: hasTmux ? false : 'tmux is not installed'
   const posted = (): string[] => http.requests.filter((r) => r.method === 'POST').map((r) => (JSON.parse(r.body.toString('utf8')) as { title: string }).title);
 
   before(async () => {
-    ({ http, inst } = await httpFixture({ token: `tok-${randomBytes(8).toString('hex')}`, config: { approval_timeout_seconds: 120 }, tools: {
+    ({ http, inst } = await httpFixture({ token: canary('tok'), config: { approval_timeout_seconds: 120 }, tools: {
         create_issue: {
           description: 'Create an issue.',
           effect: 'write',
