@@ -24,8 +24,9 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
 import { presentation } from '../../src/protocol/operator/index.js';
 import { chromiumSkip, launchChromium, type Browser } from '../helpers/chromium.js';
-import { install, type Installation } from '../helpers/daemon.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { sendSigned } from '../helpers/page-device.js';
 import { UNSEEN_CORPUS, corpusTools, payloadReached } from '../helpers/unseen-corpus.js';
@@ -67,15 +68,19 @@ describe('the approval page: nothing unseen is approved, and it fits a phone', {
     });
 
   before(async () => {
-    target = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'tok', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 300 } });
     const ticket = {
       description: 'Open a ticket.',
       effect: 'write',
       approval: 'per-call',
       revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 200 } }, required: ['title'] }, http: { target: 'target', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
     };
-    await inst.acceptCatalog({ targets: { target: { http: { origin: target.origin, credential: 'tok', auth: 'bearer', allow_private: true } } }, tools: { ...corpusTools(), create_ticket: ticket } });
+    ({ http: target, inst } = await httpFixture({
+      token: canary('tok'),
+      credential: 'tok',
+      config: { approval_timeout_seconds: 300 },
+      catalog: ({ local }) => ({ targets: { target: local }, tools: { ...corpusTools(), create_ticket: ticket } }),
+      start: false,
+    }));
     const enabled = await inst.sb.run(['approvals', 'page', 'enable', '--port', '0', '--passphrase-file', inst.passFile]);
     assert.equal(enabled.code, 0, enabled.stderr);
     await inst.startDaemon();
