@@ -27,8 +27,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { CDPSession, Page } from 'playwright-core';
 import { chromiumSkip, type Browser } from '../helpers/chromium.js';
-import { install, type Installation } from '../helpers/daemon.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer, RouteHandler } from '../helpers/fake-http.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { startPageDaemon, type PageDaemon } from '../helpers/page-daemon.js';
 import { pairFromLink, sendSigned } from '../helpers/page-device.js';
 
@@ -87,17 +88,22 @@ describe('the approval page: presence (a passkey) for destructive tools', { skip
   };
 
   before(async () => {
-    target = await startFakeHttp();
-    for (const path of ['/srv/app', '/cache']) target.route(path, (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"deleted":true}'));
-    inst = await install({ secrets: [{ name: 'tok', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 300 } });
+    const deleted: RouteHandler = (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"deleted":true}');
     const del = (path: string) => [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'target', method: 'DELETE', path } }];
-    await inst.acceptCatalog({
-      targets: { target: { http: { origin: target.origin, credential: 'tok', auth: 'bearer', allow_private: true } } },
-      tools: {
-        delete_app: { description: 'Delete the app.', effect: 'destructive', approval: 'per-call', revisions: del('/srv/app') },
-        purge_cache: { description: 'Purge the cache.', effect: 'destructive', approval: { mode: 'per-call', presence: 'none' }, revisions: del('/cache') },
-      },
-    });
+    ({ http: target, inst } = await httpFixture({
+      token: canary('tok'),
+      credential: 'tok',
+      config: { approval_timeout_seconds: 300 },
+      routes: { '/srv/app': deleted, '/cache': deleted },
+      catalog: ({ local }) => ({
+        targets: { target: local },
+        tools: {
+          delete_app: { description: 'Delete the app.', effect: 'destructive', approval: 'per-call', revisions: del('/srv/app') },
+          purge_cache: { description: 'Purge the cache.', effect: 'destructive', approval: { mode: 'per-call', presence: 'none' }, revisions: del('/cache') },
+        },
+      }),
+      start: false,
+    }));
     pd = await startPageDaemon(inst, { agent: 'presence-agent', device: 'laptop' });
     // A passkey needs a name: the same page, opened as localhost.
     port = Number((await pairFromLink(pd.page, pd.pairing, 'localhost')).port);
