@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { homePaths, resolveHome } from '../home/paths.js';
+import { listingMemoryPath } from '../mcp/remembered-listing.js';
 import { runShim } from '../mcp/shim.js';
 import { VERSION } from '../version.js';
 
@@ -21,5 +22,6 @@ export function agentSocketPath(env: NodeJS.ProcessEnv = process.env): string {
 
 export async function runMcp(): Promise<void> {
   const paths = homePaths(resolveHome());
-  await runShim({ socketPath: agentSocketPath(), home: paths.home, input: process.stdin, output: process.stdout, version: VERSION });
+  const socketPath = agentSocketPath();
+  await runShim({ socketPath, home: paths.home, input: process.stdin, output: process.stdout, version: VERSION, memoryPath: listingMemoryPath(socketPath) });
 }

@@ -11,6 +11,7 @@
  */
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { LISTING_MEMORY_ENV } from '../mcp/remembered-listing.js';
 import { VERSION } from '../version.js';
 
 export interface AgentResult {
@@ -49,7 +50,8 @@ export async function startAgent(launch: AgentLaunch): Promise<DemoAgent> {
   const transport = new StdioClientTransport({
     command: launch.node,
     args: [launch.cli, 'mcp'],
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: launch.home },
+    // The demo's home is gone when it ends: nothing of it is remembered in the user's own home.
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: launch.home, [LISTING_MEMORY_ENV]: 'off' },
     stderr: 'pipe',
   });
   const received: string[] = [];

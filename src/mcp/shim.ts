@@ -21,6 +21,12 @@
  * the client planned against, refuses or adapts its calls by the catalog's
  * policies, and tells it to list again when the tools changed.
  *
+ * It also remembers the daemon's last full listing on disk
+ * (remembered-listing.ts): while the daemon is away the stand-in lists those
+ * tools beside `postern_status`, so a host that lists once per session (and
+ * ignores `tools/list_changed`) has the real tools once the daemon runs; a
+ * call of one before then is DAEMON_UNAVAILABLE, never run.
+ *
  * Invariants:
  * - every client request gets exactly one answer, never a hang: the shim
  *   remembers which requests the daemon has not answered yet, and when the
@@ -59,6 +65,7 @@ import { idFromEdges, screenBytes } from '../protocol/jsonrpc-screen.js';
 import { encodeLine, lineSplitter, type Oversized } from '../protocol/ndjson.js';
 import { encodeHello, listingOf, type RelayedListing } from '../protocol/shim-hello.js';
 import { Listens } from './listens.js';
+import { ListingMemory } from './remembered-listing.js';
 import { asksForTask, ClientOutput, isModern, StandIn, STATUS_TOOL, type Json, type Owed } from './stand-in.js';
 
 /** The longest client line forwarded: the ceiling of the one size rule; the daemon applies its configured limit. */
@@ -75,6 +82,8 @@ interface ShimOptions {
   readonly input: NodeJS.ReadableStream;
   readonly output: NodeJS.WritableStream;
   readonly version: string;
+  /** Where the daemon's last listing is remembered (remembered-listing.ts), or null for no memory. */
+  readonly memoryPath?: string | null;
 }
 
 function tryConnect(path: string): Promise<Socket | null> {
@@ -120,11 +129,19 @@ class ShimSession {
   readonly #listens = new Listens();
   /** The daemon's last full tools/list relayed to the client: declared in the hello of every reconnect. */
   #relayed: RelayedListing | null = null;
+  readonly #memory: ListingMemory;
 
   constructor(opts: ShimOptions) {
     this.#opts = opts;
     this.#out = new ClientOutput(opts.output);
-    this.#standIn = new StandIn(this.#out, opts.home, opts.version);
+    const memory = new ListingMemory(opts.memoryPath ?? null, opts.socketPath, STATUS_TOOL);
+    this.#memory = memory;
+    this.#standIn = new StandIn(this.#out, {
+      home: opts.home,
+      version: opts.version,
+      recall: () => memory.recall(),
+      planned: (tools) => (this.#relayed = listingOf({ tools }) ?? this.#relayed),
+    });
   }
 
   async connect(): Promise<void> {
@@ -197,7 +214,10 @@ class ShimSession {
         const m = parseObject(line);
         if (!isResponse(m)) return;
         const asked = this.#pending.get(idKey(m['id']));
-        if (asked?.method === 'tools/list' && 'result' in m) this.#relayed = listingOf(m['result']) ?? this.#relayed;
+        if (asked?.method === 'tools/list' && 'result' in m) {
+          this.#relayed = listingOf(m['result']) ?? this.#relayed;
+          this.#memory.remember(m['result']);
+        }
         this.#pending.delete(idKey(m['id']));
       },
       (o) => {

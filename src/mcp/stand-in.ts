@@ -13,7 +13,12 @@
  * - a `tools/call` that was in flight when the connection dropped is reported
  *   as possibly started (`unknown`), never as not run;
  * - a `subscriptions/listen` is acknowledged and stays open: the shim tells it
- *   when the daemon is back (listens.ts).
+ *   when the daemon is back (listens.ts);
+ * - while the daemon is away, the listing holds `postern_status` and the tools
+ *   the daemon last listed (remembered-listing.ts), so a host that lists once
+ *   per session still has them once the daemon runs; a call of one is
+ *   DAEMON_UNAVAILABLE, never run, and the client is then planning against
+ *   the remembered revisions (`planned`: declared in the next hello).
  */
 import { encodeLine } from '../protocol/ndjson.js';
 import { acknowledgement } from './listens.js';
@@ -37,8 +42,10 @@ function daemonDownMessage(home: string | undefined): string {
   return `the Postern daemon is not running${where}: ask the operator to run \`postern daemon\` (Postern's tools appear once it is running)`;
 }
 
-function unavailableResult(home?: string): Json {
-  return toolErrorResult('DAEMON_UNAVAILABLE', daemonDownMessage(home), false);
+/** A call while the daemon is away; `tool` when it is one of the remembered tools the stand-in listed. */
+function unavailableResult(home: string | undefined, tool?: string): Json {
+  const rest = tool === undefined ? '' : `; ${tool} did not run, and the same call can be made once the daemon runs`;
+  return toolErrorResult('DAEMON_UNAVAILABLE', `${daemonDownMessage(home)}${rest}`, false);
 }
 
 /** The stand-in listing: no outputSchema (so no client validates its error result), no arguments. */
@@ -119,20 +126,30 @@ export interface Owed {
   readonly task: boolean;
 }
 
+export interface StandInOptions {
+  /** The Postern home, named in what the agent is told. */
+  readonly home: string | undefined;
+  readonly version: string;
+  /** The tools the daemon last listed (remembered-listing.ts), or null. */
+  readonly recall: () => Json[] | null;
+  /** The client was given these remembered tools: what it now plans against. */
+  readonly planned: (tools: Json[]) => void;
+}
+
 /** What the shim answers by itself, in each request's era. */
 export class StandIn {
   /** The client was given the stand-in listing: it must re-list once the daemon is back. */
   listed = false;
   readonly #out: ClientOutput;
-  readonly #home: string | undefined;
-  readonly #version: string;
+  readonly #opts: StandInOptions;
   readonly #instructions: string;
+  /** The remembered tools the stand-in listed. */
+  #offered = new Set<string>();
 
-  constructor(out: ClientOutput, home: string | undefined, version: string) {
+  constructor(out: ClientOutput, opts: StandInOptions) {
     this.#out = out;
-    this.#home = home;
-    this.#version = version;
-    this.#instructions = `Postern: ${daemonDownMessage(home)}.`;
+    this.#opts = opts;
+    this.#instructions = `Postern: ${daemonDownMessage(opts.home)}.`;
   }
 
   /**
@@ -143,7 +160,7 @@ export class StandIn {
   result(id: unknown, method: string, modern: boolean, body: Json): void {
     if (!modern) return this.#out.write({ jsonrpc: '2.0', id, result: body });
     const cache = method === 'tools/list' ? { ttlMs: 0, cacheScope: 'private' } : {};
-    this.#out.write({ jsonrpc: '2.0', id, result: { ...body, ...cache, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: { name: 'postern', version: this.#version } } } });
+    this.#out.write({ jsonrpc: '2.0', id, result: { ...body, ...cache, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: { name: 'postern', version: this.#opts.version } } } });
   }
 
   /** The stand-in tool, called from a listing taken while the daemon was away: the daemon has no such tool. */
@@ -157,7 +174,7 @@ export class StandIn {
     switch (method) {
       case 'initialize': {
         const asked = (params as Json | undefined)?.['protocolVersion'];
-        return this.#out.write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: this.#version }, instructions: this.#instructions } });
+        return this.#out.write({ jsonrpc: '2.0', id, result: { protocolVersion: typeof asked === 'string' ? asked : FALLBACK_PROTOCOL, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'postern', version: this.#opts.version }, instructions: this.#instructions } });
       }
       case 'server/discover':
         // The 2026-07-28 era's opening (in place of initialize): the era the daemon speaks, nothing cacheable.
@@ -170,11 +187,17 @@ export class StandIn {
       }
       case 'ping':
         return this.result(id, method, modern, {});
-      case 'tools/list':
+      case 'tools/list': {
         this.listed = true;
-        return this.result(id, method, modern, { tools: [statusTool(this.#home)] });
-      case 'tools/call':
-        return this.result(id, method, modern, unavailableResult(this.#home));
+        const remembered = this.#opts.recall() ?? [];
+        if (remembered.length > 0) this.#opts.planned(remembered);
+        this.#offered = new Set(remembered.map((t) => String(t['name'])));
+        return this.result(id, method, modern, { tools: [statusTool(this.#opts.home), ...remembered] });
+      }
+      case 'tools/call': {
+        const name = (params as Json | undefined)?.['name'];
+        return this.result(id, method, modern, unavailableResult(this.#opts.home, typeof name === 'string' && this.#offered.has(name) ? name : undefined));
+      }
       default:
         this.#out.write({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } });
     }
@@ -202,7 +225,7 @@ export class StandIn {
         // Lost in flight: whether it started is unknown (null), never "no".
         const message = lost
           ? 'the connection to the Postern daemon was lost while the task was being created: it may or may not have started, and its task is gone with the connection; a retry with the same idempotency_key never runs it twice'
-          : `${daemonDownMessage(this.#home)}; no task was started`;
+          : `${daemonDownMessage(this.#opts.home)}; no task was started`;
         this.#out.write({ jsonrpc: '2.0', id, error: { code: -32603, message, data: { ...facts('DAEMON_UNAVAILABLE'), side_effect_started: lost ? null : false } } });
         return true;
       }

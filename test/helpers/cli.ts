@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { systemClock } from '../../src/clock/index.js';
+import { LISTING_MEMORY_ENV } from '../../src/mcp/remembered-listing.js';
 import { TEST_KDF_PROFILE, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE, vaultOptionsFor, type VaultOptions } from '../../src/vault/index.js';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
@@ -44,7 +45,8 @@ function fakedTime(): Record<string, string> {
 export const PIPED_COLUMNS = '1000';
 
 export function childEnv(home: string, opts: { kdf?: KdfChoice; extra?: Record<string, string> } = {}): Record<string, string> {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, COLUMNS: PIPED_COLUMNS, ...fakedTime(), ...(opts.kdf === 'production' ? {} : TEST_KDF_ENV), ...opts.extra };
+  // No remembered listings (src/mcp/remembered-listing.ts) unless a test asks: HOME is not the test's own here.
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', POSTERN_HOME: home, COLUMNS: PIPED_COLUMNS, [LISTING_MEMORY_ENV]: 'off', ...fakedTime(), ...(opts.kdf === 'production' ? {} : TEST_KDF_ENV), ...opts.extra };
 }
 
 export interface CliResult {

@@ -7,7 +7,9 @@
  * `<file>.postern-backup`, and refuses an existing different `postern` entry
  * unless `--force`. Each host's own sandbox settings for the agent's shell
  * follow the entry (src/cli/setup/sandbox.ts, docs/sandbox.md): printed, never
- * written. Nothing here reads the vault.
+ * written. With `--write` and the daemon running, the tools are listed once
+ * through the shim so a host's first session started while the daemon is
+ * down still has them (src/cli/setup/remember.ts). Nothing here reads the vault.
  */
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readFile, realpath, stat } from 'node:fs/promises';
@@ -21,6 +23,7 @@ import { PosternError } from '../../rules/errors.js';
 import { configFile, hostNote, Hosts, isHost, mergeFor, Scopes, snippet, type Host, type Places, type Scope } from '../setup/hosts.js';
 import { cliEntry, launchSpec, type LaunchSpec } from '../setup/launch.js';
 import { devcontainerSetup, sandboxAdvice } from '../setup/sandbox.js';
+import { rememberToolsForFirstSession } from '../setup/remember.js';
 import { setupSsh } from '../setup/ssh.js';
 import { examples } from '../help.js';
 
@@ -141,6 +144,8 @@ export function registerSetup(program: Command): void {
       const file = configFile(host, o.scope, places);
       if (file === null) throw new PosternError('INTERNAL', 'no config file for this host');
       await writeConfig(host, file, spec, o.force === true, out);
+      // With the daemon running, the tools are listed once now, so even the first session started while it is down has them.
+      out(await rememberToolsForFirstSession(homePaths(home).agentSocket));
       const note = hostNote(host, places);
       if (note !== undefined) out(`note: ${note}`);
       if (advice !== undefined) out(`\n${advice}`);
