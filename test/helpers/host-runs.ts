@@ -10,9 +10,12 @@
  * For each host: a read tool; an approval given after a few seconds; an
  * approval given after longer than the host's own tool timeout (set low in
  * its configuration, so the run stays short); the host started while the
- * daemon is down, the daemon started mid-run (the real tools appear without
- * restarting the host); and a canary search of every request the fake model
- * received. The installed version is compared with the recorded one
+ * daemon is down after earlier sessions listed the tools (the remembered
+ * tools are offered, a call answers DAEMON_UNAVAILABLE, the same call runs
+ * once the daemon does); the host started while the daemon is down with no
+ * listing remembered, the daemon started mid-run (the real tools appear
+ * without restarting the host); and a canary search of every request the fake
+ * model received. The installed version is compared with the recorded one
  * (test/e2e/fixtures/host-versions.json): when a host changes, the test says
  * what changed.
  *
@@ -35,7 +38,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { install, type Installation } from './daemon.js';
@@ -83,7 +86,7 @@ const installedVersion = (host: HostName): string => (JSON.parse(readFileSync(jo
  * fake model endpoints"). What the user does instead, resume the session, is a case of its own.
  */
 const NOT_YET: Partial<Record<HostName, { readonly daemonUp?: string }>> = {
-  codex: { daemonUp: 'Codex does not act on tools/list_changed: a session keeps the tools it first listed (resume it once the daemon runs)' },
+  codex: { daemonUp: 'Codex does not act on tools/list_changed (openai/codex#10105): a session keeps the tools it first listed — covered once any session has listed them (the remembered listing, the case above) or `setup codex --write` ran with the daemon up; a first-ever session started while the daemon is down resumes once it runs' },
 };
 
 /** The end-to-end runs of one host, its own `describe`. */
@@ -137,6 +140,10 @@ export function describeHostRuns(host: HostName): void {
     });
 
     const codexConfig = (): string => join(userHome, '.codex', 'config.toml');
+    /** Where `postern mcp` remembers the daemon's last listing for this user (src/mcp/remembered-listing.ts). */
+    const listings = (): string => join(userHome, '.local', 'state', 'postern', 'listings');
+    /** A host that has never listed the tools: no remembered listing. */
+    const forgetListings = (): Promise<void> => rm(listings(), { recursive: true, force: true });
     const geminiSettings = (): string => join(userHome, '.gemini', 'settings.json');
 
     /** Runs the host's CLI once to its end; what it printed is returned. */
@@ -364,8 +371,43 @@ export function describeHostRuns(host: HostName): void {
       }
     });
 
-    it('started while the daemon is down: the daemon starts mid-run and the real tools appear without restarting the host', { timeout: 300_000, todo: NOT_YET[host]?.daemonUp ?? false }, async () => {
+    it('listed the tools in an earlier session, started while the daemon is down: the remembered tools are offered, a call waits for the daemon, the same call then runs without restarting the host', { timeout: 300_000 }, async () => {
       assert.equal(inst.daemon, null);
+      assert.ok(existsSync(listings()), 'the earlier runs listed the tools with the daemon up');
+      const before = http.requests.length;
+      const echo = d.tool('echo_read');
+      const offered: string[][] = [];
+      const seen: string[] = [];
+      let unavailable = 0;
+      try {
+        const r = await d.run(async (t) => {
+          offered.push(t.tools.filter((n) => n.startsWith(d.tool(''))));
+          const last = t.results.at(-1);
+          if (last !== undefined && !/DAEMON_UNAVAILABLE/.test(last)) {
+            seen.push(...t.results);
+            return { kind: 'text', text: 'done' };
+          }
+          if (last !== undefined) {
+            // The call did not run and may be made again once the daemon runs (its message says): the operator starts it.
+            unavailable += 1;
+            if (inst.daemon === null) await inst.startDaemon();
+          }
+          if (t.results.length >= 4) return { kind: 'text', text: 'gave up' };
+          return t.tools.includes(echo) ? { kind: 'call', tool: echo, args: { q: 'remembered-read' } } : { kind: 'text', text: `no ${echo}` };
+        });
+        assert.equal(r.code, 0, r.out);
+        assert.ok(offered[0]?.includes(echo), JSON.stringify(offered));
+        assert.equal(unavailable, 1, `${JSON.stringify(offered)}\n${r.out}`);
+        assert.equal(http.requests.length, before + 1, `${seen.join('\n')}\n${r.out}`);
+        assert.match(seen.join('\n'), /remembered-read/);
+      } finally {
+        if (inst.daemon !== null) await inst.stopDaemon();
+      }
+    });
+
+    it('never listed, started while the daemon is down: the daemon starts mid-run and the real tools appear without restarting the host', { timeout: 300_000, todo: NOT_YET[host]?.daemonUp ?? false }, async () => {
+      assert.equal(inst.daemon, null);
+      await forgetListings();
       const before = http.requests.length;
       const offered: string[][] = [];
       const seen: string[] = [];
@@ -402,8 +444,9 @@ export function describeHostRuns(host: HostName): void {
     // started while the daemon was down keeps the stand-in to its end; once the daemon runs, `codex exec resume --last`
     // (a new Codex process, the same conversation) lists the tools again and is offered the real ones.
     const resume = d.resume;
-    if (resume !== undefined) it('started while the daemon is down, then resumed once the daemon runs: the resumed conversation is offered the real tools', { timeout: 300_000 }, async () => {
+    if (resume !== undefined) it('never listed, started while the daemon is down, then resumed once the daemon runs: the resumed conversation is offered the real tools', { timeout: 300_000 }, async () => {
       assert.equal(inst.daemon, null);
+      await forgetListings();
       const before = http.requests.length;
       const status = d.tool('postern_status');
       const offered: string[][] = [];
