@@ -77,9 +77,9 @@ export class ListingMemory {
       if (!isObject(v) || v['v'] !== 1 || v['socket'] !== this.#socket || !Array.isArray(v['tools'])) return null;
       const tools: unknown[] = v['tools'];
       if (tools.length === 0 || tools.length > MAX_REMEMBERED || !tools.every((t) => rememberable(t, this.#exclude))) return null;
-      if (new Set(tools.map((t) => (t as Json)['name'])).size !== tools.length) return null;
+      if (new Set(tools.map((t) => t['name'])).size !== tools.length) return null;
       this.#last = text;
-      return tools as Json[];
+      return tools;
     } catch {
       return null;
     }
