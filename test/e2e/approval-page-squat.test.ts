@@ -34,8 +34,9 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
 import { chromiumSkip, launchChromium, type Browser } from '../helpers/chromium.js';
-import { install, type Installation } from '../helpers/daemon.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
 import { LOOT_SCRIPT, rawRequest, type OriginLoot } from '../helpers/page-device.js';
 
@@ -166,12 +167,12 @@ describe('the approval page while another process holds its port', { skip }, () 
   let agent: Client | undefined;
 
   before(async () => {
-    target = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }], config: { approval_timeout_seconds: 300, approval_wait_without_progress_seconds: 1 } });
-    await inst.acceptCatalog({
-      targets: { local: { http: { origin: target.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+    ({ http: target, inst } = await httpFixture({
+      token: canary('squat'),
+      config: { approval_timeout_seconds: 300, approval_wait_without_progress_seconds: 1 },
       tools: { delete_app: { description: 'Delete the app.', effect: 'destructive', approval: 'per-call', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'DELETE', path: '/srv/app' } }] } },
-    });
+      start: false,
+    }));
     port = await freePort();
     const enabled = await inst.sb.run(['approvals', 'page', 'enable', '--port', String(port), '--passphrase-file', inst.passFile]);
     assert.equal(enabled.code, 0, enabled.stderr);

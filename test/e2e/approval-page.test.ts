@@ -30,7 +30,8 @@ import { cardRows } from '../../src/tui/card.js';
 import { terminalLines } from '../../src/cli/context.js';
 import { PIPED_COLUMNS } from '../helpers/cli.js';
 import { chromiumSkip, launchChromium, type Browser } from '../helpers/chromium.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
 import { HOSTILE as H } from '../helpers/hostile-text.js';
 import { watchEvents, type EventWatch } from '../helpers/operator-events.js';
@@ -40,7 +41,7 @@ type Result = { isError?: boolean; structuredContent?: Record<string, unknown> }
 const skip = chromiumSkip();
 const key = (): string => `k-${randomBytes(6).toString('hex')}`;
 const CANARY = `canary-arg-${randomBytes(8).toString('hex')}`;
-const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('page-token');
 /** Characters that must never reach the page's text raw: C0/C1 controls, bidi controls, zero-width and other invisible ones. */
 // eslint-disable-next-line no-control-regex, no-misleading-character-class -- these are exactly the characters looked for
 const RAW_HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/u;
@@ -77,23 +78,22 @@ describe('the approval page in Chromium', { skip }, () => {
   const sendFromPage = (body: string): Promise<{ status: number; json: { error?: { code: string } } }> => sendSigned(page, 'POST', '/api/decide', JSON.parse(body));
 
   before(async () => {
-    target = await startFakeHttp();
     hook = await startFakeHttp();
     hook.route('/topic', (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
     });
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { approval_timeout_seconds: 120, approval_wait_without_progress_seconds: 1 } });
+    ({ http: target, inst } = await httpFixture({
+      token: TOKEN,
+      config: { approval_timeout_seconds: 120, approval_wait_without_progress_seconds: 1 },
+      catalog: (targets) => (catalog = { targets, tools: { create_issue: tool('per-call', 'title', 12_000), add_label: tool('session', 'label', 100), rename: tool('per-call', 'name', 100) } }),
+      start: false,
+    }));
     // A notify-send of our own on the daemon's PATH, which writes down each notice it is given (one argument a line).
     notices = join(inst.sb.dir, 'notices.log');
     await mkdir(join(inst.sb.dir, 'bin'));
     await inst.sb.file('bin/notify-send', `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done >> '${notices}'\n`, 0o755);
     process.env['PATH'] = `${join(inst.sb.dir, 'bin')}:${originalPath}`;
-    catalog = {
-      targets: { local: { http: { origin: target.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-      tools: { create_issue: tool('per-call', 'title', 12_000), add_label: tool('session', 'label', 100), rename: tool('per-call', 'name', 100) },
-    };
-    await inst.acceptCatalog(catalog);
     const enabled = await inst.sb.run(['approvals', 'page', 'enable', '--port', '0', '--webhook', `${hook.origin}/topic`, '--passphrase-file', inst.passFile]);
     assert.equal(enabled.code, 0, enabled.stderr);
     assert.match(enabled.stdout, /never the arguments/);

@@ -33,11 +33,12 @@ import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approval
 import type { OperatorEvent } from '../../src/protocol/operator/index.js';
 import { openJournals, type CallView } from '../../src/journal/index.js';
 import { join } from 'node:path';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { childEnv, CLI } from '../helpers/cli.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture, TOOLS } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('waits');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 /** Progress is sent every 200 ms; the clients' own timeout is 1 s. */
 const INTERVAL_S = 0.2;
@@ -61,18 +62,6 @@ interface Agent {
   /** A new client of the same kind, over its own shim. */
   another(): Promise<Agent>;
 }
-
-const catalog = (origin: string) => ({
-  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-  tools: {
-    gated_write: {
-      description: 'A write that needs a per-call approval.',
-      effect: 'write',
-      approval: 'per-call',
-      revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
-    },
-  },
-});
 
 describe('approval waits fit real MCP clients', () => {
   let inst: Installation;
@@ -133,13 +122,11 @@ describe('approval waits fit real MCP clients', () => {
   }
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({
-      secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }],
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      tools: TOOLS.gatedWrite,
       config: { approval_timeout_seconds: 60, progress_interval_seconds: INTERVAL_S, approval_wait_without_progress_seconds: WAIT_WITHOUT_PROGRESS_S },
-    });
-    await inst.acceptCatalog(catalog(http.origin));
-    await inst.startDaemon();
+    }));
     op = await inst.operator();
     await op.subscribe((env) => {
       for (const l of [...listeners]) if (l(env.event)) listeners.delete(l);

@@ -28,8 +28,9 @@ import { Client } from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as StreamableHttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { httpFixture } from '../helpers/fixture.js';
 
 const TOKEN_SECRET = 'CANARY-http-listener-target-token-5d1f';
 
@@ -106,19 +107,14 @@ const initBody = (id = 1): string => JSON.stringify({ jsonrpc: '2.0', id, method
 const callBody = (id: number, q: string): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo_read', arguments: { q } } });
 const errorCode = (r: RawResponse): unknown => (JSON.parse(r.body) as { error?: { data?: { error_code?: unknown } } }).error?.data?.error_code;
 
-function catalog(origin: string) {
-  return {
-    targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-    tools: {
-      echo_read: {
-        description: 'Echo a short query.',
-        effect: 'read',
-        approval: 'none',
-        revisions: [{ revision: 1, input: { type: 'object', properties: { q: { type: 'string', maxLength: 5000 } }, required: ['q'] }, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }],
-      },
-    },
-  };
-}
+const TOOLS = {
+  echo_read: {
+    description: 'Echo a short query.',
+    effect: 'read',
+    approval: 'none',
+    revisions: [{ revision: 1, input: { type: 'object', properties: { q: { type: 'string', maxLength: 5000 } }, required: ['q'] }, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }],
+  },
+};
 
 function journalRows(home: string): { type: string; session: string | null; body: Record<string, unknown> }[] {
   const db = new Database(join(home, 'journal', 'sessions.db'), { readonly: true, fileMustExist: true });
@@ -132,6 +128,7 @@ function journalRows(home: string): { type: string; session: string | null; body
 describe('the HTTP listener', () => {
   let inst: Installation;
   let target: FakeHttpServer;
+  let targets: Record<string, Record<string, unknown>>;
   let port = 0;
   let url = '';
   let token = '';
@@ -152,9 +149,7 @@ describe('the HTTP listener', () => {
   const inSession = (sid: string): Record<string, string> => ({ ...json(), 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-11-25' });
 
   before(async () => {
-    target = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN_SECRET }], config: { max_request_bytes: 1024 } });
-    await inst.acceptCatalog(catalog(target.origin));
+    ({ http: target, inst, targets } = await httpFixture({ token: TOKEN_SECRET, tools: TOOLS, config: { max_request_bytes: 1024 }, shared: true, start: false }));
   });
   afterEach(async () => {
     if (port === 0 || inst.daemon === null) return;
@@ -380,8 +375,7 @@ describe('the HTTP listener', () => {
         const client = new Client({ name: 'sdk2-listchanged', version: '2.0.0' }, { listChanged: { tools: { debounceMs: 0, onChanged: (_e, tools) => resolve(tools) } } });
         await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: auth() } }));
         await client.listTools();
-        const next = catalog(target.origin);
-        await inst.acceptCatalog({ ...next, tools: { ...next.tools, echo_again: { ...next.tools.echo_read, description: 'Echo again.' } } });
+        await inst.acceptCatalog({ targets, tools: { ...TOOLS, echo_again: { ...TOOLS.echo_read, description: 'Echo again.' } } });
       })().catch(reject);
     });
     const tools = (await changed) as { name: string }[] | null;

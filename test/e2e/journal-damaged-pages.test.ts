@@ -16,11 +16,12 @@ import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { cliSandbox } from '../helpers/cli.js';
 import { damagePage } from '../helpers/journal-damage.js';
-import { catalogFor } from '../helpers/crash-harness.js';
+import { crashTools } from '../helpers/crash-harness.js';
 
 type Result = { isError?: boolean };
 type Stored = { seq: number; hash: string };
@@ -41,10 +42,7 @@ describe('a damaged page anywhere in a journal', () => {
   let pristine: string;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: `tok-${randomBytes(8).toString('hex')}` }] });
-    await inst.acceptCatalog(catalogFor(http.origin, false));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: canary('damaged-pages'), tools: crashTools(false) }));
     const agent = await inst.client();
     for (let i = 0; i < 20; i++) {
       const r = (await agent.callTool({ name: 'quick_write', arguments: { title: `${i} ${'x'.repeat(90)}`, idempotency_key: `k-${i}-${randomBytes(4).toString('hex')}` } })) as Result;

@@ -22,12 +22,13 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture } from '../helpers/fixture.js';
 import { damagePage } from '../helpers/journal-damage.js';
-import { catalogFor } from '../helpers/crash-harness.js';
+import { crashTools } from '../helpers/crash-harness.js';
 
-const TOKEN = `CANARY-restore-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('restore');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const k = (name: string): string => `${name}-${randomBytes(6).toString('hex')}`;
 
@@ -55,10 +56,8 @@ describe('restoring an older journal: the gap is journaled and its keys never ru
   const call = async (agent: Client, key: string): Promise<Result> => (await agent.callTool({ name: 'quick_write', arguments: { title: `t ${key}`, idempotency_key: key } })) as Result;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
+    ({ http, inst } = await httpFixture({ token: TOKEN, tools: crashTools(false), target: { idempotency_header: true }, start: false }));
     home = inst.sb.home;
-    await inst.acceptCatalog(catalogFor(http.origin, false, true));
     await withDaemon(async (agent) => assert.equal((await call(agent, done)).isError, undefined));
     cpSync(join(home, 'journal'), backup(), { recursive: true });
     await withDaemon(async (agent) => assert.equal((await call(agent, inGap)).isError, undefined));

@@ -40,11 +40,12 @@ import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/st
 import type { ApprovalCard, ApprovalDecision } from '../../src/protocol/approvals.js';
 import type { OperatorEvent } from '../../src/protocol/operator/index.js';
 import type { CallView } from '../../src/journal/index.js';
-import { startFakeHttp, type FakeHttpServer } from '../helpers/fake-http.js';
+import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { childEnv, CLI } from '../helpers/cli.js';
-import { install, type Installation } from '../helpers/daemon.js';
+import type { Installation } from '../helpers/daemon.js';
+import { canary, httpFixture, TOOLS } from '../helpers/fixture.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('tasks');
 const key = (): string => `key-${randomBytes(8).toString('hex')}`;
 /** Progress (and so the tasks' pollInterval) every 200 ms. */
 const INTERVAL_S = 0.2;
@@ -56,29 +57,21 @@ const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: unknown[]; _meta?: Record<string, unknown> };
 
-const catalog = (origin: string) => ({
-  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-  tools: {
-    gated_write: {
-      description: 'A write that needs a per-call approval.',
-      effect: 'write',
-      approval: 'per-call',
-      revisions: [{ revision: 1, input: { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] }, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }],
-    },
-    gated_read: {
-      description: 'A read that needs a per-call approval.',
-      effect: 'read',
-      approval: 'per-call',
-      revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }],
-    },
-    plain_read: {
-      description: 'A read that needs no approval.',
-      effect: 'read',
-      approval: 'none',
-      revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }],
-    },
+const tools = {
+  ...TOOLS.gatedWrite,
+  gated_read: {
+    description: 'A read that needs a per-call approval.',
+    effect: 'read',
+    approval: 'per-call',
+    revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }],
   },
-});
+  plain_read: {
+    description: 'A read that needs no approval.',
+    effect: 'read',
+    approval: 'none',
+    revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }],
+  },
+};
 
 /** The JSON-RPC error a promise rejects with. */
 async function rpcError(p: Promise<unknown>): Promise<McpError> {
@@ -160,13 +153,11 @@ describe('MCP tasks for long approval waits', () => {
   const approve = (id: string) => op.request('approvals.decide', { approval_id: id, verdict: { verdict: 'approve', scope: 'once' } });
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({
-      secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }],
+    ({ http, inst } = await httpFixture({
+      token: TOKEN,
+      tools,
       config: { approval_timeout_seconds: 60, progress_interval_seconds: INTERVAL_S, approval_wait_without_progress_seconds: WAIT_WITHOUT_PROGRESS_S },
-    });
-    await inst.acceptCatalog(catalog(http.origin));
-    await inst.startDaemon();
+    }));
     op = await inst.operator();
     await op.subscribe((env) => {
       for (const l of [...listeners]) if (l(env.event)) listeners.delete(l);

@@ -6,8 +6,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { install, type Installation } from './daemon.js';
-import { startFakeHttp, type FakeHttpServer } from './fake-http.js';
+import type { Installation } from './daemon.js';
+import type { FakeHttpServer } from './fake-http.js';
+import { httpFixture, TOOLS } from './fixture.js';
 
 export const BWRAP = '/usr/bin/bwrap';
 
@@ -20,13 +21,6 @@ export function bwrapSkip(): string | false {
 
 /** An installation with one read tool (`get_json`, no approval) against a loopback HTTP service: what the boundary tests call through. */
 export async function installWithReadTool(canary: string): Promise<{ inst: Installation; http: FakeHttpServer }> {
-  const http = await startFakeHttp();
-  const inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: canary }] });
-  await inst.acceptCatalog({
-    targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
-    tools: {
-      get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {}, required: [] }, http: { target: 'local', method: 'GET', path: '/json' } }] },
-    },
-  });
+  const { inst, http } = await httpFixture({ token: canary, tools: TOOLS.getJson, start: false });
   return { inst, http };
 }

@@ -16,25 +16,27 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { cp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startFakeHttp, type FakeHttpServer } from './fake-http.js';
+import type { FakeHttpServer } from './fake-http.js';
+import { canary, httpFixture, localTarget, writeTool } from './fixture.js';
 import { KILL_AT_FILE_EVENT } from '../../src/vault/file-events.js';
-import { install, PASSPHRASE, type Installation } from './daemon.js';
+import { PASSPHRASE, type Installation } from './daemon.js';
 import { TEST_VAULT_OPTIONS } from './cli.js';
 import { openVault } from '../../src/vault/index.js';
 import { isPosternError } from '../../src/rules/errors.js';
 
-const TOKEN = `CANARY-tok-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('crash');
 export const NEW_PASSPHRASE = 'crash-new-passphrase-0123';
 const KEY = `key-${randomBytes(8).toString('hex')}`;
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 
-const note = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
-const writeTool = (path: string) => ({ description: 'A write that needs no approval.', effect: 'write', approval: 'none', revisions: [{ revision: 1, input: note, http: { target: 'local', method: 'POST', path, body: { title: '{title}' } } }] });
+const NO_APPROVAL = 'A write that needs no approval.';
+/** The tools of the prepared home (`extra`: a second tool). */
+export const crashTools = (extra: boolean): Record<string, unknown> => ({ quick_write: writeTool('/echo', NO_APPROVAL), ...(extra ? { second_write: writeTool('/second', NO_APPROVAL) } : {}) });
 /** The catalog of the prepared home (`extra`: a second tool; `idempotencyHeader`: the key goes to the target, so its request log names it). */
 export const catalogFor = (origin: string, extra: boolean, idempotencyHeader = false) => ({
-  targets: { local: { http: { origin, credential: 'api-token', auth: 'bearer', allow_private: true, ...(idempotencyHeader ? { idempotency_header: true } : {}) } } },
-  tools: { quick_write: writeTool('/echo'), ...(extra ? { second_write: writeTool('/second') } : {}) },
+  targets: { local: localTarget(origin, idempotencyHeader ? { idempotency_header: true } : {}) },
+  tools: crashTools(extra),
 });
 
 /** What a command's test adds to the proof after each kill. */
@@ -72,10 +74,7 @@ export function crashHarness(): CrashHarness {
   let stored: Record<string, unknown>;
 
   before(async () => {
-    http = await startFakeHttp();
-    inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await inst.acceptCatalog(catalogFor(http.origin, false));
-    await inst.startDaemon();
+    ({ http, inst } = await httpFixture({ token: TOKEN, tools: crashTools(false) }));
     const agent = await inst.client();
     const r = (await agent.callTool({ name: 'quick_write', arguments: { title: 'before', idempotency_key: KEY } })) as Result;
     assert.equal(r.isError, undefined, JSON.stringify(r));

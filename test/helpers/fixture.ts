@@ -41,6 +41,8 @@ export const writeTool = (path: string, description = `A write to ${path}.`): Re
 export const TOOLS = {
   /** A read tool without approval: GET /json. */
   getJson: { get_json: { description: 'Read JSON.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: { type: 'object', properties: {} }, http: { target: 'local', method: 'GET', path: '/json' } }] } },
+  /** A write the operator approves, each call: POST /echo with `{ title }`. */
+  gatedWrite: { gated_write: { ...writeTool('/echo', 'A write that needs a per-call approval.'), approval: 'per-call' } },
 } as const;
 
 export type Secret = { name: string; kind: string; value: string; flags?: string[] };

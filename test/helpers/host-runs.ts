@@ -41,8 +41,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { install, type Installation } from './daemon.js';
-import { startFakeHttp, type FakeHttpServer } from './fake-http.js';
+import type { Installation } from './daemon.js';
+import type { FakeHttpServer } from './fake-http.js';
+import { canary, httpFixture } from './fixture.js';
 import { startFakeModel, type Script } from './fake-model.js';
 import type { ApprovalCard } from '../../src/protocol/approvals.js';
 
@@ -94,7 +95,7 @@ export function describeHostRuns(host: HostName): void {
   const present = existsSync(join(HOSTS_DIR, '.bin', PACKAGES[host].bin));
   const required = process.env['POSTERN_REQUIRE_AGENT_HOSTS'] === '1';
   const skip = present || required ? false : `${host} is not installed (npm ci --prefix .ci/hosts --ignore-scripts)`;
-  const TOKEN = `tok-canary-${randomBytes(12).toString('hex')}`;
+  const TOKEN = canary(`host-${host}`);
 
   describe(`${host} calls Postern end to end against a fake model`, { skip }, () => {
     let inst: Installation;
@@ -106,17 +107,17 @@ export function describeHostRuns(host: HostName): void {
     const received: string[] = [];
 
     before(async () => {
-      http = await startFakeHttp();
-      inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }], config: { approval_timeout_seconds: 60, approval_wait_without_progress_seconds: 45 } });
       const q = { type: 'object', properties: { q: { type: 'string', maxLength: 50 } }, required: ['q'] };
       const title = { type: 'object', properties: { title: { type: 'string', maxLength: 100 } }, required: ['title'] };
-      await inst.acceptCatalog({
-        targets: { local: { http: { origin: http.origin, credential: 'api-token', auth: 'bearer', allow_private: true } } },
+      ({ http, inst } = await httpFixture({
+        token: TOKEN,
+        config: { approval_timeout_seconds: 60, approval_wait_without_progress_seconds: 45 },
         tools: {
           echo_read: { description: 'Echo a word back.', effect: 'read', approval: 'none', revisions: [{ revision: 1, input: q, http: { target: 'local', method: 'GET', path: '/echo', query: { q: '{q}' } } }] },
           gated_write: { description: 'A write the operator approves.', effect: 'write', approval: 'per-call', revisions: [{ revision: 1, input: title, http: { target: 'local', method: 'POST', path: '/echo', body: { title: '{title}' } } }] },
         },
-      });
+        start: false,
+      }));
       userHome = join(inst.sb.dir, 'user');
       project = join(inst.sb.dir, 'project');
       await mkdir(userHome);

@@ -11,11 +11,12 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startFakeHttp, type FakeHttpServer } from './fake-http.js';
-import { install, type Installation } from './daemon.js';
-import { catalogFor } from './crash-harness.js';
+import type { FakeHttpServer } from './fake-http.js';
+import type { Installation } from './daemon.js';
+import { crashTools } from './crash-harness.js';
+import { canary, httpFixture } from './fixture.js';
 
-const TOKEN = `CANARY-restore-edit-${randomBytes(12).toString('hex')}`;
+const TOKEN = canary('restore-edit');
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
 const k = (name: string): string => `${name}-${randomBytes(6).toString('hex')}`;
 
@@ -26,9 +27,7 @@ export class Home {
   backups = 0;
 
   async setUp(): Promise<void> {
-    this.http = await startFakeHttp();
-    this.inst = await install({ secrets: [{ name: 'api-token', kind: 'http_bearer', value: TOKEN }] });
-    await this.inst.acceptCatalog(catalogFor(this.http.origin, false, true));
+    ({ http: this.http, inst: this.inst } = await httpFixture({ token: TOKEN, tools: crashTools(false), target: { idempotency_header: true }, start: false }));
     const r = await this.inst.sb.run(['http', 'enable', '--port', '0', ...this.pass()]);
     assert.equal(r.code, 0, r.stderr);
     await this.runKeys([k('before')]);
