@@ -15,7 +15,7 @@ import { VERSION } from '../version.js';
  * POSTERN_AGENT_SOCKET — the shared one (`<home>-agents/agent.sock`) for an
  * agent that runs as another OS user the operator allowed (docs/agent-users.md).
  */
-export function agentSocketPath(env: NodeJS.ProcessEnv = process.env): string {
+function agentSocketPath(env: NodeJS.ProcessEnv = process.env): string {
   const named = env['POSTERN_AGENT_SOCKET'];
   return named !== undefined && named !== '' ? resolve(named) : homePaths(resolveHome(env)).agentSocket;
 }

@@ -54,7 +54,7 @@ async function head(path: string): Promise<string | null> {
 }
 
 /** The names of the files in `dir` that hold a private key (sorted); [] when there is no such folder, null when it may not be read. */
-export async function privateKeyFiles(dir: string): Promise<string[] | null> {
+async function privateKeyFiles(dir: string): Promise<string[] | null> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -92,10 +92,10 @@ export function keysFinding(dir: string, names: readonly string[] | null, user?:
 }
 
 /** What `ssh-add -l` said of an agent socket. */
-export type AgentAnswer = { readonly kind: 'keys'; readonly count: number } | { readonly kind: 'empty' } | { readonly kind: 'unreachable' } | { readonly kind: 'unknown' };
+type AgentAnswer = { readonly kind: 'keys'; readonly count: number } | { readonly kind: 'empty' } | { readonly kind: 'unreachable' } | { readonly kind: 'unknown' };
 
 /** Asks the agent at `sock` how many keys it holds, with OpenSSH's `ssh-add -l` (exit 0: keys, 1: none, 2: no agent). */
-export function askAgent(sock: string): Promise<AgentAnswer> {
+function askAgent(sock: string): Promise<AgentAnswer> {
   return new Promise((resolve) => {
     execFile('ssh-add', ['-l'], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', SSH_AUTH_SOCK: sock, LC_ALL: 'C' }, timeout: 5000 }, (err, stdout) => {
       if (err === null) return resolve({ kind: 'keys', count: stdout.split('\n').filter((l) => l.trim() !== '').length });
@@ -107,7 +107,7 @@ export function askAgent(sock: string): Promise<AgentAnswer> {
   });
 }
 
-export function agentFinding(sock: string | undefined, answer: AgentAnswer | null): Finding {
+function agentFinding(sock: string | undefined, answer: AgentAnswer | null): Finding {
   if (sock === undefined || sock === '') return { status: 'ok', check: AGENT_CHECK, detail: 'SSH_AUTH_SOCK is not set' };
   const where = sanitizeForTerminal(sock, 120);
   const fix = 'unset SSH_AUTH_SOCK in the environment the agent starts in (`env -u SSH_AUTH_SOCK …` in its launcher), or empty that ssh-agent (`ssh-add -D`)';
@@ -137,7 +137,7 @@ export async function sshBypassFindings(userHome: string, env: NodeJS.ProcessEnv
 }
 
 /** An OS user an agent may run as, and its home, from the system's user database. */
-export interface AgentAccount {
+interface AgentAccount {
   readonly name: string;
   readonly home: string;
 }

@@ -17,7 +17,7 @@ import { buildServices } from './pipeline/build-services.js';
 import type { Services } from './pipeline/context.js';
 import { memoryOnlyRefreshToken, noActivityEvents, noShadow, noVaultFile } from './pipeline/stand-ins.js';
 
-export interface InProcessBase {
+interface InProcessBase {
   readonly vault: UnlockedVault;
   readonly catalog: Catalog;
   /** The catalog's digest as the snapshot carries it. */

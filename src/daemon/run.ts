@@ -70,7 +70,7 @@ export interface DaemonHandle {
   close(reason: string): Promise<void>;
 }
 
-export interface DaemonOptions {
+interface DaemonOptions {
   /** The daemon's one clock, created by the caller (the composition root). */
   readonly clock: Clock;
   readonly log: (line: string) => void;

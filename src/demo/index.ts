@@ -27,7 +27,7 @@ import { describeKdf, TEST_KDF_SWITCH, TEST_KDF_SWITCH_VALUE } from '../vault/in
 import { buildWorld, DEMO_KDF, type DemoWorld } from './world.js';
 import { operateInTui } from './tui.js';
 
-export interface DemoOptions {
+interface DemoOptions {
   /** Run the scripted agent through the story (otherwise serve until interrupted). */
   readonly agent: boolean;
   /** No terminal UI: approvals decided by the script, and the run ends after the story (or at Ctrl-C with no agent). */

@@ -16,11 +16,11 @@ import { PosternError } from '../rules/errors.js';
 import { macVerifies, readMacdRecord, writeMacdRecord, type MacdRecordKind, type ReadMacdRecord } from './macd-record.js';
 import type { HomePaths } from './paths.js';
 
-export const AGENT_USERS_FORMAT = 'postern.agent-users/1';
+const AGENT_USERS_FORMAT = 'postern.agent-users/1';
 const MAC_DOMAIN = 'postern agent users v1\n';
 
 /** A POSIX-portable user or group name (useradd's rule, with a trailing `$` for machine accounts). */
-export const OS_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
+const OS_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
 
 const EntrySchema = z.object({ kind: z.enum(['user', 'group']), name: z.string().regex(OS_NAME) }).strict();
 export type AgentUserEntry = z.infer<typeof EntrySchema>;
@@ -32,7 +32,7 @@ const RecordSchema = z
     updated_at: z.string().max(64),
   })
   .strict();
-export type AgentUsersRecord = z.infer<typeof RecordSchema>;
+type AgentUsersRecord = z.infer<typeof RecordSchema>;
 
 export const AGENT_USERS: MacdRecordKind<AgentUsersRecord> = {
   name: 'agent users',
@@ -42,7 +42,7 @@ export const AGENT_USERS: MacdRecordKind<AgentUsersRecord> = {
   redo: 'run `postern agents allow USER` to write the list again',
 };
 
-export type AgentUsersVerdict =
+type AgentUsersVerdict =
   | { readonly kind: 'none' }
   | { readonly kind: 'allowed'; readonly allowed: readonly AgentUserEntry[] }
   | { readonly kind: 'refused'; readonly reason: string };

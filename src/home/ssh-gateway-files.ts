@@ -29,7 +29,7 @@ export const GATEWAY_HOST_ALIAS = 'postern-gateway';
 const FORMAT = 'postern.ssh-gateway-authorization/1';
 const MAC_DOMAIN = 'postern ssh-gateway authorization v1\n';
 
-export interface GatewayPaths {
+interface GatewayPaths {
   readonly dir: string;
   readonly hostKey: string;
   readonly clientKey: string;
@@ -161,7 +161,7 @@ export async function removeGatewayAuthorization(paths: HomePaths): Promise<bool
 }
 
 const InfoSchema = z.object({ port: z.number().int().min(1).max(65_535), pid: z.number().int().positive() }).strict();
-export type GatewayInfo = z.infer<typeof InfoSchema>;
+type GatewayInfo = z.infer<typeof InfoSchema>;
 
 export async function writeGatewayInfo(paths: HomePaths, info: GatewayInfo): Promise<void> {
   await atomicWriteFile(gatewayPaths(paths).info, `${JSON.stringify(info)}\n`);

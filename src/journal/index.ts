@@ -96,7 +96,7 @@ export interface Journals {
 }
 
 /** Where a prune cuts each chain (entries up to these seqs are removed). */
-export interface PruneCuts {
+interface PruneCuts {
   readonly sessions: { readonly cut: number };
   readonly activity: { readonly cut: number };
 }

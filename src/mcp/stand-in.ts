@@ -126,7 +126,7 @@ export interface Owed {
   readonly task: boolean;
 }
 
-export interface StandInOptions {
+interface StandInOptions {
   /** The Postern home, named in what the agent is told. */
   readonly home: string | undefined;
   readonly version: string;

@@ -21,7 +21,7 @@ import { App } from './app.js';
 
 export type { OperatorClient } from './contract.js';
 
-export interface TuiOptions {
+interface TuiOptions {
   readonly observe: boolean;
   /** Wall-clock milliseconds; the countdowns read it. */
   readonly now: () => number;
@@ -36,7 +36,7 @@ export interface TuiOptions {
 const MAX_FPS = 20;
 
 /** Terminal title and bell: OSC 0 with the pending count, BEL on a new arrival. */
-export function attentionWriter(out: NodeJS.WriteStream): (pending: number, ring: boolean) => void {
+function attentionWriter(out: NodeJS.WriteStream): (pending: number, ring: boolean) => void {
   return (pending, ring) => {
     if (out.isTTY !== true) return;
     out.write(`\x1b]0;postern: ${pending} pending\x07${ring ? '\x07' : ''}`);

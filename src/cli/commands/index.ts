@@ -41,7 +41,7 @@ const COMMANDS: readonly (readonly [name: string, load: Loader])[] = [
 const VALUE_OPTIONS: ReadonlySet<string> = new Set(['--passphrase-file']);
 
 /** The command word of `argv` (`secret` in `--passphrase-file f secret list`), if any. */
-export function commandWord(argv: readonly string[]): string | undefined {
+function commandWord(argv: readonly string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     if (a === '--') return argv[i + 1];

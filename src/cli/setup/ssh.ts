@@ -38,7 +38,7 @@ async function gatewayTargets(paths: HomePaths): Promise<SshTarget[]> {
 const cfgPath = (p: string): string => (/\s/.test(p) ? `"${p}"` : p);
 
 /** The `Host` entry of one target. */
-export function hostEntry(t: SshTarget, port: number, g: ReturnType<typeof gatewayPaths>): string {
+function hostEntry(t: SshTarget, port: number, g: ReturnType<typeof gatewayPaths>): string {
   const names = t.host === t.name ? t.host : `${t.host} ${t.name}`;
   return [
     `Host ${names}`,
@@ -58,14 +58,14 @@ export function hostEntry(t: SshTarget, port: number, g: ReturnType<typeof gatew
   ].join('\n');
 }
 
-export interface SshSetup {
+interface SshSetup {
   readonly knownHostsLine: string;
   readonly config: string;
   readonly targets: readonly string[];
   readonly port: number;
 }
 
-export function sshSetupFor(targets: readonly SshTarget[], port: number, keys: GatewayKeys, g: ReturnType<typeof gatewayPaths>): SshSetup {
+function sshSetupFor(targets: readonly SshTarget[], port: number, keys: GatewayKeys, g: ReturnType<typeof gatewayPaths>): SshSetup {
   const header = '# Written by `postern setup ssh`: these hosts are reached through Postern\'s SSH gateway (docs/ssh-gateway.md).\n';
   return {
     knownHostsLine: `${GATEWAY_HOST_ALIAS} ${keys.hostPublic}`,

@@ -66,7 +66,7 @@ class Ctx {
 }
 
 /** Targets that were declared but failed to build: their own issue is already reported. */
-export type DeclaredTargets = ReadonlySet<string>;
+type DeclaredTargets = ReadonlySet<string>;
 
 function targetOf<K extends Target['kind']>(targets: ReadonlyMap<string, Target>, name: string, kind: K, at: DocPath, sink: IssueSink): Extract<Target, { kind: K }> | undefined {
   const t = targets.get(name);

@@ -23,7 +23,7 @@ import type { PreapprovalRule, Target, Tool } from '../types.js';
 
 export const MAX_RULE_BUDGET = 1_000_000;
 
-export const RuleShape = z.strictObject({
+const RuleShape = z.strictObject({
   tool: z.string().regex(TOOL_NAME, 'must be a tool name').optional(),
   gateway: z.string().regex(NAME, 'must be an SSH target name').optional(),
   action: z.enum(GATEWAY_ACTIONS, { error: `must be one of ${GATEWAY_ACTIONS.join(', ')}` }).optional(),
@@ -52,7 +52,7 @@ function buildToolRule(name: string, at: DocPath, shape: RuleShapeOut & { tool: 
 }
 
 /** What one rule is built against: the catalog's tools and targets, and the names the file declares (those with problems of their own are reported there). */
-export interface RuleContext {
+interface RuleContext {
   readonly tools: ReadonlyMap<string, Tool>;
   readonly targets: ReadonlyMap<string, Target>;
   readonly declaredTools: ReadonlySet<string>;

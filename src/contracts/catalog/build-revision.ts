@@ -16,7 +16,7 @@ import type { HttpMethod, JsonPrimitive, JsonValue, OutputAdapter, PreviousPolic
 const ACTION_KEYS: readonly ActionKey[] = ['http', 'http_request', 'ssh'];
 
 /** The input Postern gives a broad HTTP tool: method, path, optional query map and JSON body. */
-export function broadInputNode(methods: readonly HttpMethod[]): ObjectNode {
+function broadInputNode(methods: readonly HttpMethod[]): ObjectNode {
   const str = (maxLength: number, pattern?: string): SchemaNode => ({ kind: 'string', minLength: 1, maxLength, pattern, format: undefined, leadingDash: 'refused' });
   return {
     kind: 'object',

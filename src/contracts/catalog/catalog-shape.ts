@@ -14,14 +14,14 @@ export const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 import { TOOL_NAME } from '../../protocol/tool-name.js';
 export { TOOL_NAME };
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
-export const QUERY_NAME = /^[A-Za-z0-9._~-]{1,128}$/;
+const QUERY_NAME = /^[A-Za-z0-9._~-]{1,128}$/;
 export const SSH_USER = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$/;
-export const HOST_KEY = /^SHA256:[A-Za-z0-9+/]{43}=?$/;
+const HOST_KEY = /^SHA256:[A-Za-z0-9+/]{43}=?$/;
 export const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 const name = (what: string) => z.string().regex(NAME, `must be a ${what} name: lowercase letters, digits, ".", "_" or "-", at most 64`);
 
-export const HttpAuthShape = z.union([
+const HttpAuthShape = z.union([
   z.enum(['bearer', 'basic']),
   z.strictObject({ header: z.string().regex(HEADER_NAME, 'must be an HTTP header name') }),
   z.strictObject({ query: z.string().regex(QUERY_NAME, 'must be a query parameter name') }),
@@ -50,7 +50,7 @@ export const HttpAuthShape = z.union([
 
 const limitCount = (max: number) => z.int({ error: `must be a whole number from 1 to ${max}` }).min(1).max(max);
 /** `limits:` on a tool or (as defaults) on a target; every field optional. */
-export const LimitsShape = z.strictObject({
+const LimitsShape = z.strictObject({
   per_minute: limitCount(1_000_000).optional(),
   per_session: limitCount(1_000_000_000).optional(),
   per_run: limitCount(1_000_000_000).optional(),
@@ -105,7 +105,7 @@ const mappingMap = z.record(z.string(), z.array(z.strictObject({ from: z.unknown
 const fieldName = z.string().min(1).max(128);
 
 /** Results of the newer revision given back in the older one's shape (see OutputAdapter). */
-export const OutputAdapterShape = z.strictObject({
+const OutputAdapterShape = z.strictObject({
   unwrap: fieldName.optional(),
   renames: z.record(z.string(), fieldName).optional(),
   mappings: mappingMap.optional(),

@@ -18,7 +18,7 @@ export interface NormalizedOrigin {
   readonly port: number;
 }
 
-export type OriginResult = { readonly ok: true; readonly value: NormalizedOrigin } | { readonly ok: false; readonly problem: string };
+type OriginResult = { readonly ok: true; readonly value: NormalizedOrigin } | { readonly ok: false; readonly problem: string };
 
 export type HostClass = { readonly kind: 'public' } | { readonly kind: 'private'; readonly reason: string };
 

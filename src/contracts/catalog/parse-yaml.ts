@@ -11,7 +11,7 @@ import { catalogInvalid, IssueSink, type DocPath, type Locator } from '../issues
 export const MAX_CATALOG_BYTES = 1_048_576;
 const MAX_ALIAS_COUNT = 100;
 
-export interface YamlDocument {
+interface YamlDocument {
   readonly value: unknown;
   readonly locate: Locator;
 }

@@ -18,11 +18,11 @@ import { GIT_PROGRAMS } from '../authority/gateway-binding.js';
 import { escapeForTerminal } from '../../rules/terminal-text.js';
 import type { ApprovalMode, Effect, SshGateway, SshTarget } from '../types.js';
 
-export type GitDirection = 'push' | 'fetch';
+type GitDirection = 'push' | 'fetch';
 
 const PROGRAMS = GIT_PROGRAMS satisfies Record<GitDirection, string>;
 
-export type ParsedExec =
+type ParsedExec =
   | { readonly kind: 'git'; readonly direction: GitDirection; readonly path: string }
   | { readonly kind: 'command'; readonly command: string };
 

@@ -31,7 +31,7 @@ import type { ArgConstraint, GatewayAction, GatewayRuleBinding, PreapprovalRule,
 import { gitCommand } from './exec-request.js';
 import { GATEWAY_TOOL_PREFIX, gatewayInputSchema } from './gateway-tool.js';
 
-export interface GatewayRuleShape {
+interface GatewayRuleShape {
   readonly gateway: string;
   readonly action: GatewayAction;
   readonly arguments?: Record<string, ConstraintsIn> | undefined;
@@ -39,7 +39,7 @@ export interface GatewayRuleShape {
   readonly revision?: number | undefined;
 }
 
-export interface GatewayRuleTargets {
+interface GatewayRuleTargets {
   readonly targets: ReadonlyMap<string, Target>;
   /** Targets named in the file (one with problems of its own is reported there, not at the rule). */
   readonly declaredTargets: ReadonlySet<string>;

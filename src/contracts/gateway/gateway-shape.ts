@@ -19,12 +19,12 @@
 import { z } from 'zod';
 import { ApprovalModes, type GatewayMode, type SshGateway } from '../types.js';
 
-export const GatewayModes = [...ApprovalModes, 'refused'] as const satisfies readonly GatewayMode[];
+const GatewayModes = [...ApprovalModes, 'refused'] as const satisfies readonly GatewayMode[];
 
 /** A repository path as the catalog names it (and as the gateway sends it on). */
-export const REPOSITORY = /^\/?[A-Za-z0-9_][A-Za-z0-9._-]*(\/[A-Za-z0-9_][A-Za-z0-9._-]*)*$/;
+const REPOSITORY = /^\/?[A-Za-z0-9_][A-Za-z0-9._-]*(\/[A-Za-z0-9_][A-Za-z0-9._-]*)*$/;
 /** An exact command: printable ASCII, not starting with a space or "-". */
-export const GATEWAY_COMMAND = /^[\x21-\x2C\x2E-\x7E][\x20-\x7E]*$/;
+const GATEWAY_COMMAND = /^[\x21-\x2C\x2E-\x7E][\x20-\x7E]*$/;
 
 const mode = z.enum(GatewayModes, { error: `must be one of ${GatewayModes.join(', ')}` });
 
@@ -34,13 +34,13 @@ const repository = z
   .regex(REPOSITORY, 'must be a repository path such as org/repo or org/repo.git (letters, digits, ".", "_", "-", separated by "/")')
   .refine((r) => !r.split('/').some((s) => s === '.' || s === '..'), 'may not have a "." or ".." segment');
 
-export const GatewayGitShape = z.strictObject({
+const GatewayGitShape = z.strictObject({
   repositories: z.array(repository).min(1).max(256),
   push: mode.optional(),
   fetch: mode.optional(),
 });
 
-export const GatewayCommandShape = z.strictObject({
+const GatewayCommandShape = z.strictObject({
   command: z.string().min(1).max(1024).regex(GATEWAY_COMMAND, 'must be printable ASCII, not starting with a space or "-"'),
   approval: z.enum(ApprovalModes, { error: `must be one of ${ApprovalModes.join(', ')}` }),
   effect: z.enum(['read', 'write', 'destructive']).optional(),
@@ -51,7 +51,7 @@ export const GatewayShape = z.strictObject({
   commands: z.array(GatewayCommandShape).max(64).optional(),
 });
 
-export type GatewayShapeOut = z.infer<typeof GatewayShape>;
+type GatewayShapeOut = z.infer<typeof GatewayShape>;
 
 /** The parsed entry: absent directions are refused; a command's effect defaults to write. */
 export function buildGateway(g: GatewayShapeOut): SshGateway {

@@ -43,12 +43,8 @@ export function gatewayInputSchema(): CompiledSchema {
   return compiled;
 }
 
-export function gatewayToolName(target: string, e: GatewayExec): string {
+function gatewayToolName(target: string, e: GatewayExec): string {
   return `${GATEWAY_TOOL_PREFIX}${target}:${e.kind === 'git' ? `git-${e.direction}` : 'exec'}`;
-}
-
-export function isGatewayTool(name: string): boolean {
-  return name.startsWith(GATEWAY_TOOL_PREFIX);
 }
 
 /** Every command line the gateway may run for the tool `e` belongs to. */

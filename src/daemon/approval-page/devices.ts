@@ -24,7 +24,7 @@ import { PosternError } from '../../rules/errors.js';
 import { devicePublicKey } from './proof.js';
 
 export const PAIRING_TTL_MS = 5 * 60_000;
-export const MAX_WRONG_CODES = 10;
+const MAX_WRONG_CODES = 10;
 /** The header that names the device of a request (its proof is a signature: proof.ts). */
 export const DEVICE_HEADER = 'x-postern-device';
 /** Unambiguous characters (no 0/O, 1/I/L): a code is read off a screen and typed. */
@@ -44,13 +44,13 @@ function newCode(): string {
   return code.length === CODE_LENGTH ? code : newCode();
 }
 
-export interface OpenPairing {
+interface OpenPairing {
   readonly code: string;
   readonly name: string;
   readonly expires_at: string;
 }
 
-export interface DeviceRegistryParts {
+interface DeviceRegistryParts {
   readonly devices: readonly PairedDevice[];
   readonly clock: Clock;
   /** The sequence of the last save (0: never saved). */

@@ -14,7 +14,7 @@
 import type { ErrorCode } from '../../rules/errors.js';
 import { isJsonContentType } from '../http/gate.js';
 
-export interface PageGateInput {
+interface PageGateInput {
   readonly method: string;
   readonly host: string | undefined;
   readonly origin: string | undefined;
@@ -28,14 +28,14 @@ export interface PageAddress {
   readonly scheme: 'http' | 'https';
 }
 
-export type PageGateVerdict =
+type PageGateVerdict =
   | { readonly kind: 'pass'; readonly method: 'GET' | 'POST' }
   | { readonly kind: 'refuse'; readonly status: number; readonly code: ErrorCode; readonly message: string };
 
 const refuse = (status: number, message: string): PageGateVerdict => ({ kind: 'refuse', status, code: 'PAGE_REFUSED', message });
 
 /** The Host values that name the page (a browser sends the name it resolved, which DNS rebinding cannot change). */
-export function pageHosts(a: PageAddress): readonly string[] {
+function pageHosts(a: PageAddress): readonly string[] {
   return a.bind === '127.0.0.1' ? [`127.0.0.1:${a.port}`, `localhost:${a.port}`] : [`${a.bind}:${a.port}`];
 }
 

@@ -22,7 +22,7 @@ interface Issued {
   used: boolean;
 }
 
-export type NonceVerdict = { readonly kind: 'ok'; readonly digest: string } | { readonly kind: 'replayed' } | { readonly kind: 'invalid'; readonly why: string };
+type NonceVerdict = { readonly kind: 'ok'; readonly digest: string } | { readonly kind: 'replayed' } | { readonly kind: 'invalid'; readonly why: string };
 
 export class DecisionNonces {
   readonly #issued = new Map<string, Issued>();

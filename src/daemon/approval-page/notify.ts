@@ -19,7 +19,7 @@ import type { ApprovalQueue } from '../../approvals/queue.js';
 import type { ApprovalCard } from '../../protocol/approvals.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 
-export interface NotifyOptions {
+interface NotifyOptions {
   readonly queue: ApprovalQueue;
   readonly webhook: { readonly url: string; readonly arguments: boolean } | null;
   /** The approval page's URL (the link), or null when it is not running. */
@@ -29,7 +29,7 @@ export interface NotifyOptions {
   readonly log: (line: string) => void;
 }
 
-export function findOnPath(program: string, path: string | null): string | null {
+function findOnPath(program: string, path: string | null): string | null {
   if (path === null) return null;
   for (const dir of path.split(delimiter)) {
     if (dir === '') continue;

@@ -27,9 +27,9 @@ import { PosternError } from '../../rules/errors.js';
 import type { DeviceRegistry } from './devices.js';
 import { B64URL } from './proof.js';
 
-export const PRESENCE_DOMAIN = 'postern approval-page presence v1';
+const PRESENCE_DOMAIN = 'postern approval-page presence v1';
 /** How long a registration challenge may wait for the browser's answer. */
-export const REGISTRATION_TTL_MS = 5 * 60_000;
+const REGISTRATION_TTL_MS = 5 * 60_000;
 
 const b64 = (max: number) => z.string().min(1).max(max).regex(B64URL);
 
@@ -45,7 +45,7 @@ export const AssertionSchema = z.object({
 export type Assertion = z.infer<typeof AssertionSchema>;
 
 /** What the page sends to register a passkey (the browser's PublicKeyCredential from create()). */
-export const AttestationSchema = z.object({
+const AttestationSchema = z.object({
   id: b64(1400),
   rawId: b64(1400),
   type: z.literal('public-key'),
@@ -53,7 +53,7 @@ export const AttestationSchema = z.object({
   clientExtensionResults: z.object({}).passthrough(),
   authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(),
 }).strict();
-export type Attestation = z.infer<typeof AttestationSchema>;
+type Attestation = z.infer<typeof AttestationSchema>;
 
 /** The challenge an approval's assertion signs: it binds the card's call digest, the daemon run and the decision nonce (base64url). */
 export function presenceChallenge(callDigest: string, run: string, nonce: string): string {
@@ -66,13 +66,13 @@ export function relyingPartyId(host: string): string | null {
 }
 
 /** Why presence cannot be given on a page opened at `host`, or null when it can. */
-export function presenceUnavailable(host: string): string | null {
+function presenceUnavailable(host: string): string | null {
   if (relyingPartyId(host) !== null) return null;
   return 'passkeys need the page opened as http://localhost:PORT (an IP address is not a valid WebAuthn relying-party id): open it there, or approve in the TUI';
 }
 
 /** The options the page hands to navigator.credentials.create(): a platform authenticator, user verification required. */
-export function registrationOptions(rpId: string, device: { id: string; name: string }, existing: readonly Passkey[]): Promise<unknown> {
+function registrationOptions(rpId: string, device: { id: string; name: string }, existing: readonly Passkey[]): Promise<unknown> {
   return generateRegistrationOptions({
     rpName: 'Postern approval page',
     rpID: rpId,
@@ -88,7 +88,7 @@ export function registrationOptions(rpId: string, device: { id: string; name: st
 const invalid = (why: string): PosternError => new PosternError('PRESENCE_INVALID', `${why}: nothing was approved`);
 
 /** A new passkey from the browser's answer to `challenge`, or PRESENCE_INVALID. */
-export async function verifyRegistration(a: Attestation, challenge: string, origin: string, rpId: string, at: Date): Promise<Passkey> {
+async function verifyRegistration(a: Attestation, challenge: string, origin: string, rpId: string, at: Date): Promise<Passkey> {
   let r;
   try {
     r = await verifyRegistrationResponse({ response: a, expectedChallenge: challenge, expectedOrigin: origin, expectedRPID: rpId, requireUserVerification: true });
@@ -100,7 +100,7 @@ export async function verifyRegistration(a: Attestation, challenge: string, orig
   return { id: c.id, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, added_at: at.toISOString() };
 }
 
-export interface PresenceVerdict {
+interface PresenceVerdict {
   readonly proof: PresenceProof;
   /** The credential's counter after this assertion (to be kept). */
   readonly counter: number;

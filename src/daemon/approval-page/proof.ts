@@ -26,11 +26,11 @@
  */
 import { createECDH, createHash, createPrivateKey, createPublicKey, hkdfSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 
-export const HELLO_DOMAIN = 'postern approval-page hello v1';
-export const REQUEST_DOMAIN = 'postern approval-page request v1';
-export const PAIR_DOMAIN = 'postern approval-page pair v1';
+const HELLO_DOMAIN = 'postern approval-page hello v1';
+const REQUEST_DOMAIN = 'postern approval-page request v1';
+const PAIR_DOMAIN = 'postern approval-page pair v1';
 /** A counter this far below the highest one seen is refused (the requests a page has in flight at once are far fewer). */
-export const REPLAY_WINDOW = 256;
+const REPLAY_WINDOW = 256;
 const MAX_VIEWS = 1024;
 const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
@@ -46,7 +46,7 @@ export interface PageIdentity {
 }
 
 /** A short, unambiguous code of some bytes: 8 characters as XXXX-XXXX (40 bits). */
-export function shortCode(bytes: Buffer): string {
+function shortCode(bytes: Buffer): string {
   let out = '';
   for (let i = 0; out.length < 8; i++) out += CODE_ALPHABET[(bytes[i] ?? 0) % CODE_ALPHABET.length] ?? '';
   return `${out.slice(0, 4)}-${out.slice(4)}`;
@@ -97,7 +97,7 @@ export function signHello(identity: PageIdentity, challenge: string, origin: str
   return b64(sign('sha256', Buffer.from(helloMessage(challenge, origin, run)), { key: identity.privateKey, dsaEncoding: 'ieee-p1363' }));
 }
 
-export interface RequestFields {
+interface RequestFields {
   readonly origin: string;
   readonly run: string;
   readonly view: string;
@@ -126,7 +126,7 @@ export function verifies(key: KeyObject, message: string, signature: string): bo
 
 export const bodyDigest = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
 
-export type ViewVerdict = 'ok' | 'unknown' | 'other-device' | 'used';
+type ViewVerdict = 'ok' | 'unknown' | 'other-device' | 'used';
 
 /**
  * The view tokens this run issued, one per real navigation to the page, and

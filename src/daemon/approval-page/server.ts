@@ -54,8 +54,8 @@ import { pageActivity, pageCard, type PageState } from './view.js';
 import { AssertionSchema, PasskeyDesk, presenceChallenge, type PageAt } from './presence.js';
 
 const MAX_BODY = 16 * 1024;
-export const VIEW_HEADER = 'x-postern-view';
-export const PROOF_HEADER = 'x-postern-proof';
+const VIEW_HEADER = 'x-postern-view';
+const PROOF_HEADER = 'x-postern-proof';
 /** Where index.html carries the view token (the daemon fills it in for a navigation only). */
 const VIEW_SLOT = 'content="postern-view-token"';
 

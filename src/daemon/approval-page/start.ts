@@ -10,24 +10,21 @@
  * `page status`), written once the port is bound and removed at close.
  */
 import { unlink } from 'node:fs/promises';
-import { z } from 'zod';
 import type { Clock } from '../../clock/index.js';
 import { loadApprovalDevices, saveApprovalDevices, type PairedDevice } from '../../home/approval-devices.js';
 import { judgeApprovalPage, readApprovalPageAuthorization, type ApprovalPageRecord } from '../../home/approval-page-authorization.js';
 import { atomicWriteFile } from '../../home/atomic-write.js';
 import type { HomePaths } from '../../home/paths.js';
-import { readRunInfo } from '../../home/run-info.js';
 import { APPROVAL_PAGE_TLS_CREDENTIAL, certificatePem, certificateSha256 } from '../../home/approval-page-tls.js';
 import type { Credential } from '../../vault/index.js';
 import { DeviceRegistry } from './devices.js';
 import { startApprovalPage, type ApprovalPageEndpoint, type ApprovalPageOptions } from './server.js';
 
-const InfoSchema = z.object({ url: z.string().max(300), pid: z.number().int().positive(), tls_sha256: z.string().max(64).nullable() }).strict();
-export type ApprovalPageInfo = z.infer<typeof InfoSchema>;
-
-/** The running page, or null (no file, a malformed one, or one left by a daemon that died). */
-export function readApprovalPageInfo(paths: HomePaths): Promise<ApprovalPageInfo | null> {
-  return readRunInfo(paths.approvalPageInfo, InfoSchema);
+/** What `run/approval-page.json` holds: for people and scripts only; Postern never trusts it (`page status` asks the daemon). */
+interface ApprovalPageInfo {
+  readonly url: string;
+  readonly pid: number;
+  readonly tls_sha256: string | null;
 }
 
 /**
@@ -57,7 +54,7 @@ export function tlsFromVault(vault: { get(name: string): Credential | undefined 
   return { key: Buffer.from(key).toString('utf8'), cert: certificatePem(bytes) };
 }
 
-export interface PageStartDeps extends Omit<ApprovalPageOptions, 'bind' | 'port' | 'tls'> {
+interface PageStartDeps extends Omit<ApprovalPageOptions, 'bind' | 'port' | 'tls'> {
   readonly paths: HomePaths;
   /** The vault's catalog-mac key (the authorization's MAC key). */
   readonly key: Uint8Array;
@@ -91,7 +88,8 @@ export async function startApprovalPageIfAuthorized(d: PageStartDeps): Promise<R
   }
   const page = await startApprovalPage({ ...d, bind: record.bind, port: record.port, tls });
   try {
-    await atomicWriteFile(d.paths.approvalPageInfo, `${JSON.stringify({ url: page.url, pid: process.pid, tls_sha256: record.tls_sha256 })}\n`);
+    const info: ApprovalPageInfo = { url: page.url, pid: process.pid, tls_sha256: record.tls_sha256 };
+    await atomicWriteFile(d.paths.approvalPageInfo, `${JSON.stringify(info)}\n`);
   } catch (e) {
     await page.close();
     throw e;

@@ -21,13 +21,13 @@ import { cardView, type RowTone } from '../../protocol/display/card-view.js';
 import { presentation, type ActivityView } from '../../protocol/operator/index.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 
-export interface PageRow {
+interface PageRow {
   readonly label: string;
   readonly value: string;
   readonly tone: RowTone;
 }
 
-export interface PageCard {
+interface PageCard {
   readonly id: string;
   readonly tool: string;
   readonly revision: string;
@@ -62,7 +62,7 @@ export interface PageCard {
   };
 }
 
-export interface PageActivity {
+interface PageActivity {
   readonly at: string;
   readonly tool: string;
   readonly status: string;
@@ -84,7 +84,7 @@ export interface PageState {
 }
 
 /** Why approving waits on the page: the card is larger than one view. */
-export const UNSEEN_WHY = 'this card is larger than one view: approval is offered once every part of it has been on screen (show all, then scroll through it)';
+const UNSEEN_WHY = 'this card is larger than one view: approval is offered once every part of it has been on screen (show all, then scroll through it)';
 
 export function pageCard(card: ApprovalCard, stale: string | undefined, nonce: string, presenceChallenge: string): PageCard {
   const view = cardView(card);

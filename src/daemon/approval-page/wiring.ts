@@ -20,7 +20,7 @@ import type { BackendParts } from '../operator/backend.js';
 import { pageIdentity } from './proof.js';
 import { loadDeviceRegistry, startApprovalPageIfAuthorized, tlsFromVault, type RunningPage } from './start.js';
 
-export interface PageWiringParts {
+interface PageWiringParts {
   readonly paths: HomePaths;
   readonly clock: Clock;
   readonly log: (line: string) => void;
@@ -32,7 +32,7 @@ export interface PageWiringParts {
   readonly vault: () => UnlockedVault;
 }
 
-export interface PageWiring {
+interface PageWiring {
   /** What the operator channel offers for devices. */
   readonly deviceOps: NonNullable<BackendParts['devices']>;
   /** Opens the page if authorized (null: not), and starts the notices; `stop` ends the notices. */

@@ -27,18 +27,18 @@ export interface GateInput {
   readonly contentType: string | undefined;
 }
 
-export type GateVerdict =
+type GateVerdict =
   | { readonly kind: 'pass'; readonly method: 'GET' | 'POST' | 'DELETE' }
   | { readonly kind: 'refuse'; readonly status: number; readonly code: ErrorCode; readonly message: string; readonly headers?: Readonly<Record<string, string>> };
 
 const refuse = (status: number, code: ErrorCode, message: string, headers?: Record<string, string>): GateVerdict => ({ kind: 'refuse', status, code, message, ...(headers === undefined ? {} : { headers }) });
 
 /** The Host values that name this listener (a browser sends the name it resolved, which DNS rebinding cannot change). */
-export function ownHosts(port: number): readonly string[] {
+function ownHosts(port: number): readonly string[] {
   return [`127.0.0.1:${port}`, `localhost:${port}`];
 }
 
-export function ownOrigins(port: number): readonly string[] {
+function ownOrigins(port: number): readonly string[] {
   return ownHosts(port).map((h) => `http://${h}`);
 }
 

@@ -34,7 +34,7 @@ import { PosternError, type ErrorCode } from '../../rules/errors.js';
 
 const SESSION_HEADER = 'mcp-session-id';
 
-export interface HttpListenerOptions {
+interface HttpListenerOptions {
   readonly port: number;
   readonly maxSessions: number;
   readonly token: string;

@@ -18,7 +18,7 @@ import { MCP_PATH } from './gate.js';
 export type Body = { readonly kind: 'whole'; readonly bytes: Buffer } | { readonly kind: 'oversized'; readonly head: string; readonly read: number };
 
 /** How much of an oversized body is read (and discarded) so that its answer arrives; a body longer than this has its connection cut. */
-export const DRAIN_LIMIT_BYTES = 256 * 1024 * 1024;
+const DRAIN_LIMIT_BYTES = 256 * 1024 * 1024;
 
 /** Reads a body up to `limit` bytes; past it, stops with the first bytes kept (to answer by id and method). */
 export function readBody(req: IncomingMessage, limit: number): Promise<Body> {

@@ -19,7 +19,7 @@ import type { Services, SessionInfo } from '../pipeline/context.js';
 import { startHttpListener, type HttpEndpoint } from './listener.js';
 import { ensureToken } from './token.js';
 
-export interface HttpStartDeps {
+interface HttpStartDeps {
   readonly paths: HomePaths;
   readonly svc: Services;
   readonly config: DaemonConfig;

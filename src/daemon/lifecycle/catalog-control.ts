@@ -53,7 +53,7 @@ async function loadSuccessor(paths: HomePaths, vault: UnlockedVault, inUse: Curr
   return { kind: 'adopt', snapshot: snapshotOf(accepted.catalog, accepted.digest, accepted.acceptedAt), inUse: { sequence: r.sequence, digest: r.digest } };
 }
 
-export interface CatalogControlParts {
+interface CatalogControlParts {
   readonly paths: HomePaths;
   readonly clock: Clock;
   readonly vault: VaultOptions;

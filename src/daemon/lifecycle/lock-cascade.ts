@@ -17,7 +17,7 @@ import type { EventBus } from '../services/events.js';
 import type { JournalEvent } from '../services/journal-event.js';
 import type { MintedTokens } from '../services/minted-tokens.js';
 
-export interface LockCascadeParts {
+interface LockCascadeParts {
   readonly queue: ApprovalQueue;
   readonly grants: GrantStore;
   readonly ssh: SshPool;

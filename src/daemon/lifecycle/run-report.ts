@@ -17,9 +17,9 @@ import type { ActivityView, RunReport } from '../../protocol/operator/index.js';
 import type { RuleBudgets } from '../../approvals/unattended.js';
 
 /** Where the report of the last run that stopped cleanly is written, in the home. */
-export const RUN_REPORT_FILE = 'run-report.json';
+const RUN_REPORT_FILE = 'run-report.json';
 
-export function runReportPath(home: string): string {
+function runReportPath(home: string): string {
   return join(home, RUN_REPORT_FILE);
 }
 

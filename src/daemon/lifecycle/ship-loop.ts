@@ -47,7 +47,7 @@ export interface ShipStatus {
   readonly updated_at: string;
 }
 
-export interface ShipLoopOptions {
+interface ShipLoopOptions {
   readonly url: string;
   readonly journalDir: string;
   readonly checkpointsPath: string;

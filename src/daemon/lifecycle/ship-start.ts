@@ -15,7 +15,7 @@ import type { UnlockedVault } from '../../vault/index.js';
 import type { DaemonConfig } from '../services/config.js';
 import { SHIP_STATUS_FILE, ShipLoop, shipProblem, type ShipStatus } from './ship-loop.js';
 
-export interface ShipStart {
+interface ShipStart {
   readonly paths: HomePaths;
   readonly config: DaemonConfig;
   readonly vault: UnlockedVault;

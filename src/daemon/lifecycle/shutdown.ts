@@ -25,7 +25,7 @@ export interface Endpoint {
   close(): Promise<void> | void;
 }
 
-export interface ShutdownParts {
+interface ShutdownParts {
   /** Stopped first (file watchers, timers). */
   readonly watchers: readonly (() => void)[];
   /** Stop admitting, in this order; closed after the calls drained. */

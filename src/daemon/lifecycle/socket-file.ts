@@ -19,7 +19,7 @@ import type { Stats } from 'node:fs';
 import { checkPrivateDir } from '../../home/permissions.js';
 import { PosternError } from '../../rules/errors.js';
 
-export interface SocketIdentity {
+interface SocketIdentity {
   readonly dev: number;
   readonly ino: number;
 }

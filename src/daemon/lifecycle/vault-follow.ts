@@ -25,7 +25,7 @@ import { isPosternError } from '../../rules/errors.js';
 import { reopenVault, type VaultOptions } from '../../vault/index.js';
 import type { DaemonState, VaultChange } from '../services/state.js';
 
-export interface VaultFollowerOptions {
+interface VaultFollowerOptions {
   readonly path: string;
   readonly state: DaemonState;
   readonly vault: VaultOptions;
@@ -103,7 +103,7 @@ export class VaultFollower {
   }
 }
 
-export interface VaultChangeParts {
+interface VaultChangeParts {
   readonly ssh: { retire(name: string): number };
   readonly http: { retire(name: string): void } | null;
   readonly tokens: { drop(name: string): void };

@@ -18,7 +18,7 @@ import { ErrorCodes, PosternError, type ErrorCode } from '../../rules/errors.js'
 import type { KdfProfile } from '../../vault/index.js';
 import type { WorkerCommand, WorkerData, WorkerReport } from './worker-messages.js';
 
-export interface DaemonWorker {
+interface DaemonWorker {
   /** A fresh private operator port to the daemon; hand it to connectPortTransport. */
   attach(): MessagePort;
   /** Stops the daemon cleanly (vault locked, journals closed) and ends the worker. */
@@ -26,7 +26,7 @@ export interface DaemonWorker {
   readonly exited: Promise<PosternError | null>;
 }
 
-export interface DaemonWorkerOptions {
+interface DaemonWorkerOptions {
   /** The daemon's log lines (never secret). */
   readonly log: (line: string) => void;
   /** The key-derivation profile the daemon opens the vault under. */

@@ -23,7 +23,7 @@ import { refusedCall } from '../pipeline/refusal.js';
 type Json = Record<string, unknown>;
 type RpcId = string | number | null;
 
-export type AgentScreenVerdict =
+type AgentScreenVerdict =
   /** Hand the message (parsed here) to the SDK. */
   | { readonly kind: 'pass'; readonly message: unknown }
   /** Answer this instead; the SDK never sees the message. */

@@ -179,7 +179,7 @@ export interface AgentEndpoint {
 /** Who may use a connection: the peer's user, or the one-line reason it is refused. */
 export type Admission = { readonly ok: true; readonly peer: { readonly uid: number; readonly user: string | null } } | { readonly ok: false; readonly message: string };
 
-export interface AgentSocketOptions {
+interface AgentSocketOptions {
   /** Checks every connection before any of its bytes are read (the shared socket: agent-users.ts). */
   readonly admit?: (socket: Socket) => Promise<Admission>;
   /** The socket file's mode (default 0600: the private socket in the 0700 run directory). */
@@ -187,7 +187,7 @@ export interface AgentSocketOptions {
 }
 
 /** The JSON-RPC error every request on a refused connection gets (docs/errors.md, AGENT_USER_NOT_ALLOWED). */
-export const AGENT_USER_REFUSED_CODE = -32001;
+const AGENT_USER_REFUSED_CODE = -32001;
 
 /**
  * A refused connection is never served: each request on it is answered with

@@ -15,13 +15,13 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
-export interface PeerCredentials {
+interface PeerCredentials {
   readonly pid: number;
   readonly uid: number;
   readonly gid: number;
 }
 
-export interface OsUser {
+interface OsUser {
   /** null: the uid has no entry in /etc/passwd. */
   readonly name: string | null;
   readonly groups: readonly string[];

@@ -18,7 +18,7 @@ export interface SessionHooks {
   sessionEnded(s: SessionInfo): void;
 }
 
-export interface SessionHookParts {
+interface SessionHookParts {
   readonly clock: Clock;
   readonly idleness: IdleTracker;
   readonly live: Map<string, SessionView>;

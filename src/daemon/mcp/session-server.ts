@@ -58,7 +58,7 @@ export interface SessionHooks {
 
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 /** The one protocol era whose core has tasks. */
-export const TASKS_PROTOCOL = '2025-11-25';
+const TASKS_PROTOCOL = '2025-11-25';
 const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const;
 
 /** The `task` param of a task-augmented request (`{ttl?}`), when there is one. */
@@ -78,7 +78,7 @@ function taskParamsOf(params: unknown): { ttl?: number } | undefined {
  * registered handler past that check (`_wrapHandler`, the SDK's documented
  * hook for role-specific wrapping). Everything else keeps the SDK's path.
  */
-export class SessionServer extends Server {
+class SessionServer extends Server {
   /** Whether this session is offered tasks: protocol 2025-11-25 and a client that declared `capabilities.tasks`. */
   tasksOffered(): boolean {
     // The initialize-scoped accessors are the right ones here: tasks exist only in the 2025 (initialize) era.

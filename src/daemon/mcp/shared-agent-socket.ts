@@ -24,7 +24,7 @@ import { osUser, peerCredentials } from './peer-cred.js';
 import type { Services } from '../pipeline/context.js';
 import { prepareSharedDir } from '../lifecycle/socket-file.js';
 
-export interface SharedSocketDeps {
+interface SharedSocketDeps {
   readonly paths: HomePaths;
   readonly svc: Services;
   readonly hooks: AgentSessionHooks;
@@ -34,7 +34,7 @@ export interface SharedSocketDeps {
 }
 
 /** The admission check of one connection on the shared socket. */
-export function admitPeer(d: Pick<SharedSocketDeps, 'paths' | 'key' | 'log'>): (socket: Socket) => Promise<Admission> {
+function admitPeer(d: Pick<SharedSocketDeps, 'paths' | 'key' | 'log'>): (socket: Socket) => Promise<Admission> {
   return async (socket) => {
     const cred = await peerCredentials(socket);
     if (cred === null) return { ok: false, message: 'AGENT_USER_NOT_ALLOWED: the daemon could not read who is connecting (SO_PEERCRED through perl); the connection is refused' };

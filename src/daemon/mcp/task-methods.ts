@@ -22,7 +22,7 @@ import { z } from 'zod';
 import { ErrorCodes, isPosternError, PosternError, type ErrorCode } from '../../rules/errors.js';
 import type { TaskStore } from './task-store.js';
 
-export interface TaskHost {
+interface TaskHost {
   /** Whether this session is offered tasks (era 2025-11-25 and a client that declared `capabilities.tasks`). */
   offered(): boolean;
   readonly store: TaskStore;

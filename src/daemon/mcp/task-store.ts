@@ -29,7 +29,7 @@ import type { Clock } from '../../clock/index.js';
 import { PosternError } from '../../rules/errors.js';
 import { toolErrorResult } from '../../protocol/tool-result.js';
 
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** A task as the wire shows it (`Task` of MCP 2025-11-25). */
 export interface TaskView {
@@ -252,14 +252,14 @@ export class TaskStore {
 }
 
 /** At most this many tasks (running or finished and kept) per session. */
-export const MAX_TASKS_PER_SESSION = 32;
+const MAX_TASKS_PER_SESSION = 32;
 /** A finished task is kept this long after its creation unless the client asks otherwise. */
-export const DEFAULT_TASK_TTL_MS = 15 * 60_000;
+const DEFAULT_TASK_TTL_MS = 15 * 60_000;
 /** Bounds on the ttl a client may ask for: long enough to fetch a result, short enough not to hoard them. */
-export const MIN_TASK_TTL_MS = 60_000;
-export const MAX_TASK_TTL_MS = 60 * 60_000;
+const MIN_TASK_TTL_MS = 60_000;
+const MAX_TASK_TTL_MS = 60 * 60_000;
 /** A result stays at least this long after its call ended. */
-export const KEEP_AFTER_END_MS = 60_000;
+const KEEP_AFTER_END_MS = 60_000;
 
 /**
  * The limits of a session's store, from the daemon's configuration: no ttl

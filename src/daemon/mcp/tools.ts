@@ -16,7 +16,7 @@ import type { Tool as McpTool } from '@modelcontextprotocol/server';
 import { advertiseCatalog, advertiseTool, controlRevision, deprecationsOf, inCanary, needsIdempotencyKey, type Revision, type Tool } from '../../contracts/index.js';
 import { callStatusTool } from '../pipeline/call-status.js';
 import { META_DEPRECATED_REVISIONS, META_REVISION, META_TOOLSET } from '../pipeline/context.js';
-import { httpOutputSchema, sshOutputSchema } from '../pipeline/result.js';
+import { httpOutputSchema, sshOutputSchema } from '../pipeline/stages/outcome/result.js';
 import type { CatalogSnapshot } from '../services/state.js';
 
 /** Whether a call of `tool` may wait for the operator, and so may run as an MCP task. */
@@ -24,7 +24,7 @@ export function runsAsTask(tool: Tool): boolean {
   return needsIdempotencyKey(tool) || tool.approval !== 'none';
 }
 
-export interface ToolList {
+interface ToolList {
   readonly tools: readonly McpTool[];
   readonly revisions: ReadonlyMap<string, number>;
 }

@@ -31,7 +31,7 @@ export type OperatorNotice =
   | { readonly type: 'refused'; readonly code: string; readonly reason: string }
   | { readonly type: 'closed' };
 
-export interface HandshakeOptions {
+interface HandshakeOptions {
   readonly key: () => Uint8Array | null;
   readonly handshakeTimeoutMs: number;
   readonly failureDelayMs: number;

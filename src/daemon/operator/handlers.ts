@@ -68,7 +68,7 @@ export interface OperatorBackend {
   revokeDevice(id: string): Promise<DeviceView>;
 }
 
-export interface HandlerDeps {
+interface HandlerDeps {
   readonly backend: OperatorBackend;
   readonly role: OperatorRole;
   /** Starts pushing events on this connection; returns the snapshot (one subscription per connection). */
@@ -79,7 +79,7 @@ export type Outcome =
   | { readonly kind: 'result'; readonly id: number; readonly result: unknown }
   | { readonly kind: 'error'; readonly id: number | null; readonly error: WireError };
 
-export function toWireError(e: unknown): WireError {
+function toWireError(e: unknown): WireError {
   if (isPosternError(e)) return { code: e.code, message: e.message.slice(0, 1000) };
   return { code: 'INTERNAL', message: 'the daemon failed to handle the command' };
 }

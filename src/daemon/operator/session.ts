@@ -16,7 +16,7 @@ import { PosternError } from '../../rules/errors.js';
 import type { EventBus } from '../services/events.js';
 import { handleRequest, type OperatorBackend } from './handlers.js';
 
-export interface SessionOptions {
+interface SessionOptions {
   readonly backend: OperatorBackend;
   readonly bus: EventBus;
   readonly isLocked: () => boolean;

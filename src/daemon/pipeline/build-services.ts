@@ -28,7 +28,7 @@ import { KeyReservations } from './key-reservations.js';
 import { PendingOutcomes } from './pending-outcomes.js';
 import type { Services } from './context.js';
 
-export interface ServicesBase {
+interface ServicesBase {
   readonly state: DaemonState;
   readonly journals: Journals;
   readonly config: DaemonConfig;
@@ -40,7 +40,7 @@ export interface ServicesBase {
 }
 
 /** What the wiring decides for itself: how the vault and the catalog are followed, who sees the calls, who approves. */
-export type ServiceParts = Pick<Services, 'keepRefreshToken' | 'vaultFile' | 'shadow' | 'onActivity' | 'unattended'>;
+type ServiceParts = Pick<Services, 'keepRefreshToken' | 'vaultFile' | 'shadow' | 'onActivity' | 'unattended'>;
 
 /** The SSH connection pool config.yaml asks for. */
 export function sshPoolFor(config: DaemonConfig): SshPool {

@@ -15,7 +15,7 @@ import type { DaemonConfig } from '../services/config.js';
 import type { DaemonState } from '../services/state.js';
 import type { KeyReservations } from './key-reservations.js';
 import type { PendingOutcomes } from './pending-outcomes.js';
-import type { SshRunner } from './execute.js';
+import type { SshRunner } from '../../executors/ssh/index.js';
 import type { GroupCommit } from './group-commit.js';
 import type { HttpPool } from '../../executors/http/pool.js';
 import type { ActivityView } from '../../protocol/operator/index.js';

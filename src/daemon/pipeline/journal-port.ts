@@ -21,7 +21,7 @@ import type { Services } from './context.js';
 import { journalWriteFailed } from '../services/journal-event.js';
 import type { Trail } from './trail.js';
 
-export type IntentWrite = { readonly kind: 'recorded' } | { readonly kind: 'refused'; readonly error: unknown };
+type IntentWrite = { readonly kind: 'recorded' } | { readonly kind: 'refused'; readonly error: unknown };
 
 function targetDetails(a: ResolvedAction): TargetDetails {
   switch (a.kind) {

@@ -38,10 +38,10 @@ export interface PendingOutcome {
 }
 
 /** Writes one outcome; `busyTimeoutMs` 0 = do not wait for a lock. Throws when it cannot. */
-export type OutcomeWriter = (callId: string, outcome: OutcomeInput, busyTimeoutMs: number | undefined) => void;
+type OutcomeWriter = (callId: string, outcome: OutcomeInput, busyTimeoutMs: number | undefined) => void;
 
 /** Delays between attempts; the last one repeats until the outcome is journaled. */
-export const RETRY_DELAYS_MS: readonly number[] = [50, 100, 200, 400, 800, 1600, 3200, 5000, 10_000];
+const RETRY_DELAYS_MS: readonly number[] = [50, 100, 200, 400, 800, 1600, 3200, 5000, 10_000];
 
 /** The file beside the journal that keeps pending outcomes across a stop or a kill. */
 export const PENDING_OUTCOMES_FILE = 'outcomes.pending.jsonl';

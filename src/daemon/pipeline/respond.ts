@@ -14,7 +14,7 @@ import type { IdempotencyRecord } from '../../journal/index.js';
 import type { Trail } from './trail.js';
 import { toolErrorResult, toolSuccessResult } from '../../protocol/tool-result.js';
 
-export interface ErrorFacts {
+interface ErrorFacts {
   readonly tool: string | null;
   readonly current_revision: number | null;
   readonly call_id: string | null;

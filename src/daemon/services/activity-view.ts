@@ -6,7 +6,7 @@
 import type { ApprovalRecord, CallRecord, CallView } from '../../journal/index.js';
 import type { ActivityDecision, ActivityStatus, ActivityView } from '../../protocol/operator/index.js';
 
-export function decisionOf(r: Pick<CallRecord, 'approval' | 'decision_path'>, errorCode: string | null): ActivityDecision | null {
+function decisionOf(r: Pick<CallRecord, 'approval' | 'decision_path'>, errorCode: string | null): ActivityDecision | null {
   const a: ApprovalRecord | null = r.approval;
   if (errorCode === 'CALL_CANCELLED' && a?.outcome === 'voided') return 'cancelled';
   if (a === null) return r.decision_path.includes('execute') || r.decision_path.includes('journal:intent') ? 'auto' : null;
@@ -27,7 +27,7 @@ export function decisionOf(r: Pick<CallRecord, 'approval' | 'decision_path'>, er
   }
 }
 
-export interface LiveCall {
+interface LiveCall {
   readonly record: CallRecord;
   readonly status: ActivityStatus;
   readonly errorCode: string | null;

@@ -12,7 +12,7 @@ import { PosternError } from '../../rules/errors.js';
 /** The HTTP listener's port when config.yaml names none. */
 export const MCP_HTTP_DEFAULT_PORT = 7469;
 /** The SSH gateway's port when config.yaml names none. */
-export const SSH_GATEWAY_DEFAULT_PORT = 7470;
+const SSH_GATEWAY_DEFAULT_PORT = 7470;
 
 const ConfigSchema = z
   .object({

@@ -14,9 +14,9 @@
 import type { Clock } from '../../clock/index.js';
 import type { OperatorEvent, OperatorEventEnvelope } from '../../protocol/operator/index.js';
 
-export const REPLAY_CAPACITY = 1_000;
+const REPLAY_CAPACITY = 1_000;
 
-export type EventListener = (e: OperatorEventEnvelope) => void;
+type EventListener = (e: OperatorEventEnvelope) => void;
 
 export class EventBus {
   readonly #ring: OperatorEventEnvelope[] = [];

@@ -41,8 +41,3 @@ export function sessionsJournal(journals: Journals, log: (line: string) => void)
     endSession: (session, reason) => write(() => journals.sessions.endSession(session, reason)),
   };
 }
-
-/** The events half of the port, for the parts that write only events. */
-export function journalEventWriter(journals: Journals, log: (line: string) => void): JournalEvent {
-  return sessionsJournal(journals, log).event;
-}

@@ -35,7 +35,7 @@ export interface LimitSubject {
   readonly runId: string | null;
 }
 
-export type LimitCheck = { readonly kind: 'within'; readonly usage: readonly LimitUsage[] } | { readonly kind: 'limited'; readonly error: PosternError };
+type LimitCheck = { readonly kind: 'within'; readonly usage: readonly LimitUsage[] } | { readonly kind: 'limited'; readonly error: PosternError };
 
 /** An executed call's charge: `end` frees its in-flight slot; `refund` undoes the whole charge (the call did not run). */
 export interface Charge {
@@ -43,7 +43,7 @@ export interface Charge {
   refund(): void;
 }
 
-export type ChargeResult = { readonly kind: 'charged'; readonly charge: Charge } | { readonly kind: 'limited'; readonly error: PosternError };
+type ChargeResult = { readonly kind: 'charged'; readonly charge: Charge } | { readonly kind: 'limited'; readonly error: PosternError };
 
 /** The order limits are reported in when several are reached: the ones waiting cannot cure first. */
 const ORDER: readonly LimitName[] = ['per_session', 'per_run', 'per_minute', 'in_flight'];

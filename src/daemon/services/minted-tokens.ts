@@ -33,16 +33,16 @@ import type { Clock } from '../../clock/index.js';
 import { credentialDigest, type DigestibleCredential } from '../../executors/credential-digest.js';
 import { isPosternError, PosternError } from '../../rules/errors.js';
 
-export interface MintedToken {
+interface MintedToken {
   readonly token: Uint8Array;
   /** Lifetime the issuer gave, in seconds from the request; null when it gave none. */
   readonly expiresInS: number | null;
 }
 
 /** Teaches the redactor a secret value made for a credential, with when it stops mattering (null: not known). */
-export type LearnSecret = (value: Uint8Array, validUntil: Date | null) => Promise<void>;
+type LearnSecret = (value: Uint8Array, validUntil: Date | null) => Promise<void>;
 
-export interface TokenRequest {
+interface TokenRequest {
   readonly name: string;
   /** Changes whenever the credential's bytes, fields or its target's auth change (a keyed digest, never the value). */
   readonly version: string;
@@ -51,14 +51,14 @@ export interface TokenRequest {
 }
 
 /** What `secret list` shows for a lifecycle credential. */
-export interface TokenState {
+interface TokenState {
   readonly name: string;
   readonly valid_until: string | null;
   readonly last_refresh: string | null;
   readonly last_error: { readonly code: string; readonly message: string; readonly at: string } | null;
 }
 
-export interface MintedTokensOptions {
+interface MintedTokensOptions {
   readonly clock: Clock;
   /** Refresh this long before expiry (default 60 s). */
   readonly marginMs?: number;
@@ -82,8 +82,8 @@ interface Entry {
   ownChange: boolean;
 }
 
-export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
-export const DEFAULT_TOKEN_LIFETIME_MS = 5 * 60_000;
+const DEFAULT_REFRESH_MARGIN_MS = 60_000;
+const DEFAULT_TOKEN_LIFETIME_MS = 5 * 60_000;
 
 export class MintedTokens {
   readonly #entries = new Map<string, Entry>();

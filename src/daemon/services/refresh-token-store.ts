@@ -21,7 +21,7 @@ import { fileEventScope } from '../../vault/file-events.js';
 /** The name of the write-back's file events, for the test kill scope (file-events.ts). */
 export const REFRESH_TOKEN_WRITE_BACK = 'refresh-token-write-back';
 
-export type RefreshTokenWrite = 'saved' | 'changed_meanwhile';
+type RefreshTokenWrite = 'saved' | 'changed_meanwhile';
 
 export async function keepRotatedRefreshToken(
   vaultPath: string,
@@ -48,7 +48,7 @@ export async function keepRotatedRefreshToken(
   );
 }
 
-export interface RefreshTokenWriteBackParts {
+interface RefreshTokenWriteBackParts {
   readonly vaultPath: string;
   /** Where the received token is held until the vault has it (src/home/pending-secrets.ts). */
   readonly paths: HomePaths;

@@ -17,7 +17,7 @@ import { isPosternError, PosternError } from '../../rules/errors.js';
 import { withVaultWriter, type UnlockedVault, type VaultOptions } from '../../vault/index.js';
 import { MINTED_PART } from '../../vault/credentials.js';
 
-export interface RememberMintedParts {
+interface RememberMintedParts {
   readonly vaultPath: string;
   readonly vault: VaultOptions;
   readonly state: { vault(): UnlockedVault; learnMinted(name: string, token: Uint8Array): void };

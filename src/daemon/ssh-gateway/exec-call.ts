@@ -20,14 +20,14 @@ import type { GatewayRequest } from './plan.js';
 import { gatewayStages } from './stages.js';
 
 /** The server side of an exec channel: the agent's streams plus how to end them. */
-export interface ExecChannel extends AgentChannel {
+interface ExecChannel extends AgentChannel {
   exit(status: number): void;
   exit(signalName: string, coreDumped?: boolean, msg?: string): void;
   end(): this;
 }
 
 /** The tool name the call is journaled under, from the request alone (before any catalog is read). */
-export function gatewayCallName(target: string, exec: string): string {
+function gatewayCallName(target: string, exec: string): string {
   const p = parseExec(exec);
   return `${GATEWAY_TOOL_PREFIX}${clipLabel(target, 64)}:${p.kind === 'git' ? `git-${p.direction}` : 'exec'}`;
 }

@@ -26,7 +26,7 @@ import { CappedOutput } from '../../executors/ssh/output.js';
 import type { SshCredential, SshResult } from '../../executors/ssh/index.js';
 import type { Redactor } from '../../redaction/index.js';
 import { PosternError } from '../../rules/errors.js';
-import { failedExecution } from '../pipeline/stages/execution.js';
+import { failedExecution } from '../pipeline/stages/execution/index.js';
 import { need } from '../pipeline/stages/call-state.js';
 import { next, refuse, type Stage } from '../pipeline/stages/step.js';
 
@@ -38,7 +38,7 @@ export interface AgentChannel extends NodeJS.ReadableStream {
   on(event: string, listener: (...args: unknown[]) => void): this;
 }
 
-export interface RelayOptions {
+interface RelayOptions {
   readonly connectTimeoutMs: number;
   readonly maxOutputBytes: number;
   readonly readPastCapBytes: number;
@@ -113,7 +113,7 @@ function joinChannels(agent: AgentChannel, dest: ClientChannel, conn: SshConnect
 }
 
 /** Runs `action.command` on the destination and joins the agent's channel to it. */
-export async function relayExec(action: ResolvedSsh, credential: SshCredential, agent: AgentChannel, o: RelayOptions): Promise<SshResult> {
+async function relayExec(action: ResolvedSsh, credential: SshCredential, agent: AgentChannel, o: RelayOptions): Promise<SshResult> {
   const conn = new SshConnection(action, sshAuth(credential, action.credential), o.connectTimeoutMs);
   try {
     await conn.ready;

@@ -21,7 +21,7 @@ import type { Services, SessionInfo } from '../pipeline/context.js';
 import { refusalLine, runGatewayExec } from './exec-call.js';
 import { describePeer, findPeerProcess, type PeerProcess } from './peer-process.js';
 
-export interface GatewayServerOptions {
+interface GatewayServerOptions {
   readonly svc: Services;
   /** The gateway's host key (OpenSSH private key text). */
   readonly hostKey: string;

@@ -20,7 +20,7 @@ import { need } from '../pipeline/stages/call-state.js';
 import { credentialPresent, takeCredential } from '../pipeline/stages/credential.js';
 import { intent } from '../pipeline/stages/intent.js';
 import { limitsCharge, limitsCheck } from '../pipeline/stages/limits.js';
-import { outcome } from '../pipeline/stages/outcome.js';
+import { outcome } from '../pipeline/stages/outcome/index.js';
 import { next, refuse, type Stage, type Step } from '../pipeline/stages/step.js';
 import { planGatewayExec, replanReason, type GatewayPlan, type GatewayRequest } from './plan.js';
 

@@ -12,7 +12,7 @@ import type { DaemonConfig } from '../services/config.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
 import { startGatewayServer, type GatewayServer } from './server.js';
 
-export interface GatewayStartDeps {
+interface GatewayStartDeps {
   readonly paths: HomePaths;
   readonly svc: Services;
   readonly config: DaemonConfig;

@@ -28,7 +28,7 @@ export interface Where {
 }
 
 /** Where a call was when it stopped: waiting for a pool slot, connecting, opening its channel, or after exec. */
-export type Phase = 'queue' | 'connect' | 'channel' | 'command';
+type Phase = 'queue' | 'connect' | 'channel' | 'command';
 
 /** The error for a call stopped early in `phase`. */
 export type StopError = (phase: Phase) => PosternError;

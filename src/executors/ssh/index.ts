@@ -10,7 +10,7 @@ export { SshPool } from './pool.js';
 export { probeHostKey } from './probe.js';
 export { checkHostKey, sshFingerprint } from './host-key.js';
 export type { HostKeyVerdict } from './host-key.js';
-export type { SshCredential, SshExecOptions, SshPoolExecOptions, SshPoolOptions, SshResult } from './types.js';
+export type { SshCredential, SshExecOptions, SshPoolExecOptions, SshPoolOptions, SshResult, SshRunner } from './types.js';
 export {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_SSH_CHANNELS_PER_CONNECTION,

@@ -49,7 +49,7 @@ export class CappedOutput {
 }
 
 /** The length of `bytes` without a trailing, incomplete UTF-8 sequence. */
-export function utf8Boundary(bytes: Uint8Array): number {
+function utf8Boundary(bytes: Uint8Array): number {
   const end = bytes.length;
   for (let i = end - 1; i >= 0 && i >= end - 4; i--) {
     const b = bytes[i] ?? 0;

@@ -7,6 +7,7 @@
  * result is not redacted here — the remote may print anything, and the daemon
  * runs every result through src/redaction.
  */
+import type { ResolvedSsh } from '../../contracts/calls/resolved.js';
 import type { CredentialKind } from '../../vault/types.js';
 
 /** The parts of a vault Credential the executor needs (kinds `ssh_key` and `ssh_password`). */
@@ -73,3 +74,8 @@ export const DEFAULT_SSH_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 export const DEFAULT_SSH_IDLE_MS = 60_000;
 export const DEFAULT_SSH_CHANNELS_PER_CONNECTION = 4;
+
+/** Runs SSH commands: what the call pipeline asks of the daemon's connection pool. */
+export interface SshRunner {
+  exec(action: ResolvedSsh, credential: SshCredential | null, opts?: SshExecOptions & { readonly signal?: AbortSignal }): Promise<SshResult>;
+}

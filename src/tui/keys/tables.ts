@@ -184,12 +184,12 @@ export const KEY_SECTIONS: ReadonlyArray<{ readonly title: string; readonly keys
 type ModeOf<K extends Mode['kind']> = Extract<Mode, { kind: K }>;
 
 /** What a mode's keys read: the key context and the mode on screen, narrowed. */
-export interface ModeCtx<M extends Mode> extends KeyCtx {
+interface ModeCtx<M extends Mode> extends KeyCtx {
   readonly mode: M;
 }
 
 /** A mode's keys: its entries (read after ANYWHERE_KEYS), and what any key none of them answers does. */
-export interface ModeKeys<M extends Mode> {
+interface ModeKeys<M extends Mode> {
   readonly entries: ReadonlyArray<KeyEntry<ModeCtx<M>, Step>>;
   readonly otherwise: (c: ModeCtx<M>, k: KeyPress) => Step;
 }

@@ -9,7 +9,7 @@ import {
   applyOutputAdapter, carryResultBack, classifyRevisionChange, outputLink, parseCatalog, releaseGate, resolveContract,
   type OutputAdapter,
 } from '../../../src/contracts/index.ts';
-import { outputContractOf, shapeResult } from '../../../src/daemon/pipeline/result.ts';
+import { outputContractOf, shapeResult } from '../../../src/daemon/pipeline/stages/outcome/result.ts';
 import type { Trail } from '../../../src/daemon/pipeline/trail.ts';
 import type { HttpResult } from '../../../src/executors/http/index.ts';
 import { createRedactor } from '../../../src/redaction/index.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
 import { parseCatalog, type Revision } from '../../../src/contracts/index.js';
 import { createRedactor } from '../../../src/redaction/index.js';
-import { shapeResult } from '../../../src/daemon/pipeline/result.js';
+import { shapeResult } from '../../../src/daemon/pipeline/stages/outcome/result.js';
 import type { Trail } from '../../../src/daemon/pipeline/trail.js';
 import type { SshResult } from '../../../src/executors/ssh/index.js';
 

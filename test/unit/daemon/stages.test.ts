@@ -18,7 +18,7 @@ import type { Services, SessionInfo } from '../../../src/daemon/pipeline/context
 import { inProcessServices } from '../../../src/daemon/in-process.js';
 import { Trail } from '../../../src/daemon/pipeline/trail.js';
 import { CALL_STAGES, runStages } from '../../../src/daemon/pipeline/stages/index.js';
-import { admission } from '../../../src/daemon/pipeline/stages/admission.js';
+import { admission } from '../../../src/daemon/pipeline/stages/admission/index.js';
 import { need, holding, type CallState } from '../../../src/daemon/pipeline/stages/call-state.js';
 import { answer, next, refuse, type Stage } from '../../../src/daemon/pipeline/stages/step.js';
 import { PosternError } from '../../../src/rules/errors.js';

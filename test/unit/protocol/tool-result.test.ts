@@ -13,7 +13,7 @@ import { AjvJsonSchemaValidator as AjvV2 } from '@modelcontextprotocol/client/va
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/client/validators/cf-worker';
 import { ErrorCodes, type ErrorCode } from '../../../src/rules/errors.js';
 import { toolErrorResult } from '../../../src/protocol/tool-result.js';
-import { httpOutputSchema, sshOutputSchema } from '../../../src/daemon/pipeline/result.js';
+import { httpOutputSchema, sshOutputSchema } from '../../../src/daemon/pipeline/stages/outcome/result.js';
 
 type Check = (schema: Record<string, unknown>, value: unknown) => boolean;
 type Compiled = (value: unknown) => { valid: boolean };

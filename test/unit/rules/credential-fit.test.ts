@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { checkCatalogCredentials, credentialMisfits, parseCatalog } from '../../../src/contracts/index.ts';
-import { checkCredential } from '../../../src/daemon/pipeline/execute.ts';
+import { checkCredential } from '../../../src/daemon/pipeline/stages/credential.ts';
 import { credentialInjection } from '../../../src/executors/http/credential-injection.ts';
 import { sshAuth } from '../../../src/executors/ssh/auth.ts';
 import { credentialFit, type AuthPlacement, type CredentialFacts } from '../../../src/rules/credential-fit.ts';

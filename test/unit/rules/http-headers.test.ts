@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseCatalog, resolveAction, type Catalog } from '../../../src/contracts/index.ts';
-import { httpSpec } from '../../../src/daemon/pipeline/execute.ts';
+import { httpSpec } from '../../../src/daemon/pipeline/stages/execution/execute.ts';
 import { prepareRequest } from '../../../src/executors/http/prepare-request.ts';
 import type { HttpCredential, HttpRequestSpec } from '../../../src/executors/http/index.ts';
 import { isPosternError } from '../../../src/rules/errors.ts';

@@ -13,8 +13,12 @@ import type { Redactor } from '../../../redaction/index.js';
 import type { Credential, UnlockedVault } from '../../../vault/index.js';
 import type { CatalogSnapshot } from '../../services/state.js';
 import type { CallRequest, Services, SessionInfo } from '../context.js';
-import type { ExecResult } from '../execute.js';
+import type { HttpResult } from '../../../executors/http/index.js';
+import type { SshResult } from '../../../executors/ssh/index.js';
 import type { Trail } from '../trail.js';
+
+/** What the executor returned for the call's action. */
+export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult } | { readonly kind: 'ssh'; readonly result: SshResult };
 
 /** The plan of the call against one catalog snapshot (made by planning/plan.ts, and again by the re-checks). */
 export interface CallPlan {
@@ -46,7 +50,7 @@ export interface Admitted {
 }
 
 /** The credential the call runs with: its own copy, and the vault it was taken from. */
-export interface Held {
+interface Held {
   readonly vault: UnlockedVault;
   readonly credential: Credential;
 }

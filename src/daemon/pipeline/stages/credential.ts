@@ -6,10 +6,22 @@
  * taken as a copy this call keeps to the end (a rotate meanwhile never mixes
  * secrets within one call) and zeroed when the call ends.
  */
-import { checkCredential } from '../execute.js';
+import type { ResolvedAction } from '../../../contracts/index.js';
+import { assertCredentialFits } from '../../../rules/credential-fit.js';
+import { PosternError } from '../../../rules/errors.js';
+import type { Credential } from '../../../vault/index.js';
 import type { Services } from '../context.js';
 import { holding, need, type CallState } from './call-state.js';
 import { next, refuse, type Step } from './step.js';
+
+/** The credential of the action, present and fitting its target (src/rules/credential-fit.ts). */
+export function checkCredential(action: ResolvedAction, cred: Credential | undefined): Credential {
+  if (cred === undefined) {
+    throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is not in the vault: add it with \`postern secret add ${action.credential}\``);
+  }
+  assertCredentialFits(action.kind === 'http' ? { kind: 'http', auth: action.auth } : { kind: 'ssh' }, cred.meta, action.target);
+  return cred;
+}
 
 /** What the credential stages read of the services: the vault file followed, and the vault in use. */
 type CredentialServices = Pick<Services, 'vaultFile' | 'state'>;

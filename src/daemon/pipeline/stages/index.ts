@@ -15,15 +15,15 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { refusedCall } from '../refusal.js';
-import { admission } from './admission.js';
+import { admission } from './admission/index.js';
 import { approval } from './approval/index.js';
 import type { CallState } from './call-state.js';
 import { credentialPresent, takeCredential } from './credential.js';
-import { execution } from './execution.js';
+import { execution } from './execution/index.js';
 import { intent } from './intent.js';
 import { idempotencyKey } from './key/index.js';
 import { limitsCharge, limitsCheck } from './limits.js';
-import { outcome } from './outcome.js';
+import { outcome } from './outcome/index.js';
 import { planning } from './planning/index.js';
 import { stillSame } from './recheck/index.js';
 import type { Stage } from './step.js';

@@ -12,7 +12,7 @@ import type { ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import { stringify } from 'yaml';
 import { parseCatalog, type Revision } from '../../../../src/contracts/index.js';
-import { shapeResult } from '../../../../src/daemon/pipeline/result.js';
+import { shapeResult } from '../../../../src/daemon/pipeline/stages/outcome/result.js';
 import type { Trail } from '../../../../src/daemon/pipeline/trail.js';
 import { executeHttp, type HttpCredential, type HttpRequestSpec } from '../../../../src/executors/http/index.js';
 import { createRedactor, injectedForms, type Redactor } from '../../../../src/redaction/index.js';

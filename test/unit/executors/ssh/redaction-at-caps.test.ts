@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { parseCatalog, type Revision } from '../../../../src/contracts/index.js';
-import { shapeResult } from '../../../../src/daemon/pipeline/result.js';
+import { shapeResult } from '../../../../src/daemon/pipeline/stages/outcome/result.js';
 import type { Trail } from '../../../../src/daemon/pipeline/trail.js';
 import { executeSsh, type SshCredential, type SshResult } from '../../../../src/executors/ssh/index.js';
 import { createRedactor, injectedForms } from '../../../../src/redaction/index.js';

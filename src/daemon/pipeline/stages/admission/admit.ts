@@ -4,11 +4,11 @@
  * no `__proto__` / `constructor` / `prototype` keys anywhere (they mean
  * nothing to a tool and invite prototype pollution downstream).
  */
-import { PosternError } from '../../rules/errors.js';
+import { PosternError } from '../../../../rules/errors.js';
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-export interface AdmitLimits {
+interface AdmitLimits {
   readonly maxBytes: number;
   readonly maxDepth: number;
 }

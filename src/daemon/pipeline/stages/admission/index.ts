@@ -3,15 +3,15 @@
  * found, the idempotency key split off and present where the tool has
  * effects. `postern_call_status` is answered here. Nothing is planned yet.
  */
-import { needsIdempotencyKey, splitIdempotencyKey } from '../../../contracts/index.js';
-import { clipLabel } from '../../../rules/clip.js';
-import { PosternError } from '../../../rules/errors.js';
-import { admitArguments } from '../admit.js';
-import { agentUserOf } from '../agent-user.js';
-import { callStatus, CALL_STATUS_TOOL, type CallStatusServices } from '../call-status.js';
-import type { Services } from '../context.js';
-import type { CallState } from './call-state.js';
-import { answer, next, refuse, type Step } from './step.js';
+import { needsIdempotencyKey, splitIdempotencyKey } from '../../../../contracts/index.js';
+import { clipLabel } from '../../../../rules/clip.js';
+import { PosternError } from '../../../../rules/errors.js';
+import { admitArguments } from './admit.js';
+import { agentUserOf } from '../../agent-user.js';
+import { callStatus, CALL_STATUS_TOOL, type CallStatusServices } from '../../call-status.js';
+import type { Services } from '../../context.js';
+import type { CallState } from '../call-state.js';
+import { answer, next, refuse, type Step } from '../step.js';
 
 /** What admission reads of the services (the built-in call status reads its own slice). */
 type AdmissionServices = Pick<Services, 'idleness' | 'state' | 'config'> & CallStatusServices;

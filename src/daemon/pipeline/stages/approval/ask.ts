@@ -94,7 +94,7 @@ export function targetView(a: ResolvedAction): TargetView {
  * `contractChanged`: the card was withdrawn because the accepted catalog
  * changed, and the stage re-plans the call instead of refusing it.
  */
-export type ApprovalOutcome =
+type ApprovalOutcome =
   | { readonly kind: 'approved'; readonly record: JournalApproval }
   | { readonly kind: 'ended'; readonly record: JournalApproval; readonly error: PosternError; readonly contractChanged: boolean };
 

@@ -9,7 +9,7 @@
  */
 import { PosternError } from '../../../../rules/errors.js';
 import { askApproval, type ApprovalServices, type ApprovalSubject } from './ask.js';
-import { checkCredential } from '../../execute.js';
+import { checkCredential } from '../credential.js';
 import { recheckPlan } from '../recheck/replan.js';
 import { need, type CallPlan, type CallState } from '../call-state.js';
 import { recheckNow } from '../recheck/index.js';

@@ -4,32 +4,17 @@
  * must fit the target's auth (one rule, src/rules/credential-fit.ts, also
  * run when the catalog is accepted and loaded); nothing here decides policy.
  */
-import type { ResolvedAction, ResolvedHttp, ResolvedSsh } from '../../contracts/index.js';
-import { executeHttp, type HttpPool, type HttpRequestSpec, type HttpResult } from '../../executors/http/index.js';
-import { headerKey } from '../../rules/http-headers.js';
-import type { SshCredential, SshExecOptions, SshResult } from '../../executors/ssh/index.js';
-import type { Credential } from '../../vault/index.js';
-import type { DaemonConfig } from '../services/config.js';
-import { assertCredentialFits } from '../../rules/credential-fit.js';
-import { PosternError } from '../../rules/errors.js';
-import { isMintingAuth, mintToken } from '../../executors/http/token-endpoint.js';
-import type { MintedTokens } from '../services/minted-tokens.js';
+import type { ResolvedAction, ResolvedHttp } from '../../../../contracts/index.js';
+import { executeHttp, type HttpPool, type HttpRequestSpec } from '../../../../executors/http/index.js';
+import { headerKey } from '../../../../rules/http-headers.js';
+import type { SshRunner } from '../../../../executors/ssh/index.js';
+import type { ExecResult } from '../call-state.js';
+import type { Credential } from '../../../../vault/index.js';
+import type { DaemonConfig } from '../../../services/config.js';
+import { isMintingAuth, mintToken } from '../../../../executors/http/token-endpoint.js';
+import type { MintedTokens } from '../../../services/minted-tokens.js';
 
-export type ExecResult = { readonly kind: 'http'; readonly result: HttpResult } | { readonly kind: 'ssh'; readonly result: SshResult };
 
-/** Runs SSH commands; the daemon passes its connection pool. */
-export interface SshRunner {
-  exec(action: ResolvedSsh, credential: SshCredential | null, opts?: SshExecOptions & { readonly signal?: AbortSignal }): Promise<SshResult>;
-}
-
-/** The credential of the action, present and fitting its target (src/rules/credential-fit.ts). */
-export function checkCredential(action: ResolvedAction, cred: Credential | undefined): Credential {
-  if (cred === undefined) {
-    throw new PosternError('CREDENTIAL_MISSING', `the credential "${action.credential}" is not in the vault: add it with \`postern secret add ${action.credential}\``);
-  }
-  assertCredentialFits(action.kind === 'http' ? { kind: 'http', auth: action.auth } : { kind: 'ssh' }, cred.meta, action.target);
-  return cred;
-}
 
 /** Headers the executor sets itself; the resolved action lists them so the approval card shows them. */
 const EXECUTOR_SET = new Set(['idempotency-key', 'content-type']);
@@ -47,7 +32,7 @@ export function httpSpec(a: ResolvedHttp): HttpRequestSpec {
   };
 }
 
-export interface ExecOptions {
+interface ExecOptions {
   readonly config: DaemonConfig;
   readonly allowPrivate: boolean;
   readonly ssh: SshRunner;

@@ -4,13 +4,13 @@
  * (an error, or outcome_unknown once the request may have been written) and
  * refused. The credential is marked used in the vault it came from.
  */
-import { isPosternError, PosternError } from '../../../rules/errors.js';
-import { executeAction } from '../execute.js';
-import type { Services } from '../context.js';
-import { recordOutcome, type OutcomeServices } from '../journal-port.js';
-import { callErrorResult } from '../respond.js';
-import { need, type CallState } from './call-state.js';
-import { next, refuse, type Step } from './step.js';
+import { isPosternError, PosternError } from '../../../../rules/errors.js';
+import { executeAction } from './execute.js';
+import type { Services } from '../../context.js';
+import { recordOutcome, type OutcomeServices } from '../../journal-port.js';
+import { callErrorResult } from '../../respond.js';
+import { need, type CallState } from '../call-state.js';
+import { next, refuse, type Step } from '../step.js';
 
 /**
  * An executor failure: journal the outcome and return the error to refuse

@@ -23,7 +23,7 @@ import { daysBetween } from '../../../../clock/index.js';
 import type { IdempotencyRecord } from '../../../../journal/index.js';
 import type { Reservation } from '../../key-reservations.js';
 
-export type IdempotencyDecision =
+type IdempotencyDecision =
   | { readonly kind: 'proceed' }
   | { readonly kind: 'replay'; readonly holder: IdempotencyRecord }
   | { readonly kind: 'conflict'; readonly holder: IdempotencyRecord | undefined }
@@ -42,7 +42,7 @@ interface UnknownBecause {
   readonly phrase: string;
 }
 
-/** The failures after sending that leave an effect unknown (stages/execution.ts), by the error code they were journaled with. */
+/** The failures after sending that leave an effect unknown (stages/execution/), by the error code they were journaled with. */
 const UNKNOWN_BECAUSE: Readonly<Record<string, UnknownBecause>> = {
   TARGET_TIMEOUT: { because: 'target_timeout', phrase: 'the target did not answer in time after the request was sent' },
   CALL_CANCELLED: { because: 'cancelled', phrase: 'it was cancelled after the request was sent' },

@@ -5,12 +5,12 @@
  * and answered — marked when its outcome is not durable yet (journal-port.ts
  * keeps it and retries).
  */
-import type { Services } from '../context.js';
-import { recordOutcome, type OutcomeServices } from '../journal-port.js';
-import { notDurable } from '../respond.js';
-import { outputContractOf, shapeResult } from '../result.js';
-import { need, type CallState } from './call-state.js';
-import { answer, type Step } from './step.js';
+import type { Services } from '../../context.js';
+import { recordOutcome, type OutcomeServices } from '../../journal-port.js';
+import { notDurable } from '../../respond.js';
+import { outputContractOf, shapeResult } from './result.js';
+import { need, type CallState } from '../call-state.js';
+import { answer, type Step } from '../step.js';
 
 export async function outcome(call: CallState): Promise<Step> {
   const { trail } = call;

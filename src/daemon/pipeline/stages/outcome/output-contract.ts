@@ -7,8 +7,8 @@
  * field that broke and what was expected. Pure: the caller passes the
  * already-redacted result.
  */
-import { carryResultBack, resultIssues, type ContractDecision, type OutputHop, type Rejection, type Revision } from '../../contracts/index.js';
-import { PosternError } from '../../rules/errors.js';
+import { carryResultBack, resultIssues, type ContractDecision, type OutputHop, type Rejection, type Revision } from '../../../../contracts/index.js';
+import { PosternError } from '../../../../rules/errors.js';
 
 /**
  * The output contract a result is given under: the revision the call was

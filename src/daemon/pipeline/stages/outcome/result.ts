@@ -16,20 +16,20 @@
  * its facts.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { canonicalDigest, type Revision } from '../../contracts/index.js';
-import type { Redactor } from '../../redaction/index.js';
-import { withheldBody } from '../../executors/http/index.js';
-import { PosternError } from '../../rules/errors.js';
-import { exceedsJsonDepth } from '../../rules/json-depth.js';
-import { advertisedOutputSchema } from '../../protocol/tool-result.js';
-import { errorResult, successResult } from './respond.js';
-import { META_OUTPUT_ADAPTED } from './context.js';
-import type { ExecResult } from './execute.js';
+import { canonicalDigest, type Revision } from '../../../../contracts/index.js';
+import type { Redactor } from '../../../../redaction/index.js';
+import { withheldBody } from '../../../../executors/http/index.js';
+import { PosternError } from '../../../../rules/errors.js';
+import { exceedsJsonDepth } from '../../../../rules/json-depth.js';
+import { advertisedOutputSchema } from '../../../../protocol/tool-result.js';
+import { errorResult, successResult } from '../../respond.js';
+import { META_OUTPUT_ADAPTED } from '../../context.js';
+import type { ExecResult } from '../call-state.js';
 import { checkOutput, mismatchError, type Checked, type Mismatch, type OutputContract } from './output-contract.js';
 
 export { outputContractOf, type OutputContract } from './output-contract.js';
 
-export interface ShapedResult {
+interface ShapedResult {
   readonly result: CallToolResult;
   readonly status: 'success' | 'error';
   readonly errorCode?: string;
@@ -183,7 +183,7 @@ function parseJson(v: unknown): { ok: true; value: unknown } | { ok: false } {
 }
 
 /** The call's identifying facts that every result carries. */
-export interface CallFacts {
+interface CallFacts {
   readonly callId: string;
   readonly currentRevision: number | null;
 }

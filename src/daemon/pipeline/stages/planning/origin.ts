@@ -23,9 +23,9 @@
 import type { Tool } from '../../../../contracts/index.js';
 import { META_REVISION, META_TOOLSET } from '../../context.js';
 
-export type PlanSource = 'declared' | 'listed' | 'toolset' | 'unknown';
+type PlanSource = 'declared' | 'listed' | 'toolset' | 'unknown';
 
-export interface PlanOrigin {
+interface PlanOrigin {
   /** The planned revision; undefined means the current one. */
   readonly revision: number | undefined;
   readonly source: PlanSource;

@@ -41,7 +41,7 @@ export interface PlanInput {
 }
 
 /** The contract refusal as the agent is told it. */
-export function rejectionError(decision: Rejection, planned: number | undefined): PosternError {
+function rejectionError(decision: Rejection, planned: number | undefined): PosternError {
   const code = decision.reason === 'revision_retired' || decision.reason === 'tool_retired' ? 'REVISION_RETIRED' : 'CONTRACT_STALE';
   return new PosternError(code, decision.message, {
     details: { seen_revision: planned ?? null, reason: decision.reason, ...(decision.replacement === undefined ? {} : { replacement: decision.replacement }) },
@@ -49,14 +49,14 @@ export function rejectionError(decision: Rejection, planned: number | undefined)
 }
 
 /** A plan against a revision this session is not served (the canary revision, outside its cohort), told as a stale contract. */
-export function notServedError(tool: Tool, planned: number, shown: number): PosternError {
+function notServedError(tool: Tool, planned: number, shown: number): PosternError {
   return new PosternError('CONTRACT_STALE', `${tool.name}: revision ${planned} is not served to this session, which is shown revision ${shown}; nothing was run. List the tools again and plan the call anew`, {
     details: { seen_revision: planned, reason: 'not_served', shown_revision: shown },
   });
 }
 
 /** What the journal learns while a call is planned, stage by stage (so a refusal still records how far it got). */
-export interface PlanHooks {
+interface PlanHooks {
   step(s: string): void;
   prepared(normalized: JsonObject, revision: number, adapted: readonly string[]): void;
 }

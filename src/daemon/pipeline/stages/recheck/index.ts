@@ -15,7 +15,7 @@ import type { Services } from '../../context.js';
 import { need, type CallState } from '../call-state.js';
 import { next, refuse, type Step } from '../step.js';
 
-export type Rechecked = { readonly changed: false } | { readonly changed: true; readonly catalog: Catalog; readonly result: Recheck };
+type Rechecked = { readonly changed: false } | { readonly changed: true; readonly catalog: Catalog; readonly result: Recheck };
 
 /** The plan against the catalog in use now, if another one is in use than the plan was made against. */
 export function recheckNow(call: CallState): Rechecked {
