@@ -13,7 +13,7 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from 'react';
 import { Box, useApp, useInput, useStdout, type Key } from 'ink';
 import type { OperatorClient } from './contract.js';
-import { pauseLeft } from './focus.js';
+import { pauseLeft } from './views/focus.js';
 import { keyOf } from './keys/keymap.js';
 import { Rows } from './lines.js';
 import { refocus, settle, step, type Outcome } from './reducer.js';

@@ -17,7 +17,7 @@
  * seen (ui.seen) — which is what lets a card the compact view cuts be
  * approved; jumping to the end covers the end only.
  */
-import { refocus } from './focus.js';
+import { refocus } from './views/focus.js';
 import { complete, cover, coverageFor } from './coverage.js';
 import type { KeyPress } from './keys/keymap.js';
 import { keyCtx } from './keys/actions.js';
@@ -29,7 +29,7 @@ import type { OperatorState } from './state.js';
 import { sanitizeForTerminal } from '../rules/terminal-text.js';
 import { omit, type Env, type Step, type UiRequest, type UiState } from './ui.js';
 
-export { refocus } from './focus.js';
+export { refocus } from './views/focus.js';
 
 export function step(ui: UiState, state: OperatorState, key: KeyPress, env: Env): Step {
   const out = modeStep(keyCtx(viewCtx(env, state, ui)), key);

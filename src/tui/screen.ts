@@ -21,7 +21,7 @@ import { VIEWS, VIEW_TITLES, type Env, type KeyHint, type UiState, type ViewCtx 
 import { activityView } from './views/activity.js';
 import { catalogView } from './views/catalog.js';
 import { grantsView } from './views/grants.js';
-import { helpLines } from './views/help.js';
+import { helpLines } from './keys/help.js';
 import { sessionsView } from './views/sessions.js';
 
 /** Key rows under the view. */

@@ -11,7 +11,7 @@
  * first while calls are waiting.
  */
 import type { ApprovalCard, OperatorVerdict } from '../contract.js';
-import { cardInView, moveFocus } from '../focus.js';
+import { cardInView, moveFocus } from '../views/focus.js';
 import { pairDevice } from '../pairing.js';
 import { sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { VIEWS, omit, type ConfirmAction, type Mode, type Step, type UiState, type ViewCtx, type ViewId } from '../ui.js';

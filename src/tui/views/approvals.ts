@@ -17,7 +17,7 @@
 import { presentation, type ApprovalCard, type ApprovalDecision, type CardView } from '../contract.js';
 import { cardRows, countdown } from '../card.js';
 import { cover, coverageFor, coveredRows, complete, type Coverage } from '../coverage.js';
-import { focusedCard, paused, queue } from '../focus.js';
+import { focusedCard, paused, queue } from './focus.js';
 import { line, type Line } from '../lines.js';
 import { cellWidth, cutCells, sanitizeForTerminal } from '../../rules/terminal-text.js';
 import { clipCells, foldCells } from '../text.js';

@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OperatorEvent, OperatorSnapshot } from '../../../src/tui/contract.js';
-import { DECISION_PAUSE_MS } from '../../../src/tui/focus.js';
+import { DECISION_PAUSE_MS } from '../../../src/tui/views/focus.js';
 import { press, typed, type KeyPress } from '../../../src/tui/keys/keymap.js';
 import { CARD_KEYS, DETAILS_KEYS, GLOBAL_KEYS, KEY_SECTIONS, viewKeys } from '../../../src/tui/keys/tables.js';
 import { refocus, settle, step } from '../../../src/tui/reducer.js';

@@ -14,7 +14,7 @@ import { ApprovalQueue } from '../../../src/approvals/queue.js';
 import { systemClock } from '../../../src/clock/index.js';
 import { presentation } from '../../../src/protocol/operator/index.js';
 import { isPosternError } from '../../../src/rules/errors.js';
-import { DECISION_PAUSE_MS } from '../../../src/tui/focus.js';
+import { DECISION_PAUSE_MS } from '../../../src/tui/views/focus.js';
 import { press } from '../../../src/tui/keys/keymap.js';
 import { refocus, step } from '../../../src/tui/reducer.js';
 import { initialState, reduce, type OperatorState } from '../../../src/tui/state.js';

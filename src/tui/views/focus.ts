@@ -15,10 +15,10 @@
  * the wait again — so a double-pressed or held key never decides a card the
  * operator has not seen.
  */
-import type { ApprovalCard } from './contract.js';
-import type { OperatorState } from './state.js';
-import { omit, type UiState } from './ui.js';
-import { matches, parseFilter } from './views/list.js';
+import type { ApprovalCard } from '../contract.js';
+import type { OperatorState } from '../state.js';
+import { omit, type UiState } from '../ui.js';
+import { matches, parseFilter } from './list.js';
 
 export const DECISION_PAUSE_MS = 600;
 

@@ -4,7 +4,7 @@
  * terminal); an observer's list has no deciding key. The key that closes it
  * then does its own job (Esc and `?` only close it).
  */
-import { KEY_SECTIONS } from '../keys/tables.js';
+import { KEY_SECTIONS } from './tables.js';
 import { line, type Line } from '../lines.js';
 import { clipCells } from '../text.js';
 
