@@ -26,7 +26,7 @@
  *   Whoever can write the file can make the agent see tools that do not run.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_RELAYED } from '../protocol/shim-hello.js';
@@ -53,6 +53,21 @@ function rememberable(t: unknown, exclude: string): t is Json {
   return isObject(t) && typeof t['name'] === 'string' && TOOL_NAME.test(t['name']) && t['name'] !== exclude && isObject(t['inputSchema']);
 }
 
+/**
+ * The text of `path` when it is a regular file of at most `max` bytes, else null. Opened without
+ * following a last symlink and without blocking, then checked on the open descriptor: a FIFO or a
+ * device put at the path (whoever can write the agent's home can) never stalls the shim.
+ */
+function readRegularFile(path: string, max: number): string | null {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    return st.isFile() && st.size <= max ? readFileSync(fd, 'utf8') : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export class ListingMemory {
   readonly #path: string | null;
   readonly #socket: string;
@@ -71,8 +86,8 @@ export class ListingMemory {
   recall(): Json[] | null {
     if (this.#path === null) return null;
     try {
-      if (statSync(this.#path).size > MAX_MEMORY_BYTES) return null;
-      const text = readFileSync(this.#path, 'utf8');
+      const text = readRegularFile(this.#path, MAX_MEMORY_BYTES);
+      if (text === null) return null;
       const v: unknown = JSON.parse(text);
       if (!isObject(v) || v['v'] !== 1 || v['socket'] !== this.#socket || !Array.isArray(v['tools'])) return null;
       const tools: unknown[] = v['tools'];

@@ -85,46 +85,57 @@ describe('postern mcp lists the remembered tools while the daemon is down', () =
     await http.close();
   });
 
-  it('SDK 2.x: listed once while the daemon ran; a session started while it is down lists the tools, a call waits for the daemon, the same call then runs', { timeout: 120_000 }, async () => {
-    const home = await userHome();
-    await listOnce(home);
-    assert.ok(existsSync(memoryFile(home)));
-    await inst.stopDaemon();
-    const c = await v2(home);
-    try {
-      assert.deepEqual(await names(c), standIn());
-      const before = http.requests.length;
-      const args = { title: 'while down', idempotency_key: key() };
-      assertNotRun(await call(c, args), before);
-      await inst.startDaemon();
-      // The client does not list again (a host that lists once per session): the same call goes through.
-      const r = await call(c, args);
-      assert.equal(r.isError, undefined, JSON.stringify(r));
-      assert.equal(http.requests.length, before + 1);
-    } finally {
-      await c.close();
-    }
-  });
-
-  it('SDK 1.x: the same, through the client most hosts run', { timeout: 120_000 }, async () => {
-    const home = await userHome();
-    await listOnce(home);
-    await inst.stopDaemon();
-    const c = new ClientV1({ name: 'remembering-v1', version: '1.0.0' });
-    await c.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: env(home), stderr: 'pipe' }));
-    try {
-      assert.deepEqual((await c.listTools()).tools.map((t) => t.name), standIn());
-      const before = http.requests.length;
-      const args = { title: 'v1 while down', idempotency_key: key() };
-      assertNotRun((await c.callTool({ name: 'create_issue', arguments: args })) as Result, before);
-      await inst.startDaemon();
-      const r = (await c.callTool({ name: 'create_issue', arguments: args })) as Result;
-      assert.equal(r.isError, undefined, JSON.stringify(r));
-      assert.equal(http.requests.length, before + 1);
-    } finally {
-      await c.close();
-    }
-  });
+  /** A session of each official client over stdio: what the tests below do with it. */
+  interface Session {
+    names(): Promise<string[]>;
+    call(args: Record<string, unknown>): Promise<Result>;
+    close(): Promise<void>;
+  }
+  const sdks: { readonly title: string; readonly label: string; open(home: string): Promise<Session> }[] = [
+    {
+      title: 'SDK 2.x: listed once while the daemon ran; a session started while it is down lists the tools, a call waits for the daemon, the same call then runs',
+      label: 'while down',
+      open: async (home) => {
+        const c = await v2(home);
+        return { names: () => names(c), call: (args) => call(c, args), close: () => c.close() };
+      },
+    },
+    {
+      title: 'SDK 1.x: the same, through the client most hosts run',
+      label: 'v1 while down',
+      open: async (home) => {
+        const c = new ClientV1({ name: 'remembering-v1', version: '1.0.0' });
+        await c.connect(new StdioV1({ command: process.execPath, args: [CLI, 'mcp'], env: env(home), stderr: 'pipe' }));
+        return {
+          names: async () => (await c.listTools()).tools.map((t) => t.name),
+          call: async (args) => (await c.callTool({ name: 'create_issue', arguments: args })) as Result,
+          close: () => c.close(),
+        };
+      },
+    },
+  ];
+  for (const sdk of sdks) {
+    it(sdk.title, { timeout: 120_000 }, async () => {
+      const home = await userHome();
+      await listOnce(home);
+      assert.ok(existsSync(memoryFile(home)));
+      await inst.stopDaemon();
+      const c = await sdk.open(home);
+      try {
+        assert.deepEqual(await c.names(), standIn());
+        const before = http.requests.length;
+        const args = { title: sdk.label, idempotency_key: key() };
+        assertNotRun(await c.call(args), before);
+        await inst.startDaemon();
+        // The client does not list again (a host that lists once per session): the same call goes through.
+        const r = await c.call(args);
+        assert.equal(r.isError, undefined, JSON.stringify(r));
+        assert.equal(http.requests.length, before + 1);
+      } finally {
+        await c.close();
+      }
+    });
+  }
 
   it('2026-07-28: the stand-in listing holds the remembered tools and is not cacheable', { timeout: 120_000 }, async () => {
     const home = await userHome();

@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import { lineSplitter } from '../../protocol/ndjson.js';
 import { listingMemoryPath, LISTING_MEMORY_ENV } from '../../mcp/remembered-listing.js';
 import { runShim } from '../../mcp/shim.js';
+import { STATUS_TOOL } from '../../mcp/stand-in.js';
 import { VERSION } from '../../version.js';
 
 /** How long the daemon may take to answer the listing before setup says so and goes on. */
@@ -38,8 +39,8 @@ export async function rememberToolsForFirstSession(socketPath: string, env: Node
       const tools = (m['result'] as Json | undefined)?.['tools'];
       if (!Array.isArray(tools)) return resolve('error');
       const names = tools.map((t) => (t as Json)['name']);
-      // The stand-in's listing (the daemon is not running) holds postern_status first.
-      resolve(names[0] === 'postern_status' ? 'down' : tools.length);
+      // The stand-in's listing (the daemon is not running) holds its own tool first.
+      resolve(names[0] === STATUS_TOOL ? 'down' : tools.length);
     }));
   });
   const shim = runShim({ socketPath, input, output, version: VERSION, memoryPath });

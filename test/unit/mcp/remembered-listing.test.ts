@@ -5,7 +5,8 @@
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ListingMemory, listingMemoryPath } from '../../../src/mcp/remembered-listing.ts';
@@ -100,4 +101,26 @@ it('a home path that is a file is as if absent, and never throws (also as root)'
   m.remember({ tools: [tool('a')] });
   assert.equal(m.recall(), null);
   assert.equal(readFileSync(home, 'utf8'), 'not a directory');
+});
+
+it('a FIFO, a symlink or a directory put at the memory path is as if absent, and never stalls the shim', () => {
+  const home = join(dir, 'odd');
+  const good = memoryAt(home);
+  good.remember({ tools: [tool('create_issue')] });
+  const path = listingMemoryPath(SOCKET, { HOME: home })!;
+  const kept = join(dir, 'kept-listing.json');
+  renameSync(path, kept);
+  // The control case: the same bytes as a regular file are recalled.
+  copyFileSync(kept, path);
+  assert.deepEqual(memoryAt(home).recall()?.map((t) => t['name']), ['create_issue']);
+  rmSync(path);
+  const made = spawnSync('mkfifo', [path]);
+  assert.equal(made.status, 0, String(made.stderr));
+  assert.equal(memoryAt(home).recall(), null, 'a FIFO: no read blocks');
+  rmSync(path);
+  symlinkSync(kept, path);
+  assert.equal(memoryAt(home).recall(), null, 'a symlink');
+  rmSync(path);
+  mkdirSync(path);
+  assert.equal(memoryAt(home).recall(), null, 'a directory');
 });
