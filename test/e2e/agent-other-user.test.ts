@@ -29,7 +29,7 @@ import type { Installation } from '../helpers/daemon.js';
 import type { FakeHttpServer } from '../helpers/fake-http.js';
 import { installWithReadTool } from '../helpers/boundary.js';
 import { childEnv, CLI } from '../helpers/cli.js';
-import { agentUser, osUsersSkip } from '../helpers/os-users.js';
+import { agentUser, osUsersSkip, reachableByOthers } from '../helpers/os-users.js';
 
 const USER_A = 'postern-agent-a';
 const USER_B = 'postern-agent-b';
@@ -77,6 +77,8 @@ describe('an agent as another OS user: the shared agent socket, the allow list a
   let a: { uid: number; gid: number };
   let b: { uid: number; gid: number };
   const clients: Client[] = [];
+  /** Puts back the modes of the checkout's directories (opened for search so the agent users can run the CLI). */
+  let restoreModes: () => void = () => undefined;
   const shared = (): string => join(`${inst.sb.home}-agents`, 'agent.sock');
   const cli = async (...args: string[]): Promise<string> => {
     const r = await inst.sb.run([...args, '--passphrase-file', inst.passFile]);
@@ -110,6 +112,7 @@ describe('an agent as another OS user: the shared agent socket, the allow list a
   before(async () => {
     a = agentUser(USER_A);
     b = agentUser(USER_B);
+    restoreModes = reachableByOthers(CLI);
     ({ inst, http } = await installWithReadTool('CANARY-other-user-token'));
     const read = (user: string | null): Record<string, unknown> => ({
       description: 'Read JSON.', effect: 'read', approval: 'none', ...(user === null ? {} : { agent_users: [user] }),
@@ -131,6 +134,7 @@ describe('an agent as another OS user: the shared agent socket, the allow list a
     for (const c of clients) await c.close().catch(() => undefined);
     await inst?.cleanup();
     await http?.close();
+    restoreModes();
   });
 
   it('opens the shared socket beside the 0700 home: 0711 directory, 0666 socket', () => {

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 export function osUsersSkip(): string | false {
   const why = process.getuid?.() !== 0 ? 'not running as root' : !existsSync('/usr/sbin/useradd') ? '/usr/sbin/useradd is absent' : !existsSync('/usr/bin/perl') ? '/usr/bin/perl is absent' : null;
@@ -32,4 +33,25 @@ export function agentUser(user: string, o: { home?: string; groups?: readonly st
   if (o.home !== undefined) run('/usr/sbin/usermod', ['--home', o.home, user]);
   if (o.groups !== undefined && o.groups.length > 0) run('/usr/sbin/usermod', ['--append', '--groups', o.groups.join(','), user]);
   return { uid: id('-u'), gid: id('-g') };
+}
+
+/**
+ * Lets other users reach `path` (the checkout's built CLI, which a second user runs): each
+ * ancestor directory that others may not search gets o+x (search by name only, nothing listed),
+ * since a checkout under `mktemp -d` (0700) is otherwise out of their reach. Returns what puts
+ * the modes back.
+ */
+export function reachableByOthers(path: string): () => void {
+  const changed: [string, number][] = [];
+  for (let d = dirname(resolve(path)); ; d = dirname(d)) {
+    const mode = statSync(d).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(d, mode | 0o001);
+      changed.push([d, mode]);
+    }
+    if (dirname(d) === d) break;
+  }
+  return () => {
+    for (const [d, mode] of changed.reverse()) chmodSync(d, mode);
+  };
 }
