@@ -181,6 +181,8 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Drawn 2 cells by some terminal although a width table may say 1. */
 const MAY_BE_WIDE = /[\p{Extended_Pictographic}\p{Regional_Indicator}\p{Emoji_Modifier}]/u;
 const cpCells = new Map<string, number>();
+/** Cells of a cluster already measured (string-width is slow, and a report repeats the same few marks on every row). */
+const clusterCache = new Map<string, number>();
 
 /** The widest a terminal may draw one code point: 2 when any table counts it wide (ambiguous too), else 1. */
 function codePointCells(ch: string): number {
@@ -195,9 +197,14 @@ function codePointCells(ch: string): number {
 /** The widest a terminal may draw one grapheme cluster: every code point on its own, and never less than string-width. */
 function clusterCells(g: string): number {
   if (PRINTABLE_ASCII.test(g)) return g.length;
-  let n = 0;
-  for (const ch of g) n += codePointCells(ch);
-  return Math.max(n, stringWidth(g));
+  let n = clusterCache.get(g);
+  if (n === undefined) {
+    n = 0;
+    for (const ch of g) n += codePointCells(ch);
+    n = Math.max(n, stringWidth(g));
+    if (clusterCache.size < 4096) clusterCache.set(g, n);
+  }
+  return n;
 }
 
 /**

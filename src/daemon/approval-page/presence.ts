@@ -18,14 +18,17 @@
  * opened as `localhost` (PRESENCE_UNAVAILABLE elsewhere).
  */
 import { createHash } from 'node:crypto';
+import type * as WebAuthn from '@simplewebauthn/server';
 import type { Clock } from '../../clock/index.js';
-import { generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { z } from 'zod';
 import type { Passkey } from '../../home/approval-devices.js';
 import type { PresenceProof } from '../../protocol/approvals.js';
 import { PosternError } from '../../rules/errors.js';
 import type { DeviceRegistry } from './devices.js';
 import { B64URL } from './proof.js';
+
+/** The WebAuthn library (about 300 modules), loaded on the first passkey a page registers or checks, not at the daemon's start. */
+const webauthn = (): Promise<typeof WebAuthn> => import('@simplewebauthn/server');
 
 const PRESENCE_DOMAIN = 'postern approval-page presence v1';
 /** How long a registration challenge may wait for the browser's answer. */
@@ -72,7 +75,8 @@ function presenceUnavailable(host: string): string | null {
 }
 
 /** The options the page hands to navigator.credentials.create(): a platform authenticator, user verification required. */
-function registrationOptions(rpId: string, device: { id: string; name: string }, existing: readonly Passkey[]): Promise<unknown> {
+async function registrationOptions(rpId: string, device: { id: string; name: string }, existing: readonly Passkey[]): Promise<unknown> {
+  const { generateRegistrationOptions } = await webauthn();
   return generateRegistrationOptions({
     rpName: 'Postern approval page',
     rpID: rpId,
@@ -89,6 +93,7 @@ const invalid = (why: string): PosternError => new PosternError('PRESENCE_INVALI
 
 /** A new passkey from the browser's answer to `challenge`, or PRESENCE_INVALID. */
 async function verifyRegistration(a: Attestation, challenge: string, origin: string, rpId: string, at: Date): Promise<Passkey> {
+  const { verifyRegistrationResponse } = await webauthn();
   let r;
   try {
     r = await verifyRegistrationResponse({ response: a, expectedChallenge: challenge, expectedOrigin: origin, expectedRPID: rpId, requireUserVerification: true });
@@ -110,6 +115,7 @@ interface PresenceVerdict {
 export async function verifyPresence(a: Assertion, passkeys: readonly Passkey[], challenge: string, origin: string, rpId: string): Promise<PresenceVerdict> {
   const key = passkeys.find((k) => k.id === a.id);
   if (key === undefined) throw invalid('the assertion is not from a passkey of this device');
+  const { verifyAuthenticationResponse } = await webauthn();
   let r;
   try {
     r = await verifyAuthenticationResponse({

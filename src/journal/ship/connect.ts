@@ -4,7 +4,7 @@
  * hold a password): it is never printed; a failure names the database by its
  * host and name only.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { PosternError } from '../../rules/errors.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 
@@ -46,7 +46,9 @@ function checkShipUrl(url: string): void {
 /** A connected client; an error on an idle connection is kept for the next query instead of crashing the process. */
 export async function connectShip(url: string): Promise<pg.Client> {
   checkShipUrl(url);
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, application_name: 'postern' });
+  // The driver is loaded when something ships, not by every daemon and command that could.
+  const { default: { Client } } = await import('pg');
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, application_name: 'postern' });
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -26,12 +26,12 @@ const FORBIDDEN_PACKAGES = ['ssh2', 'libsodium-wrappers-sumo', 'better-sqlite3',
 
 const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s*['"]([^'"]+)['"]/g;
 
-/** What one file imports directly: resolved relative files, and bare package names. */
-function importsOf(f: string): { files: string[]; packages: string[] } {
+/** What one file imports directly (`staticOnly`: not its `import()`s): resolved relative files, and bare package names. */
+function importsOf(f: string, staticOnly = false): { files: string[]; packages: string[] } {
   const files: string[] = [];
   const packages: string[] = [];
-  for (const m of readFileSync(f, 'utf8').matchAll(IMPORT)) {
-    const spec = m[1] ?? m[2] ?? m[3] ?? '';
+  const src = readFileSync(f, 'utf8');
+  for (const spec of staticOnly ? specifiers(src).statics : [...src.matchAll(IMPORT)].map((m) => m[1] ?? m[2] ?? m[3] ?? '')) {
     if (spec.startsWith('.')) files.push(resolve(dirname(f), spec));
     else packages.push(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
   }
@@ -44,15 +44,16 @@ function specifiers(src: string): { statics: string[]; dynamics: string[] } {
   return { statics, dynamics };
 }
 
-function closure(...entries: string[]): { files: Set<string>; packages: Set<string> } {
+/** Every file and package `entries` reach (`staticOnly`: what loading them evaluates before anything runs). */
+function closure(entries: string | string[], opts: { staticOnly?: boolean } = {}): { files: Set<string>; packages: Set<string> } {
   const files = new Set<string>();
   const packages = new Set<string>();
-  const todo = [...entries];
+  const todo = typeof entries === 'string' ? [entries] : [...entries];
   while (todo.length > 0) {
     const f = todo.pop()!;
     if (files.has(f)) continue;
     files.add(f);
-    const direct = importsOf(f);
+    const direct = importsOf(f, opts.staticOnly);
     todo.push(...direct.files);
     for (const p of direct.packages) packages.add(p);
   }
@@ -86,7 +87,7 @@ export function tuiBoundaryProblems(dist: string): string[] {
     }
   }
   if (tuiFiles.length > 0) {
-    for (const f of closure(...tuiFiles).files) {
+    for (const f of closure(tuiFiles).files) {
       const top = relative(dist, f).split('/')[0]!;
       if (!TUI_MAY_REACH.includes(top)) problems.push(`the UI reaches ${relative(dist, f)}`);
     }
@@ -138,4 +139,20 @@ it('postern mcp through main.js loads only the shim: no commander, no libsodium'
     assert.ok(!FORBIDDEN_DIRS.includes(rel.split('/')[0]!) && rel !== join('cli', 'program.js') && !rel.startsWith(join('cli', 'commands')), `postern mcp loads ${rel}`);
   }
   assert.ok(files.has(join(DIST, 'mcp', 'shim.js')));
+});
+
+/** Loaded on first use only: each is hundreds of modules that a daemon's start or a command's run would otherwise parse for nothing. */
+const ON_FIRST_USE = ['@simplewebauthn/server', 'pg', 'qrcode'];
+
+it('the daemon and every command load WebAuthn, the PostgreSQL driver and the QR encoder only when they use them', () => {
+  const entries = [join(DIST, 'daemon', 'run.js'), ...jsFilesUnder(join(DIST, 'cli', 'commands'))];
+  assert.ok(entries.length > 10 && entries.every((f) => existsSync(f)), 'build first (npm run build)');
+  assert.ok(closure(entries[0]!, { staticOnly: true }).packages.has('undici'), 'the walk followed the daemon\'s static imports');
+  for (const entry of entries) {
+    const { packages } = closure(entry, { staticOnly: true });
+    for (const p of ON_FIRST_USE) assert.ok(!packages.has(p), `${relative(DIST, entry)} loads ${p} before it is used`);
+  }
+  // Each is still reached, on demand, from where it is used.
+  const all = closure(entries).packages;
+  for (const p of ON_FIRST_USE) assert.ok(all.has(p), `${p} is imported somewhere`);
 });
