@@ -6,7 +6,8 @@
  * SSH private keys must parse (with their passphrase when encrypted).
  */
 import { createHash, createPrivateKey } from 'node:crypto';
-import ssh2, { type ParsedKey } from 'ssh2';
+import type { ParsedKey } from 'ssh2';
+import { ssh2 } from '../libraries.js';
 import type { CredentialKind } from '../vault/types.js';
 import { PosternError } from '../rules/errors.js';
 import { readLineFile } from './context.js';
@@ -95,7 +96,7 @@ interface ParsedSshKey {
 
 /** Parses an SSH private key; encrypted keys need their passphrase. Never echoes key material. */
 function parseSshPrivateKey(key: Uint8Array, passphrase: Uint8Array | undefined): ParsedSshKey {
-  const parsed: ParsedKey | Error = ssh2.utils.parseKey(Buffer.from(key), passphrase === undefined ? undefined : Buffer.from(passphrase));
+  const parsed: ParsedKey | Error = ssh2().utils.parseKey(Buffer.from(key), passphrase === undefined ? undefined : Buffer.from(passphrase));
   const first: ParsedKey | Error | undefined = Array.isArray(parsed) ? (parsed as ParsedKey[])[0] : parsed;
   if (first === undefined || first instanceof Error) {
     const msg = first instanceof Error ? first.message : '';
@@ -116,7 +117,7 @@ function parseSshPrivateKey(key: Uint8Array, passphrase: Uint8Array | undefined)
 }
 
 function isEncryptedKeyError(key: Uint8Array): boolean {
-  const r: ParsedKey | Error = ssh2.utils.parseKey(Buffer.from(key));
+  const r: ParsedKey | Error = ssh2().utils.parseKey(Buffer.from(key));
   const first: ParsedKey | Error | undefined = Array.isArray(r) ? (r as ParsedKey[])[0] : r;
   return first instanceof Error && /no passphrase given/i.test(first.message);
 }

@@ -8,7 +8,7 @@
  */
 import { generateKeyPairSync, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import ssh2 from 'ssh2';
+import { ssh2 } from '../libraries.js';
 import type { Connection, ParsedKey } from 'ssh2';
 import { sshFingerprint } from '../executors/ssh/index.js';
 import type { RequestLog } from './request-log.js';
@@ -26,7 +26,7 @@ interface DemoKeyPair {
 
 export function demoKeyPair(): DemoKeyPair {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256', privateKeyEncoding: { type: 'sec1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-  const parsed = ssh2.utils.parseKey(privateKey);
+  const parsed = ssh2().utils.parseKey(privateKey);
   if (parsed instanceof Error || Array.isArray(parsed)) throw new Error('the demo could not make an SSH key');
   const key = parsed;
   const publicSsh = key.getPublicSSH();
@@ -76,10 +76,10 @@ interface DemoSshService {
 }
 
 export async function startSshService(log: RequestLog, hostKey: DemoKeyPair, clientPublicLine: string, user: string): Promise<DemoSshService> {
-  const clientKey = ssh2.utils.parseKey(clientPublicLine) as ParsedKey;
+  const clientKey = ssh2().utils.parseKey(clientPublicLine) as ParsedKey;
   const clientPublicSsh = clientKey.getPublicSSH();
   const conns = new Set<Connection>();
-  const server = new ssh2.Server({ hostKeys: [hostKey.privatePem] }, (conn) => {
+  const server = new (ssh2().Server)({ hostKeys: [hostKey.privatePem] }, (conn) => {
     conns.add(conn);
     conn.on('close', () => conns.delete(conn));
     conn.on('error', () => undefined);

@@ -17,7 +17,7 @@
  */
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import ssh2 from 'ssh2';
+import { ssh2 } from '../libraries.js';
 import { z } from 'zod';
 import { PosternError } from '../rules/errors.js';
 import { atomicWriteFile } from './atomic-write.js';
@@ -73,7 +73,7 @@ async function readText(file: string): Promise<string | null> {
 
 /** The public line of an OpenSSH private key. */
 function publicLine(privateText: string, file: string): string {
-  const k = ssh2.utils.parseKey(privateText);
+  const k = ssh2().utils.parseKey(privateText);
   if (k instanceof Error || Array.isArray(k)) throw new PosternError('INPUT_INVALID', `${file} is not a valid SSH private key`);
   return `${k.type} ${k.getPublicSSH().toString('base64')}`;
 }
@@ -93,8 +93,8 @@ export async function readGatewayKeys(paths: HomePaths): Promise<GatewayKeys | n
  */
 function newKeyPair(comment: string): { private: string; public: string } {
   for (let i = 0; i < 16; i++) {
-    const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment });
-    const k = ssh2.utils.parseKey(pair.private);
+    const pair = ssh2().utils.generateKeyPairSync('ed25519', { comment });
+    const k = ssh2().utils.parseKey(pair.private);
     if (!(k instanceof Error) && !Array.isArray(k)) return pair;
   }
   throw new PosternError('INTERNAL', 'no SSH key pair could be made that reads back');

@@ -14,7 +14,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import ssh2 from 'ssh2';
+import { ssh2 } from '../../libraries.js';
 import type { AuthContext, Connection, ParsedKey, ServerChannel, Session } from 'ssh2';
 import { PosternError } from '../../rules/errors.js';
 import type { Services, SessionInfo } from '../pipeline/context.js';
@@ -37,7 +37,7 @@ export interface GatewayServer {
 }
 
 function parsedKey(text: string): ParsedKey {
-  const k = ssh2.utils.parseKey(text);
+  const k = ssh2().utils.parseKey(text);
   if (k instanceof Error || Array.isArray(k)) throw new PosternError('INPUT_INVALID', 'the SSH gateway key file is not a single valid key');
   return k;
 }
@@ -137,7 +137,7 @@ export async function startGatewayServer(o: GatewayServerOptions, port: number):
   const allowed = parsedKey(o.clientKey);
   const connections = new Set<Connection>();
   let bound = port;
-  const server = new ssh2.Server({ hostKeys: [o.hostKey], ident: 'Postern-gateway' }, (client, info) => {
+  const server = new (ssh2().Server)({ hostKeys: [o.hostKey], ident: 'Postern-gateway' }, (client, info) => {
     connections.add(client);
     client.on('close', () => connections.delete(client));
     // Looked up at once, while the client's connection is surely there; the card shows it as context.

@@ -14,7 +14,8 @@
  *   before undici may write the request on it.
  */
 import { isIP } from 'node:net';
-import { buildConnector, type Dispatcher } from 'undici';
+import type { buildConnector, Dispatcher } from 'undici';
+import { undici } from '../../libraries.js';
 import { PosternError } from '../../rules/errors.js';
 import { egressVerdict, sameAddress } from './ip-policy.js';
 import { egressBlocked } from './target.js';
@@ -33,7 +34,7 @@ interface PinnedConnectorOptions extends CheckedConnection {
 }
 
 export function pinnedConnector(opts: PinnedConnectorOptions): buildConnector.connector {
-  const base = opts.base ?? buildConnector({ timeout: opts.connectTimeoutMs, rejectUnauthorized: true, maxCachedSessions: opts.keepTlsSessions === true ? 100 : 0 });
+  const base = opts.base ?? undici().buildConnector({ timeout: opts.connectTimeoutMs, rejectUnauthorized: true, maxCachedSessions: opts.keepTlsSessions === true ? 100 : 0 });
   // SNI carries names only (RFC 6066), without a trailing dot.
   const servername = isIP(opts.host) === 0 ? opts.host.replace(/\.$/, '') : undefined;
   return (_requested, callback) => {

@@ -30,7 +30,8 @@
  *   (`body.kind: 'withheld'`); status and headers do.
  */
 import { EventEmitter } from 'node:events';
-import { Client, type Dispatcher } from 'undici';
+import type { Client, Dispatcher } from 'undici';
+import { undici } from '../../libraries.js';
 import { PosternError } from '../../rules/errors.js';
 import { noticeOnWrite, pinnedConnector } from './connector.js';
 import { targetFailure } from './failures.js';
@@ -91,7 +92,7 @@ async function sendHttp(r: HttpRequest, opts: HttpExecOptions): Promise<HttpResu
   let own: Client | null = null;
   const base: Dispatcher =
     opts.pool?.dispatcher({ origin: origin.href, connector: connection, credential: opts.credential }) ??
-    (own = new Client(origin.href, { connect: pinnedConnector(connection), pipelining: 1, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs }));
+    (own = new (undici().Client)(origin.href, { connect: pinnedConnector(connection), pipelining: 1, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs }));
   let sent = false;
   const client = base.compose(
     noticeOnWrite(() => {

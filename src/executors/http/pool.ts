@@ -20,7 +20,8 @@
  *   cut by them. destroy() (shutdown past its grace) cuts them. Later calls
  *   open new connections.
  */
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../../libraries.js';
 import { CredentialDigests } from '../credential-digest.js';
 import { pinnedConnector } from './connector.js';
 import type { CheckedConnection, HttpCredential, HttpDispatchers } from './types.js';
@@ -68,7 +69,7 @@ export class HttpPool implements HttpDispatchers {
       this.#entries.set(key, found);
       return found.pool;
     }
-    const pool = new Pool(target.origin, {
+    const pool = new (undici().Pool)(target.origin, {
       connections: this.#connections,
       connect: pinnedConnector({ ...target.connector, keepTlsSessions: true }),
       pipelining: 1,

@@ -11,7 +11,7 @@
  *   parse error text is dropped (kept only as `cause`, which is never shown).
  * - The secret stays in memory: never in argv, environment or a file.
  */
-import ssh2 from 'ssh2';
+import { ssh2 } from '../../libraries.js';
 import { assertCredentialFits } from '../../rules/credential-fit.js';
 import { PosternError } from '../../rules/errors.js';
 import type { SshCredential } from './types.js';
@@ -40,7 +40,7 @@ export function sshAuth(credential: SshCredential | null, credentialName: string
     const privateKey = Buffer.from(key);
     const pass = credential.secret.key_passphrase;
     const passphrase = pass === undefined || pass.length === 0 ? undefined : Buffer.from(pass);
-    const parsed = ssh2.utils.parseKey(privateKey, passphrase);
+    const parsed = ssh2().utils.parseKey(privateKey, passphrase);
     if (parsed instanceof Error || (Array.isArray(parsed) && parsed.length === 0)) {
       throw new PosternError('SECRET_INVALID', `the SSH key ${name} could not be read (wrong passphrase or unsupported format)`, {
         details: { credential: name },

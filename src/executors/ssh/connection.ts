@@ -22,8 +22,8 @@
  *   of the loss exactly once.
  */
 import { Socket } from 'node:net';
-import ssh2 from 'ssh2';
-import type { ClientChannel, ConnectConfig } from 'ssh2';
+import { ssh2 } from '../../libraries.js';
+import type { Client, ClientChannel, ConnectConfig } from 'ssh2';
 import type { ResolvedSsh } from '../../contracts/calls/resolved.js';
 import { PosternError } from '../../rules/errors.js';
 import type { SshAuth } from './auth.js';
@@ -40,7 +40,7 @@ export class SshConnection {
   readonly where: Where;
   /** Fulfilled once authenticated; rejected (PosternError, nothing sent) if the handshake fails. */
   readonly ready: Promise<void>;
-  private readonly client = new ssh2.Client();
+  private readonly client = new (ssh2().Client)();
   private readonly socket: Socket;
   private state: 'connecting' | 'ready' | 'lost' = 'connecting';
   private verdict: HostKeyVerdict | null = null;
@@ -249,7 +249,7 @@ interface ExecWriter {
  * Returns false when the writer is not there; callers then count the channel
  * request as the exec.
  */
-function hookExecRequests(client: ssh2.Client, hooks: Map<Buffer, () => void>): boolean {
+function hookExecRequests(client: Client, hooks: Map<Buffer, () => void>): boolean {
   const writer = (client as unknown as { _protocol?: Partial<ExecWriter> })._protocol;
   const write = writer?.exec;
   if (writer === undefined || typeof write !== 'function') return false;

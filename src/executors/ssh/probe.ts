@@ -6,13 +6,13 @@
  * no credential is sent and nothing runs; the caller records the fingerprint
  * only after the operator confirms it.
  */
-import ssh2 from 'ssh2';
+import { ssh2 } from '../../libraries.js';
 import { PosternError } from '../../rules/errors.js';
 import { sshFingerprint } from './host-key.js';
 
 export async function probeHostKey(host: string, port: number, timeoutMs = 10_000): Promise<string> {
   return new Promise<string>((resolve, reject) => {
-    const client = new ssh2.Client();
+    const client = new (ssh2().Client)();
     let offered: string | null = null;
     let settled = false;
     const done = (): void => {

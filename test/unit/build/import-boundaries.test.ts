@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const DIST = resolve(import.meta.dirname, '../../../dist');
-const FORBIDDEN_DIRS = ['vault', 'executors', 'journal', 'daemon', 'redaction', 'approvals'];
+/** Top-level folders (and src/libraries.ts, which requires undici and ssh2) the shim never reaches. */
+const FORBIDDEN_DIRS = ['vault', 'executors', 'journal', 'daemon', 'redaction', 'approvals', 'libraries.js'];
 const FORBIDDEN_PACKAGES = ['ssh2', 'libsodium-wrappers-sumo', 'better-sqlite3', 'undici'];
 
 const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s*['"]([^'"]+)['"]/g;
@@ -141,18 +142,24 @@ it('postern mcp through main.js loads only the shim: no commander, no libsodium'
   assert.ok(files.has(join(DIST, 'mcp', 'shim.js')));
 });
 
-/** Loaded on first use only: each is hundreds of modules that a daemon's start or a command's run would otherwise parse for nothing. */
+/** Loaded on first use only: each is hundreds of modules, or a tenth of a start, that a daemon's start or a command's run would otherwise parse for nothing. */
 const ON_FIRST_USE = ['@simplewebauthn/server', 'pg', 'qrcode'];
+/** Required on first use through src/libraries.ts (CommonJS, so the code using them stays synchronous). */
+const REQUIRED_ON_FIRST_USE = ['undici', 'ssh2'];
 
-it('the daemon and every command load WebAuthn, the PostgreSQL driver and the QR encoder only when they use them', () => {
-  const entries = [join(DIST, 'daemon', 'run.js'), ...jsFilesUnder(join(DIST, 'cli', 'commands'))];
+it('the daemon and every command load WebAuthn, the PostgreSQL driver, the QR encoder, undici and ssh2 only when they use them', () => {
+  const daemon = join(DIST, 'daemon', 'run.js');
+  const entries = [daemon, ...jsFilesUnder(join(DIST, 'cli', 'commands'))];
   assert.ok(entries.length > 10 && entries.every((f) => existsSync(f)), 'build first (npm run build)');
-  assert.ok(closure(entries[0]!, { staticOnly: true }).packages.has('undici'), 'the walk followed the daemon\'s static imports');
+  const atStart = closure(daemon, { staticOnly: true });
+  assert.ok(atStart.packages.has('zod') && atStart.files.has(join(DIST, 'libraries.js')), 'the walk followed the daemon\'s static imports');
   for (const entry of entries) {
     const { packages } = closure(entry, { staticOnly: true });
-    for (const p of ON_FIRST_USE) assert.ok(!packages.has(p), `${relative(DIST, entry)} loads ${p} before it is used`);
+    for (const p of [...ON_FIRST_USE, ...REQUIRED_ON_FIRST_USE]) assert.ok(!packages.has(p), `${relative(DIST, entry)} loads ${p} before it is used`);
   }
   // Each is still reached, on demand, from where it is used.
   const all = closure(entries).packages;
   for (const p of ON_FIRST_USE) assert.ok(all.has(p), `${p} is imported somewhere`);
+  const libraries = readFileSync(join(DIST, 'libraries.js'), 'utf8');
+  for (const p of REQUIRED_ON_FIRST_USE) assert.ok(libraries.includes(`load('${p}')`), `src/libraries.ts requires ${p}`);
 });
