@@ -269,6 +269,13 @@ export function rowWidth(columns: number): number {
 
 /** Starts every folded row after the first: visible, and never produced by sanitized text at a row's start. */
 export const CONTINUATION = '\u2506 ';
+/**
+ * The cells CONTINUATION takes, as cellWidth counts them (U+2506 is East Asian Ambiguous: 2, then
+ * a space). A constant, so folding ASCII text never builds string-width's tables, whose first
+ * use costs a command about 40 ms; test/unit/rules/terminal-width.test.ts holds it equal to
+ * cellWidth(CONTINUATION).
+ */
+export const CONTINUATION_CELLS = 3;
 
 /** Cells a grapheme may take and still be kept whole on the narrowest row (a toned emoji, a flag). */
 const MAX_WHOLE_CLUSTER = 4;
@@ -294,7 +301,7 @@ export interface FoldOptions {
  */
 export function foldToWidth(line: string, width: number, indent = '', opts: FoldOptions = {}): string[] {
   const lead = `${indent}${CONTINUATION}`;
-  const leadWidth = cellWidth(lead);
+  const leadWidth = cellWidth(indent) + CONTINUATION_CELLS;
   const pieces = foldPieces(line, Math.max(width - leadWidth, MAX_WHOLE_CLUSTER));
   // Cells of the word each piece begins: a row may end at a space only when the word after it fits a row of its own.
   const wordAfter = new Array<number>(pieces.length + 1).fill(0);

@@ -9,7 +9,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import stringWidth from 'string-width';
-import { CONTINUATION, WIDTH_TABLE_UNICODE, cellWidth, foldToWidth, jsonForTerminal, rowWidth, sanitizeForTerminal } from '../../../src/rules/terminal-text.js';
+import { CONTINUATION, CONTINUATION_CELLS, WIDTH_TABLE_UNICODE, cellWidth, foldToWidth, jsonForTerminal, rowWidth, sanitizeForTerminal } from '../../../src/rules/terminal-text.js';
 
 /** How many cells a terminal that draws every code point apart, at its widest, gives a string. */
 function widestDraw(s: string): number {
@@ -45,6 +45,13 @@ describe('the width of a grapheme is counted at its widest', () => {
     assert.equal(cellWidth('👍🏽'), 4);
     assert.equal(cellWidth('ক্ষ'), 3);
     assert.equal(cellWidth('plain ascii'), 11);
+  });
+
+  it('the continuation mark takes the cells the fold counts for it, measured the general way', () => {
+    assert.equal(cellWidth(CONTINUATION), CONTINUATION_CELLS);
+    assert.equal(cellWidth(`    ${CONTINUATION}`), 4 + CONTINUATION_CELLS);
+    // A fold of ASCII text under a narrow width: every row, lead included, within the width.
+    for (const row of foldToWidth('x'.repeat(50), 12, '  ')) assert.ok(cellWidth(row) <= 12, row);
   });
 
   it('escapes graphemes whose width is not settled, in text and in JSON', () => {
