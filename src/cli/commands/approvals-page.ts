@@ -19,6 +19,7 @@
  * every string from the daemon is printed through sanitizeForTerminal.
  */
 import type { Command } from 'commander';
+import { qrcode } from '../../libraries.js';
 import { APPROVAL_PAGE_TLS_CREDENTIAL, makePageCertificate } from '../../home/approval-page-tls.js';
 import { writeVault } from '../../home/vault-write.js';
 import { APPROVAL_PAGE_DEFAULT_PORT, LOOPBACK, readApprovalPageAuthorization, removeApprovalPageAuthorization, writeApprovalPageAuthorization } from '../../home/approval-page-authorization.js';
@@ -152,7 +153,7 @@ export function registerApprovalPage(approvals: Command, withOperator: WithOpera
       ctx.out(`page key ${clean(p.page_key, 16)}, run ${clean(p.run_fingerprint, 16)} (the page shows the run once the daemon proved itself)`);
       if (p.tls_sha256 !== null) ctx.out(`certificate SHA-256 (check it in the browser): ${clean(p.tls_sha256, 64)}`);
       ctx.out('from another machine: ssh -L PORT:127.0.0.1:PORT this-host, then open the same URL there');
-      if (o.qr === true || process.stdout.isTTY) ctx.out(await (await import('qrcode')).default.toString(link, { type: 'terminal', small: true }));
+      if (o.qr === true || process.stdout.isTTY) ctx.out(await (await qrcode()).toString(link, { type: 'terminal', small: true }));
     });
 
   const devices = approvals

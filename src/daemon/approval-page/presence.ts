@@ -18,7 +18,6 @@
  * opened as `localhost` (PRESENCE_UNAVAILABLE elsewhere).
  */
 import { createHash } from 'node:crypto';
-import type * as WebAuthn from '@simplewebauthn/server';
 import type { Clock } from '../../clock/index.js';
 import { z } from 'zod';
 import type { Passkey } from '../../home/approval-devices.js';
@@ -26,9 +25,7 @@ import type { PresenceProof } from '../../protocol/approvals.js';
 import { PosternError } from '../../rules/errors.js';
 import type { DeviceRegistry } from './devices.js';
 import { B64URL } from './proof.js';
-
-/** The WebAuthn library (about 300 modules), loaded on the first passkey a page registers or checks, not at the daemon's start. */
-const webauthn = (): Promise<typeof WebAuthn> => import('@simplewebauthn/server');
+import { webauthn } from '../../libraries.js';
 
 const PRESENCE_DOMAIN = 'postern approval-page presence v1';
 /** How long a registration challenge may wait for the browser's answer. */

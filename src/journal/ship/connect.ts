@@ -5,6 +5,7 @@
  * host and name only.
  */
 import type pg from 'pg';
+import { pg as loadPg } from '../../libraries.js';
 import { PosternError } from '../../rules/errors.js';
 import { sanitizeForTerminal as clean } from '../../rules/terminal-text.js';
 
@@ -46,9 +47,7 @@ function checkShipUrl(url: string): void {
 /** A connected client; an error on an idle connection is kept for the next query instead of crashing the process. */
 export async function connectShip(url: string): Promise<pg.Client> {
   checkShipUrl(url);
-  // The driver is loaded when something ships, not by every daemon and command that could.
-  const { default: { Client } } = await import('pg');
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, application_name: 'postern' });
+  const client = new (await loadPg()).Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, application_name: 'postern' });
   client.on('error', () => undefined);
   try {
     await client.connect();
