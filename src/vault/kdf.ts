@@ -13,6 +13,7 @@ import { PosternError } from '../rules/errors.js';
 import { KEY_BYTES } from './format.js';
 import { sodium } from './libsodium.js';
 import type { KdfParams } from './types.js';
+import { packageFile } from '../package-files.js';
 
 export type KdfRunner = 'worker' | 'inline';
 
@@ -54,7 +55,7 @@ function startWorker(workerData: object, transferList: ArrayBuffer[]): Worker {
     const boot = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
     return new Worker(boot, { eval: true, workerData, transferList, execArgv: [] });
   }
-  return new Worker(new URL('./kdf-worker.js', import.meta.url), { workerData, transferList, execArgv: [] });
+  return new Worker(packageFile('vault/kdf-worker.js'), { workerData, transferList, execArgv: [] });
 }
 
 export function deriveKekInWorker(passphrase: Uint8Array, salt: Uint8Array, kdf: KdfParams): Promise<Uint8Array> {

@@ -8,6 +8,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
 import { PosternError } from '../../rules/errors.js';
+import { packageFile } from '../../package-files.js';
 
 export interface LaunchSpec {
   readonly command: string;
@@ -27,7 +28,7 @@ function checked(path: string, what: string): string {
 
 /** The entry script of the running CLI (dist/cli/main.js), symlinks (npm link, npm install -g) resolved. */
 export function cliEntry(): string {
-  return realpathSync(fileURLToPath(new URL('../main.js', import.meta.url)));
+  return realpathSync(fileURLToPath(packageFile('cli/main.js')));
 }
 
 export function launchSpec(home: string, opts: { node?: string; entry?: string } = {}): LaunchSpec {

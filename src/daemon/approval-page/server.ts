@@ -52,6 +52,7 @@ import { B64URL, bodyDigest, devicePublicKey, newRunId, pairMessage, requestMess
 import { RateLimit } from './rate.js';
 import { pageActivity, pageCard, type PageState } from './view.js';
 import { AssertionSchema, PasskeyDesk, presenceChallenge, type PageAt } from './presence.js';
+import { packageFile } from '../../package-files.js';
 
 const MAX_BODY = 16 * 1024;
 const VIEW_HEADER = 'x-postern-view';
@@ -121,7 +122,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
 };
 
 function loadStatic(): Map<string, Buffer> {
-  const dir = new URL('./static/', import.meta.url);
+  const dir = packageFile('daemon/approval-page/static/');
   return new Map(Object.values(STATIC).map((s) => [s.file, readFileSync(new URL(s.file, dir))]));
 }
 

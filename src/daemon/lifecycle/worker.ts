@@ -17,6 +17,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { ErrorCodes, PosternError, type ErrorCode } from '../../rules/errors.js';
 import type { KdfProfile } from '../../vault/index.js';
 import type { WorkerCommand, WorkerData, WorkerReport } from './worker-messages.js';
+import { packageFile } from '../../package-files.js';
 
 interface DaemonWorker {
   /** A fresh private operator port to the daemon; hand it to connectPortTransport. */
@@ -40,7 +41,7 @@ function workerFor(data: WorkerData, transfer: (ArrayBuffer | MessagePort)[]): W
     const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
     return new Worker(boot, { eval: true, workerData: data, transferList: transfer, execArgv: [] });
   }
-  return new Worker(new URL('../worker-main.js', import.meta.url), { workerData: data, transferList: transfer, execArgv: [] });
+  return new Worker(packageFile('daemon/worker-main.js'), { workerData: data, transferList: transfer, execArgv: [] });
 }
 
 const known = (code: string): ErrorCode => (Object.prototype.hasOwnProperty.call(ErrorCodes, code) ? (code as ErrorCode) : 'INTERNAL');

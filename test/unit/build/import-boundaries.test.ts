@@ -5,7 +5,9 @@
  * better-sqlite3 / undici. Follows every relative import transitively.
  * And `postern mcp` through the binary's entry (main.js) loads only the shim:
  * main.js imports nothing statically, and its mcp branch reaches neither
- * commander nor libsodium (an agent host's spawn stays fast).
+ * commander nor libsodium (an agent host's spawn stays fast). The same holds
+ * in the bundle that runs (dist/bundle.json, esbuild's metafile: which sources
+ * went into which file), and the libraries loaded on first use stay out of it.
  *
  * The operator UI (dist/tui) talks to the daemon only through the operator
  * protocol: its files import only dist/tui, dist/protocol and dist/rules (the
@@ -128,8 +130,9 @@ it('the UI boundary check catches a UI file that reaches past the protocol', (t)
 });
 
 it('postern mcp through main.js loads only the shim: no commander, no libsodium', () => {
-  const main = join(DIST, 'cli', 'main.js');
-  assert.ok(existsSync(main), 'build first (npm run build)');
+  // tsc's dist/cli/main.js is overwritten by the bundle's entry (scripts/postbuild.mjs): its source says what it imports.
+  const main = resolve(import.meta.dirname, '../../../src/cli/main.ts');
+  assert.ok(existsSync(join(DIST, 'cli', 'mcp-entry.js')), 'build first (npm run build)');
   const { statics, dynamics } = specifiers(readFileSync(main, 'utf8'));
   assert.deepEqual(statics.filter((s) => !s.startsWith('node:')), [], 'main.js imports nothing of its own statically');
   assert.deepEqual(dynamics.sort(), ['./mcp-entry.js', './program.js']);
@@ -158,4 +161,38 @@ it('the daemon and every command load WebAuthn, the PostgreSQL driver, the QR en
   // Each is still there, on demand, in the one module that loads them.
   const libraries = readFileSync(join(DIST, 'libraries.js'), 'utf8');
   for (const p of ON_FIRST_USE) assert.ok(libraries.includes(`load('${p}')`) || libraries.includes(`import('${p}')`), `src/libraries.ts loads ${p}`);
+});
+
+/** esbuild's metafile of the bundle that runs (dist/bundle.json, written by scripts/postbuild.mjs). */
+interface BundleMeta {
+  readonly outputs: Record<string, { readonly entryPoint?: string; readonly inputs: Record<string, unknown>; readonly imports: readonly { path: string; kind: string }[] }>;
+}
+
+it('the bundle keeps the boundaries: postern mcp loads only the shim, and the libraries loaded on first use stay out of every start', () => {
+  const meta = JSON.parse(readFileSync(join(DIST, 'bundle.json'), 'utf8')) as BundleMeta;
+  /** The outputs loading `start` evaluates, and the sources in them. */
+  const loads = (start: string): { outputs: Set<string>; inputs: Set<string> } => {
+    const outputs = new Set<string>();
+    const todo = [start];
+    while (todo.length > 0) {
+      const o = todo.pop()!;
+      if (outputs.has(o)) continue;
+      outputs.add(o);
+      todo.push(...meta.outputs[o]!.imports.filter((i) => i.kind === 'import-statement' && i.path in meta.outputs).map((i) => i.path));
+    }
+    return { outputs, inputs: new Set([...outputs].flatMap((o) => Object.keys(meta.outputs[o]!.inputs))) };
+  };
+  const main = meta.outputs['dist/cli/main.js']!;
+  assert.deepEqual(Object.keys(main.inputs), ['dist/cli/main.js'], 'the entry holds only its own code');
+  assert.deepEqual(main.imports.filter((i) => i.kind !== 'dynamic-import'), [], 'the entry loads nothing before it knows the command');
+  const shimChunk = Object.entries(meta.outputs).find(([, o]) => o.entryPoint === 'dist/cli/mcp-entry.js')?.[0];
+  assert.ok(shimChunk !== undefined && main.imports.some((i) => i.path === shimChunk), 'the mcp branch is a chunk of its own');
+  const shim = loads(shimChunk).inputs;
+  assert.ok(shim.has('dist/mcp/shim.js'), 'the walk reached the shim');
+  const forbidden = [...FORBIDDEN_DIRS.map((d) => `dist/${d}`), 'dist/cli/program.js', 'dist/cli/commands/', ...[...FORBIDDEN_PACKAGES, 'commander', 'yaml', 'zod', '@modelcontextprotocol/server'].map((p) => `node_modules/${p}/`)];
+  for (const input of shim) assert.ok(!forbidden.some((f) => input.startsWith(f)), `postern mcp loads ${input}`);
+  const all = Object.values(meta.outputs).flatMap((o) => Object.keys(o.inputs));
+  for (const p of ON_FIRST_USE) assert.ok(!all.some((i) => i.startsWith(`node_modules/${p}/`)), `${p} is inside the bundle, not loaded from node_modules on first use`);
+  const program = loads(main.imports.find((i) => i.path !== shimChunk)!.path).inputs;
+  assert.ok([...program].some((i) => i.startsWith('node_modules/commander/')), 'the walk sees the packages inside the bundle (the other branch loads commander)');
 });
