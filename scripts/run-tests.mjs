@@ -4,8 +4,12 @@
 // at a time; each process's spec output is printed whole when it ends, then
 // the failures, the ten slowest files and the totals.
 //
+// The selected files are compiled first, in one esbuild run (scripts/build-tests.mjs: a
+// file and what it imports from test/ and src/ become one module under .tmp/test-build/), so
+// a test process is plain `node` on one file: no loader, no transpiling module by module.
+//
 // An end-to-end file, or a unit file whose header says `@isolated`, runs in a
-// process of its own (`node --import tsx <file>`). Other unit files run in
+// process of its own. Other unit files run in
 // groups, one process per group (scripts/test-group.mjs imports them in
 // turn): a unit file's own tests take milliseconds, the start of a process
 // and its imports about a second.
@@ -26,6 +30,7 @@ import { spawn } from 'node:child_process';
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { clearTimeout, setTimeout } from 'node:timers';
+import { buildTests, testBuildDir } from './build-tests.mjs';
 
 const args = process.argv.slice(2);
 const timeOnly = args.includes('--time-subject');
@@ -89,6 +94,9 @@ const countReporter = new URL('./test-count-reporter.mjs', import.meta.url).path
 const groupEntry = new URL('./test-group.mjs', import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), 'postern-test-run-'));
 const started = performance.now();
+const buildDir = testBuildDir();
+const built = await buildTests(selected, buildDir);
+const compiledOf = (f) => built.get(f) ?? f;
 /** One entry per process: its files, wall time, exit and counts. */
 const results = [];
 let seq = 0;
@@ -101,14 +109,14 @@ function runJob(jobFiles) {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
+        '--enable-source-maps',
         `--test-timeout=${TEST_TIMEOUT_MS}`,
         '--test-reporter=spec',
         '--test-reporter-destination=stdout',
         `--test-reporter=${countReporter}`,
         `--test-reporter-destination=${countsPath}`,
-        ...(jobFiles.length === 1 ? jobFiles : [groupEntry, ...jobFiles]),
+        ...(jobFiles.length === 1 ? [] : [groupEntry]),
+        ...jobFiles.map(compiledOf),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' } },
     );
@@ -146,6 +154,7 @@ const workers = pools.flatMap((pool) =>
 );
 await Promise.all(workers);
 rmSync(scratch, { recursive: true, force: true });
+rmSync(buildDir, { recursive: true, force: true });
 
 const total = (performance.now() - started) / 1000;
 const sum = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };

@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Clock } from '../clock/index.js';
 import { connectOperator } from '../protocol/operator/connect.js';
 import type { DemoWorld } from './world.js';
+import { loadTui } from '../tui/load.js';
 
 /** Waits for Enter (true) or the end of input / an interruption (false). */
 async function enterPressed(prompt: string, signal: AbortSignal): Promise<boolean> {
@@ -32,7 +33,7 @@ export async function operateInTui(world: DemoWorld, clock: Clock, signal: Abort
   if (!(await enterPressed('Press Enter to open the operator terminal UI on this demo (q there ends the demo; Ctrl-C ends it now) ', signal))) return;
   const client = await connectOperator(world.paths.operatorSocket, world.operatorKey, { role: 'operator' });
   try {
-    const { runTui } = await import('../tui/index.js');
+    const { runTui } = await loadTui();
     await runTui(client, { observe: false, now: () => clock.now().getTime(), monotonicMs: () => clock.monotonicMs() });
   } finally {
     client.close();

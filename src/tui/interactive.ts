@@ -1,5 +1,6 @@
 /**
- * Imported first by the TUI's entry, before ink: ink draws nothing but the
+ * Run before ink loads — by `loadTui` (src/tui/load.ts), the way commands
+ * open the TUI, and by the TUI's entry, which imports it first: ink draws nothing but the
  * last frame when it believes it runs in CI (a `CI` or
  * `CONTINUOUS_INTEGRATION` variable, common in containers and dev shells).
  * The TUI only ever runs on an interactive terminal — runTui refuses

@@ -15,6 +15,7 @@ import { examples } from '../help.js';
 import { PosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { withOperator, type ApprovalsDeps } from './approvals.js';
+import { loadTui } from '../../tui/load.js';
 
 export const NO_TTY_MESSAGE = 'the terminal UI needs an interactive terminal (stdin is not a TTY); use `postern approvals …` instead';
 
@@ -31,7 +32,7 @@ export function registerAttach(program: Command, deps: ApprovalsDeps = {}): void
       const ctx = contextFor(cmd);
       if (process.stdin.isTTY !== true || typeof process.stdin.setRawMode !== 'function') throw new PosternError('TUI_NO_TTY', NO_TTY_MESSAGE);
       const observe = o.observe === true;
-      const { runTui } = await import('../../tui/index.js');
+      const { runTui } = await loadTui();
       await withOperator(ctx, deps, (client) => runTui(client, { observe, now: () => ctx.clock.now().getTime(), monotonicMs: () => ctx.clock.monotonicMs() }), observe ? 'observer' : 'operator');
     });
 }

@@ -23,6 +23,7 @@ import { PosternError } from '../../rules/errors.js';
 import { contextFor } from '../context.js';
 import { examples } from '../help.js';
 import { NO_TTY_MESSAGE } from './attach.js';
+import { loadTui } from '../../tui/load.js';
 
 const UP_LOG_FILE = 'up.log';
 
@@ -63,7 +64,7 @@ export function registerUp(program: Command): void {
       try {
         const client = createOperatorClient(await connectPortTransport(daemon.attach(), { role: 'operator' }));
         try {
-          const { runTui } = await import('../../tui/index.js');
+          const { runTui } = await loadTui();
           await runTui(client, { observe: false, now: () => ctx.clock.now().getTime(), monotonicMs: () => ctx.clock.monotonicMs() });
         } finally {
           client.close();
