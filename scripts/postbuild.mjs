@@ -19,6 +19,20 @@ const dist = (path) => new URL(`../dist/${path}`, import.meta.url).pathname;
 const ENTRIES = { 'cli/main': 'cli/main.js', 'vault/kdf-worker': 'vault/kdf-worker.js', 'daemon/worker-main': 'daemon/worker-main.js' };
 const LEFT_IN_NODE_MODULES = ['better-sqlite3', 'pg', 'qrcode', '@simplewebauthn/server', 'undici', 'ssh2', 'react-devtools-core'];
 
+// zod re-exports all of its ~50 message locales (`z.locales`) from the module every schema
+// imports, so a bundle would carry them all (about 360 KiB, half of zod, parsed by every
+// command). Postern never configures another locale: in the bundle, zod's locale index holds
+// English only (its default, which zod's schemas import by themselves).
+const englishOnlyZodLocales = {
+  name: 'zod-locales-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: new URL('../locales/en.js', `file://${args.importer}`).pathname, namespace: 'zod-locales' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: '/' }));
+  },
+};
+
 cpSync(new URL('../src/daemon/approval-page/static/', import.meta.url), dist('daemon/approval-page/static/'), { recursive: true });
 
 for (const file of Object.values(ENTRIES)) {
@@ -36,6 +50,7 @@ const result = await build({
   target: 'node20',
   chunkNames: 'chunks/[name]-[hash]',
   external: LEFT_IN_NODE_MODULES,
+  plugins: [englishOnlyZodLocales],
   define: { POSTERN_BUNDLED: 'true' },
   // CommonJS packages inside the bundle call require() for Node's own modules.
   banner: { js: "import { createRequire as __posternRequire } from 'node:module'; const require = __posternRequire(import.meta.url);" },
