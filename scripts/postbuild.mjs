@@ -17,7 +17,7 @@ import { build } from 'esbuild';
 
 const dist = (path) => new URL(`../dist/${path}`, import.meta.url).pathname;
 const ENTRIES = { 'cli/main': 'cli/main.js', 'vault/kdf-worker': 'vault/kdf-worker.js', 'daemon/worker-main': 'daemon/worker-main.js' };
-const LEFT_IN_NODE_MODULES = ['better-sqlite3', 'pg', 'qrcode', '@simplewebauthn/server', 'undici', 'ssh2', 'react-devtools-core'];
+const LEFT_IN_NODE_MODULES = ['better-sqlite3', 'pg', 'qrcode', '@simplewebauthn/server', 'undici', 'ssh2', 'string-width', 'react-devtools-core'];
 
 // zod re-exports all of its ~50 message locales (`z.locales`) from the module every schema
 // imports, so a bundle would carry them all (about 360 KiB, half of zod, parsed by every

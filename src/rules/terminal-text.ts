@@ -34,9 +34,20 @@
  * of its own, whatever the terminal's width table (a soft-wrapped value
  * could otherwise print a row that reads like one of Postern's fields).
  */
-import stringWidth from 'string-width';
+import { createRequire } from 'node:module';
+import type measureWidth from 'string-width';
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+let measure: typeof measureWidth | undefined;
+/**
+ * string-width, required on first use, as src/libraries.ts loads its libraries (which this
+ * layer, imported by the UI, does not reach). As it loads it builds an emoji table and a
+ * grapheme segmenter, about 40 ms of every command and more on a busy machine, and text of
+ * printable ASCII never needs it. It is an ES module: Node 20.19 and later require one.
+ */
+const stringWidth: typeof measureWidth = (s, options) => (measure ??= (createRequire(import.meta.url)('string-width') as { default: typeof measureWidth }).default)(s, options);
+let segmenter: Intl.Segmenter | undefined;
+/** The grapheme segmenter, made on first use: the first one in a process loads ICU's break rules (about 15 ms). */
+const graphemes = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' }));
 
 // Characters that render as nothing or as a plain space although they are not one.
 const INVISIBLE = new Set([0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x2800, 0x3164, 0xffa0]);
@@ -214,7 +225,7 @@ function clusterCells(g: string): number {
 export function cellWidth(s: string): number {
   if (PRINTABLE_ASCII.test(s)) return s.length;
   let n = 0;
-  for (const { segment } of graphemes.segment(s)) n += clusterCells(segment);
+  for (const { segment } of graphemes().segment(s)) n += clusterCells(segment);
   return n;
 }
 
@@ -250,7 +261,7 @@ export function cutCells(text: string, width: number): string {
   if (room < 0) return '.'.repeat(Math.max(0, width));
   let out = '';
   let used = 0;
-  for (const { segment } of graphemes.segment(text)) {
+  for (const { segment } of graphemes().segment(text)) {
     const w = clusterCells(segment);
     if (used + w > room) break;
     out += segment;
@@ -344,7 +355,7 @@ export function foldToWidth(line: string, width: number, indent = '', opts: Fold
 /** The line's graphemes as printed, with their cells; one wider than `most` cells becomes escapes of 1 cell each. */
 function foldPieces(line: string, most: number): { text: string; w: number }[] {
   const out: { text: string; w: number }[] = [];
-  for (const { segment } of graphemes.segment(line)) {
+  for (const { segment } of graphemes().segment(line)) {
     const piece = escapeStray(segment);
     const w = piece === segment ? clusterCells(piece) : cellWidth(piece);
     if (w > most) for (const ch of escapeAll(piece)) out.push({ text: ch, w: 1 });

@@ -230,7 +230,7 @@ export function devcontainerSetup(agentSocket: string, checkout: string): string
     '# A container (devcontainer.json): the agent socket and the Postern checkout (read-only), nothing else of the home:',
     JSON.stringify({ mounts: [`source=${agentSocket},target=${socketTarget},type=bind`, `source=${checkout},target=${CONTAINER_CHECKOUT},type=bind,readonly`], containerEnv: { POSTERN_HOME: CONTAINER_HOME } }, null, 2),
     `# or with docker run: --mount type=bind,source=${agentSocket},target=${socketTarget} --mount type=bind,source=${checkout},target=${CONTAINER_CHECKOUT},readonly`,
-    "# The MCP entry for the agent host inside the container (the container's node, 20.18.1 or newer, on its PATH):",
+    "# The MCP entry for the agent host inside the container (the container's node, 20.19 or newer, on its PATH):",
     JSON.stringify(entry, null, 2),
     '# The container runs with your uid (the socket is yours), its own processes and network: it cannot signal the daemon, bind its ports on',
     '# this machine, or read the home. The mount names the socket file: after the daemon restarts, restart the container.',
