@@ -35,6 +35,7 @@
  * could otherwise print a row that reads like one of Postern's fields).
  */
 import { createRequire } from 'node:module';
+import { eastAsianWidth } from 'get-east-asian-width';
 import type measureWidth from 'string-width';
 
 let measure: typeof measureWidth | undefined;
@@ -46,8 +47,25 @@ let measure: typeof measureWidth | undefined;
  */
 const stringWidth: typeof measureWidth = (s, options) => (measure ??= (createRequire(import.meta.url)('string-width') as { default: typeof measureWidth }).default)(s, options);
 let segmenter: Intl.Segmenter | undefined;
-/** The grapheme segmenter, made on first use: the first one in a process loads ICU's break rules (about 15 ms). */
-const graphemes = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' }));
+
+/**
+ * Text in which every code point is a grapheme cluster of its own, whatever its neighbours:
+ * printable ASCII and blocks of letters, punctuation and symbols (Latin-1 and Latin Extended,
+ * general punctuation, currency, letterlike, arrows, mathematical and technical signs, box
+ * drawing, shapes, dingbats) that hold no mark, joiner, format character, regional indicator,
+ * Hangul, spacing mark or prepended character, the only characters UAX #29 joins to a
+ * neighbour. Postern's own marks ("…", "→", "—", "┆") are all here.
+ */
+export const ONE_CLUSTER_PER_CODE_POINT = /^[\x20-\x7e\u00a0-\u00ac\u00ae-\u024f\u2010-\u2027\u2030-\u205e\u20a0-\u20c0\u2100-\u214f\u2190-\u23ff\u2500-\u27bf]*$/u;
+
+function* segmented(s: string): Generator<string> {
+  // The first segmenter in a process loads ICU's break rules (about 15 ms): made on first use.
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  for (const { segment } of segmenter.segment(s)) yield segment;
+}
+
+/** The grapheme clusters of `s`, in order (its code points, when each is a cluster of its own). */
+const graphemes = (s: string): Iterable<string> => (ONE_CLUSTER_PER_CODE_POINT.test(s) ? s : segmented(s));
 
 // Characters that render as nothing or as a plain space although they are not one.
 const INVISIBLE = new Set([0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x2800, 0x3164, 0xffa0]);
@@ -191,23 +209,31 @@ export function jsonForTerminal(value: unknown, indent = 2): string {
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Drawn 2 cells by some terminal although a width table may say 1. */
 const MAY_BE_WIDE = /[\p{Extended_Pictographic}\p{Regional_Indicator}\p{Emoji_Modifier}]/u;
-const cpCells = new Map<string, number>();
+/** A code point string-width counts at all: not default-ignorable, a control, a format character, a mark drawn in no cell of its own, or a lone surrogate. */
+const COUNTED = /[^\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Mn}\p{Me}\p{Cs}]/u;
 /** Cells of a cluster already measured (string-width is slow, and a report repeats the same few marks on every row). */
 const clusterCache = new Map<string, number>();
 
+/**
+ * What string-width counts one code point that is not an emoji (MAY_BE_WIDE) as: its East Asian
+ * width, or 0 when it counts it not at all. The same answer without string-width, whose tables
+ * cost a process about 0.1 s to build (test/unit/rules/terminal-width.test.ts compares the two
+ * on every code point).
+ */
+const oneCodePointWidth = (ch: string, ambiguousAsWide: boolean): number => (COUNTED.test(ch) ? eastAsianWidth(ch.codePointAt(0) ?? 0, { ambiguousAsWide }) : 0);
+
 /** The widest a terminal may draw one code point: 2 when any table counts it wide (ambiguous too), else 1. */
 function codePointCells(ch: string): number {
-  let n = cpCells.get(ch);
-  if (n === undefined) {
-    n = MAY_BE_WIDE.test(ch) || stringWidth(ch, { ambiguousIsNarrow: false }) >= 2 ? 2 : 1;
-    if (cpCells.size < 4096) cpCells.set(ch, n);
-  }
-  return n;
+  return MAY_BE_WIDE.test(ch) || oneCodePointWidth(ch, true) >= 2 ? 2 : 1;
 }
+
+const isOneCodePoint = (g: string): boolean => g.length === 1 || (g.length === 2 && (g.codePointAt(0) ?? 0) > 0xffff);
 
 /** The widest a terminal may draw one grapheme cluster: every code point on its own, and never less than string-width. */
 function clusterCells(g: string): number {
   if (PRINTABLE_ASCII.test(g)) return g.length;
+  // string-width never counts one code point wider than codePointCells does.
+  if (isOneCodePoint(g)) return codePointCells(g);
   let n = clusterCache.get(g);
   if (n === undefined) {
     n = 0;
@@ -225,7 +251,7 @@ function clusterCells(g: string): number {
 export function cellWidth(s: string): number {
   if (PRINTABLE_ASCII.test(s)) return s.length;
   let n = 0;
-  for (const { segment } of graphemes().segment(s)) n += clusterCells(segment);
+  for (const segment of graphemes(s)) n += clusterCells(segment);
   return n;
 }
 
@@ -237,7 +263,12 @@ export function cellWidth(s: string): number {
  * column but never wraps a row.
  */
 export function drawnWidth(s: string): number {
-  return PRINTABLE_ASCII.test(s) ? s.length : stringWidth(s);
+  if (PRINTABLE_ASCII.test(s)) return s.length;
+  if (!ONE_CLUSTER_PER_CODE_POINT.test(s)) return stringWidth(s);
+  // string-width's count is the sum of its clusters' counts, here each one code point.
+  let n = 0;
+  for (const ch of s) n += MAY_BE_WIDE.test(ch) ? stringWidth(ch) : oneCodePointWidth(ch, false);
+  return n;
 }
 
 /** `text` followed by spaces up to `width` drawn cells (see drawnWidth). */
@@ -261,7 +292,7 @@ export function cutCells(text: string, width: number): string {
   if (room < 0) return '.'.repeat(Math.max(0, width));
   let out = '';
   let used = 0;
-  for (const { segment } of graphemes().segment(text)) {
+  for (const segment of graphemes(text)) {
     const w = clusterCells(segment);
     if (used + w > room) break;
     out += segment;
@@ -355,7 +386,7 @@ export function foldToWidth(line: string, width: number, indent = '', opts: Fold
 /** The line's graphemes as printed, with their cells; one wider than `most` cells becomes escapes of 1 cell each. */
 function foldPieces(line: string, most: number): { text: string; w: number }[] {
   const out: { text: string; w: number }[] = [];
-  for (const { segment } of graphemes().segment(line)) {
+  for (const segment of graphemes(line)) {
     const piece = escapeStray(segment);
     const w = piece === segment ? clusterCells(piece) : cellWidth(piece);
     if (w > most) for (const ch of escapeAll(piece)) out.push({ text: ch, w: 1 });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 const DIR = join(import.meta.dirname, '../../../src/rules');
 /** What a rule may import besides its sibling rules: hashing and display width (required on first use), no I/O. */
-const ALLOWED = new Set(['node:crypto', 'string-width', 'node:module']);
+const ALLOWED = new Set(['node:crypto', 'string-width', 'get-east-asian-width', 'node:module']);
 const IMPORT = /^\s*(?:import|export)\b[^'"]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)|\brequire\(\s*['"]([^'"]+)['"]\s*\)/gm;
 const IMPURE = [/\bprocess\./, /\bDate\.now\(/, /\bnew Date\(\s*\)/, /\bperformance\./, /\bfetch\(/, /\bsetTimeout\(/, /\bsetInterval\(/, /\bglobalThis\b/];
 

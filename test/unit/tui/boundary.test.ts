@@ -1,7 +1,7 @@
 /**
  * Import boundary of the TUI (STYLE, issue 10): src/tui imports only
  * src/protocol, src/rules (pure, no I/O: test/unit/rules/no-io.test.ts), ink,
- * react and string-width; and nothing it reaches through them touches the vault, executors, journals, daemon or their
+ * react and string-width (the rules also measure with get-east-asian-width); and nothing it reaches through them touches the vault, executors, journals, daemon or their
  * packages. Read from the sources, following every relative import.
  */
 import { it } from 'node:test';
@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 const SRC = resolve(import.meta.dirname, '../../../src');
 const TUI_PACKAGES = new Set(['ink', 'react', 'string-width']);
-const REACHABLE_PACKAGES = new Set(['ink', 'react', 'string-width', 'zod']);
+const REACHABLE_PACKAGES = new Set(['ink', 'react', 'string-width', 'get-east-asian-width', 'zod']);
 
 function imports(file: string): string[] {
   const src = readFileSync(file, 'utf8');
