@@ -75,6 +75,8 @@ export class DaemonState {
   #sources = new Map<string, object>();
   /** Every copy of a form this state made, for any redactor since the unlock (zeroed at lock). */
   #owned: NamedSecret[] = [];
+  /** The forms of the credentials of the vault in use, made once for it (its values never change in place). */
+  #credentialForms: { readonly vault: UnlockedVault; readonly forms: readonly NamedSecret[] } | null = null;
   #snapshot: CatalogSnapshot;
   readonly #onLock: ((reason: string) => void)[] = [];
   readonly #onSnapshot = new Set<() => void>();
@@ -195,20 +197,31 @@ export class DaemonState {
     this.#redactor = null;
     for (const f of this.#owned) f.bytes.fill(0);
     this.#owned = [];
+    this.#credentialForms = null;
     this.#retired = [];
     this.#minted = [];
     for (const l of this.#onLock) l(reason);
   }
 
+  /**
+   * A redactor over every value that still matters: the vault's credentials (their forms made once
+   * per vault, so a daemon that mints tokens all day keeps one copy of them, not one per token), its
+   * remembered values (made each time: remembered() leaves out those whose time is over), and the
+   * values retired and the tokens minted since the unlock.
+   */
   #rebuildRedactor(): void {
     const v = this.vault();
-    const current: NamedSecret[] = [];
-    for (const meta of v.list()) {
-      const cred = v.get(meta.name);
-      if (cred !== undefined) current.push(...formsOf(cred, v));
+    if (this.#credentialForms?.vault !== v) {
+      const forms: NamedSecret[] = [];
+      for (const meta of v.list()) {
+        const cred = v.get(meta.name);
+        if (cred !== undefined) forms.push(...formsOf(cred, v));
+      }
+      this.#owned.push(...forms);
+      this.#credentialForms = { vault: v, forms };
     }
-    for (const r of v.remembered()) current.push(...formsOf(r, v));
-    this.#owned.push(...current);
-    this.#redactor = createRedactor([...current, ...this.#retired, ...this.#minted]);
+    const remembered = v.remembered().flatMap((r) => formsOf(r, v));
+    this.#owned.push(...remembered);
+    this.#redactor = createRedactor([...this.#credentialForms.forms, ...remembered, ...this.#retired, ...this.#minted]);
   }
 }

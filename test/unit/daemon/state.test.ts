@@ -81,3 +81,29 @@ test('after a restart, the redactor covers a minted value the vault remembers (n
   assert.ok(r.findSecret({ q: MINTED }), 'the remembered value in arguments is refused too');
   state.lock('test over');
 });
+
+test('tokens minted one after another: each is redacted, and so are the credentials and the remembered values, with their names', async (t) => {
+  const { vault } = tempHome(t);
+  const KEPT = 'CANARY-kept-before-unlock-5e1a';
+  await createVault(vault, pass, CHEAP);
+  await withVaultWriter(vault, pass, (v) => {
+    v.add({ name: 'api', kind: 'oauth_client_credentials', fields: { client_id: 'c', token_url: 'https://auth.example/token' }, secret: { client_secret: utf8('CANARY-client-secret-77') } });
+    v.add({ name: 'other', kind: 'http_bearer', fields: {}, secret: { token: utf8(OLD) } });
+  }, CHEAP);
+  const held = await openVault(vault, pass, CHEAP);
+  await keepMintedValue(vault, held, 'api', utf8(KEPT), null, CHEAP);
+  held.lock();
+  const state = new DaemonState(await openVault(vault, pass, CHEAP), empty);
+  const minted = Array.from({ length: 5 }, (_, i) => `CANARY-minted-${i}-0c9b7a5e3d1f`);
+  for (const token of minted) {
+    state.learnMinted('api', utf8(token));
+    const r = state.redactor();
+    assert.equal(r.redactText(`a ${token} b`), 'a [REDACTED:api] b');
+    assert.equal(r.redactText(`a ${OLD} b`), 'a [REDACTED:other] b', 'the credentials stay covered');
+    assert.equal(r.redactText(`a ${KEPT} b`), 'a [REDACTED:api] b', 'the remembered value stays covered');
+    assert.equal(r.redactText('a CANARY-client-secret-77 b'), 'a [REDACTED:api] b');
+  }
+  const last = state.redactor();
+  for (const token of minted) assert.ok(last.findSecret({ q: `Bearer ${token}` }), `still covered: ${token}`);
+  state.lock('test over');
+});
